@@ -1,0 +1,3 @@
+from specdec_tui.cli.main import main
+
+raise SystemExit(main())

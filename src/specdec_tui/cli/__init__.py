@@ -1,0 +1,1 @@
+"""Command-line entry points: the TUI by default, headless subcommands for scripts."""

@@ -1,0 +1,9 @@
+"""Headless `session` commands (not built yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Adds the `session` command group."""

@@ -1,0 +1,77 @@
+"""The panel's configuration: hosts, benchmark profiles and UI settings (TOML, loaded with tomlkit).
+
+The dataclasses here are the typed view every other module uses; the loader below turns a file into
+them and reports a bad file as one `ConfigError` naming file, line and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Endpoint = Literal["completions", "chat"]
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    """One host the panel can drive. `api_key_env` names an environment variable: keys are never stored."""
+
+    name: str
+    address: str = ""  # host name or ~/.ssh/config alias; "" for the local demo host
+    port: int | None = None  # None: ~/.ssh/config or 22
+    user: str | None = None
+    identity_file: str | None = None
+    sudo: bool = False
+    unit: str = "sglang.service"
+    unit_path: str | None = None  # default /etc/systemd/system/<unit>
+    base_url: str = "http://127.0.0.1:30000"
+    api_key_env: str | None = None
+    accept_new_host_key: bool = False
+    connect_timeout_s: float = 10.0
+    healthy_timeout_s: float = 900.0  # restart → healthy, else the trial fails (and may roll back)
+
+    @property
+    def resolved_unit_path(self) -> str:
+        return self.unit_path or f"/etc/systemd/system/{self.unit}"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchProfile:
+    """How one benchmark run is shaped. Either `requests` per level or `duration_s` per level."""
+
+    name: str = "default"
+    endpoint: Endpoint = "completions"
+    concurrency: tuple[int, ...] = (1, 4, 16, 32, 64)
+    requests: int | None = 32  # per level (measured requests; warm-up comes on top)
+    duration_s: float | None = None  # per level, instead of `requests`
+    warmup: int = 1  # warm-up requests per worker... per level, excluded from results
+    max_tokens: int = 256
+    temperature: float = 0.0
+    ignore_eos: bool = False
+    prompts: str = "realistic"  # realistic | repetitive | path to a prompt file
+    request_timeout_s: float = 120.0
+    stall_timeout_s: float = 30.0  # no bytes for this long → the request counts as a stall error
+    level_timeout_s: float = 900.0
+    model: str | None = None  # None: first id of /v1/models
+
+
+@dataclass(frozen=True, slots=True)
+class UIConfig:
+    theme: str = "specdec-dark"
+    journal_lines: int = 5000
+    auto_bench: bool = False  # start the benchmark when the server turns healthy after a push
+    auto_rollback: bool = True  # roll back when a restart does not reach healthy in time
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id → keys, for App.set_keymap
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    hosts: dict[str, HostConfig] = field(default_factory=dict)
+    profiles: dict[str, BenchProfile] = field(default_factory=lambda: {"default": BenchProfile()})
+    ui: UIConfig = field(default_factory=UIConfig)
+    default_host: str | None = None
+    default_profile: str = "default"
+    source: str | None = None  # the file it was loaded from
+
+    def profile(self, name: str | None = None) -> BenchProfile:
+        return self.profiles.get(name or self.default_profile) or BenchProfile()

@@ -1,0 +1,90 @@
+"""What a trial measures: benchmark results per concurrency level and the server's own facts.
+
+Shared by the benchmark engine (which fills them), the session file (which stores them) and the UI
+(which shows them). Plain dataclasses with `to_dict`/`from_dict` so they travel as JSON or TOML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class Dist:
+    """Summary of a distribution; None when there were no samples."""
+
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "Dist":
+        d = d or {}
+        return cls(**{k: (float(d[k]) if d.get(k) is not None else None) for k in ("mean", "p50", "p90", "p99")})
+
+
+@dataclass(slots=True)
+class LevelResult:
+    """One concurrency level of a benchmark run (the row the operator reads)."""
+
+    concurrency: int
+    requests: int = 0
+    errors: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    output_tok_s: float = 0.0  # aggregate: tokens produced inside the window / window length
+    per_request_tok_s: Dist = field(default_factory=Dist)
+    ttft_ms: Dist = field(default_factory=Dist)
+    tpot_ms: Dist = field(default_factory=Dist)
+    itl_ms: Dist = field(default_factory=Dist)
+    chunk_itl_ms: Dist = field(default_factory=Dist)
+    e2e_ms: Dist = field(default_factory=Dist)
+    achieved_concurrency: float = 0.0
+    accept_length_server: float | None = None
+    accept_length_client: float | None = None  # tokens per content chunk
+    estimated: bool = False  # tokens counted from chunks because the server sent no usage
+    warnings: list[str] = field(default_factory=list)
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    finish_reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LevelResult":
+        known = {f.name for f in fields(cls)}
+        kw: dict[str, Any] = {}
+        for k, v in d.items():
+            if k not in known:
+                continue
+            if k in ("per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms", "chunk_itl_ms", "e2e_ms"):
+                kw[k] = Dist.from_dict(v)
+            elif k in ("warnings",):
+                kw[k] = [str(x) for x in v]
+            elif k in ("error_kinds", "finish_reasons"):
+                kw[k] = {str(a): int(b) for a, b in dict(v).items()}
+            else:
+                kw[k] = v
+        return cls(**kw)
+
+
+@dataclass(slots=True)
+class ServerFacts:
+    """What the restarted server says about itself (from /get_server_info, /v1/models and the journal)."""
+
+    model: str = ""
+    max_running_requests: int | None = None
+    max_total_num_tokens: int | None = None
+    context_len: int | None = None
+    speculative: dict[str, Any] = field(default_factory=dict)  # algorithm, num_steps, eagle_topk, num_draft_tokens
+    version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ServerFacts":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})

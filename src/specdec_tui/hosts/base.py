@@ -1,0 +1,166 @@
+"""The host interface: what the panel needs from a machine that runs an SGLang systemd unit.
+
+Two implementations stand behind it: `LocalHost` (the demo: runs ExecStart as a child process) and
+`SSHHost` (asyncssh + systemd). The UI, the workflow and the headless commands only see `Host`.
+No Textual here; records are plain dataclasses so they cross thread/process boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import AsyncIterator, Literal, Protocol, runtime_checkable
+
+JournalKind = Literal["line", "gap", "marker"]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRecord:
+    """One journal entry. `cursor` is opaque and resumable (journald's __CURSOR, or the local host's)."""
+
+    cursor: str
+    timestamp: datetime
+    message: str
+    priority: int = 6
+    pid: int | None = None
+    kind: JournalKind = "line"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceStatus:
+    """The systemd properties the panel shows (names as `systemctl show` prints them)."""
+
+    unit: str
+    active_state: str  # active | activating | deactivating | inactive | failed | reloading
+    sub_state: str = ""
+    main_pid: int | None = None
+    exec_main_status: int | None = None
+    n_restarts: int = 0
+    active_enter: datetime | None = None
+    result: str = ""  # systemd's Result= (success, exit-code, signal, timeout, ...)
+
+    @property
+    def is_running(self) -> bool:
+        return self.active_state in ("active", "activating", "reloading")
+
+    @property
+    def is_failed(self) -> bool:
+        return self.active_state == "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    """Outcome of an atomic push: `backup` is the history number that holds the previous text."""
+
+    unit: str
+    changed: bool
+    backup: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RestartResult:
+    """Outcome of daemon-reload + restart: systemd's job result and the unit's state after it."""
+
+    job_result: str  # done | failed | timeout | canceled | dependency | skipped
+    status: ServiceStatus
+
+    @property
+    def ok(self) -> bool:
+        return self.job_result == "done"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFact:
+    index: int
+    name: str
+    memory_used_mib: float
+    memory_total_mib: float
+    utilization_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    """Static description of a host for display: where it is and which unit it drives."""
+
+    name: str
+    kind: Literal["local", "ssh"]
+    address: str
+    unit: str
+    unit_path: str
+    base_url: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class HostError(Exception):
+    """A host operation failed. `str(err)` says what failed; `hint` says what to do about it."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class HostKeyError(HostError):
+    """The host key is unknown or changed; refused by default."""
+
+
+class PrivilegeError(HostError):
+    """sudo needs a password (or the user may not run systemctl)."""
+
+
+class UnitRejected(HostError):
+    """The edited unit was refused (invalid name, `systemd-analyze verify` error); nothing changed."""
+
+
+class ConnectionLost(HostError):
+    """The connection dropped in the middle of an operation."""
+
+
+@runtime_checkable
+class Host(Protocol):
+    """What the panel asks of a host. All methods are async and raise `HostError` in words."""
+
+    info: HostInfo
+
+    async def connect(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def read_unit(self) -> str:
+        """The unit file's text as it is on the host now."""
+        ...
+
+    async def status(self) -> ServiceStatus: ...
+
+    async def push(self, text: str) -> PushResult:
+        """Atomically replace the unit with `text` (exact bytes), keeping the old one in the history."""
+        ...
+
+    async def restart(self) -> RestartResult:
+        """daemon-reload, then restart (or start when inactive)."""
+        ...
+
+    async def stop(self) -> None: ...
+
+    async def history(self) -> list[int]:
+        """Backup numbers on the host, oldest first; the last is what a rollback restores."""
+        ...
+
+    async def rollback(self) -> str:
+        """Restore the newest backup over the unit (byte-identical), drop it from the history and
+        daemon-reload. Returns the restored text. The caller restarts."""
+        ...
+
+    def journal(
+        self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None
+    ) -> AsyncIterator[JournalRecord]:
+        """Journal entries of the unit after `after_cursor` (or the last `lines`), then live ones if
+        `follow`. Reconnects by itself and yields a `kind="gap"` record where it did."""
+        ...
+
+    async def gpu_facts(self) -> list[GpuFact]:
+        """GPU memory and utilization, or [] when the host has no nvidia-smi."""
+        ...
