@@ -1,0 +1,809 @@
+"""One SGLang server log line → one typed record, so panes show numbers instead of text.
+
+SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hybrid-model
+token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
+generic `key: value` lists and mapped onto a few well-known fields; every other key is kept
+in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+__all__ = [
+    "LogRecord",
+    "DecodeRecord",
+    "PrefillRecord",
+    "StartupSummaryRecord",
+    "LoadWeightRecord",
+    "KVCacheRecord",
+    "CudaGraphRecord",
+    "ReadyRecord",
+    "ErrorRecord",
+    "AccessRecord",
+    "AdjustRecord",
+    "TextRecord",
+    "LogStats",
+    "parse_line",
+    "parse_lines",
+]
+
+Value = int | float | bool | str | list[Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# Records
+
+
+@dataclass(slots=True, kw_only=True)
+class LogRecord:
+    """Fields every record has. `message` is the text after the timestamp/rank prefix."""
+
+    kind: str = "text"
+    raw: str = ""
+    message: str = ""
+    timestamp: datetime | None = None
+    tags: dict[str, int] = field(default_factory=dict)  # {"DP": 0, "TP": 1, "EP": 1, "PP": 0}
+    level: str | None = None  # only when the line carries one (uvicorn, journald)
+
+    def summary(self) -> str:
+        """A short human line for the journal pane and `journal parse`."""
+        return self.message
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _pairs_summary(pairs: Iterable[tuple[str, object]]) -> str:
+    return " ".join(f"{k}={_fmt(v)}" for k, v in pairs if v is not None)
+
+
+@dataclass(slots=True, kw_only=True)
+class DecodeRecord(LogRecord):
+    """`Decode batch, #running-req: …, accept len: …, gen throughput (token/s): …`."""
+
+    kind: str = "decode"
+    running_req: int | None = None
+    tokens: int | None = None
+    token_usage: float | None = None
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    cuda_graph: bool | None = None
+    gen_throughput: float | None = None
+    queue_req: int | None = None
+    forward_iter: int | None = None  # `Decode batch [123]` with SGLANG_LOG_FORWARD_ITERS
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("running", self.running_req),
+                ("queue", self.queue_req),
+                ("usage", self.token_usage),
+                ("accept_len", self.accept_len),
+                ("accept_rate", self.accept_rate),
+                ("tok/s", self.gen_throughput),
+                ("graph", self.cuda_graph),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class PrefillRecord(LogRecord):
+    """`Prefill batch, #new-seq: …, #new-token: …, #cached-token: …, token usage: …`."""
+
+    kind: str = "prefill"
+    new_seq: int | None = None
+    new_token: int | None = None
+    cached_token: int | None = None
+    token_usage: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    input_throughput: float | None = None  # PD prefill servers only
+    forward_iter: int | None = None
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("new_seq", self.new_seq),
+                ("new_token", self.new_token),
+                ("cached", self.cached_token),
+                ("usage", self.token_usage),
+                ("running", self.running_req),
+                ("queue", self.queue_req),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class StartupSummaryRecord(LogRecord):
+    """`max_total_num_tokens=…, …, max_running_requests=…, available_gpu_mem=… GB` (rank 0)."""
+
+    kind: str = "startup_summary"
+    max_total_num_tokens: int | None = None
+    chunked_prefill_size: int | None = None
+    max_prefill_tokens: int | None = None
+    max_running_requests: int | None = None
+    context_len: int | None = None
+    available_gpu_mem_gb: float | None = None  # also `available_cpu_mem` on CPU servers
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("max_total_num_tokens", self.max_total_num_tokens),
+                ("max_running_requests", self.max_running_requests),
+                ("context_len", self.context_len),
+                ("avail_GB", self.available_gpu_mem_gb),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class LoadWeightRecord(LogRecord):
+    """`Load weight begin. avail mem=… GB` / `Load weight end. elapsed=… s, type=…, mem usage=… GB.`"""
+
+    kind: str = "load_weight"
+    phase: str = "end"  # begin | end
+    elapsed_s: float | None = None
+    model_type: str | None = None
+    dtype: str | None = None
+    avail_mem_gb: float | None = None
+    mem_usage_gb: float | None = None
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"load weight {self.phase} " + _pairs_summary(
+            [
+                ("type", self.model_type),
+                ("elapsed_s", self.elapsed_s),
+                ("mem_GB", self.mem_usage_gb),
+                ("avail_GB", self.avail_mem_gb),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class KVCacheRecord(LogRecord):
+    """`KV Cache is allocated. #tokens: …, K size: … GB, V size: … GB` (or `KV size:` for MLA)."""
+
+    kind: str = "kv_cache"
+    pool: str = "KV"  # KV | Mamba | …
+    tokens: int | None = None
+    k_size_gb: float | None = None
+    v_size_gb: float | None = None
+    kv_size_gb: float | None = None  # K+V when the line gives them separately
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"{self.pool} cache " + _pairs_summary(
+            [("tokens", self.tokens), ("size_GB", self.kv_size_gb)]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class CudaGraphRecord(LogRecord):
+    """`Capture cuda graph begin/end. Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
+
+    kind: str = "cuda_graph"
+    phase: str = "end"  # begin | end
+    graph: str = "cuda graph"  # e.g. "npu graph", "target decode CUDA graph"
+    elapsed_s: float | None = None
+    mem_usage_gb: float | None = None
+    avail_mem_gb: float | None = None
+
+    def summary(self) -> str:
+        return f"capture {self.graph} {self.phase} " + _pairs_summary(
+            [("elapsed_s", self.elapsed_s), ("mem_GB", self.mem_usage_gb), ("avail_GB", self.avail_mem_gb)]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class ReadyRecord(LogRecord):
+    """`The server is fired up and ready to roll!`"""
+
+    kind: str = "ready"
+
+    def summary(self) -> str:
+        return "server ready"
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorRecord(LogRecord):
+    """A line that means trouble; `category` says which kind (see `_ERROR_RULES`)."""
+
+    kind: str = "error"
+    category: str = "error"
+    detail: str = ""
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"[{self.category}] {self.detail}"
+
+
+@dataclass(slots=True, kw_only=True)
+class AccessRecord(LogRecord):
+    """A uvicorn access line: `127.0.0.1:51234 - "POST /generate HTTP/1.1" 200 OK`."""
+
+    kind: str = "access"
+    client: str = ""
+    method: str = ""
+    path: str = ""
+    status: int = 0
+
+    def summary(self) -> str:
+        return f"{self.method} {self.path} → {self.status}"
+
+
+@dataclass(slots=True, kw_only=True)
+class AdjustRecord(LogRecord):
+    """SGLang changed one of your flags itself (e.g. max_running_requests reset to 48)."""
+
+    kind: str = "adjust"
+    setting: str = ""  # server arg name, "" when the notice names none we know
+    value: Value | None = None  # the value SGLang chose, when the notice says it
+
+    def summary(self) -> str:
+        if self.setting:
+            return f"SGLang set {self.setting} = {self.value}: {self.message}"
+        return self.message
+
+
+@dataclass(slots=True, kw_only=True)
+class TextRecord(LogRecord):
+    """Any other line."""
+
+    kind: str = "text"
+
+
+# ---------------------------------------------------------------------------------------------
+# Prefixes: journald/syslog, then SGLang's `[YYYY-MM-DD HH:MM:SS DP0 TP0 EP0] `
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_SYSLOG_SHORT = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_SYSLOG_ISO = re.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:Z|[+-]\d{2}:?\d{2})? \S+ [^\s:\[]+(?:\[\d+\])?: "
+)
+_SGLANG_PREFIX = re.compile(
+    r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<tags>(?:\s+[A-Z][A-Z_]*\s?\d+)*)\s*\]\s?"
+)
+_TAG = re.compile(r"([A-Z][A-Z_]*)\s?(\d+)")
+_OLD_INNER_TAG = re.compile(r"^\[(?:gpu=(?P<gpu>\d+)|TP ?(?P<tp>\d+))\]\s*")
+_LEVEL = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)")
+
+
+def _parse_timestamp(text: str) -> datetime | None:
+    text = text.replace("T", " ").replace(",", ".")
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def _strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
+    """Returns (message, timestamp, tags, level) with every known prefix removed."""
+    text = _ANSI.sub("", line).rstrip("\r\n")
+    timestamp: datetime | None = None
+    tags: dict[str, int] = {}
+    level: str | None = None
+    match = _SYSLOG_ISO.match(text)
+    if match:
+        timestamp = _parse_timestamp(match["ts"])
+        text = text[match.end() :]
+    else:
+        match = _SYSLOG_SHORT.match(text)
+        if match:
+            text = text[match.end() :]
+    match = _SGLANG_PREFIX.match(text)
+    if match:
+        timestamp = _parse_timestamp(match["ts"]) or timestamp
+        tags = {name: int(num) for name, num in _TAG.findall(match["tags"])}
+        text = text[match.end() :]
+    match = _OLD_INNER_TAG.match(text)
+    if match:
+        tags.setdefault("GPU" if match["gpu"] is not None else "TP", int(match["gpu"] or match["tp"]))
+        text = text[match.end() :]
+    match = _LEVEL.match(text)
+    if match:
+        level = "WARNING" if match["level"] == "WARN" else match["level"]
+        text = text[match.end() :]
+    return text.strip(), timestamp, tags, level
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic `key: value` / `key=value` lists
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_UNIT = re.compile(r"^(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>GB|GiB|MB|MiB|ms|s|%)$")
+_KEY_ALIASES = {
+    "token": "tokens",
+    "full_token": "full_tokens",
+    "swa_token": "swa_tokens",
+    "accept_length": "accept_len",
+    "accept_ratio": "accept_rate",
+    "cpu_graph": "cuda_graph",
+    "npu_graph": "cuda_graph",
+}
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Splits on `sep` outside (), [] and {} — SGLang values like `[1, 2]` contain commas."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and depth:
+            depth -= 1
+        if char == sep and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def _normalize_key(key: str) -> str:
+    """`#running-req` → running_req, `gen throughput (token/s)` → gen_throughput."""
+    key = re.sub(r"\([^)]*\)", "", key).replace("#", "").strip().lower()
+    key = re.sub(r"[^a-z0-9]+", "_", key).strip("_")
+    return _KEY_ALIASES.get(key, key)
+
+
+def _parse_value(text: str) -> tuple[Value, str]:
+    """Typed value and its unit ("" if none): `0.50`→0.5, `True`→True, `78.00 GB`→(78.0, "gb")."""
+    text = text.strip()
+    if not _NUMBER.fullmatch(text):
+        text = text.rstrip(".").strip()  # `mem usage=0.93 GB.` ends a sentence
+    if text in ("True", "true"):
+        return True, ""
+    if text in ("False", "false"):
+        return False, ""
+    if _NUMBER.fullmatch(text):
+        return _number(text), ""
+    match = _UNIT.match(text)
+    if match:
+        number = float(match["num"])
+        unit = match["unit"].lower()
+        if unit == "%":
+            return number / 100.0, ""
+        return number, {"gib": "gb", "mib": "mb"}.get(unit, unit)
+    if text.startswith("[") and text.endswith("]"):
+        return [_parse_value(item)[0] for item in _split_top_level(text[1:-1])], ""
+    return text, ""
+
+
+def _number(text: str) -> int | float:
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    return float(text)
+
+
+def _parse_pairs(text: str, sep: str) -> dict[str, Value]:
+    """`a: 1, b c: 2.5, flag: True` → {"a": 1, "b_c": 2.5, "flag": True}; units join the key."""
+    pairs: dict[str, Value] = {}
+    for piece in _split_top_level(text):
+        if sep in piece:
+            raw_key, _, raw_value = piece.partition(sep)
+        else:
+            # `accept-len 2.50` (no colon) in some forks: a trailing number is the value.
+            match = re.match(r"^(?P<key>.*\D)\s+(?P<value>[-+]?[\d.]+%?)$", piece)
+            if not match:
+                continue
+            raw_key, raw_value = match["key"], match["value"]
+        key = _normalize_key(raw_key)
+        if not key:
+            continue
+        value, unit = _parse_value(raw_value)
+        if unit and not key.endswith(f"_{unit}"):
+            key = f"{key}_{unit}"
+        pairs[key] = value
+    return pairs
+
+
+def _as_int(value: Value | None) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _as_float(value: Value | None) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _as_bool(value: Value | None) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _as_str(value: Value | None) -> str | None:
+    return None if value is None else str(value)
+
+
+_CONVERTERS = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
+
+
+def _take(pairs: dict[str, Value], spec: dict[str, tuple[str, type]]) -> dict[str, Any]:
+    """Moves the keys named in `spec` (pair key → (field, type)) out of `pairs`, typed."""
+    out: dict[str, Any] = {}
+    for key, (field_name, kind) in spec.items():
+        if key in pairs:
+            converted = _CONVERTERS[kind](pairs[key])
+            if converted is not None:
+                out[field_name] = converted
+                del pairs[key]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Line kinds
+
+_BATCH = re.compile(r"^(?P<which>Decode|Prefill) batch(?:\s*\[(?P<iter>\d+)\])?\s*[.,]?\s*(?P<rest>.*)$")
+_DECODE_FIELDS = {
+    "running_req": ("running_req", int),
+    "tokens": ("tokens", int),
+    "token_usage": ("token_usage", float),
+    "accept_len": ("accept_len", float),
+    "accept_rate": ("accept_rate", float),
+    "cuda_graph": ("cuda_graph", bool),
+    "gen_throughput": ("gen_throughput", float),
+    "queue_req": ("queue_req", int),
+}
+_PREFILL_FIELDS = {
+    "new_seq": ("new_seq", int),
+    "new_token": ("new_token", int),
+    "cached_token": ("cached_token", int),
+    "token_usage": ("token_usage", float),
+    "running_req": ("running_req", int),
+    "queue_req": ("queue_req", int),
+    "input_throughput": ("input_throughput", float),
+}
+
+
+def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
+    """Hybrid (SWA / Mamba) models log `#full token` / `full token usage` instead of the plain keys."""
+    if "token_usage" not in fields:
+        usages = [_as_float(extra.get(k)) for k in ("full_token_usage", "swa_token_usage")]
+        usages = [u for u in usages if u is not None]
+        if usages:
+            fields["token_usage"] = max(usages)
+    if "tokens" not in fields:
+        counts = [_as_int(extra.get(k)) for k in ("full_tokens", "swa_tokens")]
+        counts = [c for c in counts if c is not None]
+        if counts:
+            fields["tokens"] = max(counts)
+
+
+def _parse_batch(message: str, base: dict[str, Any]) -> LogRecord | None:
+    match = _BATCH.match(message)
+    if not match:
+        return None
+    pairs = _parse_pairs(match["rest"], ":")
+    forward_iter = int(match["iter"]) if match["iter"] else None
+    if match["which"] == "Decode":
+        fields = _take(pairs, _DECODE_FIELDS)
+        _hybrid_fallbacks(fields, pairs)
+        return DecodeRecord(**base, **fields, forward_iter=forward_iter, extra=pairs)
+    fields = _take(pairs, _PREFILL_FIELDS)
+    _hybrid_fallbacks(fields, pairs)
+    return PrefillRecord(**base, **fields, forward_iter=forward_iter, extra=pairs)
+
+
+_STARTUP_FIELDS = {
+    "max_total_num_tokens": ("max_total_num_tokens", int),
+    "chunked_prefill_size": ("chunked_prefill_size", int),
+    "max_prefill_tokens": ("max_prefill_tokens", int),
+    "max_running_requests": ("max_running_requests", int),
+    "context_len": ("context_len", int),
+    "available_gpu_mem_gb": ("available_gpu_mem_gb", float),
+    "available_cpu_mem_gb": ("available_gpu_mem_gb", float),
+}
+
+
+def _parse_startup_summary(message: str, base: dict[str, Any]) -> LogRecord | None:
+    if not message.startswith("max_total_num_tokens="):
+        return None
+    pairs = _parse_pairs(message, "=")
+    fields = _take(pairs, _STARTUP_FIELDS)
+    return StartupSummaryRecord(**base, **fields, extra=pairs)
+
+
+_LOAD_WEIGHT = re.compile(r"^Load weight (?P<phase>begin|end)\.?\s*(?P<rest>.*)$")
+_LOAD_FIELDS = {
+    "elapsed_s": ("elapsed_s", float),
+    "type": ("model_type", str),
+    "dtype": ("dtype", str),
+    "avail_mem_gb": ("avail_mem_gb", float),
+    "mem_usage_gb": ("mem_usage_gb", float),
+}
+
+
+def _parse_load_weight(message: str, base: dict[str, Any]) -> LogRecord | None:
+    match = _LOAD_WEIGHT.match(message)
+    if not match:
+        return None
+    pairs = _parse_pairs(match["rest"].rstrip("."), "=")
+    fields = _take(pairs, _LOAD_FIELDS)
+    return LoadWeightRecord(**base, phase=match["phase"], **fields, extra=pairs)
+
+
+_CACHE_ALLOCATED = re.compile(r"^(?P<pool>[\w-]+) Cache is allocated\.\s*(?P<rest>.*)$", re.IGNORECASE)
+_KV_FIELDS = {
+    "tokens": ("tokens", int),
+    "k_size_gb": ("k_size_gb", float),
+    "v_size_gb": ("v_size_gb", float),
+    "kv_size_gb": ("kv_size_gb", float),
+}
+
+
+def _parse_kv_cache(message: str, base: dict[str, Any]) -> LogRecord | None:
+    match = _CACHE_ALLOCATED.match(message)
+    if not match:
+        return None
+    pairs = _parse_pairs(match["rest"], ":")
+    fields = _take(pairs, _KV_FIELDS)
+    if "kv_size_gb" not in fields and "k_size_gb" in fields and "v_size_gb" in fields:
+        fields["kv_size_gb"] = fields["k_size_gb"] + fields["v_size_gb"]
+    return KVCacheRecord(**base, pool=match["pool"], **fields, extra=pairs)
+
+
+_CAPTURE = re.compile(r"^Capture (?P<graph>.*?graph) (?P<phase>begin|end)\b\.?(?P<rest>.*)$", re.IGNORECASE)
+_ELAPSED = re.compile(r"(?:Time elapsed:|elapsed=)\s*(?P<v>[\d.]+)\s*s\b", re.IGNORECASE)
+_MEM_USAGE = re.compile(r"mem usage=\s*(?P<v>[\d.]+)\s*GB", re.IGNORECASE)
+_AVAIL_MEM = re.compile(r"avail mem=\s*(?P<v>[\d.]+)\s*GB", re.IGNORECASE)
+
+
+def _search_float(pattern: re.Pattern[str], text: str) -> float | None:
+    match = pattern.search(text)
+    if not match:
+        return None
+    try:
+        return float(match["v"].rstrip("."))
+    except ValueError:
+        return None
+
+
+def _parse_cuda_graph(message: str, base: dict[str, Any]) -> LogRecord | None:
+    match = _CAPTURE.match(message)
+    if not match:
+        return None
+    rest = match["rest"]
+    return CudaGraphRecord(
+        **base,
+        phase=match["phase"].lower(),
+        graph=match["graph"],
+        elapsed_s=_search_float(_ELAPSED, rest),
+        mem_usage_gb=_search_float(_MEM_USAGE, rest),
+        avail_mem_gb=_search_float(_AVAIL_MEM, rest),
+    )
+
+
+def _parse_ready(message: str, base: dict[str, Any]) -> LogRecord | None:
+    if "The server is fired up and ready to roll" in message:
+        return ReadyRecord(**base)
+    return None
+
+
+_ACCESS = re.compile(
+    r'(?P<client>\S+) - "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+" (?P<status>\d{3})\b'
+)
+
+
+def _parse_access(message: str, base: dict[str, Any]) -> LogRecord | None:
+    match = _ACCESS.search(message)
+    if not match:
+        return None
+    return AccessRecord(
+        **base,
+        client=match["client"],
+        method=match["method"],
+        path=match["path"],
+        status=int(match["status"]),
+    )
+
+
+# (category, pattern) in priority order: the first match wins.
+_ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
+    ("cuda_graph_failed", re.compile(r"Capture .*graph failed", re.IGNORECASE)),
+    ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", re.IGNORECASE)),
+    ("kv_pool_full", re.compile(r"KV cache pool is full|Decode out of memory happened", re.IGNORECASE)),
+    ("scheduler_exception", re.compile(r"Scheduler hit an exception|scheduler is dead", re.IGNORECASE)),
+    ("init_failed", re.compile(r"Initialization failed|init(?:ialization)? failed|failed to initialize", re.IGNORECASE)),
+    ("child_failed", re.compile(r"Received sigquit|SIGQUIT received|child process .*(?:died|failed)", re.IGNORECASE)),
+    ("bad_arguments", re.compile(r": error: (?:unrecognized arguments|argument )|unrecognized arguments:")),
+    ("cuda_error", re.compile(r"CUDA error|NCCL error|illegal memory access", re.IGNORECASE)),
+    ("traceback", re.compile(r"^Traceback \(most recent call last\)")),
+    ("exception", re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception): ")),
+    ("exception", re.compile(r"hit an exception")),
+)
+_RETRACT_PAIRS = re.compile(r"Retract requests\.\s*(?P<rest>.*)$|happened\.\s*(?P<rest2>.*)$")
+
+
+def _parse_error(message: str, base: dict[str, Any]) -> LogRecord | None:
+    for category, pattern in _ERROR_RULES:
+        if pattern.search(message):
+            extra: dict[str, Value] = {}
+            if category == "kv_pool_full":
+                match = _RETRACT_PAIRS.search(message)
+                if match:
+                    extra = _parse_pairs(match["rest"] or match["rest2"] or "", ":")
+            return ErrorRecord(**base, category=category, detail=message, extra=extra)
+    return None
+
+
+def _const(value: Value) -> Any:
+    return lambda _match: value
+
+
+def _group(name: str) -> Any:
+    return lambda match: _parse_value(match[name])[0]
+
+
+# (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
+# (server_args.py `_handle_speculative_decoding` and friends); first match wins.
+_ADJUST_RULES: tuple[tuple[re.Pattern[str], str, Any], ...] = (
+    (
+        re.compile(r"speculative_num_draft_tokens is adjusted to speculative_num_steps \+ 1"),
+        "speculative_num_draft_tokens",
+        _const("speculative_num_steps + 1"),
+    ),
+    (
+        re.compile(r"Max running requests is reset to (?P<v>\d+)", re.IGNORECASE),
+        "max_running_requests",
+        _group("v"),
+    ),
+    (re.compile(r"Overlap schedul\w+ is disabled", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
+    (re.compile(r"is incompatible with overlap schedule", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
+    (re.compile(r"overlap schedule is turned on", re.IGNORECASE), "disable_overlap_schedule", _const(False)),
+    (re.compile(r"Mixed chunked prefill is disabled", re.IGNORECASE), "enable_mixed_chunk", _const(False)),
+    (re.compile(r"Cuda graph is disabled", re.IGNORECASE), "disable_cuda_graph", _const(True)),
+    (re.compile(r"Radix cache is disabled|forced as chunk cache", re.IGNORECASE), "disable_radix_cache", _const(True)),
+    (
+        re.compile(r"change(?:ing)? page_size (?:from \d+ )?to (?P<v>\d+)", re.IGNORECASE),
+        "page_size",
+        _group("v"),
+    ),
+    (
+        re.compile(r"expert parallel size is adjusted to be the same as the tensor parallel size\s*\[(?P<v>\d+)\]"),
+        "ep_size",
+        _group("v"),
+    ),
+    (
+        re.compile(r"overriding (?P<name>[a-z_]+)=\S+ to (?P<v>[\w.]+)", re.IGNORECASE),
+        "",
+        _group("v"),
+    ),
+    (
+        re.compile(r"\b(?P<name>[a-z][a-z0-9_]+) is (?:adjusted|reset|set|changed|forced|automatically set) to (?P<v>[\w.+-]+)"),
+        "",
+        _group("v"),
+    ),
+)
+
+
+def _parse_adjust(message: str, base: dict[str, Any]) -> LogRecord | None:
+    for pattern, setting, get_value in _ADJUST_RULES:
+        match = pattern.search(message)
+        if match:
+            name = setting or match.groupdict().get("name") or ""
+            return AdjustRecord(**base, setting=name, value=get_value(match))
+    return None
+
+
+# Order matters: metric lines first (most frequent), errors before the generic adjust rules.
+_PARSERS = (
+    _parse_batch,
+    _parse_startup_summary,
+    _parse_load_weight,
+    _parse_kv_cache,
+    _parse_cuda_graph,
+    _parse_ready,
+    _parse_access,
+    _parse_error,
+    _parse_adjust,
+)
+
+
+def parse_line(message: str) -> LogRecord:
+    """One raw line (journald, log file or pasted) → its record. Never raises."""
+    raw = message if isinstance(message, str) else str(message)
+    try:
+        text, timestamp, tags, level = _strip_prefixes(raw)
+        base: dict[str, Any] = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
+        for parser in _PARSERS:
+            record = parser(text, base)
+            if record is not None:
+                return record
+        return TextRecord(**base)
+    except Exception:  # a parser bug must never take the journal pane down
+        return TextRecord(raw=raw, message=raw.strip())
+
+
+def parse_lines(lines: Iterable[str]) -> list[LogRecord]:
+    return [parse_line(line) for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rolling state for the health pane
+
+
+@dataclass(slots=True)
+class LogStats:
+    """The latest numbers a stream of records has shown: what the health pane displays."""
+
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    gen_throughput: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    token_usage: float | None = None
+    max_running_requests: int | None = None
+    max_total_num_tokens: int | None = None
+    context_len: int | None = None
+    kv_cache_tokens: int | None = None
+    ready: bool = False
+    last_error: ErrorRecord | None = None
+    last_timestamp: datetime | None = None
+    adjustments: list[AdjustRecord] = field(default_factory=list)
+    decode_lines: int = 0
+    error_lines: int = 0
+
+    def update(self, record: LogRecord) -> None:
+        """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
+        if record.timestamp is not None:
+            self.last_timestamp = record.timestamp
+        if isinstance(record, DecodeRecord):
+            self.decode_lines += 1
+            for name in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage"):
+                value = getattr(record, name)
+                if value is not None:
+                    setattr(self, name, value)
+        elif isinstance(record, PrefillRecord):
+            for name in ("running_req", "queue_req", "token_usage"):
+                value = getattr(record, name)
+                if value is not None:
+                    setattr(self, name, value)
+        elif isinstance(record, StartupSummaryRecord):
+            self.max_running_requests = record.max_running_requests or self.max_running_requests
+            self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
+            self.context_len = record.context_len or self.context_len
+        elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
+            self.kv_cache_tokens = record.tokens
+        elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
+            self.ready = False
+        elif isinstance(record, ReadyRecord):
+            self.ready = True
+        elif isinstance(record, ErrorRecord):
+            self.error_lines += 1
+            self.last_error = record
+        elif isinstance(record, AdjustRecord):
+            self.adjustments.append(record)
+
+    def feed(self, lines: Iterable[str]) -> "LogStats":
+        for line in lines:
+            self.update(parse_line(line))
+        return self
+
+    @classmethod
+    def from_records(cls, records: Iterable[LogRecord]) -> "LogStats":
+        stats = cls()
+        for record in records:
+            stats.update(record)
+        return stats
