@@ -1,0 +1,380 @@
+"""The live journal tail: SGLang's log, coalesced, filterable, with its metric and error lines marked.
+
+A busy server logs thousands of lines a second; writing each one to the screen would starve the
+keyboard. So records are buffered and flushed into Textual's `Log` (which renders only the visible
+lines) at most ~20 times a second, and colouring happens at render time, for visible lines only.
+
+Public API (for the app shell):
+    JournalPane(max_lines=5000, id=...)          # max_lines: config `ui.journal_lines`
+    .add_records(records: list[JournalRecord])   # buffered; flushed within ~50 ms
+    .add_marker(text: str)                       # "──── 14:03:07 pushed … ────" line
+    .clear()                                     # forget every line
+    .set_filter(pattern: str, *, regex=False) -> str | None   # "" clears; returns an error in words
+    .open_filter() / .close_filter()             # show/hide the filter input (bound to "/" and escape)
+    .follow()                                    # jump to the bottom and follow again (bound to "end")
+    .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str]
+Messages: JournalPane.FollowChanged(following: bool) when the tail pauses or resumes.
+Binding ids: "journal.filter", "journal.follow", "journal.close_filter" (remappable with set_keymap).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Callable, Iterable
+
+from rich.highlighter import Highlighter
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Input, Log, Static
+
+from specdec_tui.hosts.base import JournalRecord
+
+FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
+MARKER_RULE = "────"
+_TIME_PREFIX_LEN = len("14:03:07 ")
+
+
+@lru_cache(maxsize=4096)
+def line_kind(message: str) -> str:
+    """The SGLang kind of a message (decode/prefill/error/…), via the shared log parser.
+
+    Cached because the same visible lines are re-highlighted on every repaint.
+    """
+    if message.startswith(MARKER_RULE):
+        return "marker"
+    try:
+        from specdec_tui.core.sglang_log import parse_line
+    except ImportError:  # the parser is not there yet: a minimal stand-in keeps the pane usable
+        return _fallback_kind(message)
+    try:
+        return str(parse_line(message).kind)
+    except Exception:  # a parser bug must never take the journal down
+        return "text"
+
+
+def _fallback_kind(message: str) -> str:
+    if "Decode batch" in message:
+        return "decode"
+    if "Prefill batch" in message:
+        return "prefill"
+    if re.search(r"\b(error|exception|traceback)\b", message, re.IGNORECASE):
+        return "error"
+    return "text"
+
+
+def format_record(record: JournalRecord) -> str:
+    """One display line: local time, then the message (markers and gaps as a rule line)."""
+    if record.kind in ("gap", "marker"):
+        return marker_line(record.message or "journal gap: reconnected", record.timestamp)
+    return f"{record.timestamp:%H:%M:%S} {record.message}"
+
+
+def marker_line(text: str, when: datetime | None = None) -> str:
+    when = when or datetime.now()
+    return f"{MARKER_RULE} {when:%H:%M:%S} {text} {MARKER_RULE}"
+
+
+_NUMBER_RE = re.compile(
+    r"(?:accept len|accept rate|gen throughput \(token/s\)|#running-req|#queue-req|token usage): ([\d.]+)"
+)
+
+
+class JournalHighlighter(Highlighter):
+    """Colours a line by its SGLang kind; styles come from the log's component classes (theme-aware)."""
+
+    def __init__(self, style_for: Callable[[str], object]) -> None:
+        self._style_for = style_for
+
+    def highlight(self, text: Text) -> None:
+        plain = text.plain
+        if plain.startswith(MARKER_RULE):
+            text.stylize(self._style_for("marker"))
+            return
+        kind = line_kind(plain[_TIME_PREFIX_LEN:])
+        if kind in ("decode", "prefill"):
+            text.stylize(self._style_for(kind))
+            for match in _NUMBER_RE.finditer(plain):
+                text.stylize(self._style_for("number"), match.start(1), match.end(1))
+        elif kind in ("error", "ready", "startup_summary", "access"):
+            text.stylize(self._style_for(kind))
+        text.stylize(self._style_for("time"), 0, min(len(plain), _TIME_PREFIX_LEN - 1))
+
+
+class JournalLog(Log):
+    """`Log` that reports scrolling (to pause/resume following) and highlights SGLang kinds."""
+
+    COMPONENT_CLASSES = {
+        "journal--decode",
+        "journal--prefill",
+        "journal--number",
+        "journal--error",
+        "journal--ready",
+        "journal--startup_summary",
+        "journal--access",
+        "journal--marker",
+        "journal--time",
+    }
+    DEFAULT_CSS = """
+    JournalLog {
+        height: 1fr;
+        & > .journal--decode { color: $text; }
+        & > .journal--prefill { color: $text-muted; }
+        & > .journal--number { color: $accent; text-style: bold; }
+        & > .journal--error { color: $text-error; background: $error-muted; text-style: bold; }
+        & > .journal--ready { color: $text-success; text-style: bold; }
+        & > .journal--startup_summary { color: $text-success; }
+        & > .journal--access { color: $text-muted; }
+        & > .journal--marker { color: $text-primary; text-style: bold; }
+        & > .journal--time { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, *, max_lines: int, on_scrolled: Callable[[bool], None], id: str | None = None) -> None:
+        super().__init__(highlight=True, max_lines=max_lines, auto_scroll=True, id=id)
+        self._on_scrolled = on_scrolled
+        self.highlighter = JournalHighlighter(lambda kind: self.get_component_rich_style(f"journal--{kind}"))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._on_scrolled(self.is_vertical_scroll_end)
+
+
+@dataclass(frozen=True, slots=True)
+class _Filter:
+    source: str
+    match: Callable[[str], bool]
+
+
+def compile_filter(pattern: str, *, regex: bool = False) -> _Filter | str | None:
+    """None for "no filter", a `_Filter`, or an error message in words for a bad regex.
+
+    A pattern wrapped in slashes (/decode.*accept/) is a regex; otherwise a case-insensitive substring.
+    """
+    if not pattern:
+        return None
+    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        pattern, regex = pattern[1:-1], True
+    if not regex:
+        needle = pattern.lower()
+        return _Filter(pattern, lambda line: needle in line.lower())
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as err:
+        return f"Not a valid regular expression ({err}); showing all lines until it is fixed."
+    return _Filter(f"/{pattern}/", lambda line: compiled.search(line) is not None)
+
+
+class JournalPane(Vertical):
+    """Live journal tail with follow mode, a "/" filter and highlighted SGLang lines (API in module doc)."""
+
+    DEFAULT_CSS = """
+    JournalPane {
+        height: 1fr;
+        #journal-filter { display: none; height: 3; }
+        #journal-filter-error { display: none; color: $text-error; height: auto; padding: 0 1; }
+        #journal-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+        &.-filtering #journal-filter { display: block; }
+        &.-filter-error #journal-filter-error { display: block; }
+        &.-paused #journal-status { background: $warning-muted; color: $text-warning; text-style: bold; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("slash", "open_filter", "Filter", id="journal.filter"),
+        Binding("end", "follow", "Follow", id="journal.follow"),
+        Binding("escape", "close_filter", "Close filter", show=False, id="journal.close_filter"),
+    ]
+
+    following: reactive[bool] = reactive(True)
+    new_lines: reactive[int] = reactive(0)
+
+    class FollowChanged(Message):
+        """The tail paused (user scrolled up) or resumed following."""
+
+        def __init__(self, following: bool) -> None:
+            super().__init__()
+            self.following = following
+
+    def __init__(self, max_lines: int = 5000, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.max_lines = max(1, max_lines)
+        self._kept: deque[str] = deque(maxlen=self.max_lines)  # every line, filtered or not
+        self._pending: list[str] = []
+        self._flush_timer: Timer | None = None
+        self._filter: _Filter | None = None
+        self.filter_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
+        yield Static("", id="journal-filter-error")
+        yield JournalLog(max_lines=self.max_lines, on_scrolled=self._scrolled, id="journal-log")
+        yield Static("", id="journal-status")
+
+    def on_mount(self) -> None:
+        self._render_status()
+
+    @property
+    def log_view(self) -> JournalLog:
+        return self.query_one(JournalLog)
+
+    @property
+    def shown_lines(self) -> list[str]:
+        """The lines the log holds now (after the filter), oldest first."""
+        return list(self.log_view.lines)
+
+    # -- feeding ---------------------------------------------------------------------------------
+
+    def add_records(self, records: Iterable[JournalRecord]) -> None:
+        """Queue journal records; they reach the screen with the next flush (≤ ~50 ms)."""
+        self._pending.extend(format_record(record) for record in records)
+        self._schedule_flush()
+
+    def add_marker(self, text: str, when: datetime | None = None) -> None:
+        """A rule line marking an event (push, restart, reconnect, gap) in the flow of the log."""
+        self._pending.append(marker_line(text, when))
+        self._schedule_flush()
+
+    def clear(self) -> None:
+        self._pending.clear()
+        self._kept.clear()
+        self.log_view.clear()
+        self.new_lines = 0
+
+    def _schedule_flush(self) -> None:
+        if self._flush_timer is None and self.is_mounted:
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL_S, self.flush)
+
+    def flush(self) -> None:
+        """Write the buffered lines now (the timer calls this; tests may too)."""
+        self._flush_timer = None
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        if len(batch) > self.max_lines:
+            batch = batch[-self.max_lines :]
+        self._kept.extend(batch)
+        if self._filter is not None:
+            batch = [line for line in batch if self._filter.match(line)]
+        if batch:
+            self._write(batch)
+
+    def _write(self, lines: list[str]) -> None:
+        log = self.log_view
+        if self.following:
+            log.write_lines(lines, scroll_end=True)
+            return
+        # Paused: keep the lines the user is reading in place although the top gets pruned.
+        overflow = max(0, len(log.lines) + len(lines) - self.max_lines)
+        old_y = log.scroll_y
+        log.write_lines(lines, scroll_end=False)
+        if overflow:
+            log.scroll_to(y=max(0.0, old_y - overflow), animate=False, immediate=True)
+        self.new_lines += len(lines)
+
+    # -- follow mode -----------------------------------------------------------------------------
+
+    def _scrolled(self, at_end: bool) -> None:
+        if at_end != self.following:
+            self.following = at_end
+
+    def watch_following(self, following: bool) -> None:
+        if following:
+            self.new_lines = 0
+        self.set_class(not following, "-paused")
+        self._render_status()
+        self.post_message(self.FollowChanged(following))
+
+    def watch_new_lines(self) -> None:
+        self._render_status()
+
+    def follow(self) -> None:
+        """Jump to the newest line and keep following."""
+        self.log_view.scroll_end(animate=False, immediate=True)
+        self.following = True
+
+    def action_follow(self) -> None:
+        self.follow()
+
+    # -- filter ----------------------------------------------------------------------------------
+
+    def set_filter(self, pattern: str, *, regex: bool = False) -> str | None:
+        """Show only kept lines matching `pattern` ("" shows all). Returns an error in words, or None."""
+        compiled = compile_filter(pattern, regex=regex)
+        if isinstance(compiled, str):
+            self.filter_error = compiled
+            self._filter = None
+        else:
+            self.filter_error = None
+            self._filter = compiled
+        self.query_one("#journal-filter-error", Static).update(self.filter_error or "")
+        self.set_class(self.filter_error is not None, "-filter-error")
+        self._rerender()
+        return self.filter_error
+
+    def _rerender(self) -> None:
+        self.flush()
+        log = self.log_view
+        log.clear()
+        lines = list(self._kept) if self._filter is None else [l for l in self._kept if self._filter.match(l)]
+        log.write_lines(lines, scroll_end=True)
+        self.following = True
+        self.new_lines = 0
+        self._render_status()
+
+    def open_filter(self) -> None:
+        self.add_class("-filtering")
+        self.query_one("#journal-filter", Input).focus()
+
+    def close_filter(self, *, keep: bool = True) -> None:
+        """Hide the input; `keep=False` also drops the filter."""
+        field = self.query_one("#journal-filter", Input)
+        if not keep and field.value:
+            field.value = ""
+            self.set_filter("")
+        self.remove_class("-filtering")
+        self.log_view.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # escape belongs to the app (cancel) unless the filter input is open
+        if action == "close_filter":
+            return self.has_class("-filtering")
+        return True
+
+    def action_open_filter(self) -> None:
+        self.open_filter()
+
+    def action_close_filter(self) -> None:
+        self.close_filter(keep=False)
+
+    @on(Input.Changed, "#journal-filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.set_filter(event.value)
+
+    @on(Input.Submitted, "#journal-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.close_filter(keep=True)
+
+    # -- status line -----------------------------------------------------------------------------
+
+    def _render_status(self) -> None:
+        if not self.is_mounted:
+            return
+        if self.following:
+            text = "● following — / filter"
+        else:
+            text = f"⏸ paused — {self.new_lines:,} new line{'s' if self.new_lines != 1 else ''} — End to follow"
+        if self._filter is not None:
+            text += f" · filter: {self._filter.source}"
+        self.query_one("#journal-status", Static).update(text)

@@ -1,0 +1,141 @@
+"""JournalPane in a tiny host app: batching under max_lines, follow/pause, filter, markers, highlights."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import App, ComposeResult
+
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.ui.widgets.journal_pane import JournalPane
+
+T0 = datetime(2025, 3, 1, 14, 3, 7)
+DECODE = (
+    "[2025-03-01 14:03:07 TP0] Decode batch, #running-req: 1, #token: 912, token usage: 0.01, "
+    "accept len: 3.41, accept rate: 0.85, cuda graph: True, gen throughput (token/s): 233.95, #queue-req: 0, "
+)
+PREFILL = (
+    "[2025-03-01 14:03:07 TP0] Prefill batch, #new-seq: 1, #new-token: 128, #cached-token: 0, "
+    "token usage: 0.00, #running-req: 0, #queue-req: 0, "
+)
+ERROR = "[2025-03-01 14:03:08 TP0] Scheduler hit an exception: RuntimeError: CUDA error: out of memory"
+
+
+def rec(i: int, message: str | None = None) -> JournalRecord:
+    return JournalRecord(cursor=f"c{i}", timestamp=T0, message=message or f"line {i}")
+
+
+class JournalHost(App):
+    def __init__(self, max_lines: int = 200) -> None:
+        super().__init__()
+        self.max_lines = max_lines
+        self.follow_changes: list[bool] = []
+
+    def compose(self) -> ComposeResult:
+        yield JournalPane(max_lines=self.max_lines, id="journal")
+
+    def on_journal_pane_follow_changed(self, message: JournalPane.FollowChanged) -> None:
+        self.follow_changes.append(message.following)
+
+
+async def test_batched_records_keep_max_lines_and_newest_at_bottom() -> None:
+    app = JournalHost(max_lines=100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        for chunk in range(5):
+            pane.add_records([rec(chunk * 100 + i) for i in range(100)])
+        assert pane.shown_lines == []  # nothing written yet: it waits for the flush timer
+        await pilot.pause(0.1)
+        lines = pane.shown_lines
+        assert len(lines) == 100
+        assert lines[0].endswith("line 400") and lines[-1].endswith("line 499")
+        assert pane.log_view.is_vertical_scroll_end
+
+
+async def test_scrolling_up_pauses_counts_new_lines_and_end_resumes() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(i) for i in range(60)])
+        await pilot.pause(0.1)
+        pane.log_view.focus()
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert pane.following is False
+        pane.add_records([rec(100 + i) for i in range(7)])
+        await pilot.pause(0.1)
+        assert pane.new_lines == 7
+        status = str(pane.query_one("#journal-status").render())
+        assert "7 new lines" in status
+        assert not pane.log_view.is_vertical_scroll_end  # the reader's place is kept
+        await pilot.press("end")
+        await pilot.pause()
+        assert pane.following is True and pane.new_lines == 0
+        assert "following" in str(pane.query_one("#journal-status").render())
+        assert app.follow_changes[-2:] == [False, True]
+
+
+async def test_filter_substring_regex_and_invalid_regex_message() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(1, DECODE), rec(2, PREFILL), rec(3, ERROR), rec(4, "plain text")])
+        await pilot.pause(0.1)
+        pane.log_view.focus()
+        await pilot.press("slash")
+        await pilot.press(*"prefill")
+        await pilot.pause()
+        assert [l for l in pane.shown_lines] == [f"14:03:07 {PREFILL}"]
+        assert "filter: prefill" in str(pane.query_one("#journal-status").render())
+
+        assert pane.set_filter("/accept len: 3\\.\\d+|out of memory/") is None
+        assert len(pane.shown_lines) == 2
+
+        error = pane.set_filter("/decode(/")
+        assert error is not None and "regular expression" in error
+        await pilot.pause()
+        assert pane.query_one("#journal-filter-error").display
+        assert len(pane.shown_lines) == 4  # a broken pattern hides nothing
+
+        pane.set_filter("")
+        assert len(pane.shown_lines) == 4 and pane.filter_error is None
+
+
+async def test_filter_applies_to_lines_arriving_later_and_escape_clears() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.log_view.focus()
+        await pilot.press("slash", *"decode")
+        pane.add_records([rec(1, DECODE), rec(2, "other")])
+        await pilot.pause(0.1)
+        assert len(pane.shown_lines) == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(pane.shown_lines) == 2
+        assert not pane.has_class("-filtering")
+
+
+async def test_marker_and_gap_are_rule_lines_in_order() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(1)])
+        pane.add_marker("pushed sglang.service (backup 3)", when=T0)
+        pane.add_records([JournalRecord(cursor="g", timestamp=T0, message="reconnected", kind="gap")])
+        await pilot.pause(0.1)
+        assert pane.shown_lines[1] == "──── 14:03:07 pushed sglang.service (backup 3) ────"
+        assert pane.shown_lines[2] == "──── 14:03:07 reconnected ────"
+        pane.clear()
+        assert pane.shown_lines == []
+
+
+def test_snapshot_journal_with_highlights(snap_compare) -> None:
+    async def feed(pilot) -> None:
+        pane = pilot.app.query_one(JournalPane)
+        pane.add_records([rec(1, "Started sglang.service."), rec(2, PREFILL), rec(3, DECODE), rec(4, ERROR)])
+        pane.add_marker("pushed steps=3", when=T0)
+        pane.flush()
+        await pilot.pause()
+
+    assert snap_compare(JournalHost(), run_before=feed, terminal_size=(100, 12))
