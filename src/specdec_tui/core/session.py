@@ -1,0 +1,293 @@
+"""The session file: every trial of a tuning run (unit, flags, server facts, results), in TOML.
+
+A session is what the operator of the seed kept in their head: step 1, 2, 3, 4 with their figures.
+It is saved after every trial (atomically, so a crash never leaves a broken file) and can be reopened,
+compared and replayed without a host.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from specdec_tui.core.atomic_file import write_atomic
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import LevelResult, ServerFacts
+
+SCHEMA_VERSION = 1
+
+TrialStatus = Literal["running", "ok", "failed", "cancelled"]
+
+
+class SessionError(Exception):
+    """A session file could not be read or written; the message names the file and what to do."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+@dataclass(slots=True)
+class Trial:
+    """One configuration tried on the host and what it measured."""
+
+    id: int
+    unit_text: str
+    flags: dict[str, str | None] = field(default_factory=dict)
+    started_at: datetime = field(default_factory=utcnow)
+    pushed_at: datetime | None = None
+    status: TrialStatus = "running"
+    failure: str = ""
+    facts: ServerFacts | None = None
+    profile: BenchProfile = field(default_factory=BenchProfile)
+    levels: list[LevelResult] = field(default_factory=list)
+    notes: str = ""
+    label: str = ""  # short human name, e.g. "steps=3"; derived from the flag change when empty
+    replay_of: int | None = None  # id of the trial this one re-ran
+    sweep: dict[str, Any] = field(default_factory=dict)  # {"flag": ..., "value": ..., "repeat": n} for sweep trials
+
+    def level(self, concurrency: int) -> LevelResult | None:
+        return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
+
+    @property
+    def errors(self) -> int:
+        return sum(lv.errors for lv in self.levels)
+
+
+@dataclass(slots=True)
+class Session:
+    """Ordered trials on one host, with the profile they were measured by."""
+
+    host: str = ""
+    unit: str = ""
+    profile: BenchProfile = field(default_factory=BenchProfile)
+    trials: list[Trial] = field(default_factory=list)
+    created: datetime = field(default_factory=utcnow)
+    notes: str = ""
+
+    def next_trial_id(self) -> int:
+        return max((t.id for t in self.trials), default=0) + 1
+
+    def trial(self, trial_id: int) -> Trial | None:
+        return next((t for t in self.trials if t.id == trial_id), None)
+
+    def add(self, trial: Trial) -> Trial:
+        """Add or replace (same id) a trial, keeping the order they were started in."""
+        for i, existing in enumerate(self.trials):
+            if existing.id == trial.id:
+                self.trials[i] = trial
+                return trial
+        self.trials.append(trial)
+        return trial
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def _tidy(value: Any) -> Any:
+    """Round floats to 6 significant digits and drop None (TOML has no null), recursively."""
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {str(k): _tidy(v) for k, v in value.items() if v is not None and _tidy(v) is not None}
+    if isinstance(value, (list, tuple)):
+        return [_tidy(v) for v in value if v is not None]
+    return value
+
+
+def _compact_table(data: dict[str, Any]) -> tomlkit.items.Table:
+    """Scalars as keys, nested dicts as one-line inline tables, empty ones left out: a level reads as a row."""
+    table = tomlkit.table()
+    for key, value in _tidy(data).items():
+        if isinstance(value, dict):
+            if not value:
+                continue
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            table[key] = inline
+        elif isinstance(value, list) and not value:
+            continue
+        else:
+            table[key] = value
+    return table
+
+
+def _flags_table(flags: dict[str, str | None]) -> tomlkit.items.InlineTable:
+    table = tomlkit.inline_table()
+    for name, value in flags.items():
+        table[name] = True if value is None else str(value)
+    return table
+
+
+def _trial_table(trial: Trial) -> tomlkit.items.Table:
+    t = tomlkit.table()
+    t["id"] = trial.id
+    if trial.label:
+        t["label"] = trial.label
+    t["status"] = trial.status
+    t["started_at"] = trial.started_at
+    if trial.pushed_at is not None:
+        t["pushed_at"] = trial.pushed_at
+    if trial.failure:
+        t["failure"] = trial.failure
+    if trial.notes:
+        t["notes"] = trial.notes
+    if trial.replay_of is not None:
+        t["replay_of"] = trial.replay_of
+    t["flags"] = _flags_table(trial.flags)
+    t["unit_text"] = tomlkit.string(trial.unit_text, multiline=True) if "\n" in trial.unit_text else trial.unit_text
+    if trial.sweep:
+        t["sweep"] = _tidy(trial.sweep)
+    t["profile"] = _tidy(asdict(trial.profile))
+    if trial.facts is not None:
+        t["facts"] = _compact_table(trial.facts.to_dict())
+    levels = tomlkit.aot()
+    for lv in trial.levels:
+        levels.append(_compact_table(lv.to_dict()))
+    if trial.levels:
+        t["levels"] = levels
+    return t
+
+
+def dumps_session(session: Session) -> str:
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("specdec-tui session: one [[trials]] entry per configuration tried"))
+    doc["schema_version"] = SCHEMA_VERSION
+    doc["created"] = session.created
+    doc["host"] = session.host
+    doc["unit"] = session.unit
+    if session.notes:
+        doc["notes"] = session.notes
+    doc["profile"] = _tidy(asdict(session.profile))
+    trials = tomlkit.aot()
+    for trial in session.trials:
+        trials.append(_trial_table(trial))
+    doc["trials"] = trials
+    return tomlkit.dumps(doc)
+
+
+def save_session(session: Session, path: Path | str) -> None:
+    """Write the session atomically (temp file + fsync + rename)."""
+    try:
+        write_atomic(path, dumps_session(session))
+    except OSError as err:
+        raise SessionError(f"could not save session {path}: {err.strerror or err} — check the directory exists and is writable") from err
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def _profile_from(d: Any, where: str) -> BenchProfile:
+    if not isinstance(d, dict):
+        return BenchProfile()
+    known = {f.name for f in fields(BenchProfile)}
+    kw = {k: v for k, v in d.items() if k in known}
+    if "concurrency" in kw:
+        kw["concurrency"] = tuple(int(c) for c in kw["concurrency"])
+    try:
+        return BenchProfile(**kw)
+    except TypeError as err:
+        raise SessionError(f"{where}: bad profile: {err}") from err
+
+
+def _as_datetime(value: Any, where: str) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    raise SessionError(f"{where}: expected a date-time, found {value!r}")
+
+
+def _trial_from(d: Any, where: str) -> Trial:
+    if not isinstance(d, dict):
+        raise SessionError(f"{where}: a [[trials]] entry must be a table")
+    try:
+        flags = {str(k): (None if v is True else str(v)) for k, v in dict(d.get("flags", {})).items()}
+        trial = Trial(
+            id=int(d["id"]),
+            unit_text=str(d.get("unit_text", "")),
+            flags=flags,
+            started_at=_as_datetime(d.get("started_at", utcnow()), where),
+            pushed_at=_as_datetime(d["pushed_at"], where) if "pushed_at" in d else None,
+            status=str(d.get("status", "ok")),  # type: ignore[arg-type]
+            failure=str(d.get("failure", "")),
+            facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
+            profile=_profile_from(d.get("profile"), where),
+            levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
+            notes=str(d.get("notes", "")),
+            label=str(d.get("label", "")),
+            replay_of=int(d["replay_of"]) if "replay_of" in d else None,
+            sweep=dict(d.get("sweep", {})),
+        )
+    except SessionError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise SessionError(f"{where}: malformed trial ({type(err).__name__}: {err})") from err
+    if trial.status not in ("running", "ok", "failed", "cancelled"):
+        raise SessionError(f"{where}: unknown status {trial.status!r}")
+    return trial
+
+
+def loads_session(text: str, source: str = "<session>") -> Session:
+    """Parse session TOML. Raises SessionError (only) with the file name and what is wrong."""
+    try:
+        doc = tomlkit.parse(text).unwrap()
+    except (TOMLKitError, ValueError) as err:
+        raise SessionError(f"{source}: not valid TOML: {err}") from err
+    except Exception as err:  # tomlkit raises assorted errors on hostile input; keep the contract
+        raise SessionError(f"{source}: not valid TOML: {err}") from err
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError(f"{source}: not a specdec-tui session (no integer schema_version)")
+    if version > SCHEMA_VERSION:
+        raise SessionError(
+            f"{source}: written by a newer specdec-tui (session schema {version}, this one reads up to "
+            f"{SCHEMA_VERSION}) — upgrade specdec-tui to open it"
+        )
+    if version < 1:
+        raise SessionError(f"{source}: unknown session schema_version {version}")
+    trials_raw = doc.get("trials", [])
+    if not isinstance(trials_raw, list):
+        raise SessionError(f"{source}: `trials` must be an array of tables")
+    try:
+        created = _as_datetime(doc.get("created", utcnow()), source)
+        session = Session(
+            host=str(doc.get("host", "")),
+            unit=str(doc.get("unit", "")),
+            profile=_profile_from(doc.get("profile"), source),
+            created=created,
+            notes=str(doc.get("notes", "")),
+        )
+    except (TypeError, ValueError) as err:
+        raise SessionError(f"{source}: malformed session header: {err}") from err
+    for i, raw in enumerate(trials_raw, start=1):
+        session.trials.append(_trial_from(raw, f"{source}: trial #{i}"))
+    return session
+
+
+def load_session(path: Path | str) -> Session:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise SessionError(f"{path}: no such session file") from err
+    except UnicodeDecodeError as err:
+        raise SessionError(f"{path}: not a text file") from err
+    except OSError as err:
+        raise SessionError(f"{path}: cannot read: {err.strerror or err}") from err
+    return loads_session(text, str(path))
+
+
+def default_session_path(host: str, when: datetime | None = None) -> Path:
+    """A new session file in the data dir, named by host and start time."""
+    from specdec_tui.paths import sessions_dir
+
+    when = when or utcnow()
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host) or "session"
+    return sessions_dir() / f"{when:%Y%m%d-%H%M%S}-{safe}.toml"
