@@ -1,0 +1,308 @@
+"""Closed-loop benchmark engine: per concurrency level, exactly C workers each send their next streaming
+request as soon as their last one ends, over one pooled client.
+
+Two ways in:
+- `run_benchmark(base_url, profile, ...)`: an async iterator of `BenchEvent`s usable from any asyncio
+  loop (Textual's included). The measuring runs in its own thread and event loop (`BenchRun`), so the
+  caller's rendering cannot delay arrival timestamps. Cancelling the iterating task, or `aclose()` on
+  the iterator, cancels the run and waits until every in-flight request is closed.
+- `BenchRun(base_url, profile, on_event).start()` / `.cancel()` / `.join()`: the same from plain
+  threads; `on_event` is called on the engine thread.
+`drive_benchmark(...)` is the coroutine both use, for callers that want it on their own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from time import perf_counter_ns
+from typing import AsyncIterator, Callable
+
+import httpx
+import orjson
+
+from specdec_tui.bench.client import RequestRecord, make_client, stream_request
+from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
+from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
+from specdec_tui.bench.server_stats import accept_length_between, snapshot
+from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.metrics import NS_PER_S
+from specdec_tui.core.results import LevelResult
+
+Emit = Callable[[BenchEvent], None]
+PROGRESS_INTERVAL_S = 0.2  # ≤ 5 progress events per second
+ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+FALLBACK_MODEL = "default"
+
+
+def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> list[bytes]:
+    """Pre-serialised request bodies, one per prompt, so the loop does no JSON work on the way out."""
+    common: dict = {
+        "model": model,
+        "max_tokens": profile.max_tokens,
+        "temperature": profile.temperature,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+    if profile.ignore_eos:
+        common["ignore_eos"] = True
+    bodies = []
+    for p in prompts.prompts:
+        if profile.endpoint == "chat":
+            body = {**common, "messages": [{"role": "user", "content": p.text}]}
+        else:
+            body = {**common, "prompt": p.text}
+        bodies.append(orjson.dumps(body))
+    return bodies
+
+
+async def resolve_model(client: httpx.AsyncClient, base_url: str) -> str:
+    """First model id of /v1/models; a placeholder when the server does not say (SGLang ignores it)."""
+    try:
+        resp = await client.get(f"{base_url}/v1/models", timeout=10.0)
+        data = orjson.loads(resp.content) if resp.status_code == 200 else {}
+        ids = [m.get("id") for m in data.get("data", []) if isinstance(m, dict)]
+        return next((i for i in ids if isinstance(i, str) and i), FALLBACK_MODEL)
+    except (httpx.HTTPError, orjson.JSONDecodeError, AttributeError, OSError):
+        return FALLBACK_MODEL
+
+
+class _Level:
+    """Shared state of one level's workers: tickets, the measured window, progress counters."""
+
+    def __init__(self, profile: BenchProfile, concurrency: int) -> None:
+        self.c = concurrency
+        self.duration_ns = int(profile.duration_s * NS_PER_S) if profile.duration_s else None
+        self.planned = 0 if self.duration_ns else max(profile.requests or 1, concurrency)
+        self.issued = 0
+        self.w0: int | None = None
+        self.records: list[RequestRecord] = []
+        self.done = self.errors = self.tokens = 0
+
+    def take_ticket(self) -> bool:
+        """Whether a worker may start another measured request (no await between check and take)."""
+        if self.duration_ns is not None:
+            return self.w0 is None or perf_counter_ns() < self.w0 + self.duration_ns
+        if self.issued >= self.planned:
+            return False
+        self.issued += 1
+        return True
+
+    def progress(self) -> LevelProgress:
+        elapsed = (perf_counter_ns() - self.w0) / NS_PER_S if self.w0 else 0.0
+        return LevelProgress(self.c, self.done, self.errors, self.tokens, self.tokens / elapsed if elapsed > 0 else 0.0)
+
+
+async def run_level(
+    client: httpx.AsyncClient,
+    base_url: str,
+    bodies: list[bytes],
+    profile: BenchProfile,
+    concurrency: int,
+    emit: Emit,
+    prompt_cycle: itertools.count,
+    repetitive_prompts: bool = False,
+) -> LevelResult:
+    lv = _Level(profile, concurrency)
+    emit(LevelStarted(concurrency, lv.planned, profile.duration_s))
+    url = base_url + ENDPOINT_PATHS[profile.endpoint]
+    chat = profile.endpoint == "chat"
+    warnings: list[str] = []
+    if profile.requests and not profile.duration_s and profile.requests < concurrency:
+        warnings.append(f"{profile.requests} requests asked at concurrency {concurrency}: ran {lv.planned} so every worker is measured")
+    before = await snapshot(client, base_url)
+
+    async def one(measured: bool) -> None:
+        rec = RequestRecord(measured)
+        lv.records.append(rec)
+        body = bodies[next(prompt_cycle) % len(bodies)]
+        if measured and lv.w0 is None:
+            lv.w0 = perf_counter_ns()
+        await stream_request(client, url, body, chat, rec, profile.request_timeout_s)
+        if measured:
+            lv.done += 1
+            if rec.ok:
+                lv.tokens += rec.usage_total if rec.usage_total is not None else len(rec.times)
+            else:
+                lv.errors += 1
+
+    async def worker() -> None:
+        for _ in range(profile.warmup):
+            await one(False)
+        while lv.take_ticket():
+            await one(True)
+
+    async def report_progress() -> None:
+        last = None
+        while True:
+            await asyncio.sleep(PROGRESS_INTERVAL_S)
+            p = lv.progress()
+            if (p.done, p.tokens) != last:
+                emit(p)
+                last = (p.done, p.tokens)
+
+    ticker = asyncio.create_task(report_progress())
+    try:
+        async with asyncio.timeout(profile.level_timeout_s):
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(concurrency):
+                    tg.create_task(worker())
+    except TimeoutError:
+        cut = 0
+        for rec in lv.records:
+            if rec.error == "cancelled":
+                rec.error, cut = "level_timeout", cut + 1
+        warnings.append(f"level stopped after its {profile.level_timeout_s:g} s limit; {cut} requests were cut off")
+    finally:
+        ticker.cancel()
+    after = await snapshot(client, base_url)
+    inputs = LevelInputs(
+        concurrency=concurrency,
+        duration_s=profile.duration_s,
+        temperature=profile.temperature,
+        ignore_eos=profile.ignore_eos,
+        repetitive_prompts=repetitive_prompts,
+        accept_length_server=accept_length_between(before, after),
+        warnings=warnings,
+    )
+    return build_level_result(lv.records, inputs)
+
+
+async def drive_benchmark(
+    base_url: str, profile: BenchProfile, emit: Emit, *, api_key: str | None = None, model: str | None = None
+) -> list[LevelResult]:
+    """Run every level of `profile` on the current loop, reporting through `emit`; ends with RunDone."""
+    base_url = base_url.rstrip("/")
+    levels: list[LevelResult] = []
+    try:
+        prompts = load_prompt_set(profile.prompts)
+    except PromptSetError as err:
+        emit(RunDone(levels, False, str(err)))
+        return levels
+    if not profile.concurrency or min(profile.concurrency) < 1:
+        emit(RunDone(levels, False, "concurrency levels must be whole numbers ≥ 1"))
+        return levels
+    client = make_client(max(profile.concurrency), profile.stall_timeout_s, api_key)
+    try:
+        chosen = model or profile.model or await resolve_model(client, base_url)
+        bodies = request_bodies(profile, chosen, prompts)
+        cycle = itertools.count()
+        for c in profile.concurrency:
+            res = await run_level(client, base_url, bodies, profile, c, emit, cycle, prompts.repetitive)
+            levels.append(res)
+            emit(LevelDone(res))
+        emit(RunDone(levels, False))
+    except asyncio.CancelledError:
+        emit(RunDone(levels, True))
+        raise
+    finally:
+        await client.aclose()
+    return levels
+
+
+class BenchRun:
+    """A benchmark on its own thread and event loop. `on_event` runs on that thread; `on_exit` once,
+    after the last event, when every connection is closed."""
+
+    def __init__(
+        self,
+        base_url: str,
+        profile: BenchProfile,
+        on_event: Emit,
+        *,
+        api_key: str | None = None,
+        model: str | None = None,
+        on_exit: Callable[[], None] | None = None,
+    ) -> None:
+        self._args = (base_url, profile)
+        self._kw = {"api_key": api_key, "model": model}
+        self._on_event = on_event
+        self._on_exit = on_exit
+        self._thread = threading.Thread(target=self._main, name="specdec-bench", daemon=True)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._cancel_requested = False
+        self.levels: list[LevelResult] = []
+
+    def start(self) -> "BenchRun":
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Thread-safe; in-flight requests are closed, then RunDone(cancelled=True) is emitted."""
+        with self._lock:
+            self._cancel_requested = True
+            if self._loop is not None and self._task is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._task.cancel)
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._run())
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - reported in words, never a thread traceback
+            self._on_event(RunDone(self.levels, False, f"benchmark engine failed: {type(exc).__name__}: {exc}"))
+        finally:
+            if self._on_exit is not None:
+                self._on_exit()
+
+    async def _run(self) -> None:
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            if self._cancel_requested:
+                self._on_event(RunDone([], True))
+                return
+
+        def emit(ev: BenchEvent) -> None:
+            if isinstance(ev, LevelDone):
+                self.levels.append(ev.result)
+            self._on_event(ev)
+
+        await drive_benchmark(*self._args, emit, **self._kw)
+
+
+_EXITED = object()
+
+
+async def run_benchmark(
+    base_url: str, profile: BenchProfile, *, api_key: str | None = None, model: str | None = None
+) -> AsyncIterator[BenchEvent]:
+    """Async iterator of events from a benchmark measured on its own thread; the last is RunDone."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def hand_over(item: object) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the caller's loop is gone; nothing left to tell
+            pass
+
+    run = BenchRun(base_url, profile, hand_over, api_key=api_key, model=model, on_exit=lambda: hand_over(_EXITED))
+    run.start()
+    exited = False
+    try:
+        while True:
+            item = await queue.get()
+            if item is _EXITED:
+                exited = True
+                return
+            yield item  # type: ignore[misc]
+            if isinstance(item, RunDone):
+                continue  # wait for the exit marker so the run is fully closed when we return
+    finally:
+        if not exited:
+            run.cancel()
+            while (await queue.get()) is not _EXITED:
+                pass

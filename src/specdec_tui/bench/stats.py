@@ -1,0 +1,117 @@
+"""Turns one level's raw request records into the `LevelResult` the operator reads.
+
+Per-request figures come from measured, successful requests. The aggregate rate counts every token
+(warm-up requests included: they load the server just the same) that arrived inside the measured
+window, divided by the window length; achieved concurrency is the time-average of requests in flight
+inside that window.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from specdec_tui.bench.client import RequestRecord
+from specdec_tui.bench.validity import content_warnings
+from specdec_tui.core.metrics import (
+    NS_PER_S,
+    dist,
+    overlap_ns,
+    request_stats,
+    resolve_chunk_tokens,
+    tokens_in_window,
+)
+from specdec_tui.core.results import LevelResult
+
+ESTIMATED_WARNING = (
+    "the server sent no usage in the stream: tokens were counted as one per chunk, which undercounts "
+    "under speculative decoding (several tokens per chunk); figures are estimates"
+)
+
+
+@dataclass(slots=True)
+class LevelInputs:
+    """Everything besides the records that shapes a level's result."""
+
+    concurrency: int
+    duration_s: float | None = None  # the level ran for this long (window = duration), else by count
+    temperature: float = 0.0
+    ignore_eos: bool = False
+    repetitive_prompts: bool = False
+    accept_length_server: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def measured_window(records: Sequence[RequestRecord], duration_s: float | None) -> tuple[int, int] | None:
+    measured = [r for r in records if r.measured and r.start_ns]
+    if not measured:
+        return None
+    w0 = min(r.start_ns for r in measured)
+    last_end = max(r.end_ns for r in measured)
+    if duration_s is not None:
+        return w0, min(w0 + int(duration_s * NS_PER_S), max(last_end, w0))
+    return w0, last_end
+
+
+def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> LevelResult:
+    measured = [r for r in records if r.measured]
+    ok = [r for r in measured if r.ok]
+    failed = [r for r in measured if not r.ok]
+    res = LevelResult(concurrency=inp.concurrency, requests=len(measured), errors=len(failed))
+    res.error_kinds = dict(Counter(r.error or "unknown" for r in failed))
+    res.finish_reasons = dict(Counter(r.finish_reason or "none" for r in ok))
+    res.accept_length_server = inp.accept_length_server
+    warnings = list(inp.warnings)
+
+    resolved: dict[int, list[int]] = {}
+    estimated = False
+    for r in records:
+        if r.ok:
+            ks, est = resolve_chunk_tokens(r.deltas, r.usage_total)
+            resolved[id(r)] = ks
+            estimated = estimated or (est and r.measured)
+    res.estimated = estimated
+
+    ttft, e2e, tpot, rate, itl, chunk_itl = [], [], [], [], [], []
+    decode_tokens = decode_chunks = 0
+    for r in ok:
+        st = request_stats(r.start_ns, r.first_content_ns, r.end_ns, r.times, resolved[id(r)])
+        res.output_tokens += st.tokens
+        if st.ttft_ms is not None:
+            ttft.append(st.ttft_ms)
+        if st.e2e_ms is not None:
+            e2e.append(st.e2e_ms)
+        if st.decode_tok_s is not None:
+            rate.append(st.decode_tok_s)
+            tpot.append(st.tpot_ms)
+        itl.extend(st.itl_ms)
+        chunk_itl.extend(st.chunk_itl_ms)
+        if st.chunks >= 2:
+            decode_tokens += st.tokens - st.first_chunk_tokens
+            decode_chunks += st.chunks - 1
+    res.ttft_ms, res.e2e_ms, res.tpot_ms = dist(ttft), dist(e2e), dist(tpot)
+    res.per_request_tok_s, res.itl_ms, res.chunk_itl_ms = dist(rate), dist(itl), dist(chunk_itl)
+    if decode_chunks and not estimated:
+        res.accept_length_client = decode_tokens / decode_chunks
+
+    window = measured_window(records, inp.duration_s)
+    if window is not None and window[1] > window[0]:
+        w0, w1 = window
+        span = w1 - w0
+        res.duration_s = span / NS_PER_S
+        in_window = sum(tokens_in_window(r.times, resolved[id(r)], w0, w1) for r in records if r.ok)
+        res.output_tok_s = in_window * NS_PER_S / span
+        busy = sum(overlap_ns(r.start_ns, r.end_ns, w0, w1) for r in records if r.start_ns)
+        res.achieved_concurrency = busy / span
+
+    if estimated:
+        warnings.append(ESTIMATED_WARNING)
+    warmup_errors = Counter(r.error for r in records if not r.measured and not r.ok and r.error != "cancelled")
+    if warmup_errors:
+        kinds = ", ".join(f"{k} ×{n}" for k, n in warmup_errors.items())
+        warnings.append(f"warm-up requests failed ({kinds}); they are not in the error count")
+    texts = ["".join(r.text_parts) for r in ok]
+    warnings.extend(content_warnings(inp.temperature, inp.ignore_eos, inp.repetitive_prompts, texts))
+    res.warnings = warnings
+    return res
