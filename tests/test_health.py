@@ -1,0 +1,156 @@
+"""Health: state derivation rules, and the watcher against a real HTTP server that comes up late."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from aiohttp import web
+
+from specdec_tui.health import (
+    HealthState,
+    HttpProbe,
+    NotHealthy,
+    derive_state,
+    facts_from,
+    wait_ready,
+    watch_health,
+)
+from specdec_tui.hosts.base import ServiceStatus
+
+
+def status(active: str, sub: str = "", code: int | None = None, result: str = "") -> ServiceStatus:
+    return ServiceStatus(unit="sglang.service", active_state=active, sub_state=sub, exec_main_status=code, result=result)
+
+
+READY_PROBE = HttpProbe(reachable=True, health_status=200, models=("qwen",))
+REFUSED = HttpProbe(reachable=False, error="connection refused")
+
+
+@pytest.mark.parametrize(
+    "svc, probe, expected",
+    [
+        (status("failed", "failed", 1, "exit-code"), REFUSED, HealthState.FAILING),
+        (status("inactive", "dead"), REFUSED, HealthState.DOWN),
+        (status("activating", "start"), REFUSED, HealthState.STARTING),
+        (status("active", "running"), REFUSED, HealthState.LOADING),
+        (status("active", "running"), READY_PROBE, HealthState.READY),
+        (status("active", "running"), HttpProbe(reachable=True, health_status=200), HealthState.LOADING),
+        (None, READY_PROBE, HealthState.READY),
+        (None, REFUSED, HealthState.DOWN),
+        (None, HttpProbe(reachable=True, health_status=503), HealthState.FAILING),
+    ],
+)
+def test_state_derivation(svc: ServiceStatus | None, probe: HttpProbe, expected: HealthState) -> None:
+    state, detail = derive_state(svc, probe)
+    assert state is expected
+    assert detail
+
+
+def test_failed_unit_detail_names_exit_status() -> None:
+    _, detail = derive_state(status("failed", "failed", 1, "exit-code"), REFUSED)
+    assert "exit status 1" in detail and "exit-code" in detail
+
+
+def test_facts_from_sglang_server_info() -> None:
+    info = {
+        "model_path": "Qwen/Qwen3.5-122B-A10B",
+        "max_total_num_tokens": 91234,
+        "speculative_algorithm": "EAGLE",
+        "speculative_num_steps": 3,
+        "speculative_eagle_topk": 1,
+        "speculative_num_draft_tokens": 4,
+        "version": "0.5.6",
+        "internal_states": [{"effective_max_running_requests_per_dp": 17, "avg_spec_accept_length": 3.2}],
+    }
+    facts = facts_from(info, ("qwen",), 262144)
+    assert facts is not None
+    assert facts.model == "qwen"
+    assert facts.max_running_requests == 17
+    assert facts.max_total_num_tokens == 91234
+    assert facts.context_len == 262144
+    assert facts.speculative == {"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LateServer:
+    """A real HTTP server on loopback whose port opens only when told, like SGLang after loading."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.health_status = 200
+        self.runner: web.AppRunner | None = None
+
+    async def open(self) -> None:
+        app = web.Application()
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/get_server_info", self._info)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(status=self.health_status)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "qwen", "max_model_len": 4096}]})
+
+    async def _info(self, request: web.Request) -> web.Response:
+        return web.json_response({"max_total_num_tokens": 1000,
+                                  "internal_states": [{"effective_max_running_requests_per_dp": 21}]})
+
+    async def close(self) -> None:
+        if self.runner:
+            await self.runner.cleanup()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+async def test_watcher_sees_down_then_ready_with_facts() -> None:
+    server = LateServer()
+    seen: list[HealthState] = []
+    try:
+        async for snap in watch_health(None, server.url, fast_interval=0.01):
+            seen.append(snap.state)
+            if snap.state is HealthState.DOWN and server.runner is None:
+                await server.open()
+            if snap.state is HealthState.READY:
+                assert snap.facts is not None and snap.facts.max_running_requests == 21
+                assert snap.model == "qwen"
+                break
+    finally:
+        await server.close()
+    assert seen[0] is HealthState.DOWN and seen[-1] is HealthState.READY
+
+
+async def test_wait_ready_times_out_with_the_last_state() -> None:
+    server = LateServer()
+    server.health_status = 503
+    await server.open()
+    try:
+        with pytest.raises(NotHealthy, match="did not become ready within"):
+            await wait_ready(None, server.url, timeout_s=0.5)
+    finally:
+        await server.close()
+
+
+class FailedHost:
+    """A host whose unit has failed: wait_ready must give up at once, not wait for the timeout."""
+
+    async def status(self) -> ServiceStatus:
+        return status("failed", "failed", 1, "exit-code")
+
+
+async def test_wait_ready_stops_on_a_failed_unit() -> None:
+    with pytest.raises(NotHealthy, match="failed while starting") as info:
+        await asyncio.wait_for(wait_ready(FailedHost(), f"http://127.0.0.1:{free_port()}", timeout_s=60), 10)  # type: ignore[arg-type]
+    assert info.value.snapshot is not None and info.value.snapshot.state is HealthState.FAILING
