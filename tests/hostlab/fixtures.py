@@ -1,0 +1,153 @@
+"""pytest plugin with the test-host fixtures: `hostlab` (one systemd+sshd boot per session),
+`lab_service` (a fresh real unit per test) and `make_ssh_host` (an SSHHost pointed at the lab).
+
+Enable with `pytest_plugins = ["tests.hostlab.fixtures"]` in tests/conftest.py (or import these names).
+On a machine that cannot run the lab these fixtures SKIP with the reason — except under CI=true,
+where a missing lab is a FAILURE, so CI can never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Callable, Iterator
+
+import pytest
+
+from specdec_tui.core.config import HostConfig
+from specdec_tui.hosts.ssh import SSHHost
+from tests.hostlab.lab import HostLab, LabUnavailable, free_port, missing_requirements, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+ARGV_SERVER = Path(__file__).resolve().parent / "argv_server.py"
+SIM_MAIN = REPO / "src" / "specdec_tui" / "sim" / "__main__.py"
+UNIT = "specdec-lab.service"
+TICKER_UNIT = "specdec-ticker.service"
+
+
+def lab_unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"hostlab required under CI=true but unavailable: {reason}")
+    pytest.skip(f"hostlab unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def hostlab() -> Iterator[HostLab]:
+    reason = missing_requirements()
+    if reason:
+        lab_unavailable(reason)
+    lab = HostLab()
+    try:
+        lab.boot()
+    except LabUnavailable as err:
+        lab.shutdown()
+        lab_unavailable(str(err))
+    try:
+        yield lab
+    finally:
+        lab.shutdown()
+
+
+def server_exec(port: int, steps: int) -> str:
+    """ExecStart= for the service under test: the simulated SGLang server when it exists."""
+    if SIM_MAIN.exists():
+        return (
+            f"{sys.executable} -m specdec_tui.sim --port {port} --speculative-num-steps {steps} "
+            "--time-scale 20"
+        )
+    return f"{sys.executable} -u {ARGV_SERVER} --port {port} --speculative-num-steps {steps}"
+
+
+def unit_text(exec_start: str, description: str = "specdec hostlab server") -> str:
+    return (
+        f"[Unit]\nDescription={description}\n\n"
+        f"[Service]\nExecStart={exec_start}\nWorkingDirectory={REPO}\nEnvironment=PYTHONPATH={REPO / 'src'}\n"
+        "Restart=no\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+@dataclass
+class LabService:
+    """A unit installed and started on the lab host; `text_with(steps)` writes the variant to push."""
+
+    lab: HostLab
+    unit: str
+    port: int
+    text: str
+
+    @property
+    def path(self) -> str:
+        return f"/etc/systemd/system/{self.unit}"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def text_with(self, steps: int) -> str:
+        return unit_text(server_exec(self.port, steps))
+
+    def read_on_host(self, path: str | None = None) -> bytes:
+        return self.lab.run(["cat", path or self.path]).stdout.encode()
+
+    def server_info(self, timeout: float = 20.0) -> dict:
+        def fetch() -> dict | None:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/get_server_info", timeout=1) as resp:
+                    return json.loads(resp.read())
+            except OSError:
+                return None
+
+        return wait_for(fetch, timeout, f"{self.base_url}/get_server_info", interval=0.1)
+
+
+def install_service(lab: HostLab, unit: str, text: str) -> None:
+    lab.run(["systemctl", "stop", unit], check=False)
+    lab.run(["rm", "-rf", f"/etc/systemd/system/{unit}", "/etc/systemd/system/.specdec"])
+    lab.run(["tee", f"/etc/systemd/system/{unit}"], input=text)
+    lab.run(["systemctl", "daemon-reload"])
+    lab.run(["systemctl", "start", unit])
+
+
+@pytest.fixture
+def lab_service(hostlab: HostLab) -> Iterator[LabService]:
+    port = free_port()
+    service = LabService(hostlab, UNIT, port, unit_text(server_exec(port, 3)))
+    install_service(hostlab, UNIT, service.text)
+    yield service
+    hostlab.run(["systemctl", "stop", UNIT], check=False)
+
+
+@pytest.fixture
+def ticker_service(hostlab: HostLab) -> Iterator[LabService]:
+    """A unit that prints numbered `tick N` lines ten times a second (journal loss/duplicate checks)."""
+    port = free_port()
+    text = unit_text(f"{sys.executable} -u {ARGV_SERVER} --port {port} --tick-interval 0.05", "specdec ticker")
+    install_service(hostlab, TICKER_UNIT, text)
+    yield LabService(hostlab, TICKER_UNIT, port, text)
+    hostlab.run(["systemctl", "stop", TICKER_UNIT], check=False)
+
+
+@pytest.fixture
+async def make_ssh_host(hostlab: HostLab) -> AsyncIterator[Callable[..., "SSHHost"]]:
+    """Builds SSHHost objects for the lab (trusted host key unless `trust=False`); closes them after."""
+    made: list[SSHHost] = []
+
+    def make(unit: str = UNIT, *, trust: bool = True, known_hosts: Path | None = None, **config) -> SSHHost:
+        known = known_hosts or hostlab.known_hosts
+        if trust:
+            known.write_text(hostlab.host_key_line())
+        cfg = HostConfig(name="lab", address="hostlab", unit=unit, **{"user": "root", **config})
+        host = SSHHost(
+            cfg, known_hosts=known, ssh_config=hostlab.ssh_config, client_keys=[hostlab.client_key],
+            agent_path=None, reconnect_delays=(0.05, 0.1, 0.2, 0.5, 1.0),
+        )
+        made.append(host)
+        return host
+
+    yield make
+    for host in made:
+        await host.close()

@@ -1,0 +1,194 @@
+"""SSHHost against a REAL OpenSSH sshd and a REAL systemd (booted in a private namespace by
+tests/hostlab). Skips where the lab cannot run; fails instead under CI=true."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from specdec_tui.hosts.base import HostKeyError, PrivilegeError, UnitRejected
+from tests.hostlab.fixtures import (  # noqa: F401  (fixtures; pytest_plugins would make this unnecessary)
+    TICKER_UNIT,
+    UNIT,
+    hostlab,
+    lab_service,
+    make_ssh_host,
+    ticker_service,
+)
+from tests.hostlab.lab import TEST_USER
+
+pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
+
+
+async def test_unknown_host_key_is_refused_with_what_to_do(make_ssh_host, hostlab, lab_service):
+    hostlab.known_hosts.write_text("")
+    host = make_ssh_host(trust=False)
+    with pytest.raises(HostKeyError) as err:
+        await host.connect()
+    text = str(err.value)
+    assert "unknown" in text and f"ssh-keyscan -p {hostlab.ssh_port} 127.0.0.1" in text
+    assert "accept_new_host_key" in text
+    assert hostlab.known_hosts.read_text() == ""
+
+
+async def test_accept_new_host_key_adds_it_and_connects(make_ssh_host, hostlab, lab_service):
+    hostlab.known_hosts.write_text("")
+    host = make_ssh_host(trust=False, accept_new_host_key=True)
+    await host.connect()
+    assert (await host.status()).is_running
+    saved = hostlab.known_hosts.read_text().split()
+    assert saved[:3] == hostlab.host_key_line().split()
+
+
+async def test_changed_host_key_is_refused_even_with_accept_new(make_ssh_host, hostlab, lab_service):
+    other_key = hostlab.client_key.with_suffix(".pub").read_text().split()  # a key that is not the host's
+    hostlab.known_hosts.write_text(f"[127.0.0.1]:{hostlab.ssh_port} {other_key[0]} {other_key[1]}\n")
+    before = hostlab.known_hosts.read_text()
+    host = make_ssh_host(trust=False, accept_new_host_key=True)
+    with pytest.raises(HostKeyError, match="CHANGED"):
+        await host.connect()
+    assert hostlab.known_hosts.read_text() == before
+
+
+async def test_push_writes_exact_bytes_and_keeps_the_old_text(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    old = await host.read_unit()
+    assert old == lab_service.text
+    new = lab_service.text_with(4) + "# tuned: 4 steps, trailing spaces kept   \n"
+    result = await host.push(new)
+    assert result.changed and result.backup == 1
+    assert lab_service.read_on_host() == new.encode()
+    assert lab_service.read_on_host(f"/etc/systemd/system/.specdec/{UNIT}.1") == old.encode()
+    assert await host.history() == [1]
+    assert (await host.push(new)).changed is False
+
+
+async def test_verify_rejects_a_broken_unit_and_nothing_changes(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    broken = lab_service.text.replace("ExecStart=", "ExecStart=/nonexistent/bin/sglang-missing ")
+    with pytest.raises(UnitRejected, match="nothing was changed"):
+        await host.push(broken)
+    assert lab_service.read_on_host() == lab_service.text.encode()
+    assert await host.history() == []
+
+
+async def test_restart_runs_the_new_flags_and_rollback_brings_the_old_back(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    assert lab_service.server_info()["speculative_num_steps"] == 3
+    await host.push(lab_service.text_with(4))
+    restarted = await host.restart()
+    assert restarted.ok and restarted.status.is_running and restarted.status.main_pid
+    assert lab_service.server_info()["speculative_num_steps"] == 4
+
+    restored = await host.rollback()
+    assert restored == lab_service.text
+    assert lab_service.read_on_host() == lab_service.text.encode()
+    assert await host.history() == []
+    assert (await host.restart()).ok
+    assert lab_service.server_info()["speculative_num_steps"] == 3
+
+
+async def test_repeated_rollbacks_go_further_back(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    texts = [lab_service.text, lab_service.text_with(4), lab_service.text_with(5)]
+    for text in texts[1:]:
+        await host.push(text)
+    assert await host.history() == [1, 2]
+    assert await host.rollback() == texts[1]
+    assert await host.rollback() == texts[0]
+    assert lab_service.read_on_host() == texts[0].encode()
+
+
+async def test_journal_shows_the_new_process_starting(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    await host.push(lab_service.text_with(4))
+    restarted = await host.restart()
+    new_pid = restarted.status.main_pid
+    seen = []
+    stream = host.journal(lines=200, follow=True)
+    async for record in stream:
+        if record.pid == new_pid:
+            seen.append(record.message)
+        if any("steps=4" in m or "speculative_num_steps=4" in m or "num_steps=4" in m for m in seen):
+            break
+    await stream.aclose()
+    assert seen, "no journal line from the restarted process"
+
+
+def tick_numbers(records, pid):
+    return [int(r.message.split()[1]) for r in records if r.pid == pid and r.message.startswith("tick ")]
+
+
+async def test_journal_resumes_after_a_dropped_connection_without_loss(make_ssh_host, hostlab, ticker_service):
+    host = make_ssh_host(unit=TICKER_UNIT)
+    pid = (await host.status()).main_pid
+    records = []
+    stream = host.journal(lines=5, follow=True)
+    killed = False
+    async for record in stream:
+        records.append(record)
+        ticks = tick_numbers(records, pid)
+        if not killed and len(ticks) >= 5:
+            sessions = hostlab.session_pids()
+            assert sessions, "no sshd session process found"
+            for session_pid in sessions:  # the sshd child serving our connection, by PID
+                os.kill(session_pid, signal.SIGKILL)
+            killed = True
+        if killed and any(r.kind == "gap" for r in records) and len(ticks) >= 40:
+            break
+    await stream.aclose()
+    ticks = tick_numbers(records, pid)
+    assert [r.kind for r in records].count("gap") == 1
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), "lines lost or repeated across the reconnect"
+    cursors = [r.cursor for r in records if r.kind == "line"]
+    assert len(cursors) == len(set(cursors))
+
+
+async def test_closing_the_journal_leaves_no_remote_journalctl(make_ssh_host, hostlab, ticker_service):
+    host = make_ssh_host(unit=TICKER_UNIT)
+    stream = host.journal(lines=1, follow=True)
+    await stream.__anext__()
+    await stream.aclose()
+
+    def journalctl_running() -> bool:
+        out = hostlab.run(["sh", "-c", "cat /proc/[0-9]*/comm 2>/dev/null"], check=False).stdout.split()
+        return "journalctl" in out
+
+    for _ in range(100):
+        if not journalctl_running():
+            break
+        await asyncio.sleep(0.05)
+    assert not journalctl_running()
+
+
+async def test_status_reports_systemd_state(make_ssh_host, lab_service):
+    host = make_ssh_host()
+    status = await host.status()
+    assert status.active_state == "active" and status.sub_state == "running"
+    assert status.main_pid and status.active_enter is not None
+    await host.stop()
+    stopped = await host.status()
+    assert stopped.active_state == "inactive" and stopped.main_pid is None
+
+
+async def test_gpu_facts_empty_without_nvidia_smi(make_ssh_host, lab_service):
+    assert await make_ssh_host().gpu_facts() == []
+
+
+def test_unit_name_with_shell_metacharacters_is_refused_before_connecting(make_ssh_host, hostlab):
+    before = hostlab.session_pids()
+    with pytest.raises(UnitRejected, match="not a valid systemd unit name"):
+        make_ssh_host(unit="x;touch /tmp/pwned.service")
+    assert hostlab.session_pids() == before
+    assert hostlab.run(["test", "-e", "/tmp/pwned.service"], check=False).returncode != 0
+
+
+async def test_sudo_user_without_nopasswd_gets_privilege_error(make_ssh_host, hostlab, lab_service):
+    if hostlab.run(["sh", "-c", "command -v sudo"], check=False).returncode != 0:
+        pytest.skip("sudo is not installed on this machine (listed in .ci/apt-packages.txt)")
+    host = make_ssh_host(user=TEST_USER, sudo=True)
+    with pytest.raises(PrivilegeError, match="needs a password"):
+        await host.connect()
