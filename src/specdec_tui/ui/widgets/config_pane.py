@@ -1,0 +1,225 @@
+"""The Config tab: the speculative flags as a form, the raw unit, validation and the diff to the host.
+
+The unit text is the source of truth. A form edit goes through `UnitFile.set_flag` into the text;
+a text edit is parsed back into the form. Every change is validated (`core.flags.validate`) and
+saved as a draft (debounced), so an edit survives a crash or a quit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Static, TextArea
+
+from specdec_tui.core import drafts
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
+from specdec_tui.ui.widgets.diff_view import DiffView
+from specdec_tui.ui.widgets.flag_form import FlagForm
+from specdec_tui.ui.widgets.unit_editor import UnitEditor
+
+DRAFT_DEBOUNCE_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxIssue:
+    """A unit that does not parse, shaped like `core.flags.Issue` so one list shows both."""
+
+    message: str
+    level: str = "error"
+    flag: str = ""
+    fix: dict[str, Any] | None = None
+
+
+def validate_flags(flags: dict[str, str | None]) -> list[Any]:
+    from specdec_tui.core.flags import validate
+
+    return list(validate(flags))
+
+
+def _with_flag(unit: UnitFile, name: str, value: str | None) -> UnitFile:
+    """`value` None removes the flag (when present); otherwise sets it."""
+    if value is None:
+        return unit.remove_flag(name)
+    return unit.set_flag(name, value)
+
+
+def describe_issue(issue: Any) -> str:
+    mark = "✗" if issue.level == "error" else "!"
+    where = f"--{issue.flag}: " if issue.flag else ""
+    fix = "  [f: apply fix]" if getattr(issue, "fix", None) or getattr(issue, "remove", None) else ""
+    return f"{mark} {where}{issue.message}{fix}"
+
+
+class ConfigPane(Vertical):
+    """Form + unit editor + issue list + diff. `draft_key` = (host name, unit name) or None."""
+
+    DEFAULT_CSS = """
+    ConfigPane { height: 1fr; }
+    ConfigPane #config-columns { height: 1fr; }
+    ConfigPane #config-left { width: 1fr; min-width: 36; }
+    ConfigPane #config-right { width: 1fr; }
+    ConfigPane #config-issues { height: auto; max-height: 6; padding: 0 1; }
+    ConfigPane #config-issues.-errors { color: $error; }
+    ConfigPane #config-issues.-warnings { color: $warning; }
+    ConfigPane #unit-editor { height: 2fr; }
+    ConfigPane #diff-view { height: 1fr; }
+    """
+
+    @dataclass
+    class Edited(Message):
+        """The edited unit text changed (the app refreshes its "unsaved edit" state)."""
+
+        text: str
+        dirty: bool
+
+    def __init__(self, running_text: str = "", *, draft_key: tuple[str, str] | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.running_text = running_text
+        self.text = running_text
+        self.draft_key = draft_key
+        self.issues: list[Any] = []
+        self.diff = ""
+        self._draft_timer: Timer | None = None
+        self._draft_pending = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="config-columns"):
+            with Vertical(id="config-left"):
+                yield FlagForm(id="flag-form")
+                yield Static("", id="config-issues", markup=False)
+            with Vertical(id="config-right"):
+                yield UnitEditor(self.text, id="unit-editor")
+                yield DiffView(id="diff-view")
+
+    async def on_mount(self) -> None:
+        await self._refresh_views(update_editor=False)
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def dirty(self) -> bool:
+        """True when the edit differs from what runs on the host (a push would change something)."""
+        return self.text != self.running_text
+
+    @property
+    def errors(self) -> list[Any]:
+        return [i for i in self.issues if i.level == "error"]
+
+    def first_fix(self) -> Any | None:
+        """The first issue that carries a fix, errors before warnings."""
+        fixable = [i for i in self.issues if getattr(i, "fix", None) or getattr(i, "remove", None)]
+        fixable.sort(key=lambda i: i.level != "error")
+        return fixable[0] if fixable else None
+
+    async def load_running(self, text: str, *, keep_edit: bool = False) -> None:
+        """The host's unit changed (connect, push, rollback). The edit follows it unless `keep_edit`."""
+        self.running_text = text
+        if not keep_edit:
+            self.text = text
+        await self._refresh_views(update_editor=not keep_edit)
+
+    async def set_text(self, text: str) -> None:
+        """Replace the edited text (draft restore, apply fix) and refresh everything."""
+        self.text = text
+        await self._refresh_views(update_editor=True)
+        self._changed()
+
+    async def set_flag(self, name: str, value: str | None) -> bool:
+        """Apply one flag change to the unit text; False (and a notification) if it cannot be."""
+        try:
+            unit = _with_flag(UnitFile.parse(self.text), name, value)
+        except (UnitSyntaxError, UnitEditError) as err:
+            self.notify(f"Cannot change --{name}: {err}. Fix the unit text first.", severity="error")
+            return False
+        await self.set_text(unit.text)
+        return True
+
+    async def apply_fix(self) -> str | None:
+        """Apply the first available fix (`Issue.fix` sets, `Issue.remove` deletes); says what it did."""
+        issue = self.first_fix()
+        if issue is None:
+            return None
+        fix = dict(issue.fix or {})
+        removed = tuple(getattr(issue, "remove", ()) or ())
+        try:
+            unit = UnitFile.parse(self.text)
+            for name, value in fix.items():
+                unit = unit.set_flag(name, value)
+            for name in removed:
+                unit = unit.remove_flag(name)
+        except (UnitSyntaxError, UnitEditError) as err:
+            return f"Could not apply the fix: {err}"
+        await self.set_text(unit.text)
+        changes = [f"--{n}" + ("" if v is None else f" {v}") for n, v in fix.items()] + [f"removed --{n}" for n in removed]
+        return "Applied fix: " + ", ".join(changes)
+
+    # -- views ---------------------------------------------------------------------------------
+    async def _refresh_views(self, *, update_editor: bool) -> None:
+        if update_editor:
+            editor = self.query_one(UnitEditor)
+            if editor.text != self.text:
+                editor.load_text(self.text)
+        try:
+            flags = UnitFile.parse(self.text).flags()
+        except UnitSyntaxError as err:
+            self.issues = [SyntaxIssue(f"the unit does not parse: {err}")]
+            flags = None
+        else:
+            self.issues = validate_flags(flags)
+        form = self.query_one(FlagForm)
+        if flags is not None:
+            await form.show_values(flags)
+        form.show_issues(self.issues)
+        self._show_issue_list()
+        self.diff = self.query_one(DiffView).show(self.running_text, self.text)
+
+    def _show_issue_list(self) -> None:
+        box = self.query_one("#config-issues", Static)
+        box.update("\n".join(describe_issue(i) for i in self.issues))
+        box.set_class(bool(self.errors), "-errors")
+        box.set_class(bool(self.issues) and not self.errors, "-warnings")
+        box.display = bool(self.issues)
+
+    @on(FlagForm.FlagEdited)
+    async def _form_edited(self, event: FlagForm.FlagEdited) -> None:
+        event.stop()
+        await self.set_flag(event.name, event.value)
+
+    @on(TextArea.Changed, "#unit-editor")
+    async def _text_edited(self, event: TextArea.Changed) -> None:
+        event.stop()
+        if event.text_area.text == self.text:
+            return  # our own load_text
+        self.text = event.text_area.text
+        await self._refresh_views(update_editor=False)
+        self._changed()
+
+    # -- drafts --------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self.post_message(self.Edited(self.text, self.dirty))
+        if self.draft_key is None:
+            return
+        self._draft_pending = True
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(DRAFT_DEBOUNCE_S, self.flush_draft)
+
+    def flush_draft(self) -> None:
+        """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared."""
+        if self.draft_key is None or not self._draft_pending:
+            return
+        self._draft_pending = False
+        host, unit = self.draft_key
+        if self.dirty:
+            drafts.save_draft(host, unit, self.text)
+        else:
+            drafts.clear_draft(host, unit)
+
+    def on_unmount(self) -> None:
+        self.flush_draft()

@@ -1,0 +1,61 @@
+"""The edit against what runs on the host, as a colored unified diff (what a push will change)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+NO_CHANGES = "No changes: the edit matches the unit on the host."
+
+
+def colored_diff(diff: str) -> Text:
+    """Rich text of a unified diff: additions green, removals red, hunk headers dim."""
+    text = Text()
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        else:
+            style = ""
+        text.append(line + "\n", style=style)
+    return text
+
+
+def make_diff(running: str, edited: str) -> str:
+    """`core.unit.unified_diff` (the shared one), with difflib as a stand-in until it lands."""
+    try:
+        from specdec_tui.core.unit import unified_diff
+    except ImportError:
+        import difflib
+
+        return "".join(difflib.unified_diff(running.splitlines(True), edited.splitlines(True), "host", "edited"))
+    return unified_diff(running, edited, "host", "edited")
+
+
+class DiffView(VerticalScroll):
+    DEFAULT_CSS = """
+    DiffView { height: 1fr; border: round $panel; }
+    DiffView > Static { width: auto; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.diff = ""
+        self.border_title = "diff vs host"
+
+    def compose(self) -> ComposeResult:
+        yield Static(NO_CHANGES, id="diff-body")
+
+    def show(self, running: str, edited: str) -> str:
+        """Show the diff of `edited` against `running` and return its text."""
+        self.diff = make_diff(running, edited) if running != edited else ""
+        body = self.query_one("#diff-body", Static)
+        body.update(colored_diff(self.diff) if self.diff else NO_CHANGES)
+        return self.diff

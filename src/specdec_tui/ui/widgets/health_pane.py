@@ -1,0 +1,193 @@
+"""The server at a glance: a big state badge, the capacity the restart actually got, live decode numbers.
+
+After a push the operator waits for READY and then wants to know what the flags cost: the seed's
+max_running_requests fell 26→21→17 as speculative steps rose. So the facts the server reports about
+itself (not the flags we asked for) sit next to the journal's live accept length and throughput.
+
+Public API (for the app shell):
+    HealthPane(id=...)
+    .update_health(snapshot: HealthSnapshot)   # from specdec_tui.health.watch_health
+    .update_log_stats(stats: LogStats)         # from specdec_tui.core.sglang_log, folded from the journal
+    .update_gpus(gpus: list[GpuFact])          # from Host.gpu_facts(); [] hides the GPU section
+    .state: str                                # "down" | "starting" | "loading" | "ready" | "failing" | "unknown"
+    .section_text(name) -> str                 # plain text of "badge", "service", "facts", "live", "error", "gpus"
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from specdec_tui.health import HealthSnapshot
+from specdec_tui.hosts.base import GpuFact
+from specdec_tui.core.results import ServerFacts
+from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
+
+STATES = ("down", "starting", "loading", "ready", "failing")
+SECTIONS = ("badge", "service", "facts", "live", "error", "gpus")
+_LABEL_WIDTH = 22
+
+
+class HealthPane(VerticalScroll):
+    """State badge, systemd/HTTP status, server facts, live journal numbers and GPU bars (API in module doc)."""
+
+    DEFAULT_CSS = """
+    HealthPane {
+        height: 1fr;
+        padding: 0 1;
+        #health-badge {
+            height: 3; width: 100%; content-align: center middle; text-style: bold;
+            background: $panel; color: $text-muted;
+        }
+        &.-ready #health-badge { background: $success; color: $text; }
+        &.-loading #health-badge, &.-starting #health-badge { background: $warning; color: $text; }
+        &.-failing #health-badge { background: $error; color: $text; }
+        &.-down #health-badge { background: $error-muted; color: $text-error; }
+        #health-service { color: $text-muted; margin-bottom: 1; }
+        #health-facts, #health-live { margin-bottom: 1; }
+        #health-error { color: $text-error; margin-bottom: 1; }
+        #health-error.-empty, #health-gpus.-empty { display: none; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.state = "unknown"
+        self._snapshot: HealthSnapshot | None = None
+        self._stats: LogStats | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("? UNKNOWN — no health check yet", id="health-badge")
+        yield Static("", id="health-service")
+        yield Static("", id="health-facts")
+        yield Static("", id="health-live")
+        yield Static("", id="health-error", classes="-empty")
+        yield Static("", id="health-gpus", classes="-empty")
+
+    def on_mount(self) -> None:
+        self._render_facts()
+        self._render_live()
+
+    def section_text(self, name: str) -> str:
+        rendered = self.query_one(f"#health-{name}", Static).render()
+        return rendered.plain if hasattr(rendered, "plain") else str(rendered)
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def update_health(self, snapshot: HealthSnapshot) -> None:
+        self._snapshot = snapshot
+        self.state = str(snapshot.state.value if hasattr(snapshot.state, "value") else snapshot.state)
+        for state in STATES:
+            self.set_class(self.state == state, f"-{state}")
+        badge = f"{_BADGE_ICON.get(self.state, '?')} {self.state.upper()}"
+        if snapshot.detail:
+            badge += f" — {snapshot.detail}"
+        self._set("badge", badge)
+        self._set("service", _service_line(snapshot))
+        self._render_facts()
+        self._render_error()
+
+    def update_log_stats(self, stats: LogStats) -> None:
+        self._stats = stats
+        self._render_live()
+        self._render_facts()
+        self._render_error()
+
+    def update_gpus(self, gpus: list[GpuFact]) -> None:
+        lines = [_gpu_line(gpu) for gpu in gpus]
+        self._set("gpus", "\n".join(lines))
+        self.query_one("#health-gpus").set_class(not lines, "-empty")
+
+    # -- sections --------------------------------------------------------------------------------
+
+    def _render_facts(self) -> None:
+        known = self._snapshot.facts if self._snapshot else None
+        facts = known or ServerFacts()
+        stats = self._stats or LogStats()
+        model = facts.model or (self._snapshot.model if self._snapshot else "")
+        rows = [
+            ("model", model or MISSING),
+            ("max_running_requests", fmt_int(facts.max_running_requests or stats.max_running_requests)),
+            ("max_total_num_tokens", fmt_int(facts.max_total_num_tokens or stats.max_total_num_tokens)),
+            ("context length", fmt_int(facts.context_len or stats.context_len)),
+            ("speculative", speculative_summary(facts.speculative) if known else MISSING),
+        ]
+        self._set("facts", _table("Server", rows))
+
+    def _render_live(self) -> None:
+        stats = self._stats or LogStats()
+        rows = [
+            ("accept len", MISSING if stats.accept_len is None else f"{stats.accept_len:.2f}"),
+            ("gen throughput", MISSING if stats.gen_throughput is None else f"{fmt_num(stats.gen_throughput)} tok/s"),
+            ("#running-req", fmt_int(stats.running_req)),
+            ("#queue-req", fmt_int(stats.queue_req)),
+            ("token usage", fmt_pct(stats.token_usage)),
+        ]
+        self._set("live", _table("Live (journal)", rows))
+
+    def _render_error(self) -> None:
+        error = self._stats.last_error if self._stats else None
+        text = f"Last error: {error.message or error.raw}" if error is not None else ""
+        if not text and self._snapshot and self.state == "failing" and self._snapshot.detail:
+            text = f"Failing: {self._snapshot.detail}"
+        self._set("error", text)
+        self.query_one("#health-error").set_class(not text, "-empty")
+
+    def _set(self, section: str, content: str | Text) -> None:
+        self.query_one(f"#health-{section}", Static).update(content)
+
+
+_BADGE_ICON = {"ready": "●", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
+
+
+def speculative_summary(spec: dict[str, Any]) -> str:
+    """"EAGLE steps=3 topk=1 draft=4" from the server's speculative settings (names as the server gives them)."""
+    if not spec:
+        return "off"
+    algorithm = str(spec.get("algorithm") or spec.get("speculative_algorithm") or "")
+    short = {"num_steps": "steps", "eagle_topk": "topk", "num_draft_tokens": "draft"}
+    parts = [algorithm] if algorithm else []
+    for key, value in spec.items():
+        if key in ("algorithm", "speculative_algorithm") or value is None:
+            continue
+        name = key.removeprefix("speculative_")
+        parts.append(f"{short.get(name, name)}={value}")
+    return " ".join(parts) or MISSING
+
+
+def _service_line(snapshot: HealthSnapshot) -> str:
+    status = snapshot.status
+    http = "http ok" if snapshot.http_ok else "http not answering"
+    if status is None:
+        return f"systemd: unknown · {http}"
+    parts = [f"systemd: {status.active_state} ({status.sub_state or '?'})"]
+    if status.main_pid:
+        parts.append(f"PID {status.main_pid}")
+    parts.append(f"restarts {status.n_restarts}")
+    if status.result and status.result != "success":
+        parts.append(f"result {status.result}")
+    parts.append(http)
+    return " · ".join(parts)
+
+
+def _table(title: str, rows: Iterable[tuple[str, str]]) -> Text:
+    text = Text(title + "\n", style="bold")
+    for label, value in rows:
+        text.append(f"  {label:<{_LABEL_WIDTH}}", style="dim")
+        text.append(f"{value}\n")
+    text.rstrip()
+    return text
+
+
+def _gpu_line(gpu: GpuFact) -> str:
+    mem = gpu.memory_used_mib / gpu.memory_total_mib if gpu.memory_total_mib else 0.0
+    return (
+        f"GPU{gpu.index} {gpu.name[:18]:<18} mem {text_bar(mem, 10)} "
+        f"{fmt_mib(gpu.memory_used_mib)}/{fmt_mib(gpu.memory_total_mib)}  "
+        f"util {text_bar(gpu.utilization_pct / 100, 6)} {gpu.utilization_pct:3.0f}%"
+    )

@@ -1,0 +1,132 @@
+"""The session's trials, newest last: what changed, what it bought at c=1 and at the top, what it cost.
+
+This is the seed operator's notebook (steps 1→2→3: 123→186→234 tok/s, max_running_requests 26→21→17)
+as a table. Selecting a row posts `TrialsList.Selected` so the shell can show that trial's results.
+
+Public API (for the app shell):
+    TrialsList(id=...)
+    .set_trials(trials: list[Trial])    # specdec_tui.core.session.Trial, in session order
+    .trial_ids: list[int]
+    .cell_text(trial_id, column) -> str  # column keys: COLUMNS
+Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of a row.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable
+
+from specdec_tui.core.session import Trial
+from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "#"),
+    ("time", "time"),
+    ("change", "changed"),
+    ("c1", "tok/s c=1"),
+    ("cmax", "tok/s max c"),
+    ("mrr", "max_run_req"),
+    ("status", "status"),
+)
+_STATUS_CLASS = {"ok": "trials--ok", "failed": "trials--failed", "cancelled": "trials--muted", "running": "trials--running"}
+
+
+def flag_changes(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
+    """"steps=3, topk=1" — the flags that differ from the previous trial ("first" for the first one)."""
+    if previous is None:
+        return "first"
+    parts = []
+    for name in sorted(set(previous) | set(flags)):
+        if name in flags and (name not in previous or previous[name] != flags[name]):
+            value = flags[name]
+            parts.append(name.removeprefix("speculative-") if value is None else f"{name.removeprefix('speculative-')}={value}")
+        elif name not in flags:
+            parts.append(f"-{name.removeprefix('speculative-')}")
+    return ", ".join(parts) or "no change"
+
+
+def trial_label(trial: Trial, previous: Trial | None) -> str:
+    """The trial's own label, else its flag change against the previous trial."""
+    return trial.label or flag_changes(previous.flags if previous else None, trial.flags)
+
+
+class TrialsList(Vertical):
+    """One row per trial with its headline numbers; selecting posts `Selected` (API in module doc)."""
+
+    COMPONENT_CLASSES = {"trials--ok", "trials--failed", "trials--muted", "trials--running"}
+    DEFAULT_CSS = """
+    TrialsList {
+        height: 1fr;
+        & > .trials--ok { color: $text-success; }
+        & > .trials--failed { color: $text-error; text-style: bold; }
+        & > .trials--muted { color: $text-muted; }
+        & > .trials--running { color: $text-accent; }
+        #trials-data { height: 1fr; }
+    }
+    """
+
+    class Selected(Message):
+        """The operator picked a trial (enter or click)."""
+
+        def __init__(self, trial_index: int, trial_id: int) -> None:
+            super().__init__()
+            self.trial_index = trial_index  # position in the list given to set_trials
+            self.trial_id = trial_id
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.trial_ids: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        table: DataTable[Text | str] = DataTable(id="trials-data", cursor_type="row", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#trials-data", DataTable)
+
+    def set_trials(self, trials: list[Trial]) -> None:
+        table = self.table
+        keep_row = table.cursor_row
+        table.clear()
+        self.trial_ids = [trial.id for trial in trials]
+        previous: Trial | None = None
+        for trial in trials:
+            table.add_row(*self._cells(trial, previous), key=str(trial.id))
+            previous = trial
+        if trials:
+            table.move_cursor(row=min(max(keep_row, 0), len(trials) - 1))
+
+    def cell_text(self, trial_id: int, column: str) -> str:
+        value = self.table.get_cell(str(trial_id), column)
+        return value.plain if isinstance(value, Text) else str(value)
+
+    def _cells(self, trial: Trial, previous: Trial | None) -> list[Text]:
+        levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
+        at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1), None)
+        at_max = levels[-1] if levels else None
+        when = trial.pushed_at or trial.started_at
+        mrr = trial.facts.max_running_requests if trial.facts else None
+        status_style = self.get_component_rich_style(_STATUS_CLASS.get(trial.status, "trials--muted"))
+        status = trial.status + (f": {trial.failure}" if trial.failure else "")
+        return [
+            Text(str(trial.id), justify="right"),
+            Text(when.astimezone().strftime("%H:%M:%S") if when else MISSING),
+            Text(trial_label(trial, previous)),
+            Text(fmt_num(at_one), justify="right"),
+            Text(f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max else MISSING, justify="right"),
+            Text(fmt_int(mrr), justify="right"),
+            Text(status[:40], style=status_style),
+        ]
+
+    @on(DataTable.RowSelected, "#trials-data")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        trial_id = int(event.row_key.value or 0)
+        self.post_message(self.Selected(self.trial_ids.index(trial_id), trial_id))

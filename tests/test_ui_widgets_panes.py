@@ -1,0 +1,130 @@
+"""HealthPane, TokChart and TrialsList in tiny host apps, fed the real records they will get."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import App, ComposeResult
+
+from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session import Trial
+from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.health import HealthSnapshot, HealthState
+from specdec_tui.hosts.base import GpuFact, ServiceStatus
+from specdec_tui.ui.widgets.health_pane import HealthPane
+from specdec_tui.ui.widgets.tok_chart import TokChart
+from specdec_tui.ui.widgets.trials_list import TrialsList, flag_changes
+
+DECODE = (
+    "[2025-03-01 14:03:07 TP0] Decode batch, #running-req: 3, #token: 912, token usage: 0.12, "
+    "accept len: 3.41, accept rate: 0.85, cuda graph: True, gen throughput (token/s): 233.96, #queue-req: 2, "
+)
+OOM = "[2025-03-01 14:03:08 TP0] Scheduler hit an exception: RuntimeError: CUDA error: out of memory"
+
+
+class Host(App):
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.widget = widget
+        self.selected: list[tuple[int, int]] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+    def on_trials_list_selected(self, message: TrialsList.Selected) -> None:
+        self.selected.append((message.trial_index, message.trial_id))
+
+
+def levels(*pairs: tuple[int, float]) -> list[LevelResult]:
+    return [LevelResult(concurrency=c, output_tok_s=t) for c, t in pairs]
+
+
+async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> None:
+    app = Host(HealthPane())
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        assert pane.section_text("facts").count("–") >= 4  # nothing known yet, said as such
+
+        facts = ServerFacts(
+            model="Qwen3.5-122B-A10B",
+            max_running_requests=17,
+            max_total_num_tokens=180_000,
+            context_len=262_144,
+            speculative={"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+        )
+        status = ServiceStatus(unit="sglang.service", active_state="active", sub_state="running", main_pid=4242)
+        pane.update_health(HealthSnapshot(state=HealthState.READY, status=status, http_ok=True, facts=facts))
+        pane.update_log_stats(LogStats().feed([DECODE, OOM]))
+        pane.update_gpus([GpuFact(0, "RTX PRO 6000", 81_920, 97_887, 93.0)])
+        await pilot.pause()
+
+        assert pane.state == "ready" and pane.has_class("-ready")
+        assert "READY" in pane.section_text("badge")
+        assert "PID 4242" in pane.section_text("service") and "http ok" in pane.section_text("service")
+        facts_text = pane.section_text("facts")
+        assert "17" in facts_text and "180,000" in facts_text and "262,144" in facts_text
+        assert "EAGLE steps=3 topk=1 draft=4" in facts_text
+        live = pane.section_text("live")
+        assert "3.41" in live and "234.0 tok/s" in live and "12%" in live
+        assert "out of memory" in pane.section_text("error")
+        assert "GPU0" in pane.section_text("gpus") and "93%" in pane.section_text("gpus")
+
+        pane.update_health(HealthSnapshot(state=HealthState.FAILING, status=None, http_ok=False, detail="exit 1"))
+        pane.update_gpus([])
+        await pilot.pause()
+        assert pane.has_class("-failing") and not pane.has_class("-ready")
+        assert "FAILING — exit 1" in pane.section_text("badge")
+        assert not pane.query_one("#health-gpus").display
+
+
+async def test_chart_plots_one_line_per_trial_on_log2_axis() -> None:
+    app = Host(TokChart())
+    async with app.run_test(size=(100, 30)) as pilot:
+        chart = app.query_one(TokChart)
+        chart.set_trials(
+            [
+                ("steps=1", levels((1, 123.0), (4, 400.0), (64, 1500.0))),
+                ("steps=3", levels((64, 1400.0), (1, 234.0), (4, 610.0))),
+                ("failed", []),
+            ]
+        )
+        await pilot.pause()
+        assert [label for label, _ in chart.series] == ["steps=1", "steps=3"]
+        assert chart.series[1][1] == [(1, 234.0), (4, 610.0), (64, 1400.0)]
+        screen = app.export_screenshot()
+        assert "steps=3" in screen and "64" in screen
+
+
+def trial(i: int, steps: str, c1: float, cmax: float, mrr: int, status: str = "ok") -> Trial:
+    return Trial(
+        id=i,
+        unit_text="",
+        flags={"speculative-num-steps": steps, "speculative-eagle-topk": "1"},
+        pushed_at=datetime(2025, 3, 1, 14, i, 0, tzinfo=timezone.utc),
+        status=status,
+        failure="not healthy in 900 s" if status == "failed" else "",
+        facts=ServerFacts(max_running_requests=mrr) if status == "ok" else None,
+        levels=levels((1, c1), (64, cmax)) if status == "ok" else [],
+    )
+
+
+async def test_trials_list_rows_and_selection_message() -> None:
+    app = Host(TrialsList())
+    async with app.run_test(size=(100, 24)) as pilot:
+        widget = app.query_one(TrialsList)
+        widget.set_trials([trial(1, "1", 123, 1500, 26), trial(2, "2", 186, 1480, 21), trial(3, "4", 0, 0, 0, "failed")])
+        await pilot.pause()
+        assert widget.cell_text(1, "change") == "first"
+        assert widget.cell_text(2, "change") == "num-steps=2"
+        assert widget.cell_text(2, "c1") == "186.0" and widget.cell_text(2, "cmax") == "1,480 @64"
+        assert widget.cell_text(2, "mrr") == "21"
+        assert widget.cell_text(3, "status").startswith("failed: not healthy")
+        widget.table.focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.selected == [(1, 2)]
+
+
+def test_flag_changes_names_added_changed_and_removed_flags() -> None:
+    assert flag_changes({"a": "1", "b": None}, {"a": "2", "c": None}) == "a=2, -b, c"
+    assert flag_changes({"a": "1"}, {"a": "1"}) == "no change"
