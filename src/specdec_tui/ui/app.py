@@ -1,0 +1,455 @@
+"""The panel: `SpecdecApp` and its factory `make_app`.
+
+Workers (`@work`) talk to the host, the workflow and the benchmark and only post `ui.messages`;
+the `@on` handlers here own all state (the running unit, the busy step, the current trial) and
+update widgets. Failures are shown in words; a failed push keeps the edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from textual import on, work
+from textual.app import App
+from textual.binding import BindingType
+from textual.worker import Worker
+
+from specdec_tui.core import drafts
+from specdec_tui.core.config import Config
+from specdec_tui.core.session import Session, Trial, save_session, utcnow
+from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.ui import messages as m
+from specdec_tui.ui.commands import SpecdecCommands
+from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.error_screen import ErrorScreen
+from specdec_tui.ui.screens.help_screen import HelpScreen
+from specdec_tui.ui.screens.main_screen import MainScreen
+from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
+from specdec_tui.ui.widgets.config_pane import ConfigPane
+
+
+def _in_words(err: BaseException) -> str:
+    """An exception as a sentence for the user (HostError already carries what to do)."""
+    text = str(err).strip()
+    return text or type(err).__name__
+
+
+class SpecdecApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "specdec-tui"
+    BINDINGS: list[BindingType] = APP_BINDINGS
+    COMMANDS = App.COMMANDS | {SpecdecCommands}
+
+    def __init__(
+        self,
+        config: Config,
+        host: Host | None,
+        session: Session,
+        *,
+        session_path: Path | None,
+        host_name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.host = host
+        self.session = session
+        self.session_path = session_path
+        self.host_name = host_name or (host.info.name if host else session.host or "offline")
+        self.unit_name = host.info.unit if host else (session.unit or "sglang.service")
+        self.effective_keymap: dict[str, str] = dict(config.ui.keymap)
+        self.busy: str | None = None  # the host step running now ("push", "restart", ...), one at a time
+        self.bench_worker: Worker[None] | None = None
+        self.trial: Trial | None = None  # the trial being measured (pushed, not yet recorded)
+        self.health: Any = None  # last health.HealthSnapshot
+        self._draft_offered = False
+        self._runner: Any = None
+        self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
+
+    # -- start ---------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        loaded = register_themes(self)
+        if loaded.problems:
+            self.notify(problems_message(loaded.problems), title="Themes", severity="warning", timeout=10)
+        problem = apply_theme(self, self.config.ui.theme)
+        if problem:
+            self.notify(problem, severity="warning")
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.set_keymap(self.effective_keymap)
+        bad = unknown_ids(self.effective_keymap, self.binding_scopes().values())
+        if bad:
+            self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
+        running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
+        draft_key = (self.host_name, self.unit_name) if self.host else None
+        self.push_screen(MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines))
+        self.call_after_refresh(self._show_trials)
+        if self.host is not None:
+            self.connect_host()
+
+    @property
+    def main(self) -> MainScreen:
+        return next(s for s in self.screen_stack if isinstance(s, MainScreen))
+
+    @property
+    def config_pane(self) -> ConfigPane:
+        return self.main.config_pane
+
+    def binding_scopes(self) -> dict[str, Iterable[BindingType]]:
+        """Every BINDINGS the help screen lists, by where they apply."""
+        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen as _C
+        from specdec_tui.ui.screens.error_screen import ErrorScreen as _E
+
+        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS, "Confirm": _C.BINDINGS, "Error": _E.BINDINGS}
+
+    def help_rows(self) -> list[KeyRow]:
+        return key_rows(self.binding_scopes(), self.effective_keymap)
+
+    def runner(self) -> Any:
+        """The workflow's TrialRunner for this host (built on first use)."""
+        if self._runner is None:
+            from specdec_tui.workflow import TrialRunner
+
+            self._runner = TrialRunner(self.host, self.config, self.session, self.session.profile or self.config.profile())
+        return self._runner
+
+    # -- workers: talk to the host, post messages ---------------------------------------------
+    @work(exclusive=True, group="connect")
+    async def connect_host(self) -> None:
+        assert self.host is not None
+        try:
+            await self.host.connect()
+            text = await self.host.read_unit()
+        except HostError as err:
+            self.post_message(m.StepFailed("connect", _in_words(err)))
+            return
+        self.post_message(m.UnitLoaded(text))
+        self.tail_journal()
+        self.watch_health()
+
+    @work(exclusive=True, group="journal")
+    async def tail_journal(self) -> None:
+        assert self.host is not None
+        try:
+            async for record in self.host.journal(follow=True, lines=min(self.config.ui.journal_lines, 500)):
+                self.post_message(m.JournalBatch([record]))
+        except HostError as err:
+            self.post_message(m.StepFailed("journal", _in_words(err)))
+
+    @work(exclusive=True, group="health")
+    async def watch_health(self) -> None:
+        from specdec_tui.health import watch_health
+
+        assert self.host is not None
+        try:
+            async for snapshot in watch_health(self.host, self.host.info.base_url):
+                self.post_message(m.HealthChanged(snapshot))
+        except HostError as err:
+            self.post_message(m.StepFailed("health", _in_words(err)))
+
+    @work(exclusive=True, group="step")
+    async def push_and_restart(self, text: str) -> None:
+        runner = self.runner()
+        step = "push"
+        try:
+            result = await runner.push(text)
+            self.post_message(m.Pushed(text, result))
+            step = "restart"
+            self.post_message(m.Restarted(await runner.restart()))
+            step = "healthy"
+            facts = await runner.wait_healthy(self._healthy_timeout())
+            self.post_message(m.Healthy(facts))
+        except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
+            self.post_message(m.StepFailed(step, _in_words(err)))
+
+    @work(exclusive=True, group="step")
+    async def restart_only(self) -> None:
+        try:
+            self.post_message(m.Restarted(await self.runner().restart()))
+            timeout = self._healthy_timeout()
+            self.post_message(m.Healthy(await self.runner().wait_healthy(timeout)))
+        except Exception as err:  # noqa: BLE001
+            self.post_message(m.StepFailed("restart", _in_words(err)))
+
+    @work(exclusive=True, group="step")
+    async def rollback_unit(self) -> None:
+        try:
+            text = await self.runner().rollback()
+            self.post_message(m.RolledBack(text))
+            self.post_message(m.Restarted(await self.runner().restart()))
+            self.post_message(m.Healthy(await self.runner().wait_healthy(self._healthy_timeout())))
+        except Exception as err:  # noqa: BLE001
+            self.post_message(m.StepFailed("rollback", _in_words(err)))
+
+    @work(exclusive=True, group="bench")
+    async def run_bench(self) -> None:
+        levels: list[Any] = []
+        cancelled = False
+        try:
+            async for event in self.runner().bench():
+                self.post_message(m.BenchEventMessage(event))
+                if type(event).__name__ == "RunDone":
+                    levels, cancelled = list(event.levels), bool(event.cancelled)
+        except Exception as err:  # noqa: BLE001
+            self.post_message(m.StepFailed("bench", _in_words(err)))
+            return
+        self.post_message(m.BenchFinished(levels, cancelled))
+
+    def _healthy_timeout(self) -> float:
+        host_config = self.config.hosts.get(self.host_name)
+        return host_config.healthy_timeout_s if host_config else 900.0
+
+    # -- handlers: own the state ---------------------------------------------------------------
+    @on(m.UnitLoaded)
+    async def _unit_loaded(self, message: m.UnitLoaded) -> None:
+        pane = self.config_pane
+        await pane.load_running(message.text, keep_edit=pane.dirty)
+        if not self._draft_offered:
+            self._draft_offered = True
+            self._offer_draft(message.text)
+
+    def _offer_draft(self, running: str) -> None:
+        draft = drafts.load_draft(self.host_name, self.unit_name)
+        if draft is None or draft == running:
+            return
+
+        async def answer(restore: bool | None) -> None:
+            if restore:
+                await self.config_pane.set_text(draft)
+                self.notify("Draft restored: the diff shows what a push would change.")
+            else:
+                drafts.clear_draft(self.host_name, self.unit_name)
+
+        self.push_screen(
+            ConfirmScreen(f"An unpushed edit of {self.unit_name} on {self.host_name} was saved earlier.\nRestore it?", yes="Restore", no="Discard"),
+            answer,
+        )
+
+    @on(m.StepFailed)
+    def _step_failed(self, message: m.StepFailed) -> None:
+        if message.what in ("push", "restart", "healthy", "rollback"):
+            self.busy = None
+        if message.what == "bench":
+            self.bench_worker = None
+        if self.trial is not None and message.what in ("restart", "healthy"):
+            self.trial.status, self.trial.failure = "failed", f"{message.what}: {message.reason}"
+            self._record_trial()
+        self._journal_marker(f"{message.what} failed")
+        kept = " Your edit is kept; fix it and press p again." if message.what == "push" else ""
+        if message.what in ("push", "restart", "healthy", "rollback", "connect"):
+            self.push_screen(ErrorScreen(f"{message.what.capitalize()} failed", message.reason + kept))
+        else:
+            self.notify(message.reason, title=f"{message.what} failed", severity="error")
+
+    @on(m.Pushed)
+    async def _pushed(self, message: m.Pushed) -> None:
+        pane = self.config_pane
+        await pane.load_running(message.text, keep_edit=pane.text != message.text)
+        drafts.clear_draft(self.host_name, self.unit_name)
+        from specdec_tui.core.unit import UnitFile
+
+        self.trial = Trial(
+            id=self.session.next_trial_id(),
+            unit_text=message.text,
+            flags=UnitFile.parse(message.text).flags(),
+            pushed_at=utcnow(),
+            profile=self.config.profile(),
+        )
+        self._journal_marker(f"pushed trial {self.trial.id}")
+        self.notify(f"Pushed {self.unit_name}; restarting…")
+
+    @on(m.Restarted)
+    def _restarted(self, message: m.Restarted) -> None:
+        self._journal_marker(f"restart: {message.result.job_result}")
+
+    @on(m.Healthy)
+    def _healthy(self, message: m.Healthy) -> None:
+        self.busy = None
+        if self.trial is not None:
+            self.trial.facts = message.facts
+        self.notify("Server is healthy." + ("" if self.config.ui.auto_bench else " Press b to benchmark."))
+        if self.config.ui.auto_bench:
+            self.action_bench()
+
+    @on(m.RolledBack)
+    async def _rolled_back(self, message: m.RolledBack) -> None:
+        await self.config_pane.load_running(message.text)
+        self._journal_marker("rolled back")
+        self.notify("Rolled back to the previous unit; restarting…")
+
+    @on(m.HealthChanged)
+    def _health_changed(self, message: m.HealthChanged) -> None:
+        self.health = message.snapshot
+        self._call_widget("health-pane", "show", message.snapshot)
+
+    @on(m.JournalBatch)
+    def _journal(self, message: m.JournalBatch) -> None:
+        self._call_widget("journal-pane", "add_records", message.records)
+
+    @on(m.BenchEventMessage)
+    def _bench_event(self, message: m.BenchEventMessage) -> None:
+        self._call_widget("bench-table", "on_event", message.event)
+        self._call_widget("tok-chart", "on_event", message.event)
+
+    @on(m.BenchFinished)
+    def _bench_finished(self, message: m.BenchFinished) -> None:
+        self.bench_worker = None
+        if self.trial is not None and self.trial.status == "running":
+            self.trial.levels = list(message.levels)
+            self.trial.status = "cancelled" if message.cancelled else "ok"
+            self._record_trial()
+        self.notify("Benchmark cancelled." if message.cancelled else "Benchmark done; trial recorded.")
+
+    @on(m.TrialRecorded)
+    def _trial_recorded(self, _: m.TrialRecorded) -> None:
+        self._show_trials()
+
+    def _record_trial(self) -> None:
+        trial, self.trial = self.trial, None
+        if trial is None:
+            return
+        try:
+            self.runner().record(trial)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"Could not save the trial: {_in_words(err)}", severity="error")
+        self.post_message(m.TrialRecorded(trial))
+
+    def _journal_marker(self, text: str) -> None:
+        self._call_widget("journal-pane", "add_marker", text)
+
+    def _show_trials(self) -> None:
+        self._call_widget("trials-list", "show_session", self.session)
+
+    def _call_widget(self, widget_id: str, method: str, *args: Any) -> None:
+        """Feed a display widget if it is built and has that method (placeholders have none)."""
+        matches = self.main.query(f"#{widget_id}")
+        target = getattr(matches.first(), method, None) if matches else None
+        if callable(target):
+            target(*args)
+
+    def _theme_changed(self, theme: Any) -> None:
+        if not self.config.source:
+            return
+        from specdec_tui.core import config as config_module
+
+        save = getattr(config_module, "save_ui_theme", None)
+        if save is None:
+            return
+        try:
+            save(Path(self.config.source), theme.name)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"Theme not saved to {self.config.source}: {_in_words(err)}", severity="warning")
+
+    # -- actions --------------------------------------------------------------------------------
+    def _refuse_offline(self) -> bool:
+        if self.host is None:
+            self.notify("This is an offline session: there is no host to act on. Start with --host NAME.", severity="warning")
+            return True
+        if self.busy:
+            self.notify(f"Wait for the {self.busy} to finish.", severity="warning")
+            return True
+        return False
+
+    def action_push(self) -> None:
+        if self._refuse_offline():
+            return
+        pane = self.config_pane
+        if pane.errors:
+            listed = "; ".join(i.message for i in pane.errors)
+            self.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed}. Fix them first (f applies a suggested fix).", severity="error", title="Push refused")
+            return
+        if not pane.dirty:
+            self.notify("Nothing to push: the edit matches the unit on the host. Press r to restart anyway.", severity="warning")
+            return
+
+        def go(yes: bool | None = True) -> None:
+            if not yes:
+                return
+            self.action_cancel()
+            self.busy = "push"
+            self.push_and_restart(pane.text)
+
+        if self.bench_worker is not None:
+            self.push_screen(ConfirmScreen("A benchmark is running. Push (and restart, which stops the benchmark)?", yes="Push"), go)
+        else:
+            go()
+
+    def action_restart(self) -> None:
+        if self._refuse_offline():
+            return
+        self.busy = "restart"
+        self._journal_marker("restart requested")
+        self.restart_only()
+
+    def action_rollback(self) -> None:
+        if self._refuse_offline():
+            return
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self.busy = "rollback"
+                self.rollback_unit()
+
+        self.push_screen(ConfirmScreen(f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?", yes="Roll back"), go)
+
+    def action_bench(self) -> None:
+        if self.host is None:
+            self.notify("This is an offline session: there is nothing to benchmark.", severity="warning")
+            return
+        if self.bench_worker is not None:
+            self.notify("A benchmark is already running (escape cancels it).", severity="warning")
+            return
+        if self.trial is None:  # benchmarking what runs now, without a push
+            from specdec_tui.core.unit import UnitFile
+
+            text = self.config_pane.running_text
+            self.trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=UnitFile.parse(text).flags(), profile=self.config.profile())
+            if self.health is not None and getattr(self.health, "facts", None):
+                self.trial.facts = self.health.facts
+        previous = next((t.levels for t in reversed(self.session.trials) if t.levels), None)
+        self._call_widget("bench-table", "start_run", list(self.config.profile().concurrency), previous)
+        self.main.action_show_tab("bench")
+        self.bench_worker = self.run_bench()
+
+    def action_cancel(self) -> None:
+        if self.bench_worker is not None:
+            self.bench_worker.cancel()
+            self.bench_worker = None
+            if self.trial is not None:
+                self.trial.status = "cancelled"
+                self._record_trial()
+            self.notify("Benchmark cancelled.")
+
+    def action_save_session(self) -> None:
+        if self.session_path is None:
+            self.notify("No session file: start with --session FILE to keep trials.", severity="warning")
+            return
+        try:
+            save_session(self.session, self.session_path)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"Could not save the session: {_in_words(err)}", severity="error")
+            return
+        self.notify(f"Session saved to {self.session_path}.")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_rows()))
+
+    async def action_quit(self) -> None:
+        pane = self.config_pane
+        pane.flush_draft()
+        reasons = [r for r, on_ in (("an unpushed edit (kept as a draft)", pane.dirty), ("a running benchmark", self.bench_worker is not None)) if on_]
+        if not reasons:
+            self.exit()
+            return
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen(f"Quit with {' and '.join(reasons)}?", yes="Quit"), go)
+
+
+def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None) -> SpecdecApp:
+    """Build the panel. `host` None opens the session offline (browse trials, no push)."""
+    return SpecdecApp(config, host, session, session_path=session_path)

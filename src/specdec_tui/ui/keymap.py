@@ -1,0 +1,71 @@
+"""Every key binding of the panel, each with an id so `App.set_keymap` (from `[ui.keymap]` in the
+config) can remap it, plus the lookups the help screen and the palette use to show current keys.
+
+Bindings live here as data (not scattered over classes) so the help screen, the footer and the
+command palette all read the same list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from textual.binding import Binding, BindingType
+
+# Binding ids are the public names users write in `[ui.keymap]`, e.g. `push = "ctrl+p,p"`.
+APP_BINDINGS: list[BindingType] = [
+    Binding("p", "push", "Push", id="push"),
+    Binding("r", "restart", "Restart", id="restart"),
+    Binding("u", "rollback", "Rollback", id="rollback"),
+    Binding("b", "bench", "Bench", id="bench"),
+    Binding("escape,c", "cancel", "Cancel", id="cancel"),
+    Binding("ctrl+s", "save_session", "Save", id="save"),
+    Binding("question_mark", "help", "Help", id="help", key_display="?"),
+    Binding("q,ctrl+q", "quit", "Quit", id="quit"),
+]
+
+MAIN_SCREEN_BINDINGS: list[BindingType] = [
+    Binding("1", "show_tab('config')", "Config", id="tab-config", show=False),
+    Binding("2", "show_tab('journal')", "Journal", id="tab-journal", show=False),
+    Binding("3", "show_tab('health')", "Health", id="tab-health", show=False),
+    Binding("4", "show_tab('bench')", "Bench", id="tab-bench", show=False),
+    Binding("5", "show_tab('trials')", "Trials", id="tab-trials", show=False),
+    Binding("slash", "filter_journal", "Filter", id="filter", key_display="/"),
+    Binding("f", "apply_fix", "Apply fix", id="apply-fix", show=False),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    """One line of the help screen: where the binding lives, its id, its current keys, what it does."""
+
+    scope: str
+    binding_id: str
+    keys: str
+    description: str
+
+
+def bindings_of(items: Iterable[BindingType]) -> list[Binding]:
+    return list(Binding.make_bindings(items))
+
+
+def current_keys(binding: Binding, keymap: Mapping[str, str]) -> str:
+    """The keys a binding answers to after the user's keymap, for display ("p", "escape, c")."""
+    keys = keymap.get(binding.id or "", binding.key) if binding.id else binding.key
+    shown = [binding.key_display if (binding.key_display and keys == binding.key) else k for k in keys.split(",")]
+    return ", ".join(k.strip() for k in shown if k.strip())
+
+
+def key_rows(scopes: Mapping[str, Iterable[BindingType]], keymap: Mapping[str, str]) -> list[KeyRow]:
+    """All bindings of the given scopes (e.g. {"App": App.BINDINGS, "Main": Screen.BINDINGS})."""
+    rows: list[KeyRow] = []
+    for scope, items in scopes.items():
+        for binding in bindings_of(items):
+            rows.append(KeyRow(scope, binding.id or "", current_keys(binding, keymap), binding.description or binding.action))
+    return rows
+
+
+def unknown_ids(keymap: Mapping[str, str], scopes: Iterable[Iterable[BindingType]]) -> list[str]:
+    """Keymap entries that name no binding (a typo in the config), so the app can say so."""
+    known = {b.id for items in scopes for b in bindings_of(items) if b.id}
+    return sorted(k for k in keymap if k not in known)

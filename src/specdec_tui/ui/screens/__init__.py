@@ -1,0 +1,1 @@
+"""Screens of the panel: the main screen and its modals (help, confirm, error)."""

@@ -1,0 +1,45 @@
+"""The `?` screen: every binding of the app and its screens with the keys it answers to now
+(after the user's keymap), so a remapped key is never a surprise."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from specdec_tui.ui.keymap import KeyRow
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists `rows` in a table; escape, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help-close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical { width: 90%; max-width: 100; height: 90%; border: round $accent; background: $surface; }
+    HelpScreen #help-title { padding: 0 1; text-style: bold; }
+    HelpScreen DataTable { height: 1fr; }
+    """
+
+    def __init__(self, rows: Sequence[KeyRow]) -> None:
+        super().__init__()
+        self.rows = list(rows)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Keys (remap them with [ui.keymap] in the config, by id)", id="help-title")
+            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Keys", "Action", "Id", "Where")
+        for row in self.rows:
+            table.add_row(row.keys, row.description, row.binding_id, row.scope)
+        table.focus()
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(None)

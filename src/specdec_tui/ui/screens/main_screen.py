@@ -1,0 +1,86 @@
+"""The main screen: tabs for Config, Journal, Health, Benchmark and Trials, plus the footer.
+
+Display widgets come from `ui/widgets/` (one a file, written alongside); a widget whose module is not
+there yet is shown as a placeholder so the shell always starts. The screen only lays out and routes:
+state lives in the app's `@on` handlers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
+from specdec_tui.ui.widgets.config_pane import ConfigPane
+
+TABS: tuple[tuple[str, str], ...] = (
+    ("config", "1 Config"),
+    ("journal", "2 Journal"),
+    ("health", "3 Health"),
+    ("bench", "4 Bench"),
+    ("trials", "5 Trials"),
+)
+WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
+
+
+def optional_widget(module: str, cls: str, widget_id: str, **kwargs: Any) -> Widget:
+    """The display widget `cls` from `ui.widgets.<module>`, or a placeholder if it is not built yet."""
+    try:
+        factory = getattr(importlib.import_module(f"specdec_tui.ui.widgets.{module}"), cls)
+    except (ImportError, AttributeError):
+        return Static(f"({cls} is not available in this build)", id=widget_id, classes="placeholder")
+    return factory(id=widget_id, **kwargs)
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = MAIN_SCREEN_BINDINGS
+
+    def __init__(self, *, running_text: str, draft_key: tuple[str, str] | None, journal_lines: int) -> None:
+        super().__init__()
+        self.running_text = running_text
+        self.draft_key = draft_key
+        self.journal_lines = journal_lines
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        with TabbedContent(initial="config", id="tabs"):
+            with TabPane(TABS[0][1], id="config"):
+                yield ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
+            with TabPane(TABS[1][1], id="journal"):
+                yield optional_widget("journal_pane", "JournalPane", "journal-pane", max_lines=self.journal_lines)
+            with TabPane(TABS[2][1], id="health"):
+                yield optional_widget("health_pane", "HealthPane", "health-pane")
+            with TabPane(TABS[3][1], id="bench"):
+                with Horizontal(id="bench-row"):
+                    with Vertical(id="bench-main"):
+                        yield optional_widget("bench_table", "BenchTable", "bench-table")
+                        yield optional_widget("tok_chart", "TokChart", "tok-chart")
+            with TabPane(TABS[4][1], id="trials"):
+                yield optional_widget("trials_list", "TrialsList", "trials-list")
+        yield Footer()
+
+    @property
+    def config_pane(self) -> ConfigPane:
+        return self.query_one(ConfigPane)
+
+    def widget(self, widget_id: str) -> Widget:
+        return self.query_one(f"#{widget_id}")
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_filter_journal(self) -> None:
+        self.action_show_tab("journal")
+        journal = self.widget("journal-pane")
+        if hasattr(journal, "open_filter"):
+            journal.open_filter()
+
+    async def action_apply_fix(self) -> None:
+        done = await self.config_pane.apply_fix()
+        self.notify(done or "No issue with a suggested fix.", severity="information" if done else "warning")
