@@ -1,0 +1,283 @@
+"""The simulated server's HTTP side (aiohttp): SGLang's health, info, metrics and OpenAI routes.
+
+Entry point `run(argv)`: parse args, play the loading phase (port closed), bind, warm up, serve until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from typing import Any, Sequence
+
+import orjson
+from aiohttp import web
+
+from specdec_tui.sim import model
+from specdec_tui.sim.args import SimArgs, parse_sim_args
+from specdec_tui.sim.engine import Engine, EngineConfig, GenParams
+from specdec_tui.sim.logs import SimLog
+from specdec_tui.sim.metrics import prometheus_text
+from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
+from specdec_tui.sim.startup import StartupFailed, log_uvicorn_start, log_uvicorn_stop, run_startup
+
+SGLANG_VERSION = "0.5.9"
+OPEN_PATHS = ("/health", "/health_generate", "/metrics", "/sim/")
+STATE_KEY = web.AppKey("sim_state", object)
+
+
+def _json(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
+
+
+class SimServer:
+    """Holds the resolved args, the memory plan and the engine; serves the routes."""
+
+    def __init__(self, a: SimArgs, plan: model.MemoryPlan, log: SimLog) -> None:
+        self.a = a
+        self.plan = plan
+        self.log = log
+        self.created = int(time.time())
+        s = a.server
+        self.model_name = s["served_model_name"]
+        self.engine = Engine(
+            EngineConfig(
+                steps=a.spec_steps,
+                num_draft_tokens=int(s.get("speculative_num_draft_tokens") or 1),
+                max_running_requests=plan.max_running_requests,
+                max_total_num_tokens=plan.max_total_num_tokens,
+                decode_log_interval=max(1, int(s["decode_log_interval"])),
+                cuda_graph=not s.get("disable_cuda_graph"),
+                time_scale=a.time_scale,
+                seed=a.sim_seed,
+            ),
+            log,
+        )
+
+    # ---- app ----------------------------------------------------------------------------------------------------
+    def build_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._access_log, self._api_key])
+        app[STATE_KEY] = self
+        r = app.router
+        r.add_get("/health", self.health)
+        r.add_get("/health_generate", self.health_generate)
+        r.add_get("/v1/models", self.models)
+        r.add_get("/server_info", self.server_info)
+        r.add_get("/get_server_info", self.server_info)
+        r.add_get("/model_info", self.model_info)
+        r.add_get("/get_model_info", self.model_info)
+        r.add_post("/v1/completions", self.completions)
+        r.add_post("/v1/chat/completions", self.chat_completions)
+        r.add_get("/sim/ground_truth", self.ground_truth)
+        if self.a.server.get("enable_metrics"):
+            r.add_get("/metrics", self.metrics)
+        return app
+
+    @web.middleware
+    async def _access_log(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        status = 500
+        try:
+            resp = await handler(request)
+            status = resp.status
+            return resp
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            peer = request.transport.get_extra_info("peername") if request.transport else None
+            who = f"{peer[0]}:{peer[1]}" if peer else "127.0.0.1:0"
+            self.log.access(who, request.method, request.path_qs, status, _reason(status))
+
+    @web.middleware
+    async def _api_key(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        key = self.a.server.get("api_key")
+        if key and request.method != "OPTIONS" and not request.path.startswith(OPEN_PATHS):
+            if request.headers.get("Authorization", "") != f"Bearer {key}":
+                return _json({"error": "Unauthorized"}, status=401)
+        return await handler(request)
+
+    # ---- routes -------------------------------------------------------------------------------------------------
+    async def health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def health_generate(self, request: web.Request) -> web.Response:
+        req = self.engine.submit(GenParams(prompt="health", max_tokens=1, temperature=0.0, ignore_eos=False))
+        while not req.done:
+            await req.out.get()
+        return web.Response(status=200)
+
+    async def models(self, request: web.Request) -> web.Response:
+        card = {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "sglang",
+                "root": self.model_name, "max_model_len": self.a.server["context_length"]}
+        return _json({"object": "list", "data": [card]})
+
+    async def model_info(self, request: web.Request) -> web.Response:
+        return _json({"model_path": self.a.server["model_path"], "tokenizer_path": self.a.server["tokenizer_path"],
+                      "is_generation": True, "preferred_sampling_params": None, "weight_version": "default",
+                      "has_image_understanding": False, "has_audio_understanding": False,
+                      "model_type": "qwen3_5_moe", "architectures": [model.MODEL_ARCH]})
+
+    def _internal_state(self) -> dict[str, Any]:
+        e = self.engine
+        state: dict[str, Any] = dict(self.a.server)
+        state.update({
+            "last_gen_throughput": e.last_gen_throughput,
+            "memory_usage": {"weight": round(self.plan.weights_gb + self.plan.draft_weights_gb, 2),
+                             "kvcache": round(self.plan.kv_gb + self.plan.state_gb, 2),
+                             "token_capacity": self.plan.max_total_num_tokens,
+                             "graph": round(self.plan.graph_gb, 2)},
+            "effective_max_running_requests_per_dp": self.plan.max_running_requests,
+        })
+        if self.a.spec_steps > 0:
+            state["avg_spec_accept_length"] = e.avg_accept_length
+        return state
+
+    async def server_info(self, request: web.Request) -> web.Response:
+        info: dict[str, Any] = dict(self.a.server)
+        info.update({
+            "max_total_num_tokens": self.plan.max_total_num_tokens,
+            "max_req_input_len": self.a.server["context_length"] - 5,
+            "internal_states": [self._internal_state()],
+            "version": SGLANG_VERSION,
+        })
+        return _json(info)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        text = prometheus_text(self.engine, self.model_name, self.plan)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+    async def ground_truth(self, request: web.Request) -> web.Response:
+        return _json(self.engine.ground_truth())
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, chat=False)
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, chat=True)
+
+    async def _generate(self, request: web.Request, chat: bool) -> web.StreamResponse:
+        try:
+            body = orjson.loads(await request.read())
+            params, opts = parse_request(body, chat, default_max_tokens=128 if not chat else 4096)
+        except (orjson.JSONDecodeError, BadRequest) as err:
+            return _json({"object": "error", "message": str(err), "type": "BadRequestError", "param": None,
+                          "code": 400}, status=400)
+        req = self.engine.submit(params)
+        shaper = ChunkShaper(req, opts, self.model_name)
+        if not opts.stream:
+            parts: list[str] = []
+            try:
+                while not req.done:
+                    parts.append((await req.out.get()).text)
+            except asyncio.CancelledError:
+                self.engine.cancel(req)
+                raise
+            return _json(shaper.full_response("".join(parts)))
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
+                                                       "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        try:
+            if chat:
+                await resp.write(b"data: " + orjson.dumps(shaper.role_chunk()) + b"\n\n")
+            while True:
+                em = await req.out.get()
+                await resp.write(b"data: " + orjson.dumps(shaper.content_chunk(em)) + b"\n\n")
+                if em.finish_reason:
+                    break
+            if opts.include_usage:
+                await resp.write(b"data: " + orjson.dumps(shaper.usage_chunk()) + b"\n\n")
+            await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.engine.cancel(req)
+            raise
+        return resp
+
+
+def _reason(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+async def _warmup(server: SimServer) -> None:
+    """SGLang's warmup: one short generate request before announcing readiness."""
+    log = server.log
+    log.line('INFO:     127.0.0.1:0 - "GET /model_info HTTP/1.1" 200 OK')
+    req = server.engine.submit(GenParams(prompt="The capital city of France is", max_tokens=1, temperature=0.0,
+                                         ignore_eos=False))
+    while not req.done:
+        await req.out.get()
+    log.line('INFO:     127.0.0.1:0 - "POST /generate HTTP/1.1" 200 OK')
+    log.line("The server is fired up and ready to roll!", important=True)
+
+
+async def serve(a: SimArgs, log: SimLog) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    startup = asyncio.create_task(run_startup(a, log))
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    if stop.is_set() and not startup.done():
+        startup.cancel()
+        return 0
+    stopper.cancel()
+    try:
+        plan = startup.result()
+    except StartupFailed:
+        return 1
+    server = SimServer(a, plan, log)
+    server.engine.start()
+    runner = web.AppRunner(server.build_app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    host, port = a.server["host"], a.server["port"]
+    try:
+        site = web.TCPSite(runner, host, port, reuse_address=True)
+        await site.start()
+    except OSError as err:
+        log.line(f"ERROR:    [Errno {err.errno}] error while attempting to bind on address ({host!r}, {port}): "
+                 f"{err.strerror}", important=True)
+        await runner.cleanup()
+        return 1
+    log_uvicorn_start(log, host, port)
+    if not a.server.get("skip_server_warmup"):
+        await _warmup(server)
+    else:
+        log.line("The server is fired up and ready to roll!", important=True)
+    crash: asyncio.Task | None = None
+    if a.sim_fail == "crash-after-ready":
+        crash = asyncio.create_task(asyncio.sleep(max(0.5, a.load_seconds) / a.time_scale))
+    waiter = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({t for t in (waiter, crash) if t}, return_when=asyncio.FIRST_COMPLETED)
+    code = 0
+    if crash is not None and crash in done:
+        log.line("Scheduler hit an exception: Traceback (most recent call last):\n"
+                 "RuntimeError: CUDA error: an illegal memory access was encountered", tp_rank=0, important=True)
+        log.line("Received sigquit from a child process. It usually means the child failed.", important=True)
+        code = 1
+    else:
+        log_uvicorn_stop(log)
+    waiter.cancel()
+    await server.engine.stop()
+    await runner.cleanup()
+    return code
+
+
+def run(argv: Sequence[str] | None = None, prog: str = "python -m specdec_tui.sim") -> int:
+    """Process entry: returns the exit code (0 on SIGTERM, 1 on a failed start, 2 on bad flags)."""
+    try:
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        pass
+    a = parse_sim_args(argv, prog=prog)
+    log = SimLog(a.server["tp_size"], level=a.server["log_level"])
+    try:
+        return asyncio.run(serve(a, log))
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,153 @@
+"""The loading phase: SGLang's start-up log lines paced over --load-seconds, and its start-up failures.
+
+Nothing listens on the port during this phase (SGLang binds only after the scheduler is ready), so a client's
+connection is refused until `run_startup` returns a plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from specdec_tui.sim import model
+from specdec_tui.sim.args import SimArgs, server_args_repr
+from specdec_tui.sim.logs import CUDA_GRAPH_HELP, NOT_ENOUGH_MEMORY, SimLog, traceback_block
+
+SGLANG_SRT = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+
+
+class StartupFailed(Exception):
+    """The simulated server could not start; the text has already been logged."""
+
+
+def memory_plan(a: SimArgs) -> model.MemoryPlan:
+    s = a.server
+    return model.plan_memory(
+        gpu_mem_gb=a.gpu_mem_gb,
+        tp=s["tp_size"],
+        mem_fraction_static=s["mem_fraction_static"],
+        spec_steps=a.spec_steps,
+        num_draft_tokens=int(s.get("speculative_num_draft_tokens") or 1),
+        requested_max_running=s.get("max_running_requests"),
+        max_total_tokens=s.get("max_total_tokens"),
+        cuda_graph_max_bs=s.get("cuda_graph_max_bs"),
+        disable_cuda_graph=bool(s.get("disable_cuda_graph")),
+    )
+
+
+def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: str) -> None:
+    block = traceback_block(frames, exc)
+    log.line("Scheduler hit an exception: " + block, tp_rank=0, important=True)
+    log.line("Received sigquit from a child process. It usually means the child failed.", important=True)
+
+
+def _fail_not_enough_memory(log: SimLog, mem_fraction: float) -> None:
+    frames = [
+        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
+        (f"{SGLANG_SRT}/managers/scheduler.py", 345, "__init__", "self.tp_worker = TpModelWorker("),
+        (f"{SGLANG_SRT}/model_executor/model_runner.py", 451, "initialize", "self.init_memory_pool("),
+        (f"{SGLANG_SRT}/mem_cache/pool_configurator.py", 84, "__post_init__", "raise RuntimeError(msg)"),
+    ]
+    exc = f"RuntimeError: {NOT_ENOUGH_MEMORY} Current value: mem_fraction_static={mem_fraction}"
+    _scheduler_crash(log, frames, exc)
+
+
+def _fail_cuda_graph(log: SimLog, plan: model.MemoryPlan) -> None:
+    need = max(plan.graph_gb - max(plan.graph_free_gb, 0.0), 0.02)
+    free = max(plan.graph_free_gb, 0.0)
+    oom = (
+        f"CUDA out of memory. Tried to allocate {need:.2f} GiB. GPU 0 has a total capacity of "
+        f"{plan.total_gb:.2f} GiB of which {free:.2f} GiB is free. Including non-PyTorch memory, this process has "
+        f"{plan.total_gb - free:.2f} GiB memory in use. Of the allocated memory {plan.total_gb - free - 1.1:.2f} GiB "
+        "is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated."
+    )
+    frames = [
+        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
+        (f"{SGLANG_SRT}/model_executor/model_runner.py", 2211, "init_device_graphs", "self.graph_runner = graph_runners[self.device](self)"),
+        (f"{SGLANG_SRT}/model_executor/cuda_graph_runner.py", 412, "__init__", "raise Exception("),
+    ]
+    exc = f"Exception: Capture cuda graph failed: {oom}\n{CUDA_GRAPH_HELP.rstrip()}"
+    _scheduler_crash(log, frames, exc)
+
+
+async def _pause(seconds: float, a: SimArgs) -> None:
+    await asyncio.sleep(max(0.0, seconds / a.time_scale))
+
+
+async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
+    """Logs the start-up sequence; returns the memory plan, or raises StartupFailed after logging why."""
+    s = a.server
+    for w in a.warnings:
+        log.line(w)
+    log.line(f"server_args={server_args_repr(s)}")
+    load = a.load_seconds
+    plan = memory_plan(a)
+    spec = a.spec_steps > 0
+    await _pause(load * 0.05, a)
+    log.all_ranks("Init torch distributed begin.")
+    log.all_ranks(f"Init torch distributed ends. mem usage={model.INIT_OVERHEAD_GB:.2f} GB")
+    log.all_ranks(f"Load weight begin. avail mem={plan.init_avail_gb:.2f} GB")
+    await _pause(load * 0.55, a)
+    after_target = plan.init_avail_gb - plan.weights_gb
+    log.all_ranks(
+        f"Load weight end. type={model.MODEL_ARCH}, dtype=torch.bfloat16, "
+        f"avail mem={after_target:.2f} GB, mem usage={plan.weights_gb:.2f} GB."
+    )
+    if spec:
+        log.all_ranks(f"Load weight begin. avail mem={after_target:.2f} GB")
+        await _pause(load * 0.05, a)
+        log.all_ranks(
+            f"Load weight end. type={model.MODEL_ARCH}MTP, dtype=torch.bfloat16, "
+            f"avail mem={plan.after_weights_gb:.2f} GB, mem usage={plan.draft_weights_gb:.2f} GB."
+        )
+    if a.sim_fail == "hang-loading":
+        while True:
+            await asyncio.sleep(3600)
+    if a.sim_fail == "not-enough-memory" or not plan.fits_pool:
+        _fail_not_enough_memory(log, s["mem_fraction_static"])
+        raise StartupFailed(NOT_ENOUGH_MEMORY)
+    bpt = model.kv_bytes_per_token(spec)
+    k_gb = plan.max_total_num_tokens * bpt / 2 / (1 << 30)
+    state_slots = plan.max_running_requests * (s.get("speculative_num_draft_tokens") or 1) + plan.max_running_requests
+    log.scheduler(
+        f"Mamba Cache is allocated. max_mamba_cache_size: {state_slots}, "
+        f"conv_state size: {plan.state_gb * 0.04:.2f}GB, ssm_state size: {plan.state_gb * 0.96:.2f}GB "
+    )
+    log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_num_tokens}, K size: {k_gb:.2f} GB, V size: {k_gb:.2f} GB")
+    avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
+    log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
+    cuda_graph = not s.get("disable_cuda_graph")
+    if cuda_graph:
+        bs_list = [b for b in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256) if b <= plan.graph_bs]
+        log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={avail_after_pool:.2f} GB")
+        log.scheduler(f"Capture cuda graph bs {bs_list}")
+        await _pause(load * 0.3, a)
+        if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
+            _fail_cuda_graph(log, plan)
+            raise StartupFailed("Capture cuda graph failed")
+        log.scheduler(
+            f"Capture cuda graph end. Time elapsed: {load * 0.3:.2f} s. mem usage={plan.graph_gb:.2f} GB. "
+            f"avail mem={plan.available_after_gb:.2f} GB."
+        )
+    else:
+        await _pause(load * 0.05, a)
+    log.scheduler(
+        f"max_total_num_tokens={plan.max_total_num_tokens}, chunked_prefill_size={s['chunked_prefill_size']}, "
+        f"max_prefill_tokens={s['max_prefill_tokens']}, max_running_requests={plan.max_running_requests}, "
+        f"context_len={s['context_length']}, available_gpu_mem={plan.available_after_gb:.2f} GB"
+    )
+    return plan
+
+
+def log_uvicorn_start(log: SimLog, host: str, port: int) -> None:
+    log.line(f"INFO:     Started server process [{os.getpid()}]")
+    log.line("INFO:     Waiting for application startup.")
+    log.line("INFO:     Application startup complete.")
+    log.line(f"INFO:     Uvicorn running on http://{host}:{port} (Press CTRL+C to quit)")
+
+
+def log_uvicorn_stop(log: SimLog) -> None:
+    log.line("INFO:     Shutting down")
+    log.line("INFO:     Waiting for application shutdown.")
+    log.line("INFO:     Application shutdown complete.")
+    log.line(f"INFO:     Finished server process [{os.getpid()}]")
