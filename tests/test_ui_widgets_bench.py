@@ -38,9 +38,9 @@ class BenchHost(App):
 
 def feed_run(table: BenchTable) -> None:
     table.start_run([1, 4, 16], previous=PREVIOUS)
-    table.apply_event(LevelStarted(concurrency=1, planned=8))
-    table.apply_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
-    table.apply_event(LevelDone(level(1, 234.0)))
+    table.on_event(LevelStarted(concurrency=1, planned=8))  # the name the app shell calls
+    table.on_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
+    table.on_event(LevelDone(level(1, 234.0)))
     table.apply_event(LevelStarted(concurrency=4, planned=8))
     table.apply_event(LevelProgress(concurrency=4, done=2, errors=1, tokens=500, tok_s=480.0))
     table.apply_event(LevelDone(level(4, 468.0, errors=1, estimated=True, warnings=["acceptance looks inflated"])))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -122,6 +122,17 @@ class BenchTable(Vertical):
             self._add_row(level.concurrency)
             self._fill_done(level)
         self._set_status(f"{len(levels)} level{'s' if len(levels) != 1 else ''}.")
+
+    def on_event(self, event: Any) -> Any:  # type: ignore[override]
+        """Bench events (the contract's name for this API) are applied now; Textual's own events go on.
+
+        Textual dispatches its events with `await widget.on_event(event)`, so for those this returns
+        the framework's coroutine unchanged.
+        """
+        if isinstance(event, (LevelStarted, LevelProgress, LevelDone, RunDone)):
+            self.apply_event(event)
+            return None
+        return super().on_event(event)
 
     def apply_event(self, event: BenchEvent) -> None:
         """Apply one engine event to the table."""
