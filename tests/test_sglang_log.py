@@ -1,0 +1,225 @@
+"""The SGLang log parser on real-format lines from several SGLang eras (tests/data/logs/)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specdec_tui.core.sglang_log import (
+    AccessRecord,
+    AdjustRecord,
+    CudaGraphRecord,
+    DecodeRecord,
+    ErrorRecord,
+    KVCacheRecord,
+    LoadWeightRecord,
+    LogStats,
+    PrefillRecord,
+    ReadyRecord,
+    StartupSummaryRecord,
+    TextRecord,
+    parse_line,
+)
+
+LOGS = Path(__file__).parent / "data" / "logs"
+
+
+def records(name: str) -> list:
+    return [parse_line(line) for line in (LOGS / name).read_text().splitlines()]
+
+
+def test_2024_period_format_decode_and_prefill() -> None:
+    prefill, decode, decode_tp1 = records("era_2024_period.log")
+    assert isinstance(prefill, PrefillRecord)
+    assert (prefill.new_seq, prefill.new_token, prefill.cached_token, prefill.queue_req) == (1, 7, 1, 0)
+    assert prefill.extra["cache_hit_rate"] == pytest.approx(0.125)
+    assert isinstance(decode, DecodeRecord)
+    assert (decode.running_req, decode.tokens, decode.gen_throughput) == (1, 20, 40.8)
+    assert decode.accept_len is None and decode.cuda_graph is None
+    assert decode.timestamp == datetime(2024, 8, 10, 12, 0, 2)
+    assert decode_tp1.tags == {"TP": 1}
+
+
+def test_2025_spec_period_format_with_trailing_separator() -> None:
+    _, single, batch = records("era_2025_spec_period.log")
+    assert isinstance(single, DecodeRecord)
+    assert single.accept_len == 3.40 and single.cuda_graph is True and single.gen_throughput == 186.04
+    assert single.extra == {}  # the trailing ", " adds no junk key
+    assert (batch.running_req, batch.queue_req, batch.token_usage) == (16, 3, 0.18)
+
+
+def test_late_2025_comma_format_tags_iter_and_cpu_graph() -> None:
+    prefill, one, many, iterated = records("era_2025_late_comma.log")
+    assert isinstance(prefill, PrefillRecord) and prefill.running_req == 12
+    assert one.tags == {"DP": 0, "TP": 0, "EP": 0}
+    assert (one.accept_len, one.accept_rate, one.gen_throughput) == (3.86, 0.97, 234.18)
+    assert many.cuda_graph is False and many.running_req == 17 and many.tags["DP"] == 1
+    assert iterated.forward_iter == 4021 and iterated.tags == {"TP": 0, "PP": 1}
+    assert iterated.cuda_graph is False  # `cpu graph:` maps onto the same field
+
+
+def test_hybrid_models_fall_back_to_full_and_swa_usage() -> None:
+    prefill, swa, mamba = records("hybrid_models.log")
+    assert prefill.token_usage == 0.05  # max(full, swa) like SGLang's own metric
+    assert swa.tokens == 4000 and swa.token_usage == 0.30
+    assert swa.extra["full_token_usage"] == 0.10 and swa.extra["swa_tokens"] == 3000
+    assert mamba.token_usage == 0.12 and mamba.extra["mamba_usage"] == 0.04 and mamba.accept_rate == 0.73
+
+
+def test_pd_disaggregation_fields_are_kept() -> None:
+    prefill, decode = records("pd_disaggregation.log")
+    assert prefill.input_throughput == 5000.0
+    assert prefill.extra == {"prealloc_req": 0, "inflight_req": 3}
+    assert decode.extra == {"pre_allocated_usage": 0.10, "prealloc_req": 2, "transfer_req": 1, "retracted_req": 0}
+    assert decode.tags == {"DP": 31, "TP": 31, "EP": 31}
+
+
+def test_npu_startup_lines() -> None:
+    load, kv, graph, decode = records("npu.log")
+    assert isinstance(load, LoadWeightRecord)
+    assert (load.elapsed_s, load.model_type, load.mem_usage_gb, load.avail_mem_gb) == (23.18, "Glm4MoeLiteForCausalLM", 28.79, 32.02)
+    assert isinstance(kv, KVCacheRecord) and kv.tokens == 383872 and kv.kv_size_gb == 19.36
+    assert isinstance(graph, CudaGraphRecord) and graph.graph == "npu graph"
+    assert (graph.phase, graph.elapsed_s, graph.mem_usage_gb, graph.avail_mem_gb) == ("end", 8.04, 0.80, 10.30)
+    assert decode.cuda_graph is True
+
+
+def test_startup_sequence_of_a_speculative_server() -> None:
+    recs = records("startup_spec.log")
+    adjusts = [r for r in recs if isinstance(r, AdjustRecord)]
+    assert [(a.setting, a.value) for a in adjusts] == [
+        ("max_running_requests", 48),
+        ("disable_overlap_schedule", True),
+        ("enable_mixed_chunk", False),
+        ("speculative_num_draft_tokens", "speculative_num_steps + 1"),
+        ("page_size", 64),
+    ]
+    begin = next(r for r in recs if isinstance(r, LoadWeightRecord) and r.phase == "begin")
+    assert begin.avail_mem_gb == 94.5
+    kv = next(r for r in recs if isinstance(r, KVCacheRecord))
+    assert (kv.k_size_gb, kv.v_size_gb, kv.kv_size_gb) == (9.8, 9.8, pytest.approx(19.6))
+    graphs = [r for r in recs if isinstance(r, CudaGraphRecord)]
+    assert [(g.graph, g.phase, g.elapsed_s) for g in graphs] == [
+        ("cuda graph", "begin", None),
+        ("cuda graph", "end", 27.31),
+        ("draft decode CUDA graph", "end", 7.02),
+    ]
+    summary = next(r for r in recs if isinstance(r, StartupSummaryRecord))
+    assert (summary.max_total_num_tokens, summary.max_running_requests, summary.context_len) == (412000, 17, 262144)
+    assert summary.available_gpu_mem_gb == 11.2 and summary.chunked_prefill_size == 8192
+    access = [r for r in recs if isinstance(r, AccessRecord)]
+    assert [(a.method, a.path, a.status) for a in access] == [
+        ("GET", "/get_model_info", 200),
+        ("POST", "/generate", 200),
+        ("GET", "/health", 503),
+    ]
+    assert sum(isinstance(r, ReadyRecord) for r in recs) == 1
+    assert isinstance(recs[13], TextRecord) and recs[13].level == "INFO"  # "Started server process"
+
+
+def test_failure_lines_get_their_category() -> None:
+    recs = records("failures.log")
+    assert all(isinstance(r, ErrorRecord) for r in recs)
+    assert [r.category for r in recs] == [
+        "scheduler_exception",
+        "traceback",
+        "not_enough_memory",
+        "cuda_graph_failed",
+        "cuda_oom",
+        "kv_pool_full",
+        "kv_pool_full",
+        "init_failed",
+        "child_failed",
+        "bad_arguments",
+        "exception",
+    ]
+    assert recs[5].extra["retracted_reqs"] == 1 and recs[6].extra["retracted_reqs"] == 2
+
+
+def test_journald_prefixes_and_pasted_line_missing_bracket() -> None:
+    short, iso, pasted, systemd = records("journald.log")
+    assert short.gen_throughput == 123.40 and short.timestamp == datetime(2026, 3, 11, 13, 53, 21)
+    assert iso.tags == {"DP": 0, "TP": 0, "EP": 0} and iso.running_req == 4
+    assert isinstance(pasted, DecodeRecord) and pasted.tags == {"TP": 0} and pasted.gen_throughput == 220.5
+    assert isinstance(systemd, TextRecord) and systemd.message.startswith("Stopping sglang-qwen.service")
+
+
+def test_every_record_keeps_its_raw_line() -> None:
+    for path in LOGS.glob("*.log"):
+        for line in path.read_text().splitlines():
+            assert parse_line(line).raw == line
+
+
+def test_unknown_keys_are_kept_typed() -> None:
+    record = parse_line("[2026-01-01 00:00:00] Decode batch, #running-req: 3, new thing: 1.5, mode: fast, per dp: [1, 2], ")
+    assert isinstance(record, DecodeRecord)
+    assert record.extra == {"new_thing": 1.5, "mode": "fast", "per_dp": [1, 2]}
+
+
+def test_log_stats_folds_the_latest_numbers() -> None:
+    stats = LogStats.from_records(records("startup_spec.log") + records("era_2025_late_comma.log")[:3])
+    assert stats.ready is True
+    assert stats.max_running_requests == 17 and stats.max_total_num_tokens == 412000
+    assert (stats.accept_len, stats.gen_throughput, stats.running_req, stats.queue_req) == (2.05, 1890.40, 17, 9)
+    assert [a.setting for a in stats.adjustments][0] == "max_running_requests"
+    stats.feed((LOGS / "failures.log").read_text().splitlines())
+    assert stats.last_error is not None and stats.last_error.category == "exception"
+    stats.feed(["[2026-02-10 08:00:05 TP0] Load weight begin. avail mem=94.50 GB"])
+    assert stats.ready is False  # a restart voids readiness
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_parse_line_never_raises_on_any_text(text: str) -> None:
+    assert parse_line(text).raw == text
+
+
+_FRAGMENTS = st.sampled_from(
+    ["[2025-01-01 00:00:00 TP0] ", "Decode batch", "Prefill batch", ", ", ". ", ": ", "=", "#running-req", "(", ")",
+     "[", "]", "1.5", "GB", "True", "%", "accept len", "Capture cuda graph end", "KV Cache is allocated.", "\x1b[31m"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FRAGMENTS, max_size=20).map("".join))
+def test_parse_line_never_raises_on_near_miss_lines(text: str) -> None:
+    assert parse_line(text).raw == text
+
+
+def test_journal_parse_cli_json_lines() -> None:
+    log = LOGS / "startup_spec.log"
+    result = subprocess.run(
+        [sys.executable, "-m", "specdec_tui", "journal", "parse", str(log), "--json"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    rows = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == len(log.read_text().splitlines())
+    summary = next(row for row in rows if row["kind"] == "startup_summary")
+    assert summary["max_running_requests"] == 17 and summary["timestamp"].startswith("2026-02-10T08:01:42")
+
+
+def test_journal_parse_cli_reads_stdin_and_reports_missing_file(tmp_path: Path) -> None:
+    lines = (LOGS / "era_2025_late_comma.log").read_text()
+    shown = subprocess.run(
+        [sys.executable, "-m", "specdec_tui", "journal", "parse", "-"],
+        input=lines.encode(),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    assert "accept_len=3.86" in shown and "1890.40" in shown
+    missing = subprocess.run(
+        [sys.executable, "-m", "specdec_tui", "journal", "parse", str(tmp_path / "nope.log")],
+        capture_output=True,
+        timeout=60,
+    )
+    assert missing.returncode == 1 and b"no such file" in missing.stderr and b"Traceback" not in missing.stderr
