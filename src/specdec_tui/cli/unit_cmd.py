@@ -1,9 +1,241 @@
-"""Headless `unit` commands (not built yet)."""
+"""Headless `unit` commands: show, set, check and diff a systemd unit's SGLang flags without the UI.
+
+`unit set` writes the edited unit to stdout (or -o/--in-place); every byte other than the edited flag's words
+stays as it was, so `unit set a.service x=1 | diff a.service -` shows one line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from specdec_tui.cli.main import CliError
+from specdec_tui.core.flags import Issue, spec_for, validate
+from specdec_tui.core.systemd_quote import join_args
+from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError, flag_changes, unified_diff
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `unit` command group."""
+    unit = sub.add_parser("unit", help="show, edit, check or diff a systemd unit's SGLang flags")
+    commands = unit.add_subparsers(dest="unit_command", metavar="SUBCOMMAND", required=True)
+
+    show = commands.add_parser("show", help="the program and its flags as a table")
+    show.add_argument("file", metavar="FILE")
+    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show.set_defaults(func=run_show)
+
+    edit = commands.add_parser(
+        "set",
+        help="set or remove flags; prints the new unit (every other byte unchanged)",
+        description="NAME=VALUE sets a flag, NAME alone turns a switch on; NAME may start with -- or not.",
+    )
+    edit.add_argument("file", metavar="FILE")
+    edit.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT instead of stdout")
+    edit.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    edit.add_argument("--unset", metavar="NAME", nargs="+", action="extend", default=[], help="flags to remove")
+    edit.add_argument("assignments", nargs=argparse.REMAINDER, metavar="NAME=VALUE")
+    edit.set_defaults(func=run_set)
+
+    check = commands.add_parser("check", help="errors and warnings about the flags (exit 1 on errors)")
+    check.add_argument("file", metavar="FILE")
+    check.set_defaults(func=run_check)
+
+    diff = commands.add_parser("diff", help="unified diff of two units, then the flags that changed")
+    diff.add_argument("old", metavar="OLD")
+    diff.add_argument("new", metavar="NEW")
+    diff.set_defaults(func=run_diff)
+
+
+# ------------------------------------------------------------------------- reading and writing
+def read_unit_text(path: str) -> str:
+    """The file's text, exactly (no newline translation); CliError in words when it cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory, not a unit file") from None
+    except OSError as err:
+        raise CliError(f"{path}: cannot read it ({err.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CliError(f"{path}: not UTF-8 text (byte {err.start}); systemd units are text files") from None
+
+
+def load_unit(path: str) -> UnitFile:
+    text = read_unit_text(path)
+    try:
+        unit = UnitFile.parse(text)
+        unit.exec_start  # surfaces ExecStart quoting problems with their line number
+    except UnitSyntaxError as err:
+        raise CliError(f"{path}: {err}") from None
+    return unit
+
+
+def _write_text(text: str, path: str | None) -> None:
+    if path is None:
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is not None:
+            sys.stdout.flush()
+            stream.write(text.encode("utf-8"))
+            stream.flush()
+        else:
+            sys.stdout.write(text)
+        return
+    target = Path(path)
+    try:
+        mode = target.stat().st_mode & 0o7777 if target.exists() else None
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode("utf-8"))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as err:
+        raise CliError(f"{path}: cannot write it ({err.strerror})") from None
+
+
+# ------------------------------------------------------------------------- set
+def parse_assignments(tokens: list[str]) -> tuple[dict[str, str | None], list[str], str | None, bool]:
+    """Splits `set`'s free tokens into assignments, --unset names, -o OUT and --in-place."""
+    assignments: dict[str, str | None] = {}
+    unset: list[str] = []
+    output: str | None = None
+    in_place = False
+    mode = "set"
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in ("-o", "--output"):
+            if i + 1 >= len(tokens):
+                raise CliError(f"{token} needs a file name")
+            output, i = tokens[i + 1], i + 2
+            continue
+        if token.startswith("--output="):
+            output = token.split("=", 1)[1]
+        elif token == "--in-place":
+            in_place = True
+        elif token == "--unset":
+            mode = "unset"
+        elif token == "--":
+            mode = "set"
+        elif mode == "unset" and "=" not in token:
+            unset.append(_flag_name(token))
+        else:
+            name, sep, value = token.partition("=")
+            assignments[_flag_name(name)] = value if sep else None
+        i += 1
+    return assignments, unset, output, in_place
+
+
+def _flag_name(raw: str) -> str:
+    name = raw[2:] if raw.startswith("--") else raw
+    if not name or name.startswith("-") or any(c.isspace() for c in name):
+        raise CliError(f"{raw!r} is not a flag name (write NAME=VALUE, e.g. speculative-num-steps=4)")
+    return name
+
+
+def run_set(args: argparse.Namespace) -> int:
+    assignments, unset, output, in_place = parse_assignments(list(args.assignments))
+    unset = [_flag_name(n) for n in args.unset] + unset
+    output = output or args.output
+    in_place = in_place or args.in_place
+    if not assignments and not unset:
+        raise CliError("nothing to change: give NAME=VALUE, NAME (a switch) or --unset NAME")
+    if output and in_place:
+        raise CliError("give either -o OUT or --in-place, not both")
+    unit = load_unit(args.file)
+    try:
+        edited = unit.set_flags(assignments, unset=unset)
+    except (UnitSyntaxError, UnitEditError) as err:
+        raise CliError(f"{args.file}: {err}") from None
+    for issue in validate(edited.flags()):
+        print(f"{issue.level}: {issue.message}", file=sys.stderr)
+    _write_text(edited.text, args.file if in_place else output)
+    return 0
+
+
+# ------------------------------------------------------------------------- show / check / diff
+def run_show(args: argparse.Namespace) -> int:
+    unit = load_unit(args.file)
+    command = unit.exec_start
+    flags = unit.flags()
+    if args.json:
+        payload = {
+            "file": args.file,
+            "description": unit.get("Unit", "Description"),
+            "prefixes": command.prefixes,
+            "program": command.program,
+            "python_module": command.python_module,
+            "argv": command.argv,
+            "environment": unit.get_all("Service", "Environment"),
+            "flags": flags,
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    head = []
+    for arg in command.argv:
+        if arg.startswith("--"):
+            break
+        head.append(arg)
+    console.print(f"[bold]{escape(args.file)}[/]: {escape(command.prefixes + join_args(head))}", highlight=False)
+    wide = console.width >= 120
+    table = Table("flag", "value", "group", "SGLang default", *(["about"] if wide else []))
+    for name, value in flags.items():
+        spec = spec_for(name)
+        shown = "(switch)" if value is None else value
+        if spec is None:
+            row = [f"--{name}", escape(shown), "[yellow]unknown[/]", ""]
+        else:
+            row = [f"--{name}", escape(shown), spec.group, "set by SGLang" if spec.default is None else str(spec.default)]
+        table.add_row(*row, *([spec.help if spec else "not in this tool's flag table"] if wide else []))
+    console.print(table)
+    return 0
+
+
+def format_issue(issue: Issue) -> str:
+    fix = ""
+    if issue.fixable:
+        parts = [f"--{k}" + ("" if v is None else f" {v}") for k, v in (issue.fix or {}).items()]
+        parts += [f"remove --{n}" for n in issue.remove]
+        fix = f"  (fix: {', '.join(parts)})"
+    return f"{issue.level}: {issue.message}{fix}"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    unit = load_unit(args.file)
+    issues = validate(unit.flags())
+    for issue in issues:
+        print(format_issue(issue))
+    errors = sum(1 for i in issues if i.level == "error")
+    warnings = len(issues) - errors
+    print(f"{args.file}: {errors} error(s), {warnings} warning(s)" if issues else f"{args.file}: no problems found")
+    return 1 if errors else 0
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    old_text, new_text = read_unit_text(args.old), read_unit_text(args.new)
+    sys.stdout.write(unified_diff(old_text, new_text, args.old, args.new))
+    try:
+        changes = flag_changes(UnitFile.parse(old_text), UnitFile.parse(new_text))
+    except UnitSyntaxError as err:
+        print(f"(flags not compared: {err})", file=sys.stderr)
+        return 0
+    for change in changes:
+        old = "absent" if change.old is None else change.old or "(switch)"
+        new = "absent" if change.new is None else change.new or "(switch)"
+        print(f"# --{change.name}: {old} -> {new}")
+    if old_text == new_text:
+        print("the files are identical", file=sys.stderr)
+    return 0
