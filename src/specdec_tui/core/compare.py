@@ -1,0 +1,125 @@
+"""Comparing trials: two side by side (flags diff, per-concurrency figures, delta %) or all at once.
+
+Pure functions over `Session`/`Trial`, shared by the UI's compare screen, `session show` and the
+Markdown report, so every view computes deltas the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.session import Session, Trial
+
+
+def delta_pct(old: float | None, new: float | None) -> float | None:
+    """Relative change in percent; None when either side is missing or the base is zero."""
+    if old is None or new is None or old == 0:
+        return None
+    return (new - old) / old * 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class FlagDiff:
+    name: str
+    old: str | None  # "∅" style absence is None with present=False
+    new: str | None
+    old_present: bool
+    new_present: bool
+
+    def describe(self) -> str:
+        def show(value: str | None, present: bool) -> str:
+            return "(absent)" if not present else ("(switch)" if value is None else value)
+
+        return f"--{self.name}: {show(self.old, self.old_present)} → {show(self.new, self.new_present)}"
+
+
+def flag_diff(a: dict[str, str | None], b: dict[str, str | None]) -> list[FlagDiff]:
+    out = []
+    for name in dict.fromkeys([*a, *b]):
+        if (name in a) != (name in b) or a.get(name) != b.get(name):
+            out.append(FlagDiff(name, a.get(name), b.get(name), name in a, name in b))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LevelComparison:
+    concurrency: int
+    a: LevelResult | None
+    b: LevelResult | None
+
+    @property
+    def tok_s_delta_pct(self) -> float | None:
+        return delta_pct(self.a.output_tok_s if self.a else None, self.b.output_tok_s if self.b else None)
+
+    @property
+    def per_request_delta_pct(self) -> float | None:
+        return delta_pct(self.a.per_request_tok_s.p50 if self.a else None, self.b.per_request_tok_s.p50 if self.b else None)
+
+    @property
+    def ttft_delta_pct(self) -> float | None:
+        return delta_pct(self.a.ttft_ms.p50 if self.a else None, self.b.ttft_ms.p50 if self.b else None)
+
+
+@dataclass(frozen=True, slots=True)
+class TrialComparison:
+    a: Trial
+    b: Trial
+    flags: list[FlagDiff]
+    levels: list[LevelComparison]
+
+    @property
+    def max_running_requests(self) -> tuple[int | None, int | None]:
+        return (self.a.facts.max_running_requests if self.a.facts else None,
+                self.b.facts.max_running_requests if self.b.facts else None)
+
+
+def compare_trials(a: Trial, b: Trial) -> TrialComparison:
+    concurrencies = sorted({lv.concurrency for lv in a.levels} | {lv.concurrency for lv in b.levels})
+    return TrialComparison(
+        a=a,
+        b=b,
+        flags=flag_diff(a.flags, b.flags),
+        levels=[LevelComparison(c, a.level(c), b.level(c)) for c in concurrencies],
+    )
+
+
+def concurrencies_of(session: Session) -> list[int]:
+    return sorted({lv.concurrency for t in session.trials for lv in t.levels})
+
+
+def trial_label(trial: Trial) -> str:
+    return trial.label or f"trial {trial.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    """One trial in the all-trials table: status, capacity and tok/s per concurrency."""
+
+    trial: Trial
+    tok_s: dict[int, float | None]
+    max_running_requests: int | None
+    accept_length: float | None
+    errors: int
+
+
+def summary_rows(session: Session) -> list[SummaryRow]:
+    cs = concurrencies_of(session)
+    rows = []
+    for trial in session.trials:
+        accept = next((lv.accept_length_server or lv.accept_length_client for lv in trial.levels
+                       if (lv.accept_length_server or lv.accept_length_client)), None)
+        rows.append(SummaryRow(
+            trial=trial,
+            tok_s={c: (lv.output_tok_s if (lv := trial.level(c)) else None) for c in cs},
+            max_running_requests=trial.facts.max_running_requests if trial.facts else None,
+            accept_length=accept,
+            errors=trial.errors,
+        ))
+    return rows
+
+
+def best_by_concurrency(session: Session, concurrency: int) -> Trial | None:
+    """The ok trial with the highest aggregate tok/s at one concurrency."""
+    scored = [(lv.output_tok_s, t) for t in session.trials if t.status == "ok" and (lv := t.level(concurrency))]
+    return max(scored, key=lambda pair: pair[0])[1] if scored else None

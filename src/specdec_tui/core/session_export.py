@@ -1,0 +1,122 @@
+"""Session exports: CSV (one row per trial × concurrency), JSON (everything), Markdown (a ticket-ready report)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict
+from typing import Literal
+
+import orjson
+
+from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
+from specdec_tui.core.session import Session, Trial
+
+ExportFormat = Literal["csv", "json", "md"]
+
+CSV_COLUMNS = [
+    "trial", "label", "status", "concurrency", "requests", "errors", "output_tokens", "output_tok_s",
+    "per_request_tok_s_p50", "ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "itl_ms_p50", "e2e_ms_p50",
+    "accept_length_server", "accept_length_client", "max_running_requests", "estimated", "warnings", "flags",
+]
+
+
+def _flags_text(flags: dict[str, str | None]) -> str:
+    return " ".join(f"--{k}" if v is None else f"--{k} {v}" for k, v in flags.items())
+
+
+def to_csv(session: Session) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for trial in session.trials:
+        mrr = trial.facts.max_running_requests if trial.facts else None
+        base = {"trial": trial.id, "label": trial_label(trial), "status": trial.status,
+                "max_running_requests": mrr, "flags": _flags_text(trial.flags)}
+        if not trial.levels:
+            writer.writerow(base)
+        for lv in trial.levels:
+            writer.writerow({
+                **base,
+                "concurrency": lv.concurrency, "requests": lv.requests, "errors": lv.errors,
+                "output_tokens": lv.output_tokens, "output_tok_s": lv.output_tok_s,
+                "per_request_tok_s_p50": lv.per_request_tok_s.p50, "ttft_ms_p50": lv.ttft_ms.p50,
+                "ttft_ms_p99": lv.ttft_ms.p99, "tpot_ms_p50": lv.tpot_ms.p50, "itl_ms_p50": lv.itl_ms.p50,
+                "e2e_ms_p50": lv.e2e_ms.p50, "accept_length_server": lv.accept_length_server,
+                "accept_length_client": lv.accept_length_client, "estimated": lv.estimated,
+                "warnings": " | ".join(lv.warnings),
+            })
+    return out.getvalue()
+
+
+def to_json(session: Session) -> str:
+    data = asdict(session)
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(session: Session) -> str:
+    cs = concurrencies_of(session)
+    lines = [f"# Speculative decoding session: {session.host or 'host'} / {session.unit or 'unit'}", ""]
+    lines.append(f"Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s). "
+                 f"Profile `{session.profile.name}`: concurrency {', '.join(map(str, session.profile.concurrency))}, "
+                 f"max_tokens {session.profile.max_tokens}, temperature {session.profile.temperature}, "
+                 f"ignore_eos {str(session.profile.ignore_eos).lower()}, prompts {session.profile.prompts}.")
+    lines.append("")
+    lines.append("## Output tok/s per concurrency")
+    lines.append("")
+    header = ["#", "trial", "status", "max running req", "accept len", *[f"c={c}" for c in cs], "errors"]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(["---"] * 2 + [":-:"] + ["--:"] * (len(header) - 3)) + "|")
+    for row in summary_rows(session):
+        cells = [str(row.trial.id), _md_escape(trial_label(row.trial)), row.trial.status,
+                 str(row.max_running_requests or "–"), _fmt(row.accept_length, 2),
+                 *[_fmt(row.tok_s[c]) for c in cs], str(row.errors)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    if cs:
+        best1 = best_by_concurrency(session, cs[0])
+        best_max = best_by_concurrency(session, cs[-1])
+        lines.append("## Best")
+        lines.append("")
+        if best1:
+            lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} `{_md_escape(trial_label(best1))}` "
+                         f"at {_fmt(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
+        if best_max and len(cs) > 1:
+            lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(trial_label(best_max))}` "
+                         f"at {_fmt(best_max.level(cs[-1]).output_tok_s)} tok/s")  # type: ignore[union-attr]
+        lines.append("")
+    lines.append("## Flags per trial")
+    lines.append("")
+    previous: Trial | None = None
+    for trial in session.trials:
+        if previous is None:
+            lines.append(f"- trial {trial.id}: `{_md_escape(_flags_text(trial.flags))}`")
+        else:
+            changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
+            lines.append(f"- trial {trial.id}: {_md_escape(changes)}")
+        if trial.failure:
+            lines.append(f"  - failed: {_md_escape(trial.failure)}")
+        warnings = sorted({w for lv in trial.levels for w in lv.warnings})
+        for warning in warnings:
+            lines.append(f"  - ⚠ {_md_escape(warning)}")
+        previous = trial
+    lines.append("")
+    return "\n".join(lines)
+
+
+def export_session(session: Session, fmt: ExportFormat) -> str:
+    if fmt == "csv":
+        return to_csv(session)
+    if fmt == "json":
+        return to_json(session)
+    if fmt == "md":
+        return to_markdown(session)
+    raise ValueError(f"unknown export format {fmt!r}: use csv, json or md")

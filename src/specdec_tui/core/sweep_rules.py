@@ -1,0 +1,169 @@
+"""How a sweep scores a setting, picks a winner and decides to stop — pure, so the choice can be explained.
+
+The robust choice follows vLLM's speculative-K tuner: median over repeats, reject noisy settings
+(relative MAD > 0.1), conservative score median − 1.4826·MAD, and prefer the smallest value within 1% of
+the best (fewer draft steps cost less memory: the seed's max_running_requests fell 26 → 21 → 17).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+from specdec_tui.core.session import Trial
+
+ObjectiveKind = Literal["c1_floor", "throughput", "weighted"]
+
+MAD_SCALE = 1.4826  # makes MAD a consistent estimator of the standard deviation for normal noise
+NOISE_LIMIT = 0.10  # relative MAD above which a setting's figures are too noisy to trust
+NEAR_BEST = 0.01  # within 1 % of the best, the smaller value wins
+
+
+@dataclass(frozen=True, slots=True)
+class Objective:
+    """What "best" means. Default: tok/s at the lowest concurrency, provided the highest concurrency keeps
+    at least `floor_ratio` of the baseline's (first value's) throughput."""
+
+    kind: ObjectiveKind = "c1_floor"
+    concurrency: int | None = None  # for "throughput": the concurrency to maximise
+    floor_ratio: float = 0.5  # for "c1_floor"
+    weights: tuple[tuple[int, float], ...] = ()  # for "weighted": (concurrency, weight) pairs
+
+    def describe(self) -> str:
+        if self.kind == "throughput":
+            return f"output tok/s at concurrency {self.concurrency}"
+        if self.kind == "weighted":
+            mix = " + ".join(f"{w:g}×tok/s@c={c}" for c, w in self.weights)
+            return f"weighted mix: {mix}"
+        return (f"tok/s at the lowest concurrency, with the highest concurrency's throughput kept ≥ "
+                f"{self.floor_ratio:.0%} of the baseline's")
+
+
+def level_tok_s(trial: Trial, concurrency: int) -> float | None:
+    lv = trial.level(concurrency)
+    return lv.output_tok_s if lv and lv.requests > lv.errors else None
+
+
+def score(trial: Trial, objective: Objective) -> float | None:
+    """The trial's figure under the objective (before the floor check); None when it has no such figure."""
+    if trial.status != "ok" or not trial.levels:
+        return None
+    cs = sorted(lv.concurrency for lv in trial.levels)
+    if objective.kind == "throughput":
+        return level_tok_s(trial, objective.concurrency or cs[-1])
+    if objective.kind == "weighted":
+        total = 0.0
+        for c, w in objective.weights:
+            value = level_tok_s(trial, c)
+            if value is None:
+                return None
+            total += w * value
+        return total
+    return level_tok_s(trial, cs[0])
+
+
+@dataclass(slots=True)
+class ValueStats:
+    """One swept value over its repeats."""
+
+    value: str
+    scores: list[float]
+    high_c_tok_s: list[float] = field(default_factory=list)
+    max_running_requests: int | None = None
+    failed: int = 0
+    median: float | None = None
+    mad: float | None = None
+    conservative: float | None = None
+    rejected: str = ""  # why it cannot win, in words; "" when it can
+
+    @property
+    def relative_mad(self) -> float | None:
+        if self.median in (None, 0) or self.mad is None:
+            return None
+        return self.mad / self.median
+
+
+@dataclass(slots=True)
+class SweepChoice:
+    winner: ValueStats | None
+    stats: list[ValueStats]
+    reasons: list[str]
+
+
+def _value_key(value: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(value))
+    except ValueError:
+        return (1, value)
+
+
+def summarise(trials_by_value: dict[str, Sequence[Trial]], objective: Objective) -> list[ValueStats]:
+    out = []
+    for value, trials in trials_by_value.items():
+        ok = [t for t in trials if t.status == "ok"]
+        scores = [s for t in ok if (s := score(t, objective)) is not None]
+        high = []
+        for t in ok:
+            cs = sorted(lv.concurrency for lv in t.levels)
+            if cs and (v := level_tok_s(t, cs[-1])) is not None:
+                high.append(v)
+        mrr = next((t.facts.max_running_requests for t in ok if t.facts and t.facts.max_running_requests), None)
+        stats = ValueStats(value=value, scores=scores, high_c_tok_s=high, max_running_requests=mrr,
+                           failed=len(trials) - len(ok))
+        if scores:
+            stats.median = statistics.median(scores)
+            stats.mad = statistics.median(abs(s - stats.median) for s in scores)
+            stats.conservative = stats.median - MAD_SCALE * stats.mad
+        out.append(stats)
+    return out
+
+
+def choose(trials_by_value: dict[str, Sequence[Trial]], objective: Objective = Objective()) -> SweepChoice:
+    """Pick the winning value and say why, in words the operator can check."""
+    stats = summarise(trials_by_value, objective)
+    reasons: list[str] = [f"objective: {objective.describe()}"]
+    baseline_high = next((statistics.median(s.high_c_tok_s) for s in stats if s.high_c_tok_s), None)
+    for s in stats:
+        if s.median is None:
+            s.rejected = "no successful run" if s.failed else "no figure for the objective"
+        elif (rel := s.relative_mad) is not None and rel > NOISE_LIMIT:
+            s.rejected = f"too noisy (relative MAD {rel:.0%} > {NOISE_LIMIT:.0%})"
+        elif (objective.kind == "c1_floor" and baseline_high and s.high_c_tok_s
+              and statistics.median(s.high_c_tok_s) < objective.floor_ratio * baseline_high):
+            s.rejected = (f"throughput at the highest concurrency {statistics.median(s.high_c_tok_s):.0f} tok/s is "
+                          f"below the floor {objective.floor_ratio * baseline_high:.0f} tok/s")
+    candidates = [s for s in stats if not s.rejected]
+    for s in stats:
+        if s.rejected:
+            reasons.append(f"{s.value}: rejected — {s.rejected}")
+    if not candidates:
+        reasons.append("no value qualifies")
+        return SweepChoice(None, stats, reasons)
+    best = max(candidates, key=lambda s: s.conservative or 0.0)
+    threshold = (best.conservative or 0.0) * (1 - NEAR_BEST)
+    near = sorted((s for s in candidates if (s.conservative or 0.0) >= threshold), key=lambda s: _value_key(s.value))
+    winner = near[0]
+    reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} "
+                   f"(median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f})")
+    if winner is not best:
+        reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it wins")
+    else:
+        reasons.append(f"{winner.value} wins")
+    return SweepChoice(winner, stats, reasons)
+
+
+def stop_reason(history: Sequence[ValueStats], *, min_running_requests: int | None = None) -> str | None:
+    """Why the sweep should stop after the values so far, or None to go on.
+
+    Stops after two consecutive values that got worse than the one before, or when a value's
+    max_running_requests fell below the configured floor (the seed's capacity trade-off)."""
+    last = history[-1] if history else None
+    if last and min_running_requests is not None and last.max_running_requests is not None \
+            and last.max_running_requests < min_running_requests:
+        return (f"max_running_requests fell to {last.max_running_requests} at {last.value}, "
+                f"below the floor of {min_running_requests}")
+    medians = [s.median for s in history if s.median is not None]
+    if len(medians) >= 3 and medians[-1] < medians[-2] < medians[-3]:
+        return "two consecutive values got worse"
+    return None
