@@ -42,12 +42,13 @@ from specdec_tui.hosts.local_spec import ServiceSpec, load_spec
 from specdec_tui.hosts.local_units import UnitHistory
 
 SYSTEMD_PID = 1  # systemd's own journal lines carry _PID=1, as on a real host
-ERRORISH = re.compile(r"\b(error|exception|traceback|fatal|critical|errno)\b", re.IGNORECASE)
+ERRORISH = re.compile(r"(error|exception|traceback|fatal|critical|errno)\b", re.IGNORECASE)
 EXIT_NAMES = {
     1: "FAILURE", 2: "INVALIDARGUMENT", 3: "NOTIMPLEMENTED", 4: "NOPERMISSION", 5: "NOTINSTALLED",
     6: "NOTCONFIGURED", 7: "NOTRUNNING", 200: "CHDIR", 203: "EXEC",
 }  # fmt: skip
 READ_LIMIT = 4 * 1024 * 1024
+GROUP_GONE_TIMEOUT_S = 5.0
 
 # The child first runs this tiny launcher: it asks the kernel to SIGTERM it if the panel dies (even by
 # SIGKILL), then execs the real ExecStart in place, so the PID the panel shows is the service's PID.
@@ -92,6 +93,13 @@ def _signal_group(pgid: int, sig: int) -> bool:
 
 def _group_alive(pgid: int) -> bool:
     return _signal_group(pgid, 0)
+
+
+async def _wait_group_gone(pgid: int, timeout: float) -> None:
+    """Killed helpers linger as zombies until init reaps them; the stop is done when the group is empty."""
+    deadline = time.monotonic() + timeout
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -373,8 +381,9 @@ class LocalHost:
         """Wait for the main process, kill its stragglers (like KillMode=control-group), record the exit."""
         returncode = await child.proc.wait()
         _signal_group(child.pid, signal.SIGKILL)
-        _LIVE_GROUPS.pop(child.pid, None)
         await asyncio.gather(*child.tasks, return_exceptions=True)
+        await _wait_group_gone(child.pid, GROUP_GONE_TIMEOUT_S)
+        _LIVE_GROUPS.pop(child.pid, None)
         self._remove_state_file(child.pid)
         if self._child is child:
             self._child = None

@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specdec_tui.core.systemd_quote import split_command, split_words
+from specdec_tui.core.systemd_quote import split_words
+from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitSyntaxError
 
 BARE_PYTHONS = ("python", "python3")
@@ -78,39 +79,6 @@ def parse_seconds(value: str, default: float | None) -> float | None:
     return total
 
 
-class _Sections:
-    """Minimal unit reader used until `core.unit` lands (TODO: drop once UnitFile offers all values)."""
-
-    def __init__(self, text: str) -> None:
-        self.values: dict[tuple[str, str], list[str]] = {}
-        section = ""
-        logical = ""
-        for raw in text.splitlines():
-            line = raw.strip()
-            if not logical and (not line or line[0] in "#;"):
-                continue
-            if line.endswith("\\"):
-                logical += line[:-1] + " "
-                continue
-            line, logical = logical + line, ""
-            if line.startswith("[") and line.endswith("]"):
-                section = line[1:-1]
-            elif "=" in line:
-                key, value = line.split("=", 1)
-                bucket = self.values.setdefault((section, key.strip()), [])
-                if value.strip():
-                    bucket.append(value.strip())
-                else:
-                    bucket.clear()  # an empty assignment resets a list setting, as in systemd
-
-    def get(self, section: str, key: str) -> str | None:
-        found = self.values.get((section, key))
-        return found[-1] if found else None
-
-    def get_all(self, section: str, key: str) -> list[str]:
-        return list(self.values.get((section, key), []))
-
-
 def _parse_environment(assignments: list[str], env_files: list[str]) -> dict[str, str]:
     env: dict[str, str] = {}
     for path in env_files:
@@ -136,46 +104,33 @@ def _parse_environment(assignments: list[str], env_files: list[str]) -> dict[str
 
 def load_spec(unit: str, text: str) -> ServiceSpec:
     """Reads what the local host runs from the unit text; raises UnitSyntaxError when it cannot run."""
-    sections = _Sections(text)
-    exec_starts = sections.get_all("Service", "ExecStart")
-    if not exec_starts:
-        raise UnitSyntaxError("[Service] has no ExecStart= setting, so there is nothing to start")
-    if len(exec_starts) > 1:
+    parsed = UnitFile.parse(text)
+    exec_start = parsed.exec_start  # raises when [Service] has no ExecStart=
+    if len([v for v in parsed.get_all("Service", "ExecStart") if v]) > 1:
         raise UnitSyntaxError("Type=simple allows only one ExecStart= line")
-    prefixes, argv = split_command(exec_starts[0])
-    core_argv = _argv_from_core_unit(text)
-    if core_argv is not None:
-        argv = core_argv
-    if not argv or not argv[0]:
+    if not exec_start.argv or not exec_start.argv[0]:
         raise UnitSyntaxError("ExecStart= is empty")
-    svc = lambda key, default="": sections.get("Service", key) or default  # noqa: E731
+
+    def service(key: str, default: str = "") -> str:
+        return parsed.get("Service", key) or default
+
     try:
-        burst = int(svc("StartLimitBurst") or sections.get("Unit", "StartLimitBurst") or 5)
+        burst = int(service("StartLimitBurst") or parsed.get("Unit", "StartLimitBurst") or 5)
     except ValueError:
         burst = 5
     return ServiceSpec(
         unit=unit,
-        argv=tuple(argv),
-        description=sections.get("Unit", "Description") or "",
-        ignore_failure="-" in prefixes,
+        argv=tuple(exec_start.argv),
+        description=parsed.get("Unit", "Description") or "",
+        ignore_failure="-" in exec_start.prefixes,
         environment=_parse_environment(
-            sections.get_all("Service", "Environment"), sections.get_all("Service", "EnvironmentFile")
+            [v for v in parsed.get_all("Service", "Environment") if v],
+            [v for v in parsed.get_all("Service", "EnvironmentFile") if v],
         ),
-        working_directory=svc("WorkingDirectory") or None,
-        restart=svc("Restart", "no"),
-        restart_sec=parse_seconds(svc("RestartSec"), 0.1) or 0.1,
-        timeout_stop_s=parse_seconds(svc("TimeoutStopSec") or svc("TimeoutSec"), None),
+        working_directory=service("WorkingDirectory") or None,
+        restart=service("Restart", "no"),
+        restart_sec=parse_seconds(service("RestartSec"), 0.1) or 0.1,
+        timeout_stop_s=parse_seconds(service("TimeoutStopSec") or service("TimeoutSec"), None),
         start_limit_burst=burst,
-        start_limit_interval_s=parse_seconds(sections.get("Unit", "StartLimitIntervalSec") or "", 10.0) or 10.0,
+        start_limit_interval_s=parse_seconds(parsed.get("Unit", "StartLimitIntervalSec") or "", 10.0) or 10.0,
     )
-
-
-def _argv_from_core_unit(text: str) -> list[str] | None:
-    """ExecStart's argv from the shared unit model when it is available (it is the source of truth
-    for what the panel edits); None while `core.unit` is not there yet."""
-    try:
-        from specdec_tui.core.unit import UnitFile  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    exec_start = UnitFile.parse(text).exec_start
-    return list(exec_start.argv) if exec_start is not None else None

@@ -14,6 +14,7 @@ from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.hosts.base import HostError
 
 HISTORY_DIR = ".specdec"
+UNIT_MODE = 0o644  # what systemd units usually have; an existing unit keeps its own mode
 
 
 class UnitHistory:
@@ -62,7 +63,7 @@ class UnitHistory:
             self.history_dir.mkdir(parents=True, exist_ok=True)
             backup = (self.numbers() or [0])[-1] + 1
             write_atomic(self.backup_path(backup), old)
-        write_atomic(self.unit_path, new)
+        write_atomic(self.unit_path, new, mode=None if old is not None else UNIT_MODE)
         return True, backup
 
     def rollback(self) -> str:

@@ -1,0 +1,157 @@
+"""The demo workspace: a unit file that runs the simulated SGLang server, and a config pointing at it.
+
+Why a workspace on disk: the demo must behave like a real host (edits persist, pushes keep a history,
+the journal survives a panel restart), so `LocalHost` gets a directory of its own. The unit mirrors the
+seed's `sglang-qwen.service` (Qwen3.5-122B-A10B on 4 GPUs, NEXTN with one step) with the real SGLang
+flags; only the program differs: `python -m specdec_tui.sim`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from specdec_tui import paths
+from specdec_tui.core.atomic_file import write_atomic
+from specdec_tui.core.config import Config, HostConfig
+from specdec_tui.core.systemd_quote import quote_arg
+
+DEMO_HOST = "demo"
+DEMO_UNIT = "sglang-demo.service"
+_PORT_ARG = re.compile(r"(--port[ \t=]+)(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class DemoWorkspace:
+    """Where the demo lives and how to reach its (simulated) server."""
+
+    root: Path
+    unit_name: str
+    port: int
+
+    @property
+    def unit_path(self) -> Path:
+        return self.root / "units" / self.unit_name
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def demo_unit_text(port: int, *, time_scale: float = 1.0, workdir: Path | None = None) -> str:
+    """The demo unit: the seed's service with the sim as its program, one flag per line."""
+    flags = [
+        "--model-path Qwen/Qwen3.5-122B-A10B",
+        "--served-model-name qwen",
+        "--tp 4",
+        "--speculative-algorithm NEXTN",
+        "--speculative-num-steps 1",
+        "--speculative-eagle-topk 1",
+        "--speculative-num-draft-tokens 2",
+        "--mem-fraction-static 0.85",
+        "--host 127.0.0.1",
+        f"--port {port}",
+        "--enable-metrics",
+        f"--time-scale {time_scale:g}",
+    ]
+    exec_start = f"ExecStart={quote_arg(sys.executable)} -m specdec_tui.sim \\\n    " + " \\\n    ".join(flags)
+    workdir_line = f"WorkingDirectory={quote_arg(str(workdir))}\n" if workdir else ""
+    return (
+        "[Unit]\n"
+        "Description=SGLang Qwen3.5-122B-A10B (specdec-tui demo, simulated)\n"
+        "After=network-online.target\n"
+        "Wants=network-online.target\n"
+        "\n"
+        "[Service]\n"
+        "Type=simple\n"
+        "Environment=CUDA_VISIBLE_DEVICES=0,1,2,3\n"
+        "Environment=SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\n"
+        "Environment=PYTHONUNBUFFERED=1\n"
+        f"{workdir_line}"
+        f"{exec_start}\n"
+        "Restart=no\n"
+        "TimeoutStopSec=10\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n"
+    )
+
+
+def unit_port(text: str) -> int | None:
+    """The --port the unit's server listens on (None when the unit does not say)."""
+    found = _PORT_ARG.search(text)
+    return int(found.group(2)) if found else None
+
+
+def _service_running(root: Path, unit_name: str) -> bool:
+    """True when a panel process runs this workspace's service now (then its port is ours, not taken)."""
+    state = root / "run" / f"{unit_name}.json"
+    try:
+        import orjson
+
+        record = orjson.loads(state.read_bytes())
+        os.killpg(int(record["pgid"]), 0)
+        return True
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) -> DemoWorkspace:
+    """Create the demo workspace, or keep an existing one (with its unit edits and history).
+
+    An existing unit is only touched when its --port is taken by something else: then a free port is
+    written in place of the old one (atomically, not as a history entry, since it is not a user's edit).
+    `time_scale` applies to a new workspace only.
+    """
+    root = Path(root) if root is not None else paths.demo_dir()
+    (root / "units").mkdir(parents=True, exist_ok=True)
+    ws_unit = root / "units" / DEMO_UNIT
+    if not ws_unit.exists():
+        port = free_port()
+        write_atomic(ws_unit, demo_unit_text(port, time_scale=time_scale, workdir=root))
+        return DemoWorkspace(root, DEMO_UNIT, port)
+    text = ws_unit.read_text(encoding="utf-8")
+    port = unit_port(text)
+    if port is None:
+        return DemoWorkspace(root, DEMO_UNIT, 30000)
+    if not port_is_free(port) and not _service_running(root, DEMO_UNIT):
+        port = free_port()
+        write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
+    return DemoWorkspace(root, DEMO_UNIT, port)
+
+
+def demo_host_config(ws: DemoWorkspace) -> HostConfig:
+    return HostConfig(
+        name=DEMO_HOST,
+        address="",
+        unit=ws.unit_name,
+        unit_path=str(ws.unit_path),
+        base_url=ws.base_url,
+        healthy_timeout_s=120.0,
+    )
+
+
+def demo_config(ws: DemoWorkspace) -> Config:
+    """A config with only the demo host (the default) and the default benchmark profiles."""
+    defaults = Config()
+    return Config(hosts={DEMO_HOST: demo_host_config(ws)}, profiles=dict(defaults.profiles), default_host=DEMO_HOST)

@@ -1,0 +1,64 @@
+"""Turn a host name from the config (or "demo") into a `Host`, so callers never pick an implementation.
+
+SSHHost is imported only when an SSH host is asked for: the demo and the tests of the local host
+must work without asyncssh being importable or configured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specdec_tui.core.config import Config, HostConfig
+from specdec_tui.hosts.base import Host, HostError
+
+LOCAL_ADDRESSES = ("", "local")
+
+
+def is_local(host: HostConfig) -> bool:
+    return host.address.strip().lower() in LOCAL_ADDRESSES
+
+
+def pick_host_name(config: Config, name: str | None) -> str:
+    """The explicit name, else the config's default host, else its only host, else the demo."""
+    if name:
+        return name
+    if config.default_host:
+        return config.default_host
+    if len(config.hosts) == 1:
+        return next(iter(config.hosts))
+    if not config.hosts:
+        return "demo"
+    raise HostError(
+        f"the config names several hosts ({', '.join(sorted(config.hosts))}) and no default_host",
+        "pass --host NAME or set default_host in the config",
+    )
+
+
+def open_demo_host(name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0) -> Host:
+    """A LocalHost on the demo workspace (created on first use)."""
+    from specdec_tui.demo import ensure_demo_workspace
+    from specdec_tui.hosts.local import LocalHost
+
+    ws = ensure_demo_workspace(root, time_scale=time_scale)
+    return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name)
+
+
+def open_host(config: Config, name: str | None = None) -> Host:
+    """The host `name` from the config: local ("" / "local" address, or "demo") or SSH."""
+    chosen = pick_host_name(config, name)
+    host_config = config.hosts.get(chosen)
+    if host_config is None:
+        if chosen == "demo":
+            return open_demo_host()
+        known = ", ".join(sorted(config.hosts)) or "none"
+        raise HostError(
+            f"no host named {chosen!r} in the config (configured: {known}; built in: demo)",
+            "pick one of those with --host, or add a [hosts.<name>] table to the config",
+        )
+    if is_local(host_config):
+        return open_demo_host(host_config.name)
+    try:
+        from specdec_tui.hosts.ssh import SSHHost
+    except ImportError as err:
+        raise HostError(f"SSH support cannot be loaded ({err})", "reinstall specdec-tui with its dependencies") from None
+    return SSHHost(host_config)

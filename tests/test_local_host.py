@@ -1,0 +1,325 @@
+"""LocalHost behaves like systemd + a unit file: real child processes, real files, real signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
+from specdec_tui.hosts.local import LocalHost
+
+pytestmark = pytest.mark.timeout(60)
+
+# A tiny service: prints who it is, then behaves as argv asks (exit code, ignore SIGTERM, fork a helper).
+SERVICE = r"""
+import os, signal, subprocess, sys, time
+tag = sys.argv[1]
+print(f"service {tag} up pid={os.getpid()} env={os.environ.get('DEMO_GREETING')} cwd={os.getcwd()}", flush=True)
+if "fail" in sys.argv:
+    print("RuntimeError: cannot bind port", file=sys.stderr, flush=True)
+    sys.exit(3)
+if "stubborn" in sys.argv:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if "helper" in sys.argv:
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    print(f"helper pid={helper.pid}", flush=True)
+print(f"service {tag} ready", flush=True)
+while True:
+    time.sleep(0.2)
+"""
+
+
+@pytest.fixture
+def service_script(tmp_path: Path) -> Path:
+    path = tmp_path / "service.py"
+    path.write_text(SERVICE)
+    return path
+
+
+def unit_text(script: Path, *args: str, extra: str = "") -> str:
+    return (
+        "[Unit]\nDescription=Test server\n\n[Service]\nType=simple\n"
+        f"{extra}ExecStart=python {script} {' '.join(args)}\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+@pytest.fixture
+async def host(tmp_path: Path):
+    h = LocalHost(tmp_path / "ws", stop_timeout_s=5)
+    await h.connect()
+    yield h
+    await h.close()
+
+
+async def wait_for(
+    host: Host, predicate: Callable[[JournalRecord], bool], *, after: str | None = None
+) -> JournalRecord:
+    """The first journal record (after `after`) that matches, following the live journal."""
+    async with asyncio.timeout(30):
+        async for record in host.journal(after_cursor=after, follow=True):
+            if predicate(record):
+                return record
+    raise AssertionError("journal ended")
+
+
+def contains(text: str) -> Callable[[JournalRecord], bool]:
+    return lambda record: text in record.message
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+# -- unit file ----------------------------------------------------------------------------------
+
+
+async def test_push_keeps_history_and_rollback_restores_byte_identical(host: LocalHost, service_script: Path):
+    v1 = unit_text(service_script, "v1")
+    v2 = unit_text(service_script, "v2").replace("\n", "\r\n") + "# trailing  \t"  # odd bytes survive
+    v3 = unit_text(service_script, "v3", extra="Environment=DEMO_GREETING=héllo\n")
+
+    first = await host.push(v1)
+    assert first.changed and first.backup is None
+    assert (await host.push(v2)).backup == 1
+    assert (await host.push(v3)).backup == 2
+    assert await host.history() == [1, 2]
+    assert (host.units.history_dir / "sglang-demo.service.2").read_bytes() == v2.encode()
+
+    assert await host.rollback() == v2
+    assert host.units.unit_path.read_bytes() == v2.encode()
+    assert await host.history() == [1]
+    assert await host.rollback() == v1
+    assert await host.read_unit() == v1
+    assert await host.history() == []
+    with pytest.raises(HostError, match="no earlier version"):
+        await host.rollback()
+
+
+async def test_pushing_the_same_text_changes_nothing(host: LocalHost, service_script: Path):
+    text = unit_text(service_script, "same")
+    await host.push(text)
+    again = await host.push(text)
+    assert not again.changed and again.backup is None
+    assert await host.history() == []
+
+
+async def test_a_unit_without_execstart_is_rejected_and_the_old_one_stays(host: LocalHost, service_script: Path):
+    good = unit_text(service_script, "good")
+    await host.push(good)
+    with pytest.raises(UnitRejected, match="ExecStart"):
+        await host.push("[Unit]\nDescription=broken\n\n[Service]\nType=simple\n")
+    assert await host.read_unit() == good
+    assert await host.history() == []
+
+
+async def test_push_is_atomic_readers_never_see_a_partial_unit(host: LocalHost, service_script: Path):
+    big_a = unit_text(service_script, "a") + "# " + "a" * 300_000 + "\n"
+    big_b = unit_text(service_script, "b") + "# " + "b" * 300_000 + "\n"
+    await host.push(big_a)
+    unit_path = host.units.unit_path
+    seen: set[str] = set()
+    replaced_by_rename: list[bool] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            seen.add(unit_path.read_text())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for i in range(30):
+            inode_before = unit_path.stat().st_ino
+            await host.push(big_b if i % 2 == 0 else big_a)
+            replaced_by_rename.append(unit_path.stat().st_ino != inode_before)
+    finally:
+        stop.set()
+        thread.join()
+    assert seen <= {big_a, big_b}, "a reader saw a unit that is neither the old nor the new text"
+    assert all(replaced_by_rename)  # each push renamed a new file in, none rewrote the unit in place
+    assert unit_path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in unit_path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# -- the service --------------------------------------------------------------------------------
+
+
+async def test_push_alone_does_not_change_the_running_service_restart_does(host: LocalHost, service_script: Path):
+    await host.push(unit_text(service_script, "first", extra="Environment=\"DEMO_GREETING=hi there\"\n"))
+    started = await host.restart()
+    assert started.ok and started.status.active_state == "active"
+    first_pid = started.status.main_pid
+    up = await wait_for(host, contains("service first up"))
+    assert up.pid == first_pid and "env=hi there" in up.message
+
+    await host.push(unit_text(service_script, "second"))
+    assert (await host.status()).main_pid == first_pid  # the loaded unit still runs
+
+    marker_after = (await wait_for(host, contains("service first ready"))).cursor
+    restarted = await host.restart()
+    assert restarted.ok and restarted.status.main_pid not in (None, first_pid)
+    assert not group_alive(first_pid)
+
+    stopping = await wait_for(host, contains("Stopping sglang-demo.service - Test server..."), after=marker_after)
+    started_line = await wait_for(host, contains("Started sglang-demo.service - Test server."), after=stopping.cursor)
+    second_up = await wait_for(host, contains("service second up"), after=started_line.cursor)
+    assert second_up.pid == restarted.status.main_pid
+    assert int(stopping.cursor) < int(started_line.cursor) < int(second_up.cursor)
+
+
+async def test_working_directory_and_bare_python_are_honoured(host: LocalHost, service_script: Path, tmp_path: Path):
+    workdir = tmp_path / "wd"
+    workdir.mkdir()
+    await host.push(unit_text(service_script, "wd", extra=f"WorkingDirectory={workdir}\n"))
+    result = await host.restart()
+    up = await wait_for(host, contains("service wd up"))
+    assert f"cwd={workdir}" in up.message
+    assert os.path.realpath(f"/proc/{result.status.main_pid}/exe") == os.path.realpath(sys.executable)
+
+
+async def test_failing_execstart_marks_the_unit_failed_with_exit_code_and_stderr(host: LocalHost, service_script: Path):
+    await host.push(unit_text(service_script, "doomed", "fail"))
+    await host.restart()
+    failed_line = await wait_for(host, contains("Failed with result 'exit-code'."))
+    status = await host.status()
+    assert status.is_failed and status.exec_main_status == 3 and status.result == "exit-code"
+    backlog = [r async for r in host.journal(follow=False)]
+    stderr_line = next(r for r in backlog if "cannot bind port" in r.message)
+    assert stderr_line.priority == 3
+    exited = next(r for r in backlog if "Main process exited" in r.message)
+    assert exited.message.endswith("code=exited, status=3/NOTIMPLEMENTED")
+    assert int(stderr_line.cursor) < int(exited.cursor) < int(failed_line.cursor)
+
+
+async def test_missing_executable_fails_the_restart_job(host: LocalHost, tmp_path: Path):
+    await host.push(unit_text(tmp_path / "x.py", extra="").replace("python ", "/nonexistent/sglang-server "))
+    result = await host.restart()
+    assert result.job_result == "failed" and not result.ok
+    assert result.status.is_failed and result.status.exec_main_status == 203
+    messages = [r.message async for r in host.journal(follow=False)]
+    assert any("Failed to locate executable /nonexistent/sglang-server" in m for m in messages)
+
+
+async def test_restart_on_failure_counts_restarts_until_the_start_limit(host: LocalHost, service_script: Path):
+    extra = "Restart=on-failure\nRestartSec=50ms\nStartLimitBurst=2\n"
+    await host.push(unit_text(service_script, "flaky", "fail", extra=extra))
+    await host.restart()
+    await wait_for(host, contains("Failed with result 'start-limit-hit'."))
+    status = await host.status()
+    assert status.is_failed and status.n_restarts == 2
+    messages = [r.message async for r in host.journal(follow=False)]
+    assert sum("service flaky up" in m for m in messages) == 3
+    assert any("Scheduled restart job, restart counter is at 2." in m for m in messages)
+
+
+async def test_stop_and_close_leave_no_process_group(host: LocalHost, service_script: Path):
+    await host.push(unit_text(service_script, "family", "helper"))
+    pid = (await host.restart()).status.main_pid
+    helper = await wait_for(host, contains("helper pid="))
+    helper_pid = int(helper.message.split("=")[1])
+    await host.stop()
+    assert not group_alive(pid)
+    with pytest.raises(ProcessLookupError):
+        os.kill(helper_pid, 0)
+    status = await host.status()
+    assert status.active_state == "inactive" and status.result == "success"
+
+    pid = (await host.restart()).status.main_pid
+    await host.close()
+    assert not group_alive(pid)
+
+
+async def test_a_service_ignoring_sigterm_is_killed_after_the_timeout(tmp_path: Path, service_script: Path):
+    host = LocalHost(tmp_path / "ws", stop_timeout_s=0.5)
+    await host.push(unit_text(service_script, "stubborn", "stubborn"))
+    pid = (await host.restart()).status.main_pid
+    await wait_for(host, contains("service stubborn ready"))
+    await host.stop()
+    assert not group_alive(pid)
+    status = await host.status()
+    assert status.is_failed and status.result == "timeout"
+    messages = [r.message async for r in host.journal(follow=False)]
+    assert any("State 'stop-sigterm' timed out. Killing." in m for m in messages)
+
+
+async def test_a_service_left_by_a_dead_panel_is_reaped(tmp_path: Path, service_script: Path):
+    """The panel was SIGKILLed: its state file names a dead owner and a live group; the next host kills it."""
+    orphan = subprocess.Popen([sys.executable, str(service_script), "orphan"], start_new_session=True,
+                              stdout=subprocess.DEVNULL)  # fmt: skip
+    dead_owner = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_owner.wait()
+    state = tmp_path / "ws" / "run" / "sglang-demo.service.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(f'{{"owner": {dead_owner.pid}, "main_pid": {orphan.pid}, "pgid": {orphan.pid}}}')
+    host = LocalHost(tmp_path / "ws")
+    await host.connect()
+    assert orphan.wait(timeout=10) == -signal.SIGKILL
+    assert not state.exists()
+
+
+# -- journal cursors ----------------------------------------------------------------------------
+
+
+async def test_journal_resumes_from_a_cursor_without_loss_or_repeat_across_host_instances(
+    tmp_path: Path, service_script: Path
+):
+    workspace = tmp_path / "ws"
+    first = LocalHost(workspace)
+    await first.push(unit_text(service_script, "one"))
+    await first.restart()
+    await wait_for(first, contains("service one ready"))
+    seen = [r async for r in first.journal(follow=False)]
+    resume_at = seen[1].cursor  # resume from the middle of what was read
+    await first.close()
+
+    second = LocalHost(workspace)  # a new panel process on the same workspace
+    await second.push(unit_text(service_script, "two"))
+    await second.restart()
+    await wait_for(second, contains("service two ready"))
+    await second.close()
+
+    resumed = [r async for r in second.journal(after_cursor=resume_at, follow=False)]
+    everything = [r async for r in LocalHost(workspace).journal(follow=False)]
+    assert resumed == everything[2:]
+    sequence = [int(r.cursor) for r in everything]
+    assert sequence == list(range(1, len(everything) + 1))
+    messages = [r.message for r in resumed]
+    assert messages.index("Stopped sglang-demo.service - Test server.") < next(
+        i for i, m in enumerate(messages) if "service two up" in m
+    )
+
+
+async def test_a_follower_gets_live_lines_exactly_once(host: LocalHost, service_script: Path):
+    await host.push(unit_text(service_script, "live"))
+    got: list[JournalRecord] = []
+
+    async def follow() -> None:
+        async for record in host.journal(follow=True, lines=5):
+            got.append(record)
+            if "service live ready" in record.message:
+                return
+
+    follower = asyncio.create_task(follow())
+    await host.restart()
+    async with asyncio.timeout(30):
+        await follower
+    cursors = [int(r.cursor) for r in got]
+    assert cursors == sorted(set(cursors))
+    assert any(r.message.startswith("Started sglang-demo.service") for r in got)
+
+
+async def test_a_bad_cursor_is_reported_in_words(host: LocalHost):
+    with pytest.raises(HostError, match="not a local-host cursor"):
+        [r async for r in host.journal(after_cursor="s=abc;i=1", follow=False)]
