@@ -1,9 +1,277 @@
-"""Headless `bench` commands (not built yet)."""
+"""`specdec-tui bench`: run the streaming benchmark headless, with a live table or JSON lines.
+
+JSON lines (`--json`): one object per finished level, then one `{"summary": ...}` object, so a
+script can follow a long run as it goes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
+import os
+from typing import Any
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import Dist, LevelResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Adds the `bench` command group."""
+    """Adds the `bench` command."""
+    p = sub.add_parser("bench", help="benchmark a server: tok/s, TTFT, TPOT, ITL and acceptance per concurrency")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:30000")
+    where.add_argument("--host", dest="bench_host", metavar="NAME", help="host from the config (its base_url)")
+    p.add_argument("--profile", dest="bench_profile", metavar="NAME", help="benchmark profile from the config")
+    p.add_argument("--concurrency", metavar="LIST", help="levels, e.g. 1,4,16,32,64")
+    p.add_argument("--requests", type=int, metavar="N", help="measured requests per level")
+    p.add_argument("--duration", type=float, metavar="S", help="seconds per level instead of a request count")
+    p.add_argument("--max-tokens", type=int, metavar="M")
+    p.add_argument("--temperature", type=float, metavar="T")
+    p.add_argument("--ignore-eos", action="store_true", default=None)
+    p.add_argument("--prompts", metavar="SET", help="realistic | repetitive | path to a prompt file")
+    p.add_argument("--endpoint", choices=("completions", "chat"))
+    p.add_argument("--warmup", type=int, metavar="N", help="warm-up requests per worker per level")
+    p.add_argument("--model", help="model name to send (default: the first of /v1/models)")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of a live table")
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specdec_tui.cli.main import CliError
+
+    base_url, api_key, profile = resolve(args)
+    from specdec_tui.bench import run_benchmark
+    from specdec_tui.bench.events import RunDone
+
+    out = JsonOut() if args.json else LiveTable(profile)
+    done: RunDone | None = None
+
+    async def go() -> None:
+        nonlocal done
+        async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
+            out.on_event(ev)
+            if isinstance(ev, RunDone):
+                done = ev
+
+    try:
+        with out:
+            asyncio.run(go())
+    except KeyboardInterrupt:
+        out.finish_cancelled()
+        return 130
+    if done is None:
+        raise CliError("the benchmark ended without a result")
+    if done.error:
+        raise CliError(done.error)
+    return 0
+
+
+def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
+    """URL, API key and the profile with command-line overrides applied."""
+    from specdec_tui.cli.main import CliError
+
+    host_name = getattr(args, "bench_host", None) or (None if args.url else getattr(args, "host", None))
+    profile_name = getattr(args, "bench_profile", None) or getattr(args, "profile", None)
+    config = None
+    if host_name or profile_name:
+        from specdec_tui.core.config import ConfigError, find_config_path, load_config
+
+        try:
+            config = load_config(find_config_path(getattr(args, "config", None)))
+        except ConfigError as err:
+            raise CliError(str(err)) from None
+    api_key_env = args.api_key_env
+    if args.url:
+        base_url = args.url
+    elif host_name and config is not None:
+        host = config.hosts.get(host_name)
+        if host is None:
+            known = ", ".join(sorted(config.hosts)) or "none"
+            raise CliError(f"no host {host_name!r} in the config (hosts: {known}); or pass --url")
+        base_url = host.base_url
+        api_key_env = api_key_env or host.api_key_env
+    else:
+        raise CliError("say where to send requests: --url URL or --host NAME")
+    if not base_url.startswith(("http://", "https://")):
+        raise CliError(f"--url must start with http:// or https:// (got {base_url!r})")
+    api_key = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise CliError(f"environment variable {api_key_env} holding the API key is not set")
+    profile = BenchProfile()
+    if profile_name:
+        assert config is not None
+        if profile_name not in config.profiles:
+            known = ", ".join(sorted(config.profiles))
+            raise CliError(f"no benchmark profile {profile_name!r} in the config (profiles: {known})")
+        profile = config.profiles[profile_name]
+    return base_url, api_key, apply_overrides(profile, args)
+
+
+def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchProfile:
+    from specdec_tui.cli.main import CliError
+
+    changes: dict[str, Any] = {}
+    if args.concurrency:
+        try:
+            levels = tuple(int(x) for x in args.concurrency.split(",") if x.strip())
+        except ValueError:
+            raise CliError(f"--concurrency takes whole numbers separated by commas (got {args.concurrency!r})") from None
+        if not levels or min(levels) < 1:
+            raise CliError("--concurrency levels must be ≥ 1")
+        changes["concurrency"] = levels
+    if args.duration is not None:
+        changes["duration_s"], changes["requests"] = args.duration, None
+    if args.requests is not None:
+        changes["requests"], changes["duration_s"] = args.requests, None
+    for arg, name in (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("ignore_eos", "ignore_eos"),
+                      ("prompts", "prompts"), ("endpoint", "endpoint"), ("warmup", "warmup")):
+        value = getattr(args, arg)
+        if value is not None:
+            changes[name] = value
+    return dataclasses.replace(profile, **changes)
+
+
+def _dist(d: Dist) -> dict[str, float | None]:
+    return {k: (round(v, 4) if v is not None else None) for k, v in dataclasses.asdict(d).items()}
+
+
+def level_json(lv: LevelResult) -> dict[str, Any]:
+    return {
+        "concurrency": lv.concurrency,
+        "requests": lv.requests,
+        "errors": lv.errors,
+        "error_kinds": lv.error_kinds,
+        "output_tokens": lv.output_tokens,
+        "duration_s": round(lv.duration_s, 4),
+        "output_tok_s": round(lv.output_tok_s, 3),
+        "achieved_concurrency": round(lv.achieved_concurrency, 3),
+        "per_request_tok_s": _dist(lv.per_request_tok_s),
+        "ttft_ms": _dist(lv.ttft_ms),
+        "tpot_ms": _dist(lv.tpot_ms),
+        "itl_ms": _dist(lv.itl_ms),
+        "chunk_itl_ms": _dist(lv.chunk_itl_ms),
+        "e2e_ms": _dist(lv.e2e_ms),
+        "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client},
+        "finish_reasons": lv.finish_reasons,
+        "estimated": lv.estimated,
+        "warnings": lv.warnings,
+    }
+
+
+class JsonOut:
+    def __enter__(self) -> "JsonOut":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def on_event(self, ev: object) -> None:
+        import orjson
+
+        from specdec_tui.bench.events import LevelDone, RunDone
+
+        if isinstance(ev, LevelDone):
+            print(orjson.dumps(level_json(ev.result)).decode(), flush=True)
+        elif isinstance(ev, RunDone):
+            best = max(ev.levels, key=lambda lv: lv.output_tok_s, default=None)
+            summary = {
+                "summary": True,
+                "levels": len(ev.levels),
+                "cancelled": ev.cancelled,
+                "error": ev.error,
+                "errors": sum(lv.errors for lv in ev.levels),
+                "best_output_tok_s": round(best.output_tok_s, 3) if best else None,
+                "best_concurrency": best.concurrency if best else None,
+                "single_request_tok_s": next(
+                    (lv.per_request_tok_s.p50 for lv in ev.levels if lv.concurrency == 1), None
+                ),
+            }
+            print(orjson.dumps(summary).decode(), flush=True)
+
+    def finish_cancelled(self) -> None:
+        print('{"summary": true, "cancelled": true}', flush=True)
+
+
+def _f(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+class LiveTable:
+    """A rich table redrawn as events arrive; finished rows stay, the running row shows progress."""
+
+    def __init__(self, profile: BenchProfile) -> None:
+        from rich.console import Console
+
+        self.profile = profile
+        self.console = Console(stderr=False)
+        self.rows: list[LevelResult] = []
+        self.current: str = ""
+        self.live: Any = None
+
+    def __enter__(self) -> "LiveTable":
+        from rich.live import Live
+
+        self.live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(None, None, None)
+        self.console.print()
+        for lv in self.rows:
+            for w in lv.warnings:
+                self.console.print(f"[yellow]c={lv.concurrency}: {w}[/]")
+
+    def on_event(self, ev: object) -> None:
+        from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted, RunDone
+
+        if isinstance(ev, LevelStarted):
+            planned = f"{ev.planned} requests" if ev.planned else f"{ev.duration_s:g} s"
+            self.current = f"c={ev.concurrency}: starting ({planned})"
+        elif isinstance(ev, LevelProgress):
+            self.current = f"c={ev.concurrency}: {ev.done} done, {ev.errors} errors, {ev.tok_s:.0f} tok/s"
+        elif isinstance(ev, LevelDone):
+            self.rows.append(ev.result)
+            self.current = ""
+        elif isinstance(ev, RunDone):
+            self.current = "cancelled" if ev.cancelled else (ev.error or "")
+        self.live.update(self.render())
+
+    def finish_cancelled(self) -> None:
+        self.console.print("benchmark cancelled", style="yellow")
+
+    def render(self) -> Any:
+        from rich.table import Table
+
+        p = self.profile
+        t = Table(
+            title=f"{p.endpoint} · max_tokens {p.max_tokens} · temperature {p.temperature:g}"
+            + (" · ignore_eos" if p.ignore_eos else "") + f" · prompts {p.prompts}",
+            caption=self.current or None,
+        )
+        for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
+                    "ITL p50/p99 ms", "accept srv/cli", "notes"):
+            t.add_column(col, justify="right" if col != "notes" else "left")
+        for lv in self.rows:
+            notes = " ".join(
+                [f"{kind}×{n}" for kind, n in lv.error_kinds.items()]
+                + (["estimated"] if lv.estimated else [])
+                + (["⚠ inflated"] if any("inflated" in w for w in lv.warnings) else [])
+            )
+            t.add_row(
+                str(lv.concurrency),
+                str(lv.requests),
+                str(lv.errors) if not lv.errors else f"[red]{lv.errors}[/]",
+                _f(lv.output_tok_s),
+                _f(lv.per_request_tok_s.p50),
+                f"{_f(lv.ttft_ms.p50, '{:.0f}')}/{_f(lv.ttft_ms.p99, '{:.0f}')}",
+                _f(lv.tpot_ms.p50, "{:.2f}"),
+                f"{_f(lv.itl_ms.p50, '{:.2f}')}/{_f(lv.itl_ms.p99, '{:.2f}')}",
+                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}",
+                notes.strip(),
+            )
+        return t

@@ -1,0 +1,62 @@
+"""`specdec-tui bench` as a user runs it: a real process against a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+from tests.bench_servers import RunningServer, ServerSpec
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def run_cli(*argv: str) -> tuple[int, str, str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "specdec_tui", "bench", *argv,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )
+    out, err = await proc.communicate()
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_json_lines_one_per_level_then_summary() -> None:
+    async with RunningServer(ServerSpec(pattern=(1, 3), delay_s=0.003)) as srv:
+        code, out, err = await run_cli(
+            "--url", srv.base_url, "--json", "--concurrency", "1,2", "--requests", "3",
+            "--max-tokens", "12", "--temperature", "0", "--ignore-eos", "--endpoint", "chat",
+        )
+    assert code == 0, err
+    lines = [json.loads(x) for x in out.splitlines() if x.strip()]
+    assert [x.get("concurrency") for x in lines[:2]] == [1, 2]
+    lv = lines[0]
+    for key in ("per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms"):
+        assert set(lv[key]) == {"mean", "p50", "p90", "p99"}
+    assert lv["requests"] == 3 and lv["errors"] == 0 and lv["output_tokens"] == 36
+    assert lv["accept_length"] == {"server": 3.25, "client": pytest.approx(11 / 5)}
+    assert lv["estimated"] is False
+    assert any("inflated" in w for w in lv["warnings"])
+    summary = lines[-1]
+    assert summary["summary"] is True and summary["levels"] == 2 and summary["cancelled"] is False
+
+
+async def test_live_table_shows_the_levels() -> None:
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        code, out, err = await run_cli("--url", srv.base_url, "--concurrency", "1", "--requests", "2", "--max-tokens", "8")
+    assert code == 0, err
+    assert "out tok/s" in out and "TTFT" in out
+    row = next(line for line in out.splitlines() if line.strip("│ ").startswith("1 "))
+    assert "3.25/" in row  # server acceptance shown next to the client's
+
+
+async def test_missing_target_and_unknown_host_are_explained() -> None:
+    code, _, err = await run_cli("--json")
+    assert code == 1 and "--url URL or --host NAME" in err
+    code, _, err = await run_cli("--host", "nope", "--json")
+    assert code == 1 and "nope" in err and "Traceback" not in err
+    code, _, err = await run_cli("--url", "127.0.0.1:1", "--json")
+    assert code == 1 and "http://" in err
