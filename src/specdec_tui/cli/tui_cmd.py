@@ -1,13 +1,63 @@
-"""Starting the panel (the default command)."""
+"""Starting the panel (the default command): `specdec-tui [--config F] [--host NAME] [--session FILE]`.
+
+`run_app` is the one entry the demo (`--demo`) and this command share: it takes what they resolved
+and runs the Textual app until the user quits.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
+from specdec_tui import paths
 from specdec_tui.cli.main import CliError
+from specdec_tui.core.config import Config, ConfigError, load_config
+from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
+from specdec_tui.hosts.base import Host, HostError
+
+
+def resolve_config(arg: str | None) -> Config:
+    """--config, else $SPECDEC_TUI_CONFIG, else the user config file when it exists, else defaults."""
+    chosen = arg or os.environ.get("SPECDEC_TUI_CONFIG")
+    if chosen is None and paths.default_config_file().is_file():
+        chosen = str(paths.default_config_file())
+    try:
+        return load_config(chosen)
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+
+
+def resolve_session(arg: str | None, host_name: str, unit: str) -> tuple[Session, Path]:
+    """An existing --session file is continued; a new path (or none) starts a fresh session."""
+    path = Path(arg) if arg else default_session_path(host_name)
+    if path.exists():
+        try:
+            return load_session(path), path
+        except SessionError as err:
+            raise CliError(str(err)) from None
+    return Session(host=host_name, unit=unit), path
+
+
+def run_app(config: Config, host: Host | None, session: Session, session_path: Path | None) -> int:
+    """Run the panel on `host` (None: browse `session` offline) until the user quits."""
+    from specdec_tui.ui.app import make_app
+
+    app = make_app(config, host, session, session_path=session_path)
+    app.run()
+    return int(app.return_code or 0)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.demo:
-        raise CliError("the embedded demo is not built yet (issue 3); try `specdec-tui unit show FILE` meanwhile", code=2)
-    raise CliError("the panel UI is not built yet (issue 6)", code=2)
+        raise CliError("--demo is not wired into the panel yet; run `specdec-tui demo` meanwhile", code=2)
+    config = resolve_config(args.config)
+    from specdec_tui.hosts.factory import open_host, pick_host_name
+
+    try:
+        host_name = pick_host_name(config, args.host)
+        host = open_host(config, host_name)
+    except HostError as err:
+        raise CliError(str(err)) from None
+    session, session_path = resolve_session(args.session, host_name, host.info.unit)
+    return run_app(config, host, session, session_path)

@@ -15,9 +15,11 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.worker import Worker
 
+from specdec_tui.bench.events import LevelDone, RunDone
 from specdec_tui.core import drafts
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
+from specdec_tui.core.sglang_log import LogStats, parse_line
 from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
@@ -65,6 +67,7 @@ class SpecdecApp(App[None]):
         self.health: Any = None  # last health.HealthSnapshot
         self._draft_offered = False
         self._runner: Any = None
+        self.log_stats = LogStats()
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
     # -- start ---------------------------------------------------------------------------------
@@ -86,6 +89,13 @@ class SpecdecApp(App[None]):
         self.call_after_refresh(self._show_trials)
         if self.host is not None:
             self.connect_host()
+
+    async def on_unmount(self) -> None:
+        if self.host is not None:
+            try:
+                await self.host.close()
+            except HostError:
+                pass  # leaving anyway; nothing the user can do about a close that failed
 
     @property
     def main(self) -> MainScreen:
@@ -110,7 +120,9 @@ class SpecdecApp(App[None]):
         if self._runner is None:
             from specdec_tui.workflow import TrialRunner
 
-            self._runner = TrialRunner(self.host, self.config, self.session, self.session.profile or self.config.profile())
+            self._runner = TrialRunner.for_host(
+                self.host, self.config, self.session, host_name=self.host_name, session_path=self.session_path, profile=self.config.profile()
+            )
         return self._runner
 
     # -- workers: talk to the host, post messages ---------------------------------------------
@@ -149,35 +161,43 @@ class SpecdecApp(App[None]):
 
     @work(exclusive=True, group="step")
     async def push_and_restart(self, text: str) -> None:
+        """push → restart → healthy; a start that never turns healthy is rolled back (auto_rollback)."""
         runner = self.runner()
-        step = "push"
         try:
-            result = await runner.push(text)
-            self.post_message(m.Pushed(text, result))
-            step = "restart"
-            self.post_message(m.Restarted(await runner.restart()))
-            step = "healthy"
-            facts = await runner.wait_healthy(self._healthy_timeout())
-            self.post_message(m.Healthy(facts))
+            self.post_message(m.Pushed(text, await runner.push(text)))
         except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
-            self.post_message(m.StepFailed(step, _in_words(err)))
+            self.post_message(m.StepFailed("push", _in_words(err)))
+            return
+        await self._restart_until_healthy(rollback_on_failure=self.config.ui.auto_rollback)
 
     @work(exclusive=True, group="step")
     async def restart_only(self) -> None:
+        await self._restart_until_healthy(rollback_on_failure=False)
+
+    async def _restart_until_healthy(self, *, rollback_on_failure: bool) -> None:
+        runner = self.runner()
+        step = "restart"
         try:
-            self.post_message(m.Restarted(await self.runner().restart()))
-            timeout = self._healthy_timeout()
-            self.post_message(m.Healthy(await self.runner().wait_healthy(timeout)))
+            result = await runner.restart()
+            self.post_message(m.Restarted(result))
+            if not result.ok:
+                raise HostError(f"systemd could not restart the unit (job {result.job_result}, state {result.status.active_state})", "see the journal tab")
+            step = "healthy"
+            snapshot = await runner.wait_healthy()
+            self.post_message(m.Healthy(snapshot.facts))
         except Exception as err:  # noqa: BLE001
-            self.post_message(m.StepFailed("restart", _in_words(err)))
+            self.post_message(m.StepFailed(step, _in_words(err)))
+            if rollback_on_failure:
+                await self._rollback_and_wait()
 
     @work(exclusive=True, group="step")
     async def rollback_unit(self) -> None:
+        await self._rollback_and_wait()
+
+    async def _rollback_and_wait(self) -> None:
         try:
-            text = await self.runner().rollback()
-            self.post_message(m.RolledBack(text))
-            self.post_message(m.Restarted(await self.runner().restart()))
-            self.post_message(m.Healthy(await self.runner().wait_healthy(self._healthy_timeout())))
+            self.post_message(m.RolledBack(await self.runner().rollback(restart=True)))
+            self.post_message(m.Healthy((await self.runner().wait_healthy()).facts))
         except Exception as err:  # noqa: BLE001
             self.post_message(m.StepFailed("rollback", _in_words(err)))
 
@@ -186,18 +206,16 @@ class SpecdecApp(App[None]):
         levels: list[Any] = []
         cancelled = False
         try:
-            async for event in self.runner().bench():
+            async for event in self.runner().bench(self.trial.profile if self.trial else None):
                 self.post_message(m.BenchEventMessage(event))
-                if type(event).__name__ == "RunDone":
+                if isinstance(event, RunDone):
                     levels, cancelled = list(event.levels), bool(event.cancelled)
+                    if event.error:
+                        self.post_message(m.StepFailed("bench", event.error))
         except Exception as err:  # noqa: BLE001
             self.post_message(m.StepFailed("bench", _in_words(err)))
             return
         self.post_message(m.BenchFinished(levels, cancelled))
-
-    def _healthy_timeout(self) -> float:
-        host_config = self.config.hosts.get(self.host_name)
-        return host_config.healthy_timeout_s if host_config else 900.0
 
     # -- handlers: own the state ---------------------------------------------------------------
     @on(m.UnitLoaded)
@@ -246,16 +264,10 @@ class SpecdecApp(App[None]):
         pane = self.config_pane
         await pane.load_running(message.text, keep_edit=pane.text != message.text)
         drafts.clear_draft(self.host_name, self.unit_name)
-        from specdec_tui.core.unit import UnitFile
-
-        self.trial = Trial(
-            id=self.session.next_trial_id(),
-            unit_text=message.text,
-            flags=UnitFile.parse(message.text).flags(),
-            pushed_at=utcnow(),
-            profile=self.config.profile(),
-        )
-        self._journal_marker(f"pushed trial {self.trial.id}")
+        self.trial = self.runner().start_trial(message.text)
+        self.trial.pushed_at = utcnow()
+        self._journal_marker(f"pushed trial {self.trial.id} {self.trial.label}".rstrip())
+        self._show_trials()
         self.notify(f"Pushed {self.unit_name}; restarting…")
 
     @on(m.Restarted)
@@ -267,6 +279,8 @@ class SpecdecApp(App[None]):
         self.busy = None
         if self.trial is not None:
             self.trial.facts = message.facts
+            self.runner().record(self.trial)
+        self._journal_marker("healthy")
         self.notify("Server is healthy." + ("" if self.config.ui.auto_bench else " Press b to benchmark."))
         if self.config.ui.auto_bench:
             self.action_bench()
@@ -280,22 +294,27 @@ class SpecdecApp(App[None]):
     @on(m.HealthChanged)
     def _health_changed(self, message: m.HealthChanged) -> None:
         self.health = message.snapshot
-        self._call_widget("health-pane", "show", message.snapshot)
+        self._call_widget("health-pane", "update_health", message.snapshot)
 
     @on(m.JournalBatch)
     def _journal(self, message: m.JournalBatch) -> None:
         self._call_widget("journal-pane", "add_records", message.records)
+        for record in message.records:
+            self.log_stats.update(parse_line(record.message))
+        self._call_widget("health-pane", "update_log_stats", self.log_stats)
 
     @on(m.BenchEventMessage)
     def _bench_event(self, message: m.BenchEventMessage) -> None:
         self._call_widget("bench-table", "on_event", message.event)
-        self._call_widget("tok-chart", "on_event", message.event)
+        if isinstance(message.event, LevelDone) and self.trial is not None:
+            self.trial.levels.append(message.event.result)
+            self.runner().record(self.trial)
+            self._show_trials()
 
     @on(m.BenchFinished)
     def _bench_finished(self, message: m.BenchFinished) -> None:
         self.bench_worker = None
         if self.trial is not None and self.trial.status == "running":
-            self.trial.levels = list(message.levels)
             self.trial.status = "cancelled" if message.cancelled else "ok"
             self._record_trial()
         self.notify("Benchmark cancelled." if message.cancelled else "Benchmark done; trial recorded.")
@@ -318,7 +337,9 @@ class SpecdecApp(App[None]):
         self._call_widget("journal-pane", "add_marker", text)
 
     def _show_trials(self) -> None:
-        self._call_widget("trials-list", "show_session", self.session)
+        self._call_widget("trials-list", "set_trials", list(self.session.trials))
+        series = [(t.label or f"trial {t.id}", list(t.levels)) for t in self.session.trials if t.levels]
+        self._call_widget("tok-chart", "set_trials", series)
 
     def _call_widget(self, widget_id: str, method: str, *args: Any) -> None:
         """Feed a display widget if it is built and has that method (placeholders have none)."""
@@ -399,14 +420,11 @@ class SpecdecApp(App[None]):
         if self.bench_worker is not None:
             self.notify("A benchmark is already running (escape cancels it).", severity="warning")
             return
-        if self.trial is None:  # benchmarking what runs now, without a push
-            from specdec_tui.core.unit import UnitFile
-
-            text = self.config_pane.running_text
-            self.trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=UnitFile.parse(text).flags(), profile=self.config.profile())
+        if self.trial is None or self.trial.levels:  # benchmarking what runs now, without a new push
+            self.trial = self.runner().start_trial(self.config_pane.running_text)
             if self.health is not None and getattr(self.health, "facts", None):
                 self.trial.facts = self.health.facts
-        previous = next((t.levels for t in reversed(self.session.trials) if t.levels), None)
+        previous = next((t.levels for t in reversed(self.session.trials) if t.levels and t is not self.trial), None)
         self._call_widget("bench-table", "start_run", list(self.config.profile().concurrency), previous)
         self.main.action_show_tab("bench")
         self.bench_worker = self.run_bench()

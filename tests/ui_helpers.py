@@ -1,0 +1,56 @@
+"""Helpers for the app-shell Pilot tests: apps on the demo workspace or an offline session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from textual.pilot import Pilot
+
+from specdec_tui.core.config import BenchProfile, Config, UIConfig
+from specdec_tui.core.session import Session, Trial
+from specdec_tui.demo import demo_config, demo_unit_text, ensure_demo_workspace
+from specdec_tui.hosts.local import LocalHost
+from specdec_tui.ui.app import SpecdecApp, make_app
+
+FAST_PROFILE = BenchProfile(concurrency=(1, 4), requests=4, warmup=0, max_tokens=16)
+# A fixed unit for offline screens: no ports, no PIDs, no paths that vary between machines.
+OFFLINE_UNIT = demo_unit_text(30000, time_scale=1.0).replace(demo_unit_text(30000).split("ExecStart=")[1].split(" ")[0], "/usr/bin/python3")
+
+
+def offline_app(*, theme: str = "specdec-dark", trials: list[Trial] | None = None) -> SpecdecApp:
+    session = Session(host="demo", unit="sglang-demo.service", trials=trials or [Trial(id=1, unit_text=OFFLINE_UNIT, label="base")])
+    return make_app(Config(ui=UIConfig(theme=theme)), None, session, session_path=None)
+
+
+def demo_app(root: Path, *, time_scale: float = 200.0, ui: UIConfig | None = None, source: str | None = None,
+             session_path: Path | None = None) -> SpecdecApp:
+    ws = ensure_demo_workspace(root / "demo", time_scale=time_scale)
+    base = demo_config(ws)
+    config = Config(hosts=base.hosts, profiles={"default": FAST_PROFILE}, default_host=base.default_host,
+                    ui=ui or UIConfig(), source=source)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    session = Session(host="demo", unit=ws.unit_name, profile=FAST_PROFILE)
+    return make_app(config, host, session, session_path=session_path)
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, steps: int = 600) -> None:
+    """Let the app run until `condition` holds (event-driven polling; fails with `what` if it never does)."""
+    for _ in range(steps):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def record_notifications(app: SpecdecApp) -> list[str]:
+    """Every notification text the app shows from now on (wraps the public `App.notify`)."""
+    seen: list[str] = []
+    original = app.notify
+
+    def notify(message: str, *args: object, **kwargs: object) -> None:
+        seen.append(str(message))
+        original(message, *args, **kwargs)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign]
+    return seen
