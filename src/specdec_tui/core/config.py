@@ -210,8 +210,9 @@ def _key_at_line(text: str, line: int) -> str:
 
 # --- validation ---------------------------------------------------------------------------------
 
+# Names that mean "I am pasting a secret here". A bare `…_token` is left alone: `max_token` is a typo.
 _SECRET_KEY = re.compile(
-    r"(?:[a-z0-9_-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|auth[_-]?token|access[_-]?token|bearer[_-]?token|token)"
+    r"(?:[a-z0-9_-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|(?:api|auth|access|bearer|hf)[_-]?token)|token|key"
 )
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

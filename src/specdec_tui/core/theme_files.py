@@ -129,7 +129,7 @@ def user_theme_dir() -> Path:
 
 
 def _line_of(text: str, key: str) -> int | None:
-    pattern = re.compile(rf'^\s*"?{re.escape(key)}"?\s*=', re.MULTILINE)
+    pattern = re.compile(rf'^[ \t]*"?{re.escape(key)}"?[ \t]*=', re.MULTILINE)
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else None
 
