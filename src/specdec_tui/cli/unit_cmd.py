@@ -179,6 +179,7 @@ def run_show(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2))
         return 0
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -191,7 +192,13 @@ def run_show(args: argparse.Namespace) -> int:
         head.append(arg)
     console.print(f"[bold]{escape(args.file)}[/]: {escape(command.prefixes + join_args(head))}", highlight=False)
     wide = console.width >= 120
-    table = Table("flag", "value", "group", "SGLang default", *(["about"] if wide else []))
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("flag", no_wrap=True, min_width=max((len(n) + 2 for n in flags), default=4))
+    table.add_column("value", overflow="fold")
+    table.add_column("group")
+    table.add_column("SGLang default", overflow="fold")
+    if wide:
+        table.add_column("about")
     for name, value in flags.items():
         spec = spec_for(name)
         shown = "(switch)" if value is None else value
