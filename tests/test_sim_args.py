@@ -1,0 +1,109 @@
+"""Flag parsing and SGLang's speculative rules, the memory plan and the timing model (no processes but one)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from specdec_tui.sim import model
+from specdec_tui.sim.args import MSG_DRAFT_TOKENS_ADJUSTED, MSG_MAX_RUNNING_48, parse_sim_args
+from specdec_tui.sim.startup import memory_plan
+from tests.test_sim_support import SEED_MODEL, seed_flags
+
+
+def test_nextn_becomes_eagle_with_sglangs_defaults_and_messages():
+    a = parse_sim_args(["--model", SEED_MODEL, "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "2",
+                        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "8"])
+    assert a.server["speculative_algorithm"] == "EAGLE"
+    assert a.server["max_running_requests"] == 48
+    assert a.server["speculative_num_draft_tokens"] == 3
+    assert a.warnings == [MSG_MAX_RUNNING_48, MSG_DRAFT_TOKENS_ADJUSTED]
+    assert "Max running requests is reset to 48 for speculative decoding" in MSG_MAX_RUNNING_48
+
+
+def test_explicit_max_running_requests_and_matching_draft_tokens_are_kept_silently():
+    a = parse_sim_args([*seed_flags(3), "--max-running-requests", "8"])
+    assert a.server["max_running_requests"] == 8
+    assert a.server["speculative_num_draft_tokens"] == 4
+    assert a.warnings == []
+
+
+def test_aliases_and_sim_options():
+    a = parse_sim_args(["--model-path", "m", "--tp-size", "2", "--dp", "1", "--time-scale", "10", "--sim-seed", "7"])
+    assert (a.server["tp_size"], a.server["served_model_name"], a.time_scale, a.sim_seed) == (2, "m", 10.0, 7)
+    assert a.spec_steps == 0
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--model-path", "m", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["--model-path", "m", "--tp", "four"], "argument --tp-size/--tp/--tensor-parallel-size: invalid int value: 'four'"),
+        (["--model-path", "m", "--speculative-algorithm", "MEDUSA"], "argument --speculative-algorithm: invalid choice: 'MEDUSA'"),
+        (["--tp", "4"], "the following arguments are required: --model-path/--model"),
+    ],
+)
+def test_bad_command_lines_are_argparse_errors(argv, expected, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_sim_args(argv)
+    assert exc.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_the_cli_passes_every_flag_through_and_exits_2_on_unknown():
+    proc = subprocess.run([sys.executable, "-m", "specdec_tui.cli.main", "sim", "--model-path", "m", "--bogus", "1"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "specdec-tui sim: error: unrecognized arguments: --bogus 1" in proc.stderr
+
+
+@pytest.mark.parametrize("steps, expected", [(1, 26), (2, 21), (3, 17)])
+def test_seed_unit_memory_plan_reports_the_seeds_max_running_requests(steps, expected):
+    plan = memory_plan(parse_sim_args(seed_flags(steps)))
+    assert plan.max_running_requests == expected
+    assert plan.fits_pool and plan.fits_graphs
+
+
+def test_more_steps_cost_kv_tokens_and_concurrency():
+    plans = [memory_plan(parse_sim_args(seed_flags(k))) for k in range(1, 7)]
+    assert all(a.max_total_num_tokens > b.max_total_num_tokens for a, b in zip(plans, plans[1:]))
+    assert all(a.max_running_requests > b.max_running_requests for a, b in zip(plans, plans[1:]))
+
+
+def test_memory_failures_depend_on_fraction_steps_and_graph_batch():
+    assert not memory_plan(parse_sim_args([*seed_flags(3), "--mem-fraction-static", "0.6"])).fits_pool
+    assert not memory_plan(parse_sim_args(seed_flags(9))).fits_graphs
+    assert memory_plan(parse_sim_args([*seed_flags(9), "--cuda-graph-max-bs", "16"])).fits_graphs
+    assert memory_plan(parse_sim_args([*seed_flags(9), "--disable-cuda-graph"])).fits_graphs
+
+
+@pytest.mark.parametrize("steps, seed_tok_s", [(1, 123), (2, 186), (3, 234)])
+def test_single_request_rate_matches_the_seed_within_5_percent(steps, seed_tok_s):
+    rate = model.steady_tok_s(1, steps, model.ALPHA_TRAP)
+    assert abs(rate / seed_tok_s - 1) <= 0.05
+
+
+def test_steps_beyond_three_stop_paying():
+    rates = [model.steady_tok_s(1, k, model.ALPHA_TRAP) for k in range(1, 7)]
+    assert rates[3] / rates[2] < 1.05  # steps 4 gains < 5 % after +25 % at steps 3
+    assert rates[5] < rates[4]  # steps 6 is slower than steps 5
+
+
+def test_acceptance_is_lower_off_the_trap():
+    trap = model.acceptance_alpha(temperature=0.0, ignore_eos=True, prompt_repetition=0.8)
+    greedy = model.acceptance_alpha(temperature=0.0, ignore_eos=False, prompt_repetition=0.8)
+    varied = model.acceptance_alpha(temperature=0.0, ignore_eos=True, prompt_repetition=0.05)
+    warm = model.acceptance_alpha(temperature=0.8, ignore_eos=True, prompt_repetition=0.8)
+    assert trap == pytest.approx(0.95)
+    assert trap > greedy > warm and trap > varied
+
+
+@pytest.mark.parametrize("alpha, steps", [(0.95, 3), (0.6, 2), (0.8, 5)])
+def test_sampled_accept_lengths_follow_the_truncated_geometric_mean(alpha, steps):
+    rng = random.Random(1)
+    draws = [model.accepted_tokens_for_step(alpha, steps, rng.random()) for _ in range(20000)]
+    assert min(draws) == 1 and max(draws) == steps + 1
+    assert sum(draws) / len(draws) == pytest.approx(model.expected_accept_length(alpha, steps), rel=0.02)
