@@ -141,6 +141,7 @@ def test_failure_lines_get_their_category() -> None:
         "exception",
     ]
     assert recs[5].extra["retracted_reqs"] == 1 and recs[6].extra["retracted_reqs"] == 2
+    assert [r.fatal for r in recs] == [True, False, True, True, True, False, False, True, True, True, False]
 
 
 def test_journald_prefixes_and_pasted_line_missing_bracket() -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "AccessRecord",
     "AdjustRecord",
     "TextRecord",
+    "FATAL_ERROR_CATEGORIES",
     "LogStats",
     "parse_line",
     "parse_lines",
@@ -223,6 +224,11 @@ class ErrorRecord(LogRecord):
     category: str = "error"
     detail: str = ""
     extra: dict[str, Value] = field(default_factory=dict)
+
+    @property
+    def fatal(self) -> bool:
+        """True when this category means the server is going down (not a retract or a stray traceback line)."""
+        return self.category in FATAL_ERROR_CATEGORIES
 
     def summary(self) -> str:
         return f"[{self.category}] {self.detail}"
@@ -617,6 +623,12 @@ def _parse_access(message: str, base: dict[str, Any]) -> LogRecord | None:
         status=int(match["status"]),
     )
 
+
+# Categories after which SGLang exits; `kv_pool_full` (retract) is survivable and the generic
+# `traceback` / `exception` lines are usually followed by one of these.
+FATAL_ERROR_CATEGORIES = frozenset(
+    {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
+)
 
 # (category, pattern) in priority order: the first match wins.
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
