@@ -244,3 +244,12 @@ def test_set_flag_reads_back_and_keeps_the_other_lines(name: str, value: str | N
     assert len(new_lines) - len(untouched) <= 2  # the flag's line, plus the previous last line when appended
     assert edited.text.endswith("\n") == final_newline
     assert UnitFile.parse(edited.text).remove_flag(name).get_flag(name) is None
+
+
+def test_list_values_spread_over_continuation_lines() -> None:
+    text = "[Service]\nExecStart=/bin/py -m sglang.launch_server --cuda-graph-bs 1 2 \\\n    4 8 \\\n    --port 1\n"
+    unit = UnitFile.parse(text)
+    assert unit.get_flag("cuda-graph-bs") == "1 2 4 8"
+    edited = unit.set_flag("cuda-graph-bs", "16 32")
+    assert edited.text == "[Service]\nExecStart=/bin/py -m sglang.launch_server --cuda-graph-bs 16 32 \\\n    --port 1\n"
+    assert unit.remove_flag("cuda-graph-bs").exec_start.argv[-2:] == ["--port", "1"]
