@@ -1,9 +1,119 @@
-"""Headless `demo` commands (not built yet)."""
+"""`specdec-tui demo` (also `--demo --headless`): one full trial on the embedded demo host, printed.
+
+It proves the loop from a shell: edit the demo unit's flags, push, restart, wait healthy, benchmark,
+record the trial in a session file. `--demo` without `--headless` opens the panel on the same host.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from specdec_tui.cli.main import CliError
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.session import Session, default_session_path, save_session
+from specdec_tui.core.unit import UnitFile
+
+DEMO_PROFILE = BenchProfile(name="demo", concurrency=(1, 4, 16), requests=8, max_tokens=128,
+                            temperature=0.0, ignore_eos=True, prompts="repetitive")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Adds the `demo` command group."""
+    p = sub.add_parser("demo", help="run one full trial on the embedded demo host (no GPU, no SSH) and print it",
+                       description="Edit the demo unit, push, restart, wait for /health, benchmark, save the trial.")
+    add_demo_options(p)
+    p.set_defaults(func=run)
+
+
+def add_demo_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--steps", type=int, metavar="N",
+                   help="set --speculative-num-steps N (and draft tokens N+1) before pushing")
+    p.add_argument("--time-scale", type=float, default=1.0, metavar="X",
+                   help="a new demo workspace runs its simulated server X times faster (default 1)")
+    p.add_argument("--concurrency", metavar="LIST", help="comma-separated levels (default 1,4,16)")
+    p.add_argument("--requests", type=int, metavar="N", help="measured requests per level (default 8)")
+    p.add_argument("--max-tokens", type=int, metavar="M", help="max_tokens per request (default 128)")
+    p.add_argument("--workspace", metavar="DIR", help="demo workspace (default: in the user data dir)")
+    p.add_argument("--keep-running", action="store_true", help="leave the simulated server running afterwards")
+
+
+def demo_profile(args: argparse.Namespace) -> BenchProfile:
+    profile = DEMO_PROFILE
+    if getattr(args, "concurrency", None):
+        try:
+            levels = tuple(int(x) for x in args.concurrency.split(",") if x.strip())
+        except ValueError:
+            raise CliError(f"--concurrency takes numbers like 1,4,16, not {args.concurrency!r}") from None
+        if not levels or min(levels) < 1:
+            raise CliError("--concurrency levels must be positive")
+        profile = replace(profile, concurrency=levels)
+    if getattr(args, "requests", None):
+        profile = replace(profile, requests=args.requests)
+    if getattr(args, "max_tokens", None):
+        profile = replace(profile, max_tokens=args.max_tokens)
+    return profile
+
+
+def with_steps(text: str, steps: int | None) -> str:
+    if steps is None:
+        return text
+    if steps < 1:
+        raise CliError("--steps must be at least 1")
+    return UnitFile.parse(text).set_flags(
+        {"speculative-num-steps": str(steps), "speculative-num-draft-tokens": str(steps + 1)}).text
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from specdec_tui.cli.bench_cmd import LiveTable
+    from specdec_tui.demo import demo_config, ensure_demo_workspace
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.local import LocalHost
+    from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
+
+    ws = ensure_demo_workspace(Path(args.workspace) if args.workspace else None,
+                               time_scale=getattr(args, "time_scale", 1.0))
+    config: Config = demo_config(ws)
+    profile = demo_profile(args)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    session_path = Path(args.session) if getattr(args, "session", None) else default_session_path("demo")
+    session = Session(host="demo", unit=ws.unit_name, profile=profile)
+    runner = TrialRunner.for_host(host, config, session, host_name="demo", session_path=session_path, profile=profile)
+    table = LiveTable(profile)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, Phase):
+            if table.live is None:
+                print(f"· {event.name}{': ' + event.detail if event.detail else ''}", file=sys.stderr, flush=True)
+            if event.name == "bench":
+                table.__enter__()
+        elif table.live is not None:
+            table.on_event(event)
+
+    try:
+        text = with_steps(await runner.read_running(), args.steps)
+        print(f"demo host: {ws.unit_path} → {ws.base_url}", file=sys.stderr)
+        trial = await runner.run_trial(text, on_event=on_event)
+    except WorkflowError as err:
+        raise CliError(str(err)) from None
+    except HostError as err:
+        raise CliError(f"demo host: {err}") from None
+    finally:
+        if table.live is not None:
+            table.__exit__(None, None, None)
+        if not args.keep_running:
+            await host.close()
+    save_session(session, session_path)
+    facts = trial.facts
+    if facts is not None:
+        print(f"server: {facts.model}, max_running_requests={facts.max_running_requests}, "
+              f"max_total_num_tokens={facts.max_total_num_tokens}, speculative={facts.speculative}")
+    print(f"trial {trial.id} ({trial.label}): {trial.status}" + (f" — {trial.failure}" if trial.failure else ""))
+    print(f"session saved to {session_path}")
+    return 0 if trial.status == "ok" else 1

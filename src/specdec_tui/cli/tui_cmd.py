@@ -50,7 +50,7 @@ def run_app(config: Config, host: Host | None, session: Session, session_path: P
 
 def run(args: argparse.Namespace) -> int:
     if args.demo:
-        raise CliError("--demo is not wired into the panel yet; run `specdec-tui demo` meanwhile", code=2)
+        return run_demo(args)
     config = resolve_config(args.config)
     from specdec_tui.hosts.factory import open_host, pick_host_name
 
@@ -61,3 +61,29 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
     session, session_path = resolve_session(args.session, host_name, host.info.unit)
     return run_app(config, host, session, session_path)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """`--demo`: the panel on the embedded demo host; with `--headless`, one trial printed instead."""
+    from specdec_tui.cli import demo_cmd
+
+    if args.headless:
+        defaults = argparse.Namespace(steps=None, time_scale=1.0, concurrency=None, requests=None,
+                                      max_tokens=None, workspace=None, keep_running=False)
+        return demo_cmd.run(argparse.Namespace(**{**vars(defaults), **vars(args)}))
+    from specdec_tui.demo import demo_config, ensure_demo_workspace
+    from specdec_tui.hosts.local import LocalHost
+
+    user = resolve_config(args.config)
+    ws = ensure_demo_workspace()
+    demo = demo_config(ws)
+    config = Config(hosts=demo.hosts, profiles={**demo.profiles, **user.profiles}, ui=user.ui,
+                    default_host="demo", default_profile=user.default_profile, source=user.source)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    session, session_path = resolve_session(args.session, "demo", ws.unit_name)
+    try:
+        return run_app(config, host, session, session_path)
+    finally:
+        import asyncio
+
+        asyncio.run(host.close())
