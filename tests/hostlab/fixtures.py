@@ -56,8 +56,8 @@ def server_exec(port: int, steps: int) -> str:
     """ExecStart= for the service under test: the simulated SGLang server when it exists."""
     if SIM_MAIN.exists():
         return (
-            f"{sys.executable} -m specdec_tui.sim --port {port} --speculative-num-steps {steps} "
-            "--time-scale 20"
+            f"{sys.executable} -m specdec_tui.sim --model-path sim-model --tp-size 4 "
+            f"--speculative-algorithm EAGLE --port {port} --speculative-num-steps {steps} --time-scale 20"
         )
     return f"{sys.executable} -u {ARGV_SERVER} --port {port} --speculative-num-steps {steps}"
 

@@ -45,7 +45,8 @@ TARGETS = {
         "AllowIsolate=yes\n"
     ),
 }
-TEST_USER = "specdec-sudoer"
+TEST_USER = "specdec-sudoer"  # sudo with a password: the panel must refuse, not hang
+NOPASSWD_USER = "specdec-nopw"  # passwordless sudo: the panel's sudo path must work
 TEST_UID = 64990
 
 
@@ -167,19 +168,22 @@ class HostLab:
         etc = self.root_dir / "etc"
         home = self.root_dir / "home"
         etc.mkdir()
-        (home / TEST_USER).mkdir(parents=True)
-        os.chown(home / TEST_USER, TEST_UID, TEST_UID)
         for name in ("passwd", "group", "shadow"):
             shutil.copy2(f"/etc/{name}", etc / name)
-        with open(etc / "passwd", "a") as f:
-            f.write(f"{TEST_USER}:x:{TEST_UID}:{TEST_UID}::/home/{TEST_USER}:/bin/sh\n")
-        with open(etc / "group", "a") as f:
-            f.write(f"{TEST_USER}:x:{TEST_UID}:\n")
-        with open(etc / "shadow", "a") as f:  # a locked password; key login only; sudo would need one
-            f.write(f"{TEST_USER}:*:19000:0:99999:7:::\n")
+        for uid, user in enumerate((TEST_USER, NOPASSWD_USER), start=TEST_UID):
+            (home / user).mkdir(parents=True)
+            os.chown(home / user, uid, uid)
+            with open(etc / "passwd", "a") as f:
+                f.write(f"{user}:x:{uid}:{uid}::/home/{user}:/bin/sh\n")
+            with open(etc / "group", "a") as f:
+                f.write(f"{user}:x:{uid}:\n")
+            with open(etc / "shadow", "a") as f:  # locked password: key login only
+                f.write(f"{user}:*:19000:0:99999:7:::\n")
         if Path("/etc/sudoers").exists():
             sudoers = etc / "sudoers"
-            sudoers.write_text(f"root ALL=(ALL:ALL) ALL\n{TEST_USER} ALL=(ALL:ALL) ALL\n")
+            sudoers.write_text(
+                f"root ALL=(ALL:ALL) ALL\n{TEST_USER} ALL=(ALL:ALL) ALL\n{NOPASSWD_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n"
+            )
             sudoers.chmod(0o440)
         os.chown(self.root_dir, 0, 0)
         self.root_dir.chmod(0o711)  # the test user's sshd must reach authorized_keys

@@ -320,7 +320,10 @@ class SSHHost:
 
     # --- service -----------------------------------------------------------------------------------
     async def status(self) -> ServiceStatus:
-        result = await self._run(rc.systemctl_show(self.config.unit), privileged=False, what="systemctl show")
+        # Unprivileged `systemctl show` needs the system D-Bus; with sudo it uses systemd's private socket.
+        await self._connection()
+        show = self._privileged_or_plain(rc.systemctl_show(self.config.unit))
+        result = await self._run(show, privileged=False, what="systemctl show")
         return parse_show(self.config.unit, result.stdout.decode())
 
     async def restart(self) -> RestartResult:
