@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -15,6 +16,7 @@ import pytest
 
 from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
 from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local_journal import JournalStore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -323,3 +325,55 @@ async def test_a_follower_gets_live_lines_exactly_once(host: LocalHost, service_
 async def test_a_bad_cursor_is_reported_in_words(host: LocalHost):
     with pytest.raises(HostError, match="not a local-host cursor"):
         [r async for r in host.journal(after_cursor="s=abc;i=1", follow=False)]
+
+
+# -- the panel going away -----------------------------------------------------------------------
+
+PANEL = r"""
+import asyncio, os, signal, sys
+from pathlib import Path
+from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local_journal import JournalStore
+
+async def main():
+    host = LocalHost(Path(sys.argv[1]))
+    await host.push(open(sys.argv[2]).read())
+    status = (await host.restart()).status
+    print(status.main_pid, flush=True)
+    async for record in host.journal():
+        if "ready" in record.message:
+            break
+    if sys.argv[3] == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    raise KeyboardInterrupt  # no close(): the atexit hook must clean up
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("ending", ["interrupt", "sigkill"])
+def test_no_service_outlives_the_panel_process(tmp_path: Path, service_script: Path, ending: str):
+    unit = tmp_path / "unit.service"
+    unit.write_text(unit_text(service_script, "panel"))
+    panel = subprocess.run(
+        [sys.executable, "-c", PANEL, str(tmp_path / "ws"), str(unit), ending],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    main_pid = int(panel.stdout.split()[0])
+    # interrupt: atexit killed the group before the panel exited; sigkill: PR_SET_PDEATHSIG does it,
+    # asynchronously, so poll the kernel (bounded) instead of asserting at once.
+    deadline = time.monotonic() + 10
+    while group_alive(main_pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not group_alive(main_pid)
+
+
+async def test_a_follower_reports_a_gap_for_rotated_entries(tmp_path: Path):
+    store = JournalStore(tmp_path / "journal.jsonl", max_bytes=2_000)
+    first = store.append("line 0")
+    for i in range(1, 200):
+        store.append(f"line {i}")
+    got = [r async for r in JournalStore(store.path).iterate(after_cursor=first.cursor, follow=False)]
+    assert got[0].kind == "gap" and "rotated away" in got[0].message
+    numbers = [int(r.message.split()[1]) for r in got[1:]]
+    assert numbers[0] > 1 and numbers == list(range(numbers[0], 200))  # the rest, none lost in between
