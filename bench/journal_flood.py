@@ -1,0 +1,206 @@
+"""Journal flood: does the panel stay responsive while SGLang logs thousands of lines a second?
+
+Runs the real app (`specdec_tui.ui.app.make_app`, offline) headless — or, if the shell cannot be
+built, a host app around `JournalPane` — feeds the journal pane realistic SGLang lines at `--rate`
+lines/s for `--seconds`, and presses a key every `--key-interval` s (scrolling, tab switches).
+Key-to-screen latency is the time from just before `pilot.press` to the end of the first screen
+refresh after the key was handled (`call_after_refresh`). Prints p50/p99/max and peak RSS.
+
+    python bench/journal_flood.py                 # 30 s at 5,000 lines/s, 160x48
+    python bench/journal_flood.py --seconds 5     # quick look
+Targets: p99 < 100 ms, peak RSS < 200 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import resource
+import statistics
+import sys
+import time
+from datetime import datetime
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.message import Message
+from textual.widgets import Static, TabbedContent, TabPane
+
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.ui.widgets.journal_pane import JournalPane
+
+APP_KEYS = ("2", "pageup", "pageup", "up", "down", "end", "3", "2", "pageup", "end", "4", "2")
+HOST_KEYS = ("pageup", "pageup", "up", "down", "end", "ctrl+pagedown", "pageup", "end")
+
+
+def sglang_lines(count: int, seed: int = 7) -> list[str]:
+    """A pool of lines in SGLang's own formats: decode/prefill batches, access log, a rare error."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(count):
+        stamp = f"[2025-03-01 14:{i // 600 % 60:02d}:{i // 10 % 60:02d} TP{i % 4}]"
+        roll = rng.random()
+        if roll < 0.70:
+            running = rng.randint(1, 64)
+            lines.append(
+                f"{stamp} Decode batch, #running-req: {running}, #token: {rng.randint(500, 90000)}, "
+                f"token usage: {rng.random():.2f}, accept len: {rng.uniform(1.5, 4.0):.2f}, "
+                f"accept rate: {rng.uniform(0.4, 0.95):.2f}, cuda graph: True, "
+                f"gen throughput (token/s): {rng.uniform(100, 2500):.2f}, #queue-req: {rng.randint(0, 20)}, "
+            )
+        elif roll < 0.85:
+            lines.append(
+                f"{stamp} Prefill batch, #new-seq: {rng.randint(1, 8)}, #new-token: {rng.randint(64, 8192)}, "
+                f"#cached-token: {rng.randint(0, 4096)}, token usage: {rng.random():.2f}, "
+                f"#running-req: {rng.randint(0, 64)}, #queue-req: {rng.randint(0, 20)}, "
+            )
+        elif roll < 0.995:
+            lines.append(f'INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /v1/completions HTTP/1.1" 200 OK')
+        else:
+            lines.append(f"{stamp} Scheduler hit an exception: RuntimeError: CUDA error: out of memory")
+    return lines
+
+
+class FloodHost(App[None]):
+    """Stand-in shell when the real app cannot be built: the journal in one tab, a second tab to switch to."""
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent():
+            with TabPane("Journal", id="journal"):
+                yield JournalPane(max_lines=5000, id="journal-pane")
+            with TabPane("Other", id="other"):
+                yield Static("another tab")
+
+
+def build_app(host_only: bool) -> tuple[App, str]:
+    if host_only:
+        return FloodHost(), "host app"
+    try:
+        from specdec_tui.core.config import Config
+        from specdec_tui.core.session import Session
+        from specdec_tui.ui.app import make_app
+
+        return make_app(Config(), None, Session(), session_path=None), "make_app (offline)"
+    except Exception as err:  # the shell is optional for this benchmark
+        print(f"note: real app unavailable ({err}); using a host app with JournalPane", file=sys.stderr)
+        return FloodHost(), "host app"
+
+
+def feed(app: App, pane: JournalPane, records: list[JournalRecord]) -> None:
+    """Deliver a batch the way the shell does (a JournalBatch message), or straight to the pane."""
+    if isinstance(app, FloodHost):
+        pane.add_records(records)
+        return
+    from specdec_tui.ui import messages as m
+
+    app.post_message(m.JournalBatch(records))
+
+
+class KeyLatency:
+    """Times each pressed key from `pilot.press` to the first screen refresh after its last handler.
+
+    `pilot.press` itself returns only when the process goes idle (never, under a flood), so the key's
+    trip is followed with Textual's message hook instead: every dispatch of the Key event (app, screen,
+    focused widget) re-arms a `call_after_refresh`; the last one to fire is when the screen shows it.
+    """
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.pending: list[float] = []  # t0 of presses whose Key event has not been seen yet
+        self.t0: dict[int, float] = {}  # id(Key event) → t0
+        self.t1: dict[int, float] = {}  # id(Key event) → end of the refresh after its latest dispatch
+        self.keep: list[events.Key] = []  # hold the events so their ids stay unique
+
+    def pressed(self) -> None:
+        self.pending.append(time.perf_counter())
+
+    def hook(self, message: Message) -> None:
+        if not isinstance(message, events.Key):
+            return
+        key_id = id(message)
+        if key_id not in self.t0:
+            if not self.pending:
+                return
+            self.t0[key_id] = self.pending.pop(0)
+            self.keep.append(message)
+
+        def shown() -> None:
+            self.t1[key_id] = time.perf_counter()
+
+        self.app.call_later(lambda: self.app.screen.call_after_refresh(shown))
+
+    def latencies_ms(self) -> list[float]:
+        return sorted((self.t1[k] - t0) * 1000 for k, t0 in self.t0.items() if k in self.t1)
+
+
+async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, int], host_only: bool = False) -> int:
+    app, kind = build_app(host_only)
+    pool = sglang_lines(2000)
+    timing = KeyLatency(app)
+    fed = 0
+    async with app.run_test(size=size, headless=True, message_hook=timing.hook) as pilot:
+        await pilot.pause(0.2)
+        pane = app.screen.query_one(JournalPane)
+        keys = APP_KEYS if kind.startswith("make_app") else HOST_KEYS
+        pane.log_view.focus()
+        stop = asyncio.Event()
+
+        async def feeder() -> None:
+            nonlocal fed
+            start = time.perf_counter()
+            while not stop.is_set():
+                due = int((time.perf_counter() - start) * rate)
+                if due > fed:
+                    now = datetime.now()
+                    batch = [
+                        JournalRecord(cursor=str(fed + i), timestamp=now, message=pool[(fed + i) % len(pool)])
+                        for i in range(due - fed)
+                    ]
+                    feed(app, pane, batch)
+                    fed = due
+                await asyncio.sleep(0.01)
+
+        feeding = asyncio.create_task(feeder())
+        presses: list[asyncio.Task[None]] = []
+        start = time.perf_counter()
+        for i in range(int(seconds / key_interval)):
+            await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
+            timing.pressed()
+            presses.append(asyncio.create_task(pilot.press(keys[i % len(keys)])))
+        stop.set()
+        await feeding
+        await asyncio.gather(*presses)
+        await pilot.pause(0.2)
+        shown = len(pane.shown_lines)
+        elapsed = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    latencies = timing.latencies_ms()
+    if not latencies:
+        print("no key reached the screen: nothing to report", file=sys.stderr)
+        return 2
+    p50 = statistics.median(latencies)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    print(f"app: {kind}, size {size[0]}x{size[1]}, {seconds:.0f} s at {rate:,} lines/s (ran {elapsed:.1f} s)")
+    print(f"lines fed: {fed:,} (journal holds {shown:,}), keys pressed: {len(presses)}, timed: {len(latencies)}")
+    print(f"key-to-screen latency: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
+    print(f"peak RSS: {peak_mb:.0f} MB")
+    ok = p99 < 100 and peak_mb < 200
+    print("targets (p99 < 100 ms, RSS < 200 MB):", "met" if ok else "NOT met")
+    return 0 if ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rate", type=int, default=5000, help="journal lines per second")
+    parser.add_argument("--key-interval", type=float, default=0.1)
+    parser.add_argument("--host-app", action="store_true", help="use the stand-in host app, not make_app")
+    parser.add_argument("--size", default="160x48", help="terminal size, e.g. 80x24")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.lower().split("x"))
+    return asyncio.run(run(args.seconds, args.rate, args.key_interval, (width, height), args.host_app))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
