@@ -19,6 +19,8 @@ from specdec_tui.sim import model
 from specdec_tui.sim.logs import SimLog, decode_batch_line, prefill_batch_line
 from specdec_tui.sim.textgen import TextStream, count_prompt_tokens
 
+KEPT_FINISHED = 10000  # finished requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)
+
 
 @dataclass(slots=True)
 class Emission:
@@ -118,6 +120,7 @@ class Engine:
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._ids = itertools.count()
+        self._finished: deque[str] = deque()
         self._log_tokens = 0
         self._log_sim_t = 0.0
         self._log_accepted = 0
@@ -283,6 +286,9 @@ class Engine:
             req.finish_reason = finish
             req.sim_end = self.sim_now
             self.totals.finished += 1
+            self._finished.append(req.rid)
+            if len(self._finished) > KEPT_FINISHED:
+                self.requests.pop(self._finished.popleft(), None)
         req.out.put_nowait(Emission(text=text, tokens=n, finish_reason=finish, sim_time=self.sim_now))
 
     def _log_decode(self) -> None:
