@@ -377,3 +377,12 @@ async def test_a_follower_reports_a_gap_for_rotated_entries(tmp_path: Path):
     assert got[0].kind == "gap" and "rotated away" in got[0].message
     numbers = [int(r.message.split()[1]) for r in got[1:]]
     assert numbers[0] > 1 and numbers == list(range(numbers[0], 200))  # the rest, none lost in between
+
+
+async def test_lines_limits_the_backlog_from_memory_and_from_disk(tmp_path: Path):
+    store = JournalStore(tmp_path / "journal.jsonl")
+    for i in range(10):
+        store.append(f"line {i}")
+    for reader in (store, JournalStore(store.path)):  # the writer's ring, then a second process's disk read
+        assert [r.message async for r in reader.iterate(lines=3, follow=False)] == ["line 7", "line 8", "line 9"]
+        assert [r async for r in reader.iterate(lines=0, follow=False)] == []

@@ -29,7 +29,6 @@ from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
     GpuFact,
-    HostError,
     HostInfo,
     JournalRecord,
     PushResult,

@@ -47,6 +47,13 @@ def _seq_of(record: JournalRecord) -> int:
     return int(record.cursor)
 
 
+def _last(records: list[JournalRecord], lines: int | None) -> list[JournalRecord]:
+    """The last `lines` records (all when None; none for 0, which `records[-0:]` would get wrong)."""
+    if lines is None:
+        return records
+    return records[-lines:] if lines > 0 else []
+
+
 def _encode(seq: int, record: JournalRecord) -> bytes:
     row = {
         "seq": seq,
@@ -217,10 +224,9 @@ class JournalStore:
         if after is not None:
             if _seq_of(ring[0]) > after + 1:
                 return None
-            picked = [rec for rec in ring if _seq_of(rec) > after]
-            return picked[-lines:] if lines else picked
-        if lines and len(ring) >= lines:
-            return list(ring)[-lines:]
+            return _last([rec for rec in ring if _seq_of(rec) > after], lines)
+        if lines is not None and len(ring) >= lines:
+            return _last(list(ring), lines)
         return None
 
     def _from_disk(self, after: int | None, lines: int | None) -> list[JournalRecord]:
@@ -229,7 +235,7 @@ class JournalStore:
             records.extend(_read_records(path)[0])
         if after is not None:
             records = [rec for rec in records if _seq_of(rec) > after]
-        return records[-lines:] if lines else records
+        return _last(records, lines)
 
     def read(self, *, after_cursor: str | None = None, lines: int | None = None) -> list[JournalRecord]:
         """Records after the cursor (all retained when None), limited to the last `lines`."""
@@ -247,7 +253,7 @@ class JournalStore:
         if backlog is None:
             backlog = await asyncio.to_thread(self._from_disk, after, lines)
         last = after or 0
-        if after is not None and backlog and _seq_of(backlog[0]) > after + 1 and not lines:
+        if after is not None and backlog and _seq_of(backlog[0]) > after + 1 and lines is None:
             yield self._gap(after, _seq_of(backlog[0]))
         for record in backlog:
             last = max(last, _seq_of(record))
