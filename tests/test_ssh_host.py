@@ -204,3 +204,21 @@ async def test_passwordless_sudo_user_can_push_restart_and_roll_back(make_ssh_ho
     assert (await host.restart()).ok
     assert lab_service.server_info()["speculative_num_steps"] == 4
     assert await host.rollback() == lab_service.text
+
+
+def test_cli_host_status_and_cat_over_ssh(hostlab, lab_service, monkeypatch, tmp_path, capsys):
+    """`specdec-tui host …` through the factory with OpenSSH defaults (~/.ssh/config, known_hosts)."""
+    from specdec_tui.cli.main import main
+
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\n')
+    assert main(["host", "cat", "--host", "lab", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == lab_service.text
+    assert main(["host", "status", "--host", "lab", "--config", str(config)]) == 0
+    assert f"{UNIT}: active (running)" in capsys.readouterr().out
