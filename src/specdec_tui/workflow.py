@@ -22,6 +22,12 @@ from specdec_tui.health import HealthSnapshot, NotHealthy, wait_ready
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
 
 
+# Error categories that name a cause, most telling first; the rest ("Scheduler hit an exception",
+# "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
+CAUSE_CATEGORIES = ("not_enough_memory", "cuda_graph_failed", "cuda_oom", "kv_pool_full", "bad_arguments",
+                    "init_failed", "cuda_error")
+
+
 class WorkflowError(Exception):
     """A step of the loop refused or failed; the message says what and what to do."""
 
@@ -128,16 +134,28 @@ class TrialRunner:
                 raise NotHealthy(err.snapshot, f"{err} — journal: {line}") from None
             raise
 
-    async def last_error_line(self, lines: int = 300) -> str | None:
-        """The newest SGLang error line in the unit's recent journal, for telling the user why."""
-        found: str | None = None
+    async def last_error_line(self, lines: int = 400) -> str | None:
+        """Why the last start failed, from the unit's journal since systemd last started it.
+
+        SGLang prints the cause (e.g. "Not enough memory") and then generic follow-ups ("Received sigquit
+        from a child process"); the first specific error is the one worth showing."""
+        errors: list[tuple[str, str]] = []
         try:
             async for record in self.host.journal(follow=False, lines=lines):
-                if parse_line(record.message).kind == "error":
-                    found = record.message.strip()
+                message = record.message.strip()
+                if message.startswith(("Started ", "Starting ")):
+                    errors.clear()
+                    continue
+                parsed = parse_line(message)
+                if parsed.kind == "error" and getattr(parsed, "fatal", True):
+                    errors.append((getattr(parsed, "category", ""), message))
         except HostError:
-            return found
-        return found
+            pass
+        for wanted in CAUSE_CATEGORIES:
+            for category, message in errors:
+                if category == wanted:
+                    return message
+        return errors[-1][1] if errors else None
 
     def bench(self, profile: BenchProfile | None = None) -> AsyncIterator[object]:
         from specdec_tui.bench.engine import run_benchmark

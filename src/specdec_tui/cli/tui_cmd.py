@@ -7,23 +7,18 @@ and runs the Textual app until the user quits.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from specdec_tui import paths
 from specdec_tui.cli.main import CliError
-from specdec_tui.core.config import Config, ConfigError, load_config
+from specdec_tui.core.config import Config, ConfigError, find_config_path, load_config
 from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
 from specdec_tui.hosts.base import Host, HostError
 
 
 def resolve_config(arg: str | None) -> Config:
     """--config, else $SPECDEC_TUI_CONFIG, else the user config file when it exists, else defaults."""
-    chosen = arg or os.environ.get("SPECDEC_TUI_CONFIG")
-    if chosen is None and paths.default_config_file().is_file():
-        chosen = str(paths.default_config_file())
     try:
-        return load_config(chosen)
+        return load_config(find_config_path(arg))
     except ConfigError as err:
         raise CliError(str(err)) from None
 
