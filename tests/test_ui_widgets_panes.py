@@ -56,7 +56,7 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         pane.update_health(HealthSnapshot(state=HealthState.READY, status=status, http_ok=True, facts=facts))
         pane.update_log_stats(LogStats().feed([DECODE, OOM]))
         pane.update_gpus([GpuFact(0, "RTX PRO 6000", 81_920, 97_887, 93.0)])
-        await pilot.pause()
+        await pilot.pause(0.3)  # live numbers are redrawn on a ~5/s timer
 
         assert pane.state == "ready" and pane.has_class("-ready")
         assert "READY" in pane.section_text("badge")

@@ -7,7 +7,7 @@ itself (not the flags we asked for) sit next to the journal's live accept length
 Public API (for the app shell):
     HealthPane(id=...)
     .update_health(snapshot: HealthSnapshot)   # from specdec_tui.health.watch_health
-    .update_log_stats(stats: LogStats)         # from specdec_tui.core.sglang_log, folded from the journal
+    .update_log_stats(stats: LogStats)         # folded from the journal; redrawn at most ~5×/s
     .update_gpus(gpus: list[GpuFact])          # from Host.gpu_facts(); [] hides the GPU section
     .state: str                                # "down" | "starting" | "loading" | "ready" | "failing" | "unknown"
     .section_text(name) -> str                 # plain text of "badge", "service", "facts", "live", "error", "gpus"
@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Static
 
 from specdec_tui.health import HealthSnapshot
@@ -31,6 +32,7 @@ from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, t
 STATES = ("down", "starting", "loading", "ready", "failing")
 SECTIONS = ("badge", "service", "facts", "live", "error", "gpus")
 _LABEL_WIDTH = 22
+STATS_REDRAW_S = 0.2
 
 
 class HealthPane(VerticalScroll):
@@ -60,6 +62,7 @@ class HealthPane(VerticalScroll):
         self.state = "unknown"
         self._snapshot: HealthSnapshot | None = None
         self._stats: LogStats | None = None
+        self._stats_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("? UNKNOWN — no health check yet", id="health-badge")
@@ -93,7 +96,13 @@ class HealthPane(VerticalScroll):
         self._render_error()
 
     def update_log_stats(self, stats: LogStats) -> None:
+        """Coalesced: a busy journal calls this per batch; the pane redraws at most ~5 times a second."""
         self._stats = stats
+        if self._stats_timer is None:
+            self._stats_timer = self.set_timer(STATS_REDRAW_S, self._redraw_stats)
+
+    def _redraw_stats(self) -> None:
+        self._stats_timer = None
         self._render_live()
         self._render_facts()
         self._render_error()

@@ -52,6 +52,11 @@ def line_kind(message: str) -> str:
     """
     if message.startswith(MARKER_RULE):
         return "marker"
+    # fast path for the bulk of a busy log (same kinds the parser gives them), sparing a full parse
+    if "] Decode batch" in message:
+        return "decode"
+    if "] Prefill batch" in message:
+        return "prefill"
     try:
         from specdec_tui.core.sglang_log import parse_line
     except ImportError:  # the parser is not there yet: a minimal stand-in keeps the pane usable
