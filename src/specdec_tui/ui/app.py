@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
+from textual.widgets import Input, Select, Tabs, TextArea
 from textual.worker import Worker
 
 from specdec_tui.bench.events import LevelDone, RunDone
@@ -430,6 +431,11 @@ class SpecdecApp(App[None]):
         self.bench_worker = self.run_bench()
 
     def action_cancel(self) -> None:
+        """Cancel the running benchmark; with none, leave the text field so single keys work again."""
+        if self.bench_worker is None:
+            if isinstance(self.focused, (Input, TextArea, Select)):
+                self.main.query_one(Tabs).focus()
+            return
         if self.bench_worker is not None:
             self.bench_worker.cancel()
             self.bench_worker = None

@@ -1,0 +1,128 @@
+"""The app shell: bindings and help, push refusal, draft restore, themes, and the whole loop on the demo host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Input
+
+from specdec_tui.core import drafts
+from specdec_tui.core.config import UIConfig, load_config
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.help_screen import HelpScreen
+from specdec_tui.ui.widgets.flag_form import widget_id
+from specdec_tui.ui.widgets.unit_editor import UnitEditor
+
+from .ui_helpers import demo_app, offline_app, record_notifications, wait_for
+
+
+def help_table_rows(app) -> list[list[str]]:
+    table = app.screen.query_one("#help-table", DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_every_binding_has_an_id_and_is_in_help_with_current_keys() -> None:
+    app = offline_app()
+    app.config = type(app.config)(ui=UIConfig(keymap={"push": "ctrl+t"}))
+    app.effective_keymap = {"push": "ctrl+t"}
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = {row[2]: row for row in help_table_rows(app)}
+        for binding in bindings_of([*APP_BINDINGS, *MAIN_SCREEN_BINDINGS]):
+            assert binding.id, f"binding {binding.action} has no id"
+            assert binding.id in rows
+        assert rows["push"][0] == "ctrl+t"
+        assert rows["help"][0] == "?"
+        assert rows["tab-journal"][0] == "2"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_tabs_switch_by_number() -> None:
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.screen.query_one("#tabs").focus()
+        await pilot.press("4")
+        assert app.screen.query_one("#tabs").active == "bench"
+        await pilot.press("5")
+        assert app.screen.query_one("#tabs").active == "trials"
+
+
+async def test_validation_error_blocks_push(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        editor = app.screen.query_one(UnitEditor)
+        editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
+        await pilot.pause()
+        await pilot.press("escape", "p")
+        await pilot.pause()
+        refused = [n for n in seen if n.startswith("Push refused")]
+        assert refused and "--speculative-eagle-topk 0 is out of range" in refused[0]
+        assert app.busy is None
+        assert (tmp_path / "demo" / "units" / "sglang-demo.service").read_text() == app.config_pane.running_text
+
+
+async def test_draft_is_offered_and_restored(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    running = (tmp_path / "demo" / "units" / "sglang-demo.service").read_text()
+    draft = running.replace("--speculative-num-steps 1", "--speculative-num-steps 2")
+    drafts.save_draft("demo", "sglang-demo.service", draft)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the restore question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.config_pane.text == draft, "the draft in the editor")
+        assert "+    --speculative-num-steps 2 \\" in app.config_pane.diff
+
+
+async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('# my settings\n[ui]\ntheme = "specdec-dark"\n')
+    app = offline_app()
+    app.config = load_config(config_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert {"specdec-dark", "specdec-light", "textual-light"} <= set(app.available_themes)
+        assert app.theme == "specdec-dark"
+        app.theme = "specdec-light"
+        await pilot.pause()
+    assert load_config(config_file).ui.theme == "specdec-light"
+    assert config_file.read_text().startswith("# my settings")
+
+
+async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> None:
+    session_file = tmp_path / "session.toml"
+    app = demo_app(tmp_path, session_path=session_file)
+    seen = record_notifications(app)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        original = app.config_pane.running_text
+        steps = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
+        steps.focus()
+        await pilot.press("end", "backspace", "2")
+        await pilot.pause()
+        await pilot.press("escape")  # leaves the field, so p is a key again
+        assert not isinstance(app.focused, Input)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: any(n.startswith("Server is healthy") for n in seen), "healthy after push", steps=1200)
+        assert "--speculative-num-steps 2" in unit_file.read_text()
+        assert UnitFile.parse(unit_file.read_text()).flags()["speculative-num-steps"] == "2"
+        await pilot.press("b")
+        await wait_for(pilot, lambda: any(n.startswith("Benchmark done") for n in seen), "the benchmark", steps=1200)
+        trial = app.session.trials[-1]
+        assert trial.status == "ok"
+        assert [lv.concurrency for lv in trial.levels] == [1, 4]
+        assert all(lv.output_tok_s > 0 for lv in trial.levels)
+        table = app.screen.query_one("#bench-table")
+        assert float(table.cell_text(1, "tok_s").replace(",", "")) > 0
+        assert session_file.exists() and "speculative-num-steps" in session_file.read_text()
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rollback question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.config_pane.running_text == original and app.busy is None, "the rollback", steps=1200)
+        assert unit_file.read_text() == original
