@@ -126,3 +126,13 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
         await pilot.press("y")
         await wait_for(pilot, lambda: app.config_pane.running_text == original and app.busy is None, "the rollback", steps=1200)
         assert unit_file.read_text() == original
+
+
+# -- snapshots: an offline session (no clocks, ports or PIDs on screen) at both sizes, two themes ----
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("theme", ["specdec-dark", "textual-light"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_main_screen_snapshot(snap_compare, theme: str, size: tuple[int, int]) -> None:
+    assert snap_compare(offline_app(theme=theme), terminal_size=size)
