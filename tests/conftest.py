@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
+pytest_plugins = ["tests.hostlab.fixtures"]
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 

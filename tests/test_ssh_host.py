@@ -10,14 +10,7 @@ import signal
 import pytest
 
 from specdec_tui.hosts.base import HostKeyError, PrivilegeError, UnitRejected
-from tests.hostlab.fixtures import (  # noqa: F401  (fixtures; pytest_plugins would make this unnecessary)
-    TICKER_UNIT,
-    UNIT,
-    hostlab,
-    lab_service,
-    make_ssh_host,
-    ticker_service,
-)
+from tests.hostlab.fixtures import TICKER_UNIT, UNIT
 from tests.hostlab.lab import NOPASSWD_USER, TEST_USER
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
