@@ -167,3 +167,63 @@ def stop_reason(history: Sequence[ValueStats], *, min_running_requests: int | No
     if len(medians) >= 3 and medians[-1] < medians[-2] < medians[-3]:
         return "two consecutive values got worse"
     return None
+
+
+# ---------------------------------------------------------------------------------------------- curves
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """One swept value on the trade-off curves: speed of one request at the lowest concurrency,
+    the server's capacity (max_running_requests) and throughput at the highest concurrency — medians
+    over the value's successful repeats."""
+
+    value: str
+    ok: int
+    failed: int
+    low_c: int | None = None
+    per_request_tok_s: float | None = None  # median of the per-request p50 at the lowest concurrency
+    low_c_tok_s: float | None = None  # aggregate output tok/s at the lowest concurrency
+    max_running_requests: int | None = None
+    high_c: int | None = None
+    high_c_tok_s: float | None = None
+    accept_length: float | None = None
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def curve(trials_by_value: dict[str, Sequence[Trial]]) -> list[CurvePoint]:
+    """The curves the operator of the seed drew by hand, one point per value in sweep order."""
+    points = []
+    for value, trials in trials_by_value.items():
+        ok = [t for t in trials if t.status == "ok" and t.levels]
+        cs = sorted({lv.concurrency for t in ok for lv in t.levels})
+        low, high = (cs[0], cs[-1]) if cs else (None, None)
+        low_levels = [lv for t in ok if low is not None and (lv := t.level(low))]
+        points.append(CurvePoint(
+            value=value,
+            ok=len(ok),
+            failed=sum(1 for t in trials if t.status == "failed"),
+            low_c=low,
+            per_request_tok_s=_median([lv.per_request_tok_s.p50 for lv in low_levels
+                                       if lv.per_request_tok_s.p50 is not None]),
+            low_c_tok_s=_median([lv.output_tok_s for lv in low_levels]),
+            max_running_requests=next((t.facts.max_running_requests for t in ok
+                                       if t.facts and t.facts.max_running_requests), None),
+            high_c=high,
+            high_c_tok_s=_median([v for t in ok if high is not None and (v := level_tok_s(t, high)) is not None]),
+            accept_length=_median([a for lv in low_levels
+                                   if (a := lv.accept_length_server or lv.accept_length_client)]),
+        ))
+    return points
+
+
+def sweep_groups(trials: Sequence[Trial]) -> dict[str, dict[str, list[Trial]]]:
+    """A saved session's sweep trials by flag, then by value (in the order they were run)."""
+    groups: dict[str, dict[str, list[Trial]]] = {}
+    for t in trials:
+        if t.sweep and "flag" in t.sweep and "value" in t.sweep:
+            groups.setdefault(str(t.sweep["flag"]), {}).setdefault(str(t.sweep["value"]), []).append(t)
+    return groups

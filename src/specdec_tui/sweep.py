@@ -1,0 +1,294 @@
+"""An automatic sweep over one flag: for each value push → restart → healthy → benchmark N times, then pick
+the winner with the robust rules of `core.sweep_rules` and say why.
+
+Why a restart per value and not per repeat: the repeats measure the benchmark's noise on one server
+start, and the seed's trade-off (max_running_requests) is fixed at start. The host always ends on a
+known unit: the one running before the sweep, or the winner when asked — also after a cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Callable
+
+from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
+from specdec_tui.core.session import Trial
+from specdec_tui.core.sweep_rules import CurvePoint, Objective, SweepChoice, choose, curve, stop_reason, summarise
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.health import NotHealthy
+from specdec_tui.hosts.base import HostError
+from specdec_tui.workflow import Phase, TrialRunner, WorkflowError, check_unit, short_flag
+
+STEPS = "speculative-num-steps"
+TOPK = "speculative-eagle-topk"
+DRAFT = "speculative-num-draft-tokens"
+WORSE = "two consecutive values got worse"
+
+EventSink = Callable[[object], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """What to sweep and how to judge it. `apply_best` leaves the host on the winner; otherwise the unit
+    that ran before the sweep is restored."""
+
+    flag: str
+    values: tuple[str, ...]
+    repeats: int = 3
+    objective: Objective = Objective()
+    min_running_requests: int | None = None
+    stop_after_worse: bool = True
+    apply_best: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SweepValueStarted:
+    value: str
+    index: int  # 0-based position in the plan
+    total: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepTrialDone:
+    value: str
+    repeat: int  # 1-based
+    trial: Trial
+
+
+@dataclass(frozen=True, slots=True)
+class SweepStopped:
+    reason: str
+
+
+@dataclass(slots=True)
+class SweepOutcome:
+    """Everything a sweep found: trials per value, the choice with its reasons, the curves, where the host was left."""
+
+    plan: SweepPlan
+    trials_by_value: dict[str, list[Trial]] = field(default_factory=dict)
+    unit_by_value: dict[str, str] = field(default_factory=dict)
+    choice: SweepChoice | None = None
+    curve: list[CurvePoint] = field(default_factory=list)
+    stopped: str | None = None  # why it ended before the last value
+    cancelled: bool = False
+    left_on: str = ""  # "winner", "original" or a sentence saying what went wrong
+    final_unit_text: str = ""
+
+    @property
+    def winner(self) -> str | None:
+        return self.choice.winner.value if self.choice and self.choice.winner else None
+
+    @property
+    def reasons(self) -> list[str]:
+        return self.choice.reasons if self.choice else []
+
+
+@dataclass(frozen=True, slots=True)
+class SweepDone:
+    outcome: SweepOutcome
+
+
+class SweepError(WorkflowError):
+    """The plan cannot run (bad flag value, an edit that would not validate); nothing was pushed."""
+
+
+# ---------------------------------------------------------------------------------------------- edits
+
+
+def parse_values(text: str) -> tuple[str, ...]:
+    """`1,2,3`, `1..6` or a mix (`1..3,5`) → the values in order, without duplicates."""
+    values: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if ".." in part:
+            lo, _, hi = part.partition("..")
+            try:
+                start, end = int(lo), int(hi)
+            except ValueError:
+                raise SweepError(f"a range is written like 1..6 with whole numbers, not {part!r}") from None
+            if end < start:
+                raise SweepError(f"the range {part} runs backwards; write {end}..{start}")
+            values.extend(str(v) for v in range(start, end + 1))
+        else:
+            values.append(part)
+    if not values:
+        raise SweepError("no values to sweep; give e.g. --values 1,2,3 or --values 1..6")
+    return tuple(dict.fromkeys(values))
+
+
+def edit_for_value(base_text: str, flag: str, value: str) -> str:
+    """The unit with `flag` set to `value`, with the draft tree kept valid the way SGLang wants it:
+    steps with topk 1 → draft tokens = steps + 1; other tree conflicts get the validator's own fix,
+    except a fix that would change the swept flag itself (that would make the point meaningless)."""
+    flag = canonical_name(flag)
+    unit = UnitFile.parse(base_text)
+    changes = {flag: value}
+    if flag == STEPS and unit.get_flag(TOPK) in (None, "1") and value.isdigit():
+        changes[DRAFT] = str(int(value) + 1)
+    unit = unit.set_flags(changes)
+    for _ in range(3):  # a fix can reveal the next rule; three passes settle every tree rule
+        fixes = [issue for issue in validate(unit.flags())
+                 if issue.flag in TREE_FLAGS and issue.fixable and flag not in (issue.fix or {})
+                 and flag not in issue.remove]
+        if not fixes:
+            break
+        unit = apply_fix(unit, fixes[0])
+    return unit.text
+
+
+def plan_units(base_text: str, plan: SweepPlan) -> dict[str, str]:
+    """Every value's unit, checked before anything is pushed: a bad value stops the sweep at the start."""
+    if plan.repeats < 1:
+        raise SweepError("repeats must be at least 1")
+    units = {}
+    for value in plan.values:
+        text = edit_for_value(base_text, plan.flag, value)
+        try:
+            check_unit(text)
+        except WorkflowError as err:
+            raise SweepError(f"--{canonical_name(plan.flag)} {value}: {err}") from None
+        overridden = [issue for issue in validate(UnitFile.parse(text).flags())
+                      if canonical_name(plan.flag) in (issue.fix or {})]
+        if overridden:  # SGLang would replace the value at startup: the point would measure something else
+            raise SweepError(f"--{canonical_name(plan.flag)} {value}: {overridden[0].message}")
+        units[value] = text
+    return units
+
+
+# ---------------------------------------------------------------------------------------------- host state
+
+
+async def settle_unit(runner: TrialRunner, text: str, emit: EventSink, why: str) -> None:
+    """Leave the host running exactly `text`: push it (byte-identical, unvalidated — it is a unit that
+    ran before) when the host has another, then restart and wait healthy; nothing when it already runs it."""
+    current = await runner.host.read_unit()
+    if current == text and (await runner.host.status()).is_running:
+        return
+    emit(Phase("restore", why))
+    if current != text:
+        await runner.host.push(text)
+    runner.running_text = text
+    await runner.restart()
+    await runner.wait_healthy()
+
+
+async def settle_quietly(runner: TrialRunner, text: str, emit: EventSink, why: str) -> str:
+    """settle_unit that reports a failure in words instead of raising (used on the way out)."""
+    try:
+        await settle_unit(runner, text, emit, why)
+        return ""
+    except (HostError, NotHealthy) as err:
+        return f"could not restore the unit: {err}"
+
+
+# ---------------------------------------------------------------------------------------------- the sweep
+
+
+def _label(plan: SweepPlan, value: str, repeat: int) -> str:
+    label = f"{short_flag(canonical_name(plan.flag))}={value}"
+    return f"{label} #{repeat}" if plan.repeats > 1 else label
+
+
+def _tag(trial: Trial, plan: SweepPlan, value: str, repeat: int) -> None:
+    trial.sweep = {"flag": canonical_name(plan.flag), "value": value, "repeat": repeat}
+    trial.label = _label(plan, value, repeat)
+
+
+async def _first_run(runner: TrialRunner, text: str, plan: SweepPlan, value: str, emit: EventSink) -> Trial:
+    """push → restart → healthy → bench via the workflow, tagging the trial as soon as it exists."""
+    pending = True
+
+    def tag_then_emit(event: object) -> None:
+        nonlocal pending
+        if pending and isinstance(event, Phase) and event.name == "push":
+            _tag(runner.session.trials[-1], plan, value, 1)  # run_trial has just started it
+            pending = False
+        emit(event)
+
+    trial = await runner.run_trial(text, on_event=tag_then_emit)
+    _tag(trial, plan, value, 1)
+    runner.record(trial)
+    return trial
+
+
+async def _repeat_run(runner: TrialRunner, first: Trial, plan: SweepPlan, value: str, repeat: int,
+                      emit: EventSink) -> Trial:
+    """Another benchmark on the same server start (no push, no restart): a trial of its own."""
+    trial = runner.start_trial(first.unit_text, profile=first.profile)
+    _tag(trial, plan, value, repeat)
+    trial.facts, trial.pushed_at = first.facts, first.pushed_at
+    runner.record(trial)
+    emit(Phase("bench", f"repeat {repeat} of {plan.repeats}"))
+    try:
+        await runner._bench_into(trial, emit)  # the workflow's own level-by-level recording
+    except BaseException:
+        trial.status = "cancelled"
+        runner.record(trial)
+        raise
+    if trial.status == "running":
+        trial.status = "ok"
+    runner.record(trial)
+    return trial
+
+
+def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | None:
+    history = summarise(trials_by_value, plan.objective)
+    reason = stop_reason(history, min_running_requests=plan.min_running_requests)
+    if reason == WORSE and not plan.stop_after_worse:
+        return None
+    return reason
+
+
+async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
+                    on_event: EventSink | None = None) -> SweepOutcome:
+    """Sweep `plan.flag` over `plan.values`, editing `base_text`. Failed starts are recorded and rolled back
+    to the last good unit; the sweep goes on. Raises SweepError before pushing anything when a value's
+    edit is invalid. On cancel the unit that ran before is restored, then CancelledError propagates."""
+    emit = on_event or (lambda _event: None)
+    units = plan_units(base_text, plan)
+    outcome = SweepOutcome(plan=plan, unit_by_value=units)
+    original = await runner.host.read_unit()
+    last_good = original
+    saved_policy, runner.auto_rollback = runner.auto_rollback, True
+    try:
+        for index, value in enumerate(plan.values):
+            text = units[value]
+            emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value, 1).split(" #")[0]))
+            trials = outcome.trials_by_value.setdefault(value, [])
+            first = await _first_run(runner, text, plan, value, emit)
+            trials.append(first)
+            emit(SweepTrialDone(value, 1, first))
+            if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
+                await settle_unit(runner, last_good, emit, "back to the last unit that started")
+            else:
+                last_good = text
+                for repeat in range(2, plan.repeats + 1):
+                    trial = await _repeat_run(runner, first, plan, value, repeat, emit)
+                    trials.append(trial)
+                    emit(SweepTrialDone(value, repeat, trial))
+            reason = _stop(plan, outcome.trials_by_value)
+            if reason and index < len(plan.values) - 1:
+                outcome.stopped = reason
+                emit(SweepStopped(reason))
+                break
+        outcome.choice = choose(outcome.trials_by_value, plan.objective)
+        outcome.curve = curve(outcome.trials_by_value)
+        winner = outcome.winner
+        if plan.apply_best and winner is not None:
+            problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
+            outcome.left_on = problem or "winner"
+        else:
+            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the sweep")
+            outcome.left_on = problem or "original"
+    except BaseException as err:
+        outcome.cancelled = isinstance(err, (asyncio.CancelledError, KeyboardInterrupt))
+        await asyncio.shield(settle_quietly(runner, original, emit, "sweep stopped: restoring the unit that ran before"))
+        raise
+    finally:
+        runner.auto_rollback = saved_policy
+    outcome.final_unit_text = await runner.host.read_unit()
+    emit(SweepDone(outcome))
+    return outcome
