@@ -17,7 +17,7 @@ from pathlib import Path
 
 from specdec_tui import paths
 from specdec_tui.core.atomic_file import write_atomic
-from specdec_tui.core.config import Config, HostConfig
+from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.systemd_quote import quote_arg
 
 DEMO_HOST = "demo"
@@ -72,8 +72,9 @@ def demo_unit_text(port: int, *, time_scale: float = 1.0, workdir: Path | None =
         "--host 127.0.0.1",
         f"--port {port}",
         "--enable-metrics",
-        f"--time-scale {time_scale:g}",
     ]
+    if time_scale != 1.0:  # a simulator-only flag: leave it out of the realistic default unit
+        flags.append(f"--time-scale {time_scale:g}")
     exec_start = f"ExecStart={quote_arg(sys.executable)} -m specdec_tui.sim \\\n    " + " \\\n    ".join(flags)
     workdir_line = f"WorkingDirectory={quote_arg(str(workdir))}\n" if workdir else ""
     return (
@@ -151,7 +152,14 @@ def demo_host_config(ws: DemoWorkspace) -> HostConfig:
     )
 
 
+# The demo's default benchmark: the seed's concurrency levels, few and short requests so a trial on the
+# real-time simulator takes about a minute rather than ten.
+DEMO_PROFILE = BenchProfile(name="demo", concurrency=(1, 4, 16, 32, 64), requests=8, max_tokens=128,
+                            temperature=0.0, ignore_eos=True, prompts="repetitive")
+
+
 def demo_config(ws: DemoWorkspace) -> Config:
-    """A config with only the demo host (the default) and the default benchmark profiles."""
+    """A config with only the demo host (the default) and the default profiles plus the short demo profile."""
     defaults = Config()
-    return Config(hosts={DEMO_HOST: demo_host_config(ws)}, profiles=dict(defaults.profiles), default_host=DEMO_HOST)
+    return Config(hosts={DEMO_HOST: demo_host_config(ws)}, profiles={**defaults.profiles, "demo": DEMO_PROFILE},
+                  default_host=DEMO_HOST, default_profile="demo")

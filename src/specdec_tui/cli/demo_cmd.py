@@ -14,11 +14,10 @@ from pathlib import Path
 
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.demo import DEMO_PROFILE
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.unit import UnitFile
 
-DEMO_PROFILE = BenchProfile(name="demo", concurrency=(1, 4, 16), requests=8, max_tokens=128,
-                            temperature=0.0, ignore_eos=True, prompts="repetitive")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +40,7 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
 
 
 def demo_profile(args: argparse.Namespace) -> BenchProfile:
-    profile = DEMO_PROFILE
+    profile = replace(DEMO_PROFILE, concurrency=(1, 4, 16))
     if getattr(args, "concurrency", None):
         try:
             levels = tuple(int(x) for x in args.concurrency.split(",") if x.strip())

@@ -72,8 +72,8 @@ def run_demo(args: argparse.Namespace) -> int:
     user = resolve_config(args.config)
     ws = ensure_demo_workspace()
     demo = demo_config(ws)
-    config = Config(hosts=demo.hosts, profiles={**demo.profiles, **user.profiles}, ui=user.ui,
-                    default_host="demo", default_profile=user.default_profile, source=user.source)
+    config = Config(hosts=demo.hosts, profiles={**user.profiles, **demo.profiles}, ui=user.ui,
+                    default_host="demo", default_profile=demo.default_profile, source=user.source)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
     session, session_path = resolve_session(args.session, "demo", ws.unit_name)
     try:
