@@ -19,10 +19,16 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
+import aiohttp
 import orjson
 
-LEVEL_REQUESTS = {1: 24, 16: 64, 64: 192}
+from specdec_tui.bench import RunDone, run_benchmark
+from specdec_tui.bench import engine as bench_engine
+from specdec_tui.core.config import BenchProfile
+
+LEVEL_REQUESTS = {1: 48, 16: 256, 64: 512}
 
 
 # ---------------------------------------------------------------- server (child process)
@@ -98,9 +104,26 @@ def serve(n_events: int) -> None:
 # ---------------------------------------------------------------- clients (this process)
 
 
-async def raw_aiohttp(url: str, concurrency: int, requests: int, body: bytes) -> int:
-    import aiohttp
+class PhaseClock:
+    """Process CPU time at the start and end of each level's streaming phase (first request sent →
+    last request ended). Everything else a side spends is its fixed cost for the level."""
 
+    def __init__(self) -> None:
+        self.start = self.end = 0.0
+
+    def __call__(self, phase: str, _concurrency: int = 0) -> None:
+        if phase == "stream_start":
+            self.start = time.process_time()
+        else:
+            self.end = time.process_time()
+
+    @property
+    def stream_cpu(self) -> float:
+        return self.end - self.start
+
+
+async def raw_aiohttp(url: str, concurrency: int, requests: int, n_events: int, clock: PhaseClock) -> int:
+    body = orjson.dumps({"model": "bench", "prompt": "hi", "stream": True, "max_tokens": n_events})
     chunks = 0
     left = requests
     conn = aiohttp.TCPConnector(limit=concurrency + 8)
@@ -121,56 +144,103 @@ async def raw_aiohttp(url: str, concurrency: int, requests: int, body: bytes) ->
                             if payload != b"[DONE]" and orjson.loads(payload)["choices"]:
                                 chunks += 1
 
+        clock("stream_start")
         await asyncio.gather(*(worker() for _ in range(concurrency)))
+        clock("stream_end")
     return chunks
 
 
-async def engine(base_url: str, concurrency: int, requests: int, n_events: int) -> int:
-    from specdec_tui.bench import RunDone, run_benchmark
-    from specdec_tui.core.config import BenchProfile
-
+async def engine(url: str, concurrency: int, requests: int, n_events: int, isolation: str, clock: PhaseClock) -> int:
+    base_url = url.rsplit("/v1/", 1)[0]
     prof = BenchProfile(concurrency=(concurrency,), requests=requests, warmup=0, max_tokens=n_events)
-    async for ev in run_benchmark(base_url, prof, model="bench"):
-        if isinstance(ev, RunDone):
-            lv = ev.levels[0]
-            assert lv.errors == 0 and lv.output_tokens == requests * n_events, lv
-            return lv.output_tokens  # one token per chunk on this server
+    bench_engine.PHASE_HOOK = clock  # seen by the engine thread; a spawned process has its own module
+    try:
+        async for ev in run_benchmark(base_url, prof, model="bench", isolation=isolation):
+            if isinstance(ev, RunDone):
+                assert ev.error is None and ev.levels, ev
+                lv = ev.levels[0]
+                assert lv.errors == 0 and lv.output_tokens == requests * n_events, lv
+                return lv.output_tokens  # one token per chunk on this server
+    finally:
+        bench_engine.PHASE_HOOK = None
     raise RuntimeError("no result")
 
 
-def measure(fn, *args) -> tuple[int, float, float]:  # type: ignore[no-untyped-def]
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    chunks = asyncio.run(fn(*args))
-    return chunks, time.perf_counter() - wall0, time.process_time() - cpu0
+@dataclass
+class Sample:
+    chunks: int
+    wall_s: float
+    cpu_s: float  # this process and its finished children (a spawned engine process)
+    stream_cpu_s: float | None  # the streaming phase alone (None: not observable, e.g. in a child)
+
+    @property
+    def us_per_chunk(self) -> float:
+        return (self.stream_cpu_s if self.stream_cpu_s is not None else self.cpu_s) / self.chunks * 1e6
+
+    @property
+    def fixed_ms(self) -> float | None:
+        return None if self.stream_cpu_s is None else (self.cpu_s - self.stream_cpu_s) * 1e3
+
+
+def cpu_now() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def measure(fn, *args) -> Sample:  # type: ignore[no-untyped-def]
+    clock = PhaseClock()
+    cpu0, wall0 = cpu_now(), time.perf_counter()
+    chunks = asyncio.run(fn(*args, clock))
+    wall, cpu = time.perf_counter() - wall0, cpu_now() - cpu0
+    stream = clock.stream_cpu if clock.end else None
+    return Sample(chunks, wall, cpu, stream)
+
+
+def median_sample(samples: list[Sample]) -> Sample:
+    return sorted(samples, key=lambda s: s.us_per_chunk)[len(samples) // 2]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=256, help="content chunks per request")
     ap.add_argument("--levels", default="1,16,64")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per reader and level (median reported)")
+    ap.add_argument("--isolation", default="thread", help="engine modes to measure: thread, process or both")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
         serve(args.events)
         return 0
+    modes = [m.strip() for m in args.isolation.split(",") if m.strip()]
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--events", str(args.events)], stdout=subprocess.PIPE, text=True
     )
     try:
         port = int(server.stdout.readline())  # type: ignore[union-attr]
-        base_url = f"http://127.0.0.1:{port}"
-        body = orjson.dumps({"model": "bench", "prompt": "hi", "stream": True, "max_tokens": args.events})
-        print(f"server pid {server.pid}, {args.events} chunks per request, client pid {os.getpid()}")
-        print(f"{'c':>3} {'reader':<8} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs CPU/chunk':>13} {'CPU ratio raw/engine':>21}")
+        url = f"http://127.0.0.1:{port}/v1/completions"
+        print(f"server pid {server.pid}, {args.events} chunks per request, client pid {os.getpid()}, "
+              f"median of {args.repeat} runs")
+        print("µs/chunk = process CPU of the streaming phase (first request sent → last ended) / chunks, the same")
+        print("phase on both sides; fixed = the rest of the level's CPU (engine: thread and loop start, session,")
+        print("server probes before/after, statistics over all tokens; raw: session open/close). A spawned")
+        print("engine's phases are not visible from here: its µs/chunk is total CPU (spawn included) / chunks.")
+        head = f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} {'ratio raw/eng':>14} {'total ratio':>12}"
+        print(head)
         for c in (int(x) for x in args.levels.split(",")):
             n = LEVEL_REQUESTS.get(c, 4 * c)
-            raw = measure(raw_aiohttp, base_url + "/v1/completions", c, n, body)
-            eng = measure(engine, base_url, c, n, args.events)
-            us_raw = raw[2] / raw[0] * 1e6
-            us_eng = eng[2] / eng[0] * 1e6
-            for name, (chunks, wall, _cpu), us in (("raw", raw, us_raw), ("engine", eng, us_eng)):
-                ratio = f"{us_raw / us_eng:.2f}" if name == "engine" else ""
-                print(f"{c:>3} {name:<8} {chunks:>7} {wall:>7.2f} {chunks / wall:>9.0f} {us:>13.1f} {ratio:>21}")
+            runs: dict[str, list[Sample]] = {"raw": [], **{f"engine/{m}": [] for m in modes}}
+            for _ in range(args.repeat):  # interleaved so a burst of load elsewhere hits both sides
+                runs["raw"].append(measure(raw_aiohttp, url, c, n, args.events))
+                for m in modes:
+                    runs[f"engine/{m}"].append(measure(engine, url, c, n, args.events, m))
+            raw = median_sample(runs["raw"])
+            for name, samples in runs.items():
+                s = median_sample(samples)
+                fixed = f"{s.fixed_ms:.1f}" if s.fixed_ms is not None else "–"
+                ratio = f"{raw.us_per_chunk / s.us_per_chunk:.2f}" if name != "raw" and s.stream_cpu_s is not None else ""
+                total = f"{raw.cpu_s / s.cpu_s:.2f}" if name != "raw" else ""
+                print(f"{c:>3} {name:<15} {s.chunks:>7} {s.wall_s:>7.2f} {s.chunks / s.wall_s:>9.0f} "
+                      f"{s.us_per_chunk:>9.2f} {fixed:>9} {ratio:>14} {total:>12}", flush=True)
     finally:
         server.terminate()
         server.wait(5)

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from specdec_tui.bench import BenchRun, LevelDone, LevelProgress, LevelStarted, RunDone, drive_benchmark, run_benchmark
+from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
 from tests.bench_servers import RunningServer, ServerSpec
@@ -201,3 +202,56 @@ async def test_drive_benchmark_on_the_callers_loop_and_bad_prompt_set() -> None:
         bad: list[object] = []
         await drive_benchmark(srv.base_url, profile(prompts="/nonexistent/prompts.txt"), bad.append)
     assert isinstance(bad[-1], RunDone) and "neither" in (bad[-1].error or "")
+
+
+async def test_process_isolation_gives_the_same_results_as_the_thread() -> None:
+    async with RunningServer(ServerSpec(pattern=(1, 3, 2, 4), delay_s=0.005)) as srv:
+        prof = profile(concurrency=(2,), requests=4, max_tokens=20)
+        events = [ev async for ev in run_benchmark(srv.base_url, prof, isolation="process")]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "LevelStarted" and kinds[-1] == "RunDone"
+    (lv,) = levels_of(events)
+    assert lv.requests == 4 and lv.errors == 0 and lv.output_tokens == 4 * 20
+    assert lv.accept_length_client == pytest.approx(19 / 7) and lv.accept_length_server == pytest.approx(3.25)
+
+
+async def test_cancelling_a_process_run_closes_every_request() -> None:
+    async with RunningServer(ServerSpec(delay_s=0.05)) as srv:
+        prof = profile(concurrency=(4,), requests=100, max_tokens=1000)
+        seen: list[object] = []
+
+        async def consume() -> None:
+            async for ev in run_benchmark(srv.base_url, prof, isolation="process"):
+                seen.append(ev)
+
+        task = asyncio.create_task(consume())
+        deadline = time.monotonic() + 20
+        while srv.stats.active < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert srv.stats.active == 4
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        deadline = time.monotonic() + 5
+        while srv.stats.active and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert srv.stats.active == 0
+        assert srv.stats.requests == 4
+
+
+async def test_process_run_that_dies_reports_it_in_words() -> None:
+    async with RunningServer(ServerSpec(delay_s=0.05)) as srv:
+        events: list[object] = []
+        run = ProcessRun(srv.base_url, profile(concurrency=(2,), requests=50, max_tokens=500), events.append).start()
+        while srv.stats.active < 2:
+            await asyncio.sleep(0.01)
+        run._process.kill()  # what an OOM kill would do
+        assert await asyncio.to_thread(run.join, 10)
+    done = events[-1]
+    assert isinstance(done, RunDone) and "ended unexpectedly" in (done.error or "")
+
+
+async def test_unknown_isolation_is_refused() -> None:
+    with pytest.raises(ValueError, match="isolation"):
+        async for _ in run_benchmark("http://127.0.0.1:1", profile(), isolation="fiber"):  # type: ignore[arg-type]
+            pass

@@ -7,7 +7,7 @@ Two ways in:
   caller's rendering cannot delay arrival timestamps. Cancelling the iterating task, or `aclose()` on
   the iterator, cancels the run and waits until every in-flight request is closed.
 - `BenchRun(base_url, profile, on_event).start()` / `.cancel()` / `.join()`: the same from plain
-  threads; `on_event` is called on the engine thread.
+  threads; `on_event` is called on the engine thread. `ProcessRun` is the same in a spawned process.
 `drive_benchmark(...)` is the coroutine both use, for callers that want it on their own loop.
 """
 
@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import threading
 from time import perf_counter_ns
-from typing import AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Literal
 
-import httpx
+import aiohttp
 import orjson
 
 from specdec_tui.bench.client import RequestRecord, make_client, stream_request
 from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
+from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
-from specdec_tui.bench.server_stats import accept_length_between, snapshot
+from specdec_tui.bench.run_handle import RunHandle
+from specdec_tui.bench.server_stats import accept_length_between, get_body, snapshot
 from specdec_tui.bench.stats import LevelInputs, build_level_result
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -33,6 +34,8 @@ from specdec_tui.core.results import LevelResult
 
 Emit = Callable[[BenchEvent], None]
 PROGRESS_INTERVAL_S = 0.2  # ≤ 5 progress events per second
+TEXT_SAMPLE_REQUESTS = 32  # per level: enough outputs for a median repetition, no text kept for the rest
+PHASE_HOOK: Callable[[str, int], None] | None = None  # bench/bench_engine.py: ("stream_start"|"stream_end", c)
 ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 FALLBACK_MODEL = "default"
 
@@ -58,14 +61,14 @@ def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> lis
     return bodies
 
 
-async def resolve_model(client: httpx.AsyncClient, base_url: str) -> str:
+async def resolve_model(client: aiohttp.ClientSession, base_url: str) -> str:
     """First model id of /v1/models; a placeholder when the server does not say (SGLang ignores it)."""
+    body = await get_body(client, f"{base_url}/v1/models", 10.0)
     try:
-        resp = await client.get(f"{base_url}/v1/models", timeout=10.0)
-        data = orjson.loads(resp.content) if resp.status_code == 200 else {}
+        data = orjson.loads(body) if body else {}
         ids = [m.get("id") for m in data.get("data", []) if isinstance(m, dict)]
         return next((i for i in ids if isinstance(i, str) and i), FALLBACK_MODEL)
-    except (httpx.HTTPError, orjson.JSONDecodeError, AttributeError, OSError):
+    except (orjson.JSONDecodeError, AttributeError, TypeError):
         return FALLBACK_MODEL
 
 
@@ -80,6 +83,7 @@ class _Level:
         self.w0: int | None = None
         self.records: list[RequestRecord] = []
         self.done = self.errors = self.tokens = 0
+        self.sampled = 0  # measured requests whose text is kept for the degeneracy check
 
     def take_ticket(self) -> bool:
         """Whether a worker may start another measured request (no await between check and take)."""
@@ -96,7 +100,7 @@ class _Level:
 
 
 async def run_level(
-    client: httpx.AsyncClient,
+    client: aiohttp.ClientSession,
     base_url: str,
     bodies: list[bytes],
     profile: BenchProfile,
@@ -115,7 +119,8 @@ async def run_level(
     before = await snapshot(client, base_url)
 
     async def one(measured: bool) -> None:
-        rec = RequestRecord(measured)
+        rec = RequestRecord(measured, keep_text=measured and lv.sampled < TEXT_SAMPLE_REQUESTS)
+        lv.sampled += rec.keep_text
         lv.records.append(rec)
         body = bodies[next(prompt_cycle) % len(bodies)]
         if measured and lv.w0 is None:
@@ -144,6 +149,8 @@ async def run_level(
                 last = (p.done, p.tokens)
 
     ticker = asyncio.create_task(report_progress())
+    if PHASE_HOOK is not None:
+        PHASE_HOOK("stream_start", concurrency)
     try:
         async with asyncio.timeout(profile.level_timeout_s):
             async with asyncio.TaskGroup() as tg:
@@ -157,6 +164,8 @@ async def run_level(
         warnings.append(f"level stopped after its {profile.level_timeout_s:g} s limit; {cut} requests were cut off")
     finally:
         ticker.cancel()
+        if PHASE_HOOK is not None:
+            PHASE_HOOK("stream_end", concurrency)
     after = await snapshot(client, base_url)
     inputs = LevelInputs(
         concurrency=concurrency,
@@ -198,38 +207,19 @@ async def drive_benchmark(
         emit(RunDone(levels, True))
         raise
     finally:
-        await client.aclose()
+        await client.close()
     return levels
 
 
-class BenchRun:
+class BenchRun(RunHandle):
     """A benchmark on its own thread and event loop. `on_event` runs on that thread; `on_exit` once,
     after the last event, when every connection is closed."""
 
-    def __init__(
-        self,
-        base_url: str,
-        profile: BenchProfile,
-        on_event: Emit,
-        *,
-        api_key: str | None = None,
-        model: str | None = None,
-        on_exit: Callable[[], None] | None = None,
-    ) -> None:
-        self._args = (base_url, profile)
-        self._kw = {"api_key": api_key, "model": model}
-        self._on_event = on_event
-        self._on_exit = on_exit
-        self._thread = threading.Thread(target=self._main, name="specdec-bench", daemon=True)
-        self._lock = threading.Lock()
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._cancel_requested = False
-        self.levels: list[LevelResult] = []
-
-    def start(self) -> "BenchRun":
-        self._thread.start()
-        return self
 
     def cancel(self) -> None:
         """Thread-safe; in-flight requests are closed, then RunDone(cancelled=True) is emitted."""
@@ -237,14 +227,6 @@ class BenchRun:
             self._cancel_requested = True
             if self._loop is not None and self._task is not None and not self._loop.is_closed():
                 self._loop.call_soon_threadsafe(self._task.cancel)
-
-    def join(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
 
     def _main(self) -> None:
         try:
@@ -254,8 +236,7 @@ class BenchRun:
         except Exception as exc:  # noqa: BLE001 - reported in words, never a thread traceback
             self._on_event(RunDone(self.levels, False, f"benchmark engine failed: {type(exc).__name__}: {exc}"))
         finally:
-            if self._on_exit is not None:
-                self._on_exit()
+            self._exited()
 
     async def _run(self) -> None:
         with self._lock:
@@ -270,16 +251,28 @@ class BenchRun:
                 self.levels.append(ev.result)
             self._on_event(ev)
 
-        await drive_benchmark(*self._args, emit, **self._kw)
+        await drive_benchmark(self._base_url, self._profile, emit, api_key=self._api_key, model=self._model)
 
 
 _EXITED = object()
 
 
+Isolation = Literal["thread", "process"]
+
+
 async def run_benchmark(
-    base_url: str, profile: BenchProfile, *, api_key: str | None = None, model: str | None = None
+    base_url: str,
+    profile: BenchProfile,
+    *,
+    api_key: str | None = None,
+    model: str | None = None,
+    isolation: Isolation = "thread",
 ) -> AsyncIterator[BenchEvent]:
-    """Async iterator of events from a benchmark measured on its own thread; the last is RunDone."""
+    """Async iterator of events from a benchmark measured on its own thread (or, with
+    isolation="process", in its own spawned process: no caller work shares its GIL, at the price of
+    a process start, ~0.1-0.3 s CPU per run); the last event is RunDone."""
+    if isolation not in ("thread", "process"):
+        raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
 
@@ -289,7 +282,8 @@ async def run_benchmark(
         except RuntimeError:  # the caller's loop is gone; nothing left to tell
             pass
 
-    run = BenchRun(base_url, profile, hand_over, api_key=api_key, model=model, on_exit=lambda: hand_over(_EXITED))
+    runner = BenchRun if isolation == "thread" else ProcessRun
+    run = runner(base_url, profile, hand_over, api_key=api_key, model=model, on_exit=lambda: hand_over(_EXITED))
     run.start()
     exited = False
     try:

@@ -9,11 +9,12 @@ since that covers exactly the level. Any endpoint may be missing: the figure is 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from dataclasses import dataclass, field
 
-import httpx
+import aiohttp
 import orjson
 
 PROBE_TIMEOUT_S = 5.0
@@ -54,25 +55,30 @@ def parse_metrics(text: str) -> dict[str, float]:
     return sums
 
 
-async def snapshot(client: httpx.AsyncClient, base_url: str) -> ServerSnapshot:
+async def get_body(session: aiohttp.ClientSession, url: str, timeout_s: float = PROBE_TIMEOUT_S) -> bytes | None:
+    """The body of a 200 answer to GET `url`; None for any other status or any failure."""
+    try:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            return await resp.read() if resp.status == 200 else None
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+        return None
+
+
+async def snapshot(session: aiohttp.ClientSession, base_url: str) -> ServerSnapshot:
     snap = ServerSnapshot()
+    body = await get_body(session, f"{base_url}/get_server_info")
     try:
-        resp = await client.get(f"{base_url}/get_server_info", timeout=PROBE_TIMEOUT_S)
-        if resp.status_code == 200:
-            info = orjson.loads(resp.content)
-            states = info.get("internal_states") if isinstance(info, dict) else None
-            if isinstance(states, list) and states and isinstance(states[0], dict):
-                val = states[0].get("avg_spec_accept_length")
-                if isinstance(val, (int, float)) and val > 0:
-                    snap.accept_length_info = float(val)
-    except (httpx.HTTPError, orjson.JSONDecodeError, OSError):
-        pass
-    try:
-        resp = await client.get(f"{base_url}/metrics", timeout=PROBE_TIMEOUT_S)
-        if resp.status_code == 200:
-            snap.metrics = parse_metrics(resp.text)
-    except (httpx.HTTPError, OSError, UnicodeDecodeError):
-        pass
+        info = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        info = None
+    states = info.get("internal_states") if isinstance(info, dict) else None
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        val = states[0].get("avg_spec_accept_length")
+        if isinstance(val, (int, float)) and val > 0:
+            snap.accept_length_info = float(val)
+    body = await get_body(session, f"{base_url}/metrics")
+    if body:
+        snap.metrics = parse_metrics(body.decode("utf-8", "replace"))
     return snap
 
 
