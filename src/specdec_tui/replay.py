@@ -114,6 +114,7 @@ async def replay_session(runner: TrialRunner, session: Session, *, keep_best: bo
     todo = replayable(session, trial_ids)
     outcome = ReplayOutcome()
     original = await runner.host.read_unit()
+    was_running = (await runner.host.status()).is_running
     try:
         for index, old in enumerate(todo):
             emit(ReplayStarted(old, index, len(todo)))
@@ -124,11 +125,13 @@ async def replay_session(runner: TrialRunner, session: Session, *, keep_best: bo
             problem = await settle_quietly(runner, best.unit_text, emit, f"keeping the best replayed trial {best.id}")
             outcome.kept, outcome.left_on = best, problem or "best"
         else:
-            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the replay")
+            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the replay",
+                                           running=was_running)
             outcome.left_on = problem or "original"
     except BaseException as err:
         outcome.cancelled = isinstance(err, (asyncio.CancelledError, KeyboardInterrupt))
-        await asyncio.shield(settle_quietly(runner, original, emit, "replay stopped: restoring the unit that ran before"))
+        await asyncio.shield(settle_quietly(runner, original, emit, "replay stopped: restoring the unit that ran before",
+                                             running=was_running))
         raise
     emit(ReplayDone(outcome))
     return outcome

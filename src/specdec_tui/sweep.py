@@ -161,24 +161,29 @@ def plan_units(base_text: str, plan: SweepPlan) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------- host state
 
 
-async def settle_unit(runner: TrialRunner, text: str, emit: EventSink, why: str) -> None:
-    """Leave the host running exactly `text`: push it (byte-identical, unvalidated — it is a unit that
-    ran before) when the host has another, then restart and wait healthy; nothing when it already runs it."""
+async def settle_unit(runner: TrialRunner, text: str, emit: EventSink, why: str, *, running: bool = True) -> None:
+    """Leave the host on exactly `text`: push it (byte-identical, unvalidated — it is a unit that ran
+    before) when the host has another, then restart and wait healthy; nothing when it already runs it.
+    `running=False` (nothing ran before) puts the text back and stops the service instead."""
     current = await runner.host.read_unit()
-    if current == text and (await runner.host.status()).is_running:
+    is_running = (await runner.host.status()).is_running
+    if current == text and is_running == running:
         return
     emit(Phase("restore", why))
     if current != text:
         await runner.host.push(text)
     runner.running_text = text
+    if not running:
+        await runner.host.stop()
+        return
     await runner.restart()
     await runner.wait_healthy()
 
 
-async def settle_quietly(runner: TrialRunner, text: str, emit: EventSink, why: str) -> str:
+async def settle_quietly(runner: TrialRunner, text: str, emit: EventSink, why: str, *, running: bool = True) -> str:
     """settle_unit that reports a failure in words instead of raising (used on the way out)."""
     try:
-        await settle_unit(runner, text, emit, why)
+        await settle_unit(runner, text, emit, why, running=running)
         return ""
     except (HostError, NotHealthy) as err:
         return f"could not restore the unit: {err}"
@@ -251,6 +256,7 @@ async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
     units = plan_units(base_text, plan)
     outcome = SweepOutcome(plan=plan, unit_by_value=units)
     original = await runner.host.read_unit()
+    was_running = (await runner.host.status()).is_running
     last_good = original
     saved_policy, runner.auto_rollback = runner.auto_rollback, True
     try:
@@ -281,11 +287,13 @@ async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
             problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
             outcome.left_on = problem or "winner"
         else:
-            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the sweep")
+            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the sweep",
+                                           running=was_running)
             outcome.left_on = problem or "original"
     except BaseException as err:
         outcome.cancelled = isinstance(err, (asyncio.CancelledError, KeyboardInterrupt))
-        await asyncio.shield(settle_quietly(runner, original, emit, "sweep stopped: restoring the unit that ran before"))
+        await asyncio.shield(settle_quietly(runner, original, emit, "sweep stopped: restoring the unit that ran before",
+                                             running=was_running))
         raise
     finally:
         runner.auto_rollback = saved_policy

@@ -1,9 +1,218 @@
-"""Headless `session` commands (not built yet)."""
+"""Headless `session` commands: list the saved sessions, show one, compare two trials, export, replay.
+
+All but `replay` work without a host — a session file is all they need.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+from pathlib import Path
+
+from specdec_tui.cli.main import CliError
+from specdec_tui.core.session import Session, SessionError, load_session
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `session` command group."""
+    from specdec_tui.cli.sweep_cmd import add_host_options
+
+    p = sub.add_parser("session", help="saved sessions: list, show, compare, export, replay")
+    actions = p.add_subparsers(dest="session_command", metavar="ACTION", required=True)
+
+    a = actions.add_parser("list", help="saved sessions in the data dir: date, host, trials, best tok/s")
+    a.set_defaults(func=run_list)
+
+    a = actions.add_parser("show", help="every trial of a session with its figures, and the best")
+    a.add_argument("file", metavar="FILE", help="session file (a path, or a name in the sessions dir)")
+    a.set_defaults(func=run_show)
+
+    a = actions.add_parser("compare", help="two trials side by side: flags diff, figures, delta %%")
+    a.add_argument("file", metavar="FILE")
+    a.add_argument("a", type=int, metavar="A", help="trial id (the baseline)")
+    a.add_argument("b", type=int, metavar="B", help="trial id")
+    a.set_defaults(func=run_compare)
+
+    a = actions.add_parser("export", help="write the session as CSV, JSON or a Markdown report")
+    a.add_argument("file", metavar="FILE")
+    a.add_argument("--format", choices=("csv", "json", "md"), default="md")
+    a.add_argument("-o", "--output", metavar="OUT", help="file to write (default: stdout)")
+    a.set_defaults(func=run_export)
+
+    a = actions.add_parser("replay", help="run every trial's unit again on a host and record the drift")
+    a.add_argument("file", metavar="FILE")
+    add_host_options(a)
+    a.add_argument("--keep-best", action="store_true", help="leave the host on the best replayed trial")
+    a.add_argument("--trials", metavar="IDS", help="only these trial ids, e.g. 1,3")
+    a.add_argument("--tolerance", type=float, default=10.0, metavar="PCT",
+                   help="drift in %% still counted as reproduced (default 10)")
+    a.set_defaults(func=run_replay)
+
+
+def session_path(name: str) -> Path:
+    """A path as given, else a file of that name (with or without .toml) in the sessions dir."""
+    from specdec_tui.paths import sessions_dir
+
+    for candidate in (Path(name), sessions_dir() / name, sessions_dir() / f"{name}.toml"):
+        if candidate.is_file():
+            return candidate
+    raise CliError(f"no session file {name!r} (looked here and in {sessions_dir()}); "
+                   "`specdec-tui session list` shows the saved ones")
+
+
+def open_session_file(name: str) -> tuple[Session, Path]:
+    path = session_path(name)
+    try:
+        return load_session(path), path
+    except SessionError as err:
+        raise CliError(str(err)) from None
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from specdec_tui.cli.render import make_console, num
+    from specdec_tui.core.compare import best_by_concurrency, concurrencies_of
+    from specdec_tui.paths import sessions_dir
+
+    files = sorted(sessions_dir().glob("*.toml")) if sessions_dir().is_dir() else []
+    console = make_console()
+    if not files:
+        console.print(f"no saved sessions in {sessions_dir()}", markup=False)
+        return 0
+    table = Table(title=f"sessions in {sessions_dir()}")
+    for name, justify in (("file", "left"), ("date (UTC)", "left"), ("host", "left"), ("trials", "right"),
+                          ("best low-c tok/s", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for path in files:
+        try:
+            session = load_session(path)
+        except SessionError as err:
+            table.add_row(path.name, "[red]unreadable[/]", "", "", str(err).removeprefix(f"{path}: "))
+            continue
+        cs = concurrencies_of(session)
+        best = best_by_concurrency(session, cs[0]) if cs else None
+        figure = f"{num(lv.output_tok_s)} (c={cs[0]}, trial {best.id})" if best and (lv := best.level(cs[0])) else "–"
+        table.add_row(path.name, f"{session.created:%Y-%m-%d %H:%M}", session.host, str(len(session.trials)), figure)
+    console.print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from specdec_tui.cli.render import best_lines, make_console, session_table, sweep_table
+    from specdec_tui.core.sweep_rules import choose, curve, sweep_groups
+
+    session, path = open_session_file(args.file)
+    console = make_console()
+    profile = session.profile
+    console.print(f"{path}: host {session.host or '?'}, unit {session.unit or '?'}, {len(session.trials)} trial(s); "
+                  f"profile {profile.name}: max_tokens {profile.max_tokens}, temperature {profile.temperature:g}"
+                  f"{', ignore_eos' if profile.ignore_eos else ''}, prompts {profile.prompts}", markup=False)
+    console.print(session_table(session))
+    for line in best_lines(session):
+        console.print(line, markup=False)
+    for t in session.trials:
+        if t.failure:
+            console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
+    for flag, by_value in sweep_groups([t for t in session.trials if t.replay_of is None]).items():
+        console.print(sweep_table(flag, curve(by_value), choose(by_value)))
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from specdec_tui.cli.render import comparison_lines, comparison_table, make_console
+    from specdec_tui.core.compare import compare_trials
+
+    session, _path = open_session_file(args.file)
+    trials = [session.trial(args.a), session.trial(args.b)]
+    missing = [str(i) for i, t in zip((args.a, args.b), trials) if t is None]
+    if missing:
+        known = ", ".join(str(t.id) for t in session.trials) or "none"
+        raise CliError(f"no trial {' or '.join(missing)} in {args.file} (trials: {known})")
+    cmp = compare_trials(trials[0], trials[1])  # type: ignore[arg-type]
+    console = make_console()
+    for line in comparison_lines(cmp):
+        console.print(line, markup=False)
+    console.print(comparison_table(cmp))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    import sys
+
+    from specdec_tui.core.atomic_file import write_atomic
+    from specdec_tui.core.session_export import export_session
+
+    session, _path = open_session_file(args.file)
+    text = export_session(session, args.format)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(args.output, text)
+    except OSError as err:
+        raise CliError(f"cannot write {args.output}: {err.strerror or err}") from None
+    print(f"wrote {args.output} ({args.format}, {len(session.trials)} trial(s))", file=sys.stderr)
+    return 0
+
+
+def parse_ids(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise CliError(f"--trials takes trial ids like 1,3, not {text!r}") from None
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from specdec_tui.cli.sweep_cmd import load_cli_config, open_cli_host
+
+    session, path = open_session_file(args.file)
+    config, host_name = load_cli_config(args)
+    host = open_cli_host(config, host_name)
+    return asyncio.run(_replay(args, session, path, config, host_name, host))
+
+
+async def _replay(args: argparse.Namespace, session: Session, path: Path, config, host_name: str, host) -> int:
+    from specdec_tui.cli.render import make_console, replay_table
+    from specdec_tui.cli.sweep_cmd import phase_line, progress, trial_line
+    from specdec_tui.health import NotHealthy
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.replay import ReplayStarted, replay_session
+    from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
+
+    runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path,
+                                  profile=session.profile)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ReplayStarted):
+            progress(f"[{event.index + 1}/{event.total}] replaying trial {event.original.id} {event.original.label}")
+        elif isinstance(event, Phase) and event.name == "done":
+            progress(f"  {trial_line(session.trials[-1])}")
+        elif (line := phase_line(event)) is not None:
+            progress(line)
+
+    try:
+        await host.connect()
+        outcome = await replay_session(runner, session, keep_best=args.keep_best, trial_ids=parse_ids(args.trials),
+                                       on_event=on_event)
+    except WorkflowError as err:
+        raise CliError(str(err)) from None
+    except (HostError, NotHealthy) as err:
+        raise CliError(f"{host_name}: {err}") from None
+    finally:
+        await host.close()
+    console = make_console()
+    console.print(replay_table(outcome, args.tolerance))
+    drifted = [p for p in outcome.pairs if not p.within(args.tolerance)]
+    console.print(f"{len(outcome.pairs) - len(drifted)} of {len(outcome.pairs)} trial(s) reproduced within "
+                  f"±{args.tolerance:g}%", markup=False)
+    if outcome.left_on == "best" and outcome.kept is not None:
+        console.print(f"the host runs the best replayed trial {outcome.kept.id} ({outcome.kept.label})", markup=False)
+    elif outcome.left_on == "original":
+        console.print("the host runs the unit it ran before the replay", markup=False)
+    else:
+        console.print(outcome.left_on, markup=False)
+    console.print(f"replayed trials added to {path}", markup=False)
+    return 0 if outcome.left_on in ("best", "original") else 1

@@ -1,9 +1,258 @@
-"""Headless `sweep` commands (not built yet)."""
+"""`specdec-tui sweep`: try every value of one flag on a host, benchmark each N times, pick the winner and
+say why — the seed's steps 1 → 2 → 3 → 4 by hand, as one command.
+
+Progress goes to stderr; the table (or, with --json, one JSON line per trial and a summary line) to stdout.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from specdec_tui.cli.main import CliError
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
+from specdec_tui.core.sweep_rules import Objective
+from specdec_tui.hosts.base import Host
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Adds the `sweep` command group."""
+    """Adds the `sweep` command."""
+    p = sub.add_parser("sweep", help="sweep one flag over values on a host and pick the best, with reasons",
+                       description="For each value: edit the unit, push, restart, wait healthy, benchmark "
+                                   "--repeats times. A value that does not start is recorded failed and rolled "
+                                   "back. The winner is chosen by median − 1.4826·MAD over the repeats, the "
+                                   "smallest value within 1%% of the best winning. The host is left on the unit "
+                                   "it ran before unless --apply-best.")
+    add_host_options(p)
+    p.add_argument("--flag", default="speculative-num-steps", metavar="NAME",
+                   help="the flag to sweep, without -- (default speculative-num-steps)")
+    p.add_argument("--values", required=True, metavar="LIST", help="values: 1,2,3 or 1..6 or 1..3,5")
+    p.add_argument("--repeats", type=int, default=3, metavar="N", help="benchmark runs per value (default 3)")
+    p.add_argument("--objective", default="c1", metavar="c1|throughput@C",
+                   help="c1: tok/s at the lowest concurrency, keeping the highest one above a floor (default); "
+                        "throughput@C: output tok/s at concurrency C")
+    p.add_argument("--floor-ratio", type=float, default=0.5, metavar="R",
+                   help="with c1: the highest concurrency must keep R × the first value's throughput (default 0.5)")
+    p.add_argument("--min-running-requests", type=int, metavar="N",
+                   help="stop when max_running_requests falls below N")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="do not stop after two values in a row got worse")
+    p.add_argument("--apply-best", action="store_true", help="leave the host running the winner")
+    p.add_argument("--profile", default=argparse.SUPPRESS, metavar="NAME", help="benchmark profile from the config")
+    p.add_argument("--concurrency", metavar="LIST", help="levels, e.g. 1,4,16")
+    p.add_argument("--requests", type=int, metavar="N", help="measured requests per level")
+    p.add_argument("--max-tokens", type=int, metavar="M", help="max_tokens per request")
+    p.add_argument("--temperature", type=float, metavar="T")
+    p.add_argument("--prompts", metavar="SET", help="realistic | repetitive | path to a prompt file")
+    p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
+                   help="session file to add the trials to (default: a new one in the data dir)")
+    p.add_argument("--json", action="store_true", help="JSON lines: one per trial, then a summary")
+    # bench_cmd.apply_overrides reads these too; the sweep does not offer them.
+    p.set_defaults(func=run, duration=None, ignore_eos=None, endpoint=None, warmup=None)
+
+
+def add_host_options(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: do not overwrite the top-level --host/--config when given before the command.
+    p.add_argument("--host", default=argparse.SUPPRESS, metavar="NAME", help="host from the config, or demo")
+    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file")
+    p.add_argument("--time-scale", type=float, default=25.0, metavar="X",
+                   help="with --host demo: a new demo workspace's simulated server runs X times faster (default 25)")
+
+
+# ---------------------------------------------------------------------------------------------- shared with `session replay`
+
+
+def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
+    """The config and the chosen host name; `demo` works without a config (its workspace is created)."""
+    from specdec_tui.core.config import ConfigError, find_config_path, load_config
+    from specdec_tui.demo import demo_host_config, ensure_demo_workspace
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.factory import pick_host_name
+
+    try:
+        config = load_config(find_config_path(getattr(args, "config", None)))
+        name = pick_host_name(config, getattr(args, "host", None))
+    except (ConfigError, HostError) as err:
+        raise CliError(str(err)) from None
+    if name == "demo" and "demo" not in config.hosts:
+        ws = ensure_demo_workspace(time_scale=getattr(args, "time_scale", 1.0))
+        config = dataclasses.replace(config, hosts={**config.hosts, "demo": demo_host_config(ws)})
+    return config, name
+
+
+def open_cli_host(config: Config, name: str) -> Host:
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.factory import open_host
+
+    try:
+        return open_host(config, name)
+    except HostError as err:
+        raise CliError(str(err)) from None
+
+
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def phase_line(event: object) -> str | None:
+    """A progress line for the workflow's phases; None for events the caller shows otherwise."""
+    from specdec_tui.workflow import Phase
+
+    if isinstance(event, Phase) and event.name not in ("done", "bench"):
+        return f"  · {event.name}{': ' + event.detail if event.detail else ''}"
+    return None
+
+
+def trial_line(trial: Any) -> str:
+    parts = [f"trial {trial.id} {trial.label}: {trial.status}"]
+    if trial.facts and trial.facts.max_running_requests:
+        parts.append(f"max_running_requests {trial.facts.max_running_requests}")
+    parts += [f"c={lv.concurrency} {lv.output_tok_s:,.1f} tok/s" for lv in trial.levels]
+    if trial.failure:
+        parts.append(trial.failure)
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------- the command
+
+
+def parse_objective(text: str, floor_ratio: float, profile: BenchProfile) -> Objective:
+    if not 0 < floor_ratio <= 1:
+        raise CliError(f"--floor-ratio must be between 0 and 1, not {floor_ratio:g}")
+    if text == "c1":
+        return Objective("c1_floor", floor_ratio=floor_ratio)
+    kind, _, level = text.partition("@")
+    if kind != "throughput":
+        raise CliError(f"--objective takes c1 or throughput@C (e.g. throughput@64), not {text!r}")
+    if not level:
+        return Objective("throughput", concurrency=max(profile.concurrency))
+    if not level.isdigit() or int(level) not in profile.concurrency:
+        levels = ", ".join(map(str, profile.concurrency))
+        raise CliError(f"--objective {text}: the benchmark runs concurrency {levels}; pick one of those")
+    return Objective("throughput", concurrency=int(level))
+
+
+def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> BenchProfile:
+    from specdec_tui.cli.bench_cmd import apply_overrides
+    from specdec_tui.cli.demo_cmd import DEMO_PROFILE
+
+    name = getattr(args, "profile", None)
+    if name:
+        if name not in config.profiles:
+            raise CliError(f"no benchmark profile {name!r} in the config (profiles: {', '.join(sorted(config.profiles))})")
+        base = config.profiles[name]
+    else:
+        base = DEMO_PROFILE if host_name == "demo" else config.profile()
+    return apply_overrides(base, args)
+
+
+def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: BenchProfile) -> tuple[Session, Path]:
+    """Continue the --session file when it exists, else start a new one there (or in the data dir)."""
+    path = Path(args.session) if getattr(args, "session", None) else default_session_path(host_name)
+    if path.exists():
+        try:
+            return load_session(path), path
+        except SessionError as err:
+            raise CliError(str(err)) from None
+    return Session(host=host_name, unit=unit, profile=profile), path
+
+
+def run(args: argparse.Namespace) -> int:
+    from specdec_tui.sweep import SweepError, SweepPlan, parse_values
+
+    config, host_name = load_cli_config(args)
+    profile = sweep_profile(args, config, host_name)
+    try:
+        plan = SweepPlan(flag=args.flag.removeprefix("--"), values=parse_values(args.values), repeats=args.repeats,
+                         objective=parse_objective(args.objective, args.floor_ratio, profile),
+                         min_running_requests=args.min_running_requests,
+                         stop_after_worse=not args.no_early_stop, apply_best=args.apply_best)
+    except SweepError as err:
+        raise CliError(str(err)) from None
+    host = open_cli_host(config, host_name)
+    return asyncio.run(_run(args, config, host_name, host, profile, plan))
+
+
+async def _run(args: argparse.Namespace, config: Config, host_name: str, host: Host, profile: BenchProfile,
+               plan: Any) -> int:
+    from specdec_tui.health import NotHealthy
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.sweep import SweepError, SweepStopped, SweepTrialDone, SweepValueStarted, run_sweep
+    from specdec_tui.workflow import TrialRunner
+
+    session, path = open_session(args, host_name, host.info.unit, profile)
+    runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, SweepValueStarted):
+            progress(f"[{event.index + 1}/{event.total}] {event.label}")
+        elif isinstance(event, SweepTrialDone):
+            progress(f"  {trial_line(event.trial)}")
+            if args.json:
+                print(trial_json(event.trial), flush=True)
+        elif isinstance(event, SweepStopped):
+            progress(f"stopping early: {event.reason}")
+        elif (line := phase_line(event)) is not None:
+            progress(line)
+
+    try:
+        await host.connect()
+        base = await runner.read_running()
+        progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} on {host_name} "
+                 f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
+                 f"session {path}")
+        outcome = await run_sweep(runner, base, plan, on_event=on_event)
+    except SweepError as err:
+        raise CliError(str(err)) from None
+    except (HostError, NotHealthy) as err:
+        raise CliError(f"{host_name}: {err}") from None
+    finally:
+        await host.close()
+    report(outcome, path, as_json=args.json)
+    if outcome.left_on not in ("winner", "original"):
+        return 1
+    return 0 if outcome.winner is not None else 1
+
+
+def trial_json(trial: Any) -> str:
+    import orjson
+
+    return orjson.dumps({
+        "trial": trial.id, "label": trial.label, "status": trial.status, "sweep": trial.sweep,
+        "max_running_requests": trial.facts.max_running_requests if trial.facts else None,
+        "output_tok_s": {str(lv.concurrency): round(lv.output_tok_s, 3) for lv in trial.levels},
+        "per_request_tok_s_p50": {str(lv.concurrency): lv.per_request_tok_s.p50 for lv in trial.levels},
+        "failure": trial.failure or None,
+    }).decode()
+
+
+def report(outcome: Any, path: Path, *, as_json: bool) -> None:
+    """The sweep table and why the winner won (or the summary object with --json)."""
+    plan = outcome.plan
+    where = {"winner": f"the host runs the winner ({plan.flag} {outcome.winner})",
+             "original": "the host runs the unit it ran before the sweep"}.get(outcome.left_on, outcome.left_on)
+    if as_json:
+        import orjson
+
+        print(orjson.dumps({
+            "summary": True, "flag": plan.flag, "winner": outcome.winner, "reasons": outcome.reasons,
+            "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
+            "curve": [dataclasses.asdict(p) for p in outcome.curve],
+        }).decode(), flush=True)
+        return
+    from specdec_tui.cli.render import make_console, sweep_table
+
+    console = make_console()
+    console.print(sweep_table(plan.flag, outcome.curve, outcome.choice))
+    console.print("why:" if outcome.winner else "no winner:")
+    for reason in outcome.reasons:
+        console.print(f"  - {reason}", markup=False)
+    if outcome.stopped:
+        console.print(f"stopped early: {outcome.stopped}", markup=False)
+    console.print(where, markup=False)
+    console.print(f"session saved to {path}", markup=False)

@@ -1,0 +1,166 @@
+"""Rich renderers shared by the headless commands: levels of one run, all trials of a session, two trials
+side by side, a sweep's curves and a replay's drift. They build `rich` objects and print nothing, so
+`session show`, `sweep`, `bench` and `demo` show the same numbers the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from specdec_tui.core.compare import (
+    TrialComparison, best_by_concurrency, concurrencies_of, summary_rows, trial_label,
+)
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.session import Session
+from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
+
+if TYPE_CHECKING:
+    from specdec_tui.replay import ReplayOutcome
+
+STATUS_STYLE = {"ok": "green", "failed": "red", "cancelled": "yellow", "running": "cyan"}
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
+    stream = sys.stderr if stderr else sys.stdout
+    wide = None if stream.isatty() else 160
+    return Console(file=stream, width=wide, soft_wrap=False)
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1f}%"
+
+
+def status_text(status: str) -> str:
+    return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
+
+
+def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Table:
+    """One benchmark run, one row per concurrency."""
+    table = Table(title=title)
+    for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TPOT p50 ms", "accept"):
+        table.add_column(name, justify="right")
+    for lv in levels:
+        table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
+                      num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
+                      num(lv.tpot_ms.p50, 2), num(lv.accept_length_server or lv.accept_length_client, 2))
+    return table
+
+
+def session_table(session: Session, title: str | None = None) -> Table:
+    """Every trial: label, status, capacity, acceptance and output tok/s per concurrency."""
+    cs = concurrencies_of(session)
+    table = Table(title=title)
+    table.add_column("#", justify="right")
+    table.add_column("trial")
+    table.add_column("status")
+    table.add_column("max run req", justify="right")
+    table.add_column("accept len", justify="right")
+    for c in cs:
+        table.add_column(f"c={c} tok/s", justify="right")
+    table.add_column("errors", justify="right")
+    for row in summary_rows(session):
+        label = trial_label(row.trial) + (f" (replay of {row.trial.replay_of})" if row.trial.replay_of else "")
+        table.add_row(str(row.trial.id), label, status_text(row.trial.status),
+                      str(row.max_running_requests or "–"), num(row.accept_length, 2),
+                      *[num(row.tok_s[c]) for c in cs], str(row.errors))
+    return table
+
+
+def best_lines(session: Session) -> list[str]:
+    """"best at c=1: trial 3 steps=3 at 234.0 tok/s" for the lowest and highest concurrency."""
+    cs = concurrencies_of(session)
+    lines = []
+    for c in dict.fromkeys(cs[:1] + cs[-1:]):
+        best = best_by_concurrency(session, c)
+        if best is not None and (lv := best.level(c)):
+            lines.append(f"best at c={c}: trial {best.id} {trial_label(best)} at {num(lv.output_tok_s)} tok/s")
+    return lines or ["no successful trial with results yet"]
+
+
+def comparison_table(cmp: TrialComparison) -> Table:
+    """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent."""
+    a, b = cmp.a, cmp.b
+    table = Table(title=f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}")
+    for name in ("conc", "A tok/s", "B tok/s", "Δ tok/s", "A req tok/s", "B req tok/s", "Δ req",
+                 "A TTFT ms", "B TTFT ms", "Δ TTFT"):
+        table.add_column(name, justify="right")
+    for lc in cmp.levels:
+        table.add_row(
+            str(lc.concurrency),
+            num(lc.a.output_tok_s if lc.a else None), num(lc.b.output_tok_s if lc.b else None),
+            pct(lc.tok_s_delta_pct),
+            num(lc.a.per_request_tok_s.p50 if lc.a else None), num(lc.b.per_request_tok_s.p50 if lc.b else None),
+            pct(lc.per_request_delta_pct),
+            num(lc.a.ttft_ms.p50 if lc.a else None, 0), num(lc.b.ttft_ms.p50 if lc.b else None, 0),
+            pct(lc.ttft_delta_pct),
+        )
+    return table
+
+
+def comparison_lines(cmp: TrialComparison) -> list[str]:
+    """The flag changes and the capacity change, in words, to print above the table."""
+    lines = [d.describe() for d in cmp.flags] or ["the two trials ran the same flags"]
+    mrr_a, mrr_b = cmp.max_running_requests
+    lines.append(f"max_running_requests: {mrr_a or '–'} → {mrr_b or '–'}")
+    for t in (cmp.a, cmp.b):
+        if t.status != "ok":
+            lines.append(f"trial {t.id} is {t.status}" + (f": {t.failure}" if t.failure else ""))
+    return lines
+
+
+def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | None) -> Table:
+    """One row per swept value: the seed's trade-off (speed of one request vs capacity vs throughput)
+    and the verdict of the choice rules."""
+    stats = {s.value: s for s in (choice.stats if choice else [])}
+    winner = choice.winner.value if choice and choice.winner else None
+    points = list(points)
+    low = next((p.low_c for p in points if p.low_c is not None), None)
+    high = next((p.high_c for p in points if p.high_c is not None), None)
+    table = Table(title=f"sweep of --{flag}")
+    table.add_column(flag.removeprefix("speculative-"), justify="right")
+    table.add_column("runs ok/failed", justify="right")
+    table.add_column("max run req", justify="right")
+    table.add_column("accept len", justify="right")
+    table.add_column(f"req tok/s c={low}", justify="right")
+    table.add_column(f"tok/s c={low}", justify="right")
+    table.add_column(f"tok/s c={high}", justify="right")
+    table.add_column("score (median−1.48·MAD)", justify="right")
+    table.add_column("verdict")
+    for p in points:
+        s = stats.get(p.value)
+        verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{s.rejected}[/]" if s and s.rejected else "")
+        table.add_row(p.value, f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
+                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s),
+                      num(s.conservative if s else None), verdict)
+    return table
+
+
+def replay_table(outcome: "ReplayOutcome", tolerance_pct: float) -> Table:
+    """Each replayed trial: status then and now, output tok/s per concurrency then → now (drift)."""
+    cs = sorted({c for p in outcome.pairs for c in p.drift})
+    table = Table(title="replay")
+    table.add_column("trial")
+    table.add_column("status then → now")
+    for c in cs:
+        table.add_column(f"c={c} tok/s then → now", justify="right")
+    table.add_column(f"within ±{tolerance_pct:g}%")
+    for p in outcome.pairs:
+        cells = []
+        for c in cs:
+            a, b = p.original.level(c), p.replay.level(c)
+            cells.append(f"{num(a.output_tok_s if a else None)} → {num(b.output_tok_s if b else None)} "
+                         f"({pct(p.drift.get(c))})")
+        ok = p.within(tolerance_pct)
+        table.add_row(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}",
+                      f"{p.original.status} → {status_text(p.replay.status)}", *cells,
+                      "[green]yes[/]" if ok else "[yellow]no[/]")
+    return table
