@@ -1,0 +1,128 @@
+"""The real terminal program under tmux: `specdec-tui --demo`, driven by keys, read back from the screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from specdec_tui import paths
+from specdec_tui.demo import ensure_demo_workspace
+from tests.conftest import require
+
+pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
+
+
+class Tmux:
+    """One tmux server on a private socket, so the test never touches the user's sessions."""
+
+    def __init__(self) -> None:
+        self.socket = f"specdec-test-{uuid.uuid4().hex[:8]}"
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True).stdout
+
+    def start(self, command: list[str], env: dict[str, str], width: int = 160, height: int = 48) -> None:
+        exports = " ".join(f"{k}={v!s}" for k, v in env.items())
+        # COLUMNS/LINES (set by some test runners) would override the pane size Textual reads.
+        shell = f"env -u COLUMNS -u LINES {exports} {' '.join(command)}; echo EXITED:$?; sleep 30"
+        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), shell)
+        # Without an attached client tmux may keep its default size; pin the window to the one asked for.
+        self.run("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "t", *keys)
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, timeout_s: float = 60) -> str:
+        """Poll the screen until `condition` holds; fail with the last screen if it never does."""
+        deadline = time.monotonic() + timeout_s
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    require(shutil.which("tmux") is not None, "tmux is not installed (apt-get install tmux)")
+    t = Tmux()
+    try:
+        yield t
+    finally:
+        t.kill()
+
+
+def program() -> list[str]:
+    script = shutil.which("specdec-tui")
+    if script and Path(script).resolve().parent == Path(sys.executable).resolve().parent:
+        return [script]
+    return [sys.executable, "-m", "specdec_tui"]
+
+
+def service_pid(workspace: Path) -> int | None:
+    for run_file in (workspace / "run").glob("*.json"):
+        data = json.loads(run_file.read_text())
+        return int(data.get("main_pid") or 0) or None
+    return None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_demo_in_tmux_restart_health_journal_help_quit(tmux: Tmux) -> None:
+    ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)  # same workspace the program will open
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start(program() + ["--demo"], env)
+
+    tmux.wait_for(lambda s: "specdec-tui" in s and "Push" in s, "the panel's first frame")
+    tmux.keys("3")  # Health tab
+    tmux.keys("r")  # restart the demo service
+    screen = tmux.wait_for(lambda s: "READY" in s.upper() and "max_running_requests" in s, "health READY")
+    assert "26" in screen  # steps 1 → SGLang's max_running_requests 26, as in the seed
+
+    tmux.keys("2")  # Journal tab
+    tmux.wait_for(lambda s: "fired up and ready to roll" in s, "the server's ready line in the journal")
+
+    tmux.keys("?")
+    help_screen = tmux.wait_for(lambda s: "remap them with [ui.keymap]" in s, "the help screen")
+    # Every binding is listed with its keys and its id (the name [ui.keymap] remaps it by).
+    assert "rollback" in help_screen and "ctrl+s" in help_screen and "tab-journal" in help_screen
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "remap them with [ui.keymap]" not in s, "the help screen to close")
+
+    pid = service_pid(ws.root)
+    assert pid is not None and alive(pid)
+    tmux.keys("C-q")
+    tmux.wait_for(lambda s: "EXITED:" in s or "Quit" in s, "quit (or its confirmation)")
+    if "EXITED:" not in tmux.screen():
+        tmux.keys("y")
+    final = tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")
+    assert "EXITED:0" in final, final
+    assert "Traceback" not in final
+    deadline = time.monotonic() + 15
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(pid), "the demo's simulated server outlived the panel"
