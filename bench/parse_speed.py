@@ -1,0 +1,186 @@
+"""How long does `parse_line` take per SGLang journal line? (the UI parses every line of a flood)
+
+Generates a realistic mix (~100k lines by default): decode/prefill batch lines in the formats of several
+SGLang versions (2024 `Decode batch.`, 2025 spec `accept len`, late-2025 comma with DP/EP tags and
+`[iter]`, hybrid SWA/Mamba, PD disaggregation, NPU), uvicorn access lines, plain text, errors and
+startup lines; about half carry a journald prefix. Times every line, prints µs/line per kind and overall.
+
+    python bench/parse_speed.py               # 100k lines
+    python bench/parse_speed.py --lines 20000 --repeat 3
+Targets (2 shared cores): overall ≤ 8 µs/line, decode ≤ 15 µs/line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+from collections import defaultdict
+from typing import Callable
+
+from specdec_tui.core.sglang_log import parse_line
+
+TARGET_OVERALL_US = 8.0
+TARGET_DECODE_US = 15.0
+
+
+def _stamp(rng: random.Random, second: int) -> str:
+    tags = rng.choice(("TP0", "TP1", "DP0 TP0 EP0", "DP1 TP1 EP1", "TP0 PP1"))
+    return f"[2025-11-04 05:{second // 60 % 60:02d}:{second % 60:02d} {tags}] "
+
+
+def _decode(rng: random.Random) -> str:
+    running, tokens, usage = rng.randint(1, 64), rng.randint(100, 90000), rng.random()
+    tps, queue, accept = rng.uniform(20, 2500), rng.randint(0, 20), rng.uniform(1.2, 4.0)
+    graph = rng.choice(("True", "False"))
+    era = rng.random()
+    if era < 0.15:  # 2024, no speculative fields
+        return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, "
+                f"gen throughput (token/s): {tps:.2f}, #queue-req: {queue}")
+    if era < 0.35:  # 2025 spec, period
+        return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, "
+                f"accept len: {accept:.2f}, cuda graph: {graph}, gen throughput (token/s): {tps:.2f}, #queue-req: {queue}, ")
+    if era < 0.80:  # late 2025, comma, accept rate
+        head = f"Decode batch [{rng.randint(1, 99999)}], " if rng.random() < 0.2 else "Decode batch, "
+        return (f"{head}#running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, accept len: {accept:.2f}, "
+                f"accept rate: {accept / 4:.2f}, cuda graph: {graph}, gen throughput (token/s): {tps:.2f}, #queue-req: {queue}, ")
+    if era < 0.90:  # hybrid SWA / Mamba
+        return (f"Decode batch, #running-req: {running}, #full token: {tokens}, full token usage: {usage:.2f}, "
+                f"#swa token: {tokens // 2}, swa token usage: {usage / 2:.2f}, cuda graph: {graph}, "
+                f"gen throughput (token/s): {tps:.2f}, #queue-req: {queue}, ")
+    if era < 0.97:  # PD disaggregation decode server
+        return (f"Decode batch, #running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, "
+                f"pre-allocated usage: {usage / 3:.2f}, #prealloc-req: {queue}, #transfer-req: 1, #retracted-req: 0, "
+                f"cuda graph: {graph}, gen throughput (token/s): {tps:.2f}, #queue-req: {queue}, ")
+    return (f"Decode batch, #running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, npu graph: {graph}, "
+            f"gen throughput (token/s): {tps:.2f}, #queue-req: {queue}, ")
+
+
+def _prefill(rng: random.Random) -> str:
+    sep = rng.choice((". ", ", "))
+    line = (f"Prefill batch{sep}#new-seq: {rng.randint(1, 8)}, #new-token: {rng.randint(64, 8192)}, "
+            f"#cached-token: {rng.randint(0, 4096)}, token usage: {rng.random():.2f}, "
+            f"#running-req: {rng.randint(0, 64)}, #queue-req: {rng.randint(0, 20)}, ")
+    if rng.random() < 0.2:
+        line += f"#prealloc-req: 0, #inflight-req: 3, input throughput (token/s): {rng.uniform(100, 9000):.2f}, "
+    return line
+
+
+def _access(rng: random.Random) -> str:
+    path = rng.choice(("/generate", "/v1/completions", "/v1/chat/completions", "/health", "/get_model_info", "/metrics"))
+    method = "GET" if path in ("/health", "/get_model_info", "/metrics") else "POST"
+    status = rng.choice(("200 OK", "200 OK", "200 OK", "503 Service Unavailable", "400 Bad Request"))
+    return f'INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "{method} {path} HTTP/1.1" {status}'
+
+
+_TEXT = (
+    "INFO:     Started server process [4242]",
+    "INFO:     Waiting for application startup.",
+    "INFO:     Application startup complete.",
+    "Memory pool end. avail mem=12.90 GB",
+    "Using default HuggingFace chat template with detected content format: string",
+    "Init torch distributed begin.",
+    "Init torch distributed ends. mem usage=0.00 GB",
+    "Attention backend not explicitly specified. Use flashinfer backend by default.",
+    "Loading safetensors checkpoint shards: 100% Completed | 8/8 [00:41<00:00,  5.17s/it]",
+    "Health check passed for the scheduler, tokenizer manager and detokenizer.",
+    "Finish: obj=GenerateReqInput(rid='a1b2c3', text='Hello', sampling_params={'max_new_tokens': 64}), out={...}",
+    "Receive: obj=GenerateReqInput(rid='d4e5f6', text='', input_ids=[1, 2, 3], stream=True)",
+    "Starting sglang-qwen.service - SGLang Qwen server...",
+)
+_ERRORS = (
+    "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 646, #new_token_ratio: 0.0980 -> 0.3487",
+    "Scheduler hit an exception: Traceback (most recent call last):",
+    "Traceback (most recent call last):",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "ValueError: speculative_eagle_topk > 1 with page_size > 1 is unstable",
+)
+_STARTUP = (
+    "Load weight begin. avail mem=94.50 GB",
+    "Load weight end. type=Qwen3NextForCausalLM, dtype=torch.bfloat16, avail mem=33.10 GB, mem usage=61.40 GB.",
+    "KV Cache is allocated. #tokens: 412000, K size: 9.80 GB, V size: 9.80 GB",
+    "Capture cuda graph end. Time elapsed: 27.31 s. mem usage=1.42 GB. avail mem=11.28 GB.",
+    "max_total_num_tokens=412000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=17, "
+    "context_len=262144, available_gpu_mem=11.20 GB",
+    "Max running requests is reset to 48 for speculative decoding.",
+    "The server is fired up and ready to roll!",
+)
+
+# kind → (share of the flood, line maker); most of a busy journal is access and text lines
+_KINDS: dict[str, tuple[float, Callable[[random.Random], str]]] = {
+    "decode": (0.25, _decode),
+    "prefill": (0.08, _prefill),
+    "access": (0.40, _access),
+    "text": (0.22, lambda rng: rng.choice(_TEXT)),
+    "error": (0.03, lambda rng: rng.choice(_ERRORS)),
+    "startup": (0.02, lambda rng: rng.choice(_STARTUP)),
+}
+
+
+def flood(count: int, seed: int = 11) -> list[tuple[str, str]]:
+    """`count` (kind, line) pairs; SGLang prefix on metric lines, journald prefix on about half."""
+    rng = random.Random(seed)
+    names = list(_KINDS)
+    weights = [_KINDS[name][0] for name in names]
+    out = []
+    for index in range(count):
+        kind = rng.choices(names, weights)[0]
+        line = _KINDS[kind][1](rng)
+        if kind != "access" and rng.random() < 0.9:
+            line = _stamp(rng, index // 500) + line
+        if rng.random() < 0.5:
+            line = f"Nov 04 05:{index // 30000 % 60:02d}:{index // 500 % 60:02d} gpu-box python3[4242]: " + line
+        out.append((kind, line))
+    return out
+
+
+def measure(lines: list[tuple[str, str]]) -> dict[str, list[float]]:
+    """Seconds per line, grouped by kind (per-line timing; the clock's own cost is subtracted)."""
+    clock = time.perf_counter
+    overhead = min(-clock() + clock() for _ in range(1000))
+    per_kind: dict[str, list[float]] = defaultdict(list)
+    gc.disable()
+    try:
+        for kind, line in lines:
+            start = clock()
+            parse_line(line)
+            per_kind[kind].append(clock() - start - overhead)
+    finally:
+        gc.enable()
+    return per_kind
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=1, help="passes over the same lines; best pass is shown")
+    args = parser.parse_args()
+    lines = flood(args.lines)
+    start = time.perf_counter()
+    passes = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        per_kind = measure(lines)
+        passes.append((time.perf_counter() - start, per_kind))
+    wall, per_kind = min(passes, key=lambda item: item[0])
+    total = sum(sum(v) for v in per_kind.values())
+    print(f"{len(lines):,} lines, best of {args.repeat} pass(es)")
+    print(f"{'kind':<9} {'lines':>7} {'mean µs':>8} {'p50 µs':>7} {'p99 µs':>7}")
+    for kind in _KINDS:
+        times = sorted(per_kind.get(kind, []))
+        if times:
+            mean = sum(times) / len(times) * 1e6
+            print(f"{kind:<9} {len(times):>7} {mean:>8.2f} {times[len(times) // 2] * 1e6:>7.2f} "
+                  f"{times[int(len(times) * 0.99)] * 1e6:>7.2f}")
+    overall = total / len(lines) * 1e6
+    decode = sum(per_kind["decode"]) / max(len(per_kind["decode"]), 1) * 1e6
+    print(f"overall   {len(lines):>7} {overall:>8.2f}   → {1e6 / overall:,.0f} lines/s "
+          f"(wall incl. timing loop {len(lines) / wall:,.0f} lines/s)")
+    ok = overall <= TARGET_OVERALL_US and decode <= TARGET_DECODE_US
+    print(f"targets: overall ≤ {TARGET_OVERALL_US} µs, decode ≤ {TARGET_DECODE_US} µs → {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
