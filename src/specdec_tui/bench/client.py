@@ -17,9 +17,10 @@ from typing import Any
 import aiohttp
 import orjson
 
-from specdec_tui.bench.sse import SseSplitter
+from specdec_tui.bench.sse import SseSplitter, parse_block
 
 ERROR_BODY_LIMIT = 2048
+_SLOW = object()  # marks an event block the fast path did not decode
 TEXT_SAMPLE_LIMIT = 8192  # characters of output kept per sampled request for the degeneracy check
 
 
@@ -138,9 +139,10 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
     and a few dict lookups, two appends to preallocated-type arrays, nothing else. The record's
     scalar fields are written back once, at the end (or on failure), not per chunk."""
     splitter = SseSplitter()
-    feed = splitter.feed
+    split = splitter.blocks
     readany = content.readany
     loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     append_time = rec.times.append
     append_delta = rec.deltas.append
     keep_text = rec.keep_text
@@ -153,16 +155,28 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
     try:
         while raw := await readany():
             t = perf_counter_ns()  # byte arrival, before any parsing
-            for name, data in feed(raw):
-                if data == b"[DONE]":
-                    rec.done = True
-                    continue
-                try:
-                    obj = loads(data)
-                except orjson.JSONDecodeError:
-                    rec.error = "bad_json"
-                    rec.error_detail = data[:200].decode("utf-8", "replace")
-                    return
+            for block in split(raw):
+                name = None
+                obj: Any = _SLOW
+                if block[:6] == b"data: ":  # the common case: one data line holding a JSON object
+                    try:
+                        obj = loads(block[6:])
+                    except decode_error:
+                        pass  # [DONE], several data lines, or garbage: the slow path tells which
+                if obj is _SLOW:
+                    ev = parse_block(block)
+                    if ev is None:
+                        continue
+                    name, data = ev
+                    if data == b"[DONE]":
+                        rec.done = True
+                        continue
+                    try:
+                        obj = loads(data)
+                    except decode_error:
+                        rec.error = "bad_json"
+                        rec.error_detail = data[:200].decode("utf-8", "replace")
+                        return
                 if name is not None or type(obj) is not dict:
                     if name == b"error":
                         rec.error = "stream_error"
@@ -207,7 +221,7 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
                             text_chars += len(text)
         if splitter.pending.strip():
             # the stream ended inside an event: accept a bare [DONE], anything else is a cut stream
-            for _name, data in feed(b"\n\n"):
+            for _name, data in splitter.feed(b"\n\n"):
                 if data == b"[DONE]":
                     rec.done = True
                 else:
