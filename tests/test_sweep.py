@@ -1,0 +1,160 @@
+"""Automatic sweeps on the demo host: real simulated SGLang processes, real HTTP, the real session file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Session, load_session
+from specdec_tui.core.sweep_rules import choose, sweep_groups
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.demo import demo_unit_text, ensure_demo_workspace
+from specdec_tui.hosts.local import LocalHost
+from specdec_tui.sweep import (
+    SweepDone, SweepError, SweepPlan, SweepStopped, SweepTrialDone, SweepValueStarted, edit_for_value,
+    parse_values, plan_units, run_sweep,
+)
+from specdec_tui.workflow import TrialRunner
+
+PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=6, max_tokens=48, temperature=0.0,
+                       ignore_eos=True, prompts="repetitive", request_timeout_s=30, stall_timeout_s=10)
+STEPS = "speculative-num-steps"
+
+
+@pytest.fixture
+async def runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
+    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    session = Session(host="demo", unit=ws.unit_name, profile=PROFILE)
+    r = TrialRunner(host=host, session=session, profile=PROFILE, base_url=ws.base_url,
+                    session_path=tmp_path / "session.toml", healthy_timeout_s=60)
+    try:
+        yield r
+    finally:
+        await host.close()
+
+
+def flags_of(text: str) -> dict[str, str | None]:
+    return UnitFile.parse(text).flags()
+
+
+async def test_steps_sweep_finds_the_seeds_trade_off(runner: TrialRunner) -> None:
+    events: list[object] = []
+    original = await runner.read_running()
+    outcome = await run_sweep(runner, original, SweepPlan(STEPS, ("1", "2", "3", "4", "5"), repeats=2,
+                                                          stop_after_worse=False), on_event=events.append)
+
+    points = {p.value: p for p in outcome.curve}
+    assert list(points) == ["1", "2", "3", "4", "5"]
+    # The seed: single-request speed rises 1 → 3 while capacity falls 26 → 21 → 17.
+    assert points["1"].low_c_tok_s < points["2"].low_c_tok_s < points["3"].low_c_tok_s
+    assert [points[v].max_running_requests for v in "123"] == [26, 21, 17]
+    assert points["5"].max_running_requests < points["3"].max_running_requests
+    assert all(p.ok == 2 and p.failed == 0 and p.high_c == 4 and p.high_c_tok_s for p in outcome.curve)
+
+    # One restart per value, two benchmark runs each, every trial tagged and saved.
+    saved = load_session(runner.session_path)
+    assert [(t.sweep["value"], t.sweep["repeat"]) for t in saved.trials] == [
+        (v, r) for v in ("1", "2", "3", "4", "5") for r in (1, 2)]
+    assert all(t.status == "ok" and t.unit_text == outcome.unit_by_value[t.sweep["value"]] for t in saved.trials)
+    assert flags_of(outcome.unit_by_value["4"])["speculative-num-draft-tokens"] == "5"  # topk 1: steps + 1
+    assert [e.value for e in events if isinstance(e, SweepValueStarted)] == ["1", "2", "3", "4", "5"]
+    assert sum(isinstance(e, SweepTrialDone) for e in events) == 10
+    assert isinstance(events[-1], SweepDone) and events[-1].outcome is outcome
+
+    # The winner is what the rules say about the figures on disk, and it is explained.
+    again = choose(sweep_groups(saved.trials)[STEPS], outcome.plan.objective)
+    assert outcome.winner is not None and outcome.winner == again.winner.value
+    assert outcome.winner != "1"
+    assert any(outcome.winner in r and "wins" in r for r in outcome.reasons)
+
+    # Not asked to apply the best: the unit that ran before is back, byte for byte.
+    assert outcome.left_on == "original"
+    assert await runner.host.read_unit() == original == outcome.final_unit_text
+
+
+async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(runner: TrialRunner) -> None:
+    original = await runner.read_running()
+    plan = SweepPlan("mem-fraction-static", ("0.85", "0.5", "0.88"), repeats=1, apply_best=True)
+    outcome = await run_sweep(runner, original, plan)
+
+    failed = outcome.trials_by_value["0.5"]
+    assert [t.status for t in failed] == ["failed"]
+    assert "Not enough memory" in failed[0].failure  # SGLang's own cause line from the journal
+    assert "rolled back" in failed[0].notes
+    assert [t.status for t in outcome.trials_by_value["0.88"]] == ["ok"]  # the sweep went on
+    rejected = next(s for s in outcome.choice.stats if s.value == "0.5")
+    assert rejected.rejected == "no successful run"
+    assert outcome.winner in ("0.85", "0.88")
+    # Asked to apply the best: the host runs the winner's unit.
+    assert outcome.left_on == "winner"
+    assert await runner.host.read_unit() == outcome.unit_by_value[outcome.winner]
+    assert (await runner.host.status()).active_state == "active"
+
+
+async def test_capacity_floor_stops_the_sweep(runner: TrialRunner) -> None:
+    events: list[object] = []
+    original = await runner.read_running()
+    plan = SweepPlan(STEPS, ("1", "2", "3", "4"), repeats=1, min_running_requests=20)
+    outcome = await run_sweep(runner, original, plan, on_event=events.append)
+
+    assert list(outcome.trials_by_value) == ["1", "2", "3"]  # 4 never pushed
+    assert outcome.stopped is not None and "below the floor of 20" in outcome.stopped
+    assert [e.reason for e in events if isinstance(e, SweepStopped)] == [outcome.stopped]
+    assert await runner.host.read_unit() == original
+
+
+async def test_cancelled_sweep_restores_the_unit_that_ran_before(runner: TrialRunner) -> None:
+    before = UnitFile.parse(await runner.read_running()).set_flags({STEPS: "2", "speculative-num-draft-tokens": "3"}).text
+    await runner.host.push(before)
+    await runner.restart()
+    await runner.wait_healthy()
+
+    task: asyncio.Task | None = None
+
+    def cancel_on_second_value(event: object) -> None:
+        if isinstance(event, SweepValueStarted) and event.value == "3":
+            task.cancel()
+
+    task = asyncio.create_task(run_sweep(runner, before, SweepPlan(STEPS, ("1", "3", "4"), repeats=1),
+                                         on_event=cancel_on_second_value))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await runner.host.read_unit() == before
+    assert (await runner.host.status()).active_state == "active"
+    assert [t.sweep["value"] for t in runner.session.trials] == ["1", "3"]
+    assert runner.session.trials[-1].status == "cancelled"
+
+
+# ---------------------------------------------------------------------------------------------- plans, no host
+
+
+def test_values_accept_lists_and_ranges() -> None:
+    assert parse_values("1..3,5") == ("1", "2", "3", "5")
+    assert parse_values("0.8, 0.85,0.8") == ("0.8", "0.85")
+    with pytest.raises(SweepError, match="backwards"):
+        parse_values("6..1")
+    with pytest.raises(SweepError, match="no values"):
+        parse_values(" , ")
+
+
+def test_edits_keep_the_draft_tree_valid() -> None:
+    base = demo_unit_text(30000)
+    assert flags_of(edit_for_value(base, STEPS, "3"))["speculative-num-draft-tokens"] == "4"
+    topk2 = flags_of(edit_for_value(base, "speculative-eagle-topk", "2"))
+    assert topk2["speculative-eagle-topk"] == "2" and topk2[STEPS] == "1"
+    many_drafts = UnitFile.parse(base).set_flags({"speculative-eagle-topk": "2", "speculative-num-draft-tokens": "3"}).text
+    # topk 2, steps 1 allow at most 3 draft tokens; with more steps the tree grows, so the draft count stays.
+    assert flags_of(edit_for_value(many_drafts, STEPS, "2"))["speculative-num-draft-tokens"] == "3"
+
+
+def test_plan_that_cannot_measure_what_it_says_is_refused() -> None:
+    base = demo_unit_text(30000)
+    with pytest.raises(SweepError, match="overrides"):  # topk 1: SGLang forces draft tokens = steps + 1
+        plan_units(base, SweepPlan("speculative-num-draft-tokens", ("2", "3")))
+    with pytest.raises(SweepError, match="whole number"):
+        plan_units(base, SweepPlan(STEPS, ("1", "two")))
