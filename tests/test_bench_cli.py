@@ -60,3 +60,27 @@ async def test_missing_target_and_unknown_host_are_explained() -> None:
     assert code == 1 and "nope" in err and "Traceback" not in err
     code, _, err = await run_cli("--url", "127.0.0.1:1", "--json")
     assert code == 1 and "http://" in err
+
+
+async def test_live_table_prints_each_warning_once_naming_its_levels() -> None:
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        code, out, err = await run_cli(
+            "--url", srv.base_url, "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8",
+            "--temperature", "0", "--ignore-eos",
+        )
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if "greedy output runs past" in line]
+    assert len(lines) == 1, out
+    assert lines[0].startswith("c=1,2: temperature 0 with ignore_eos")
+
+
+def test_distinct_warnings_keep_order_and_name_levels() -> None:
+    from specdec_tui.cli.bench_cmd import distinct_warnings
+    from specdec_tui.core.results import LevelResult
+
+    rows = [
+        LevelResult(concurrency=1, warnings=["a", "b"]),
+        LevelResult(concurrency=4, warnings=["b"]),
+        LevelResult(concurrency=16, warnings=["c", "a"]),
+    ]
+    assert distinct_warnings(rows) == [([1, 16], "a"), ([1, 4], "b"), ([16], "c")]

@@ -196,6 +196,18 @@ class JsonOut:
         print('{"summary": true, "cancelled": true}', flush=True)
 
 
+def distinct_warnings(rows: list[LevelResult]) -> list[tuple[list[int], str]]:
+    """Each distinct warning once, in first-seen order, with the concurrency levels that gave it
+    (most warnings, such as temperature 0 with ignore_eos, apply to every level alike)."""
+    seen: dict[str, list[int]] = {}
+    for lv in rows:
+        for w in lv.warnings:
+            levels = seen.setdefault(w, [])
+            if lv.concurrency not in levels:
+                levels.append(lv.concurrency)
+    return [(levels, w) for w, levels in seen.items()]
+
+
 def _f(v: float | None, fmt: str = "{:.1f}") -> str:
     return "–" if v is None else fmt.format(v)
 
@@ -222,9 +234,8 @@ class LiveTable:
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(None, None, None)
         self.console.print()
-        for lv in self.rows:
-            for w in lv.warnings:
-                self.console.print(f"[yellow]c={lv.concurrency}: {w}[/]")
+        for levels, w in distinct_warnings(self.rows):
+            self.console.print(f"c={','.join(map(str, levels))}: {w}", style="yellow", markup=False)
 
     def on_event(self, ev: object) -> None:
         from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted, RunDone
