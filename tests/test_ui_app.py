@@ -135,4 +135,9 @@ import pytest  # noqa: E402
 @pytest.mark.parametrize("theme", ["specdec-dark", "textual-light"])
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_main_screen_snapshot(snap_compare, theme: str, size: tuple[int, int]) -> None:
-    assert snap_compare(offline_app(theme=theme), terminal_size=size)
+    async def settled(pilot) -> None:  # let mount-time refreshes finish before the picture
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+
+    assert snap_compare(offline_app(theme=theme), terminal_size=size, run_before=settled)

@@ -92,11 +92,17 @@ class ConfigPane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="config-columns"):
             with Vertical(id="config-left"):
-                yield FlagForm(id="flag-form")
+                yield FlagForm(self._parsed_flags(), id="flag-form")
                 yield Static("", id="config-issues", markup=False)
             with Vertical(id="config-right"):
                 yield UnitEditor(self.text, id="unit-editor")
                 yield DiffView(id="diff-view")
+
+    def _parsed_flags(self) -> dict[str, str | None]:
+        try:
+            return UnitFile.parse(self.text).flags()
+        except UnitSyntaxError:
+            return {}
 
     async def on_mount(self) -> None:
         await self._refresh_views(update_editor=False)

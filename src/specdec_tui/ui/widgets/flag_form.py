@@ -78,11 +78,21 @@ class FlagForm(VerticalScroll):
         name: str
         value: str | None
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, flags: Mapping[str, str | None] | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._values: dict[str, str | None] = {}
         self._other: tuple[str, ...] = ()
         self._switches: set[str] = set()
+        self._take(flags or {})
+
+    def _take(self, flags: Mapping[str, str | None]) -> bool:
+        """Remember `flags`; True when the set of rows must change (a recompose)."""
+        other = tuple(n for n in flags if n not in FORM_FLAGS)
+        switches = {n for n, v in flags.items() if v is None}
+        self._values = {**{n: flags.get(n) for n in FORM_FLAGS}, **{n: flags[n] for n in other}}
+        reshaped = other != self._other or switches != self._switches
+        self._other, self._switches = other, switches
+        return reshaped
 
     def compose(self) -> ComposeResult:
         for name in FORM_FLAGS:
@@ -114,12 +124,7 @@ class FlagForm(VerticalScroll):
 
     async def show_values(self, flags: Mapping[str, str | None]) -> None:
         """Make the fields show `flags` (the unit's current flags); adds/removes "other" rows."""
-        other = tuple(n for n in flags if n not in FORM_FLAGS)
-        switches = {n for n, v in flags.items() if v is None}
-        known = {n: flags.get(n) for n in FORM_FLAGS}
-        self._values = {**known, **{n: flags[n] for n in other}}
-        if other != self._other or switches != self._switches:
-            self._other, self._switches = other, switches
+        if self._take(flags):
             await self.recompose()
             return
         for name, value in self._values.items():
