@@ -1,0 +1,129 @@
+"""`specdec-tui sweep` and `specdec-tui session …` as a user runs them: the demo host for the sweep and the
+replay, no host at all for list/show/compare/export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.cli.main import main
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session import Session, Trial, load_session, save_session
+from specdec_tui.paths import sessions_dir
+
+SMALL = ["--concurrency", "1,4", "--requests", "4", "--max-tokens", "32", "--time-scale", "25"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    code, out, err = run(capsys, "sweep", "--host", "demo", "--values", "1..3", "--repeats", "1",
+                         "--session", str(path), "--json", *SMALL)
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    trials, summary = lines[:-1], lines[-1]
+    assert [t["sweep"]["value"] for t in trials] == ["1", "2", "3"]
+    assert [t["max_running_requests"] for t in trials] == [26, 21, 17]
+    assert summary["summary"] and summary["winner"] in ("1", "2", "3")
+    assert any("wins" in reason for reason in summary["reasons"])
+    assert summary["left_on"] == "original"
+    assert "[3/3] steps=3" in err  # progress on stderr
+
+    code, out, _ = run(capsys, "session", "show", str(path))
+    assert code == 0
+    assert "steps=3" in out and "winner" in out and "sweep of --speculative-num-steps" in out
+    for mrr in ("26", "21", "17"):
+        assert mrr in out
+
+    code, out, _ = run(capsys, "session", "compare", str(path), "1", "3")
+    assert code == 0
+    assert "--speculative-num-steps: 1 → 3" in out and "max_running_requests: 26 → 17" in out
+    assert "%" in out  # per-concurrency deltas
+
+    for fmt in ("csv", "json", "md"):
+        target = tmp_path / f"export.{fmt}"
+        code, _, _ = run(capsys, "session", "export", str(path), "--format", fmt, "-o", str(target))
+        assert code == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "export.csv").read_text())))
+    assert [(r["trial"], r["concurrency"]) for r in rows] == [(str(t), c) for t in (1, 2, 3) for c in ("1", "4")]
+    assert [r["max_running_requests"] for r in rows[::2]] == ["26", "21", "17"]
+    data = json.loads((tmp_path / "export.json").read_text())
+    assert [t["sweep"]["value"] for t in data["trials"]] == ["1", "2", "3"]
+    markdown = (tmp_path / "export.md").read_text()
+    assert "| # | trial | status |" in markdown and "| 3 | steps=3 | ok |" in markdown
+
+    demo_unit = (Path(os.environ["SPECDEC_TUI_DATA_DIR"]) / "demo" / "units" / "sglang-demo.service").read_bytes()
+    code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo", "--trials", "3",
+                         "--tolerance", "35")
+    assert code == 0, err
+    assert "1 of 1 trial(s) reproduced" in out
+    saved = load_session(path)
+    assert [(t.id, t.replay_of) for t in saved.trials][-1] == (4, 3)
+    assert (Path(os.environ["SPECDEC_TUI_DATA_DIR"]) / "demo" / "units" / "sglang-demo.service").read_bytes() == demo_unit
+
+
+def synthetic_session(host: str = "gpu-box") -> Session:
+    """Figures shaped like the seed's steps 1 and 3 (not measured: the show/list tests need no host)."""
+    def trial(tid: int, steps: int, c1: float, c4: float, mrr: int) -> Trial:
+        return Trial(id=tid, unit_text=f"[Service]\nExecStart=/x --speculative-num-steps {steps}\n",
+                     flags={"speculative-num-steps": str(steps)}, status="ok", label=f"steps={steps}",
+                     facts=ServerFacts(max_running_requests=mrr),
+                     levels=[LevelResult(concurrency=1, requests=4, output_tok_s=c1),
+                             LevelResult(concurrency=4, requests=4, output_tok_s=c4)])
+    return Session(host=host, unit="sglang.service", profile=BenchProfile(concurrency=(1, 4)),
+                   trials=[trial(1, 1, 123.0, 400.0, 26), trial(2, 3, 234.0, 380.0, 17)])
+
+
+def test_list_and_show_need_no_host(capsys: pytest.CaptureFixture[str]) -> None:
+    save_session(synthetic_session(), sessions_dir() / "20260101-120000-gpu-box.toml")
+    (sessions_dir() / "broken.toml").write_text("not = [valid")
+
+    code, out, _ = run(capsys, "session", "list")
+    assert code == 0
+    assert "gpu-box" in out and "234.0 (c=1, trial 2)" in out
+    assert "broken.toml" in out and "unreadable" in out
+
+    code, out, _ = run(capsys, "session", "show", "20260101-120000-gpu-box")  # a name in the sessions dir
+    assert code == 0
+    assert "best at c=1: trial 2 steps=3 at 234.0 tok/s" in out
+    assert "best at c=4: trial 1 steps=1 at 400.0 tok/s" in out
+
+
+def test_mistakes_are_reported_in_words(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    save_session(synthetic_session(), path)
+    cases = [
+        (("session", "show", str(tmp_path / "nope.toml")), "no session file"),
+        (("session", "compare", str(path), "1", "9"), "no trial 9"),
+        (("sweep", "--host", "demo", "--values", "3..1", *SMALL), "runs backwards"),
+        (("sweep", "--host", "demo", "--values", "1,2", "--objective", "throughput@7", *SMALL), "pick one of those"),
+        (("sweep", "--host", "demo", "--flag", "speculative-num-draft-tokens", "--values", "3,4", *SMALL),
+         "overrides"),
+        (("sweep", "--host", "nowhere", "--values", "1,2"), "no host named 'nowhere'"),
+    ]
+    for argv, words in cases:
+        code, out, err = run(capsys, *argv)
+        assert code == 1, argv
+        assert words in err and "Traceback" not in err, (argv, err)
+
+
+def test_entry_point_runs_as_a_process(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    save_session(synthetic_session(), path)
+    done = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "export", str(path), "--format", "csv"],
+                          capture_output=True, text=True, timeout=60, env=os.environ.copy())
+    assert done.returncode == 0, done.stderr
+    assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 4
