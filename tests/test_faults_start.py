@@ -1,0 +1,114 @@
+"""The service fails to start: detected from systemd's state plus the journal's error line, the failure
+text carries SGLang's own words, and auto-rollback brings the previous unit back, healthy.
+
+On the demo host (the simulated SGLang process under `LocalHost`) and on the real systemd lab over SSH.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Session, load_session
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.demo import ensure_demo_workspace
+from specdec_tui.health import HealthState, probe_once
+from specdec_tui.hosts.local import LocalHost
+from specdec_tui.workflow import Phase, TrialRunner
+
+import httpx
+
+PROFILE = BenchProfile(name="t", concurrency=(1,), requests=2, max_tokens=16, prompts="repetitive", warmup=0)
+
+# flag edit → words of SGLang's error line that the failure must quote
+BAD_STARTS = {
+    "unknown-flag": ({"not-a-real-flag": "1"}, "unrecognized arguments: --not-a-real-flag"),
+    "kv-oom": ({"mem-fraction-static": "0.5"}, "Not enough memory"),
+    "cuda-graph-oom": ({"sim-fail": "cuda-graph-oom"}, "CUDA out of memory"),
+}
+
+
+def edit(text: str, flags: dict[str, str]) -> str:
+    return UnitFile.parse(text).set_flags(flags).text
+
+
+async def assert_healthy(runner: TrialRunner) -> None:
+    async with httpx.AsyncClient(timeout=5) as client:
+        snap = await probe_once(runner.host, client, runner.base_url)
+    assert snap.state is HealthState.READY, snap.detail
+
+
+async def check_failed_start_rolls_back(runner: TrialRunner, case: str, base: dict[str, str] | None = None) -> None:
+    good = edit(await runner.read_running(), base or {})
+    if base:  # the edit differs from what is on the host: pushing it leaves a backup to roll back to
+        await runner.push(good)
+        await runner.restart()
+        expected = [("failed", True)]
+    else:  # a first trial on the same unit gives the history something to restore
+        first = await runner.run_trial(good, run_bench=False)
+        assert first.status == "ok", first.failure
+        expected = [("ok", False), ("failed", True)]
+    flags, words = BAD_STARTS[case]
+    phases: list[str] = []
+    trial = await runner.run_trial(edit(good, flags), run_bench=False,
+                                   on_event=lambda e: phases.append(e.name) if isinstance(e, Phase) else None)
+
+    assert phases == ["push", "restart", "wait", "rollback", "done"]
+    assert trial.status == "failed"
+    assert "failed while starting" in trial.failure  # systemd's verdict, not a timeout
+    assert words in trial.failure, trial.failure  # the journal's own error line
+    assert "healthy again" in trial.notes
+    assert await runner.host.read_unit() == good  # byte-identical previous unit
+    await assert_healthy(runner)
+    saved = load_session(runner.session_path)
+    assert [(t.status, words in t.failure) for t in saved.trials] == expected
+
+
+# ------------------------------------------------------------------------------------------------ demo host
+
+
+@pytest.fixture
+async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
+    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=40)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
+                         profile=PROFILE, base_url=ws.base_url, session_path=tmp_path / "s.toml",
+                         healthy_timeout_s=60)
+    try:
+        yield runner
+    finally:
+        await host.close()
+
+
+@pytest.mark.parametrize("case", ["unknown-flag", "cuda-graph-oom"])
+async def test_demo_failed_start_is_named_and_rolled_back(demo_runner: TrialRunner, case: str) -> None:
+    await check_failed_start_rolls_back(demo_runner, case)
+
+
+async def test_demo_unknown_flag_exits_2_like_argparse(demo_runner: TrialRunner) -> None:
+    good = await demo_runner.read_running()
+    demo_runner.auto_rollback = False
+    await demo_runner.run_trial(edit(good, BAD_STARTS["unknown-flag"][0]), run_bench=False)
+    status = await demo_runner.host.status()
+    assert status.is_failed and status.exec_main_status == 2
+
+
+# ------------------------------------------------------------------------------------------- the real lab
+
+
+@pytest.fixture
+async def lab_runner(make_ssh_host, lab_service, tmp_path: Path) -> TrialRunner:
+    host = make_ssh_host()
+    return TrialRunner(host=host, session=Session(host="lab", unit=lab_service.unit, profile=PROFILE),
+                       profile=PROFILE, base_url=lab_service.base_url, session_path=tmp_path / "s.toml",
+                       healthy_timeout_s=60)
+
+
+@pytest.mark.parametrize("case", ["unknown-flag", "kv-oom"])
+async def test_lab_failed_start_is_named_and_rolled_back_over_ssh(lab_runner: TrialRunner, case: str) -> None:
+    # The lab's unit sets --speculative-num-steps 3 alone; make it a unit the panel would push.
+    await check_failed_start_rolls_back(lab_runner, case, {"speculative-eagle-topk": "1",
+                                                           "speculative-num-draft-tokens": "4"})
