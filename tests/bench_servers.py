@@ -23,7 +23,7 @@ WORDS = (
 
 @dataclass
 class ServerSpec:
-    mode: str = "normal"  # normal|nousage|final_usage|http500|reset|stall|event_error|error_json|garbage|degenerate
+    mode: str = "normal"  # normal|nousage|final_usage|http500|reset|stall|event_error|error_json|garbage|degenerate|odd_sse
     pattern: tuple[int, ...] = (1, 3, 2, 4)
     delay_s: float = 0.01
     fail_after_chunks: int = 2  # for reset/stall/event_error/garbage: good chunks before the fault
@@ -90,7 +90,7 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
             obj: dict = {"id": "x", "object": "chunk", "choices": [choice]}
             if usage_each:
                 obj["usage"] = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
-            await resp.write(_event(obj))
+            await resp.write(_odd_event(obj) if spec.mode == "odd_sse" else _event(obj))
         if spec.mode != "nousage":
             usage = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
             await resp.write(_event({"id": "x", "choices": [], "usage": usage}))
@@ -133,6 +133,14 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
 
 def _event(obj: dict) -> bytes:
     return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def _odd_event(obj: dict) -> bytes:
+    """The same event in legal but unusual SSE: a comment, CRLF line ends, `data:` without its space,
+    the JSON cut over two data lines."""
+    text = orjson.dumps(obj)
+    cut = text.index(b',"choices"') + 1  # between two members: the joining newline is JSON whitespace
+    return b": keep-alive\r\n\r\ndata:" + text[:cut] + b"\r\ndata: " + text[cut:] + b"\r\n\r\n"
 
 
 class RunningServer:

@@ -255,3 +255,11 @@ async def test_unknown_isolation_is_refused() -> None:
     with pytest.raises(ValueError, match="isolation"):
         async for _ in run_benchmark("http://127.0.0.1:1", profile(), isolation="fiber"):  # type: ignore[arg-type]
             pass
+
+
+async def test_unusual_but_legal_sse_is_read_exactly() -> None:
+    # comments, CRLF, `data:` without a space and JSON over two data lines all leave the fast path
+    async with RunningServer(ServerSpec(mode="odd_sse", pattern=(1, 3), delay_s=0.002)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=12)))
+    assert lv.errors == 0 and lv.output_tokens == 4 * 12
+    assert lv.accept_length_client == pytest.approx(11 / 5)

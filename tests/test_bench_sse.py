@@ -34,3 +34,11 @@ def test_unterminated_tail_is_kept_pending() -> None:
     sp = SseSplitter()
     assert sp.feed(b'data: {"a": 1}\n\ndata: {"b"') == [(None, b'{"a": 1}')]
     assert sp.pending == b'data: {"b"'
+
+
+def test_crlf_cut_between_cr_and_lf_inside_an_event_does_not_split_it() -> None:
+    stream = b'data: {"b":\r\ndata: 2}\r\n\r\ndata: {"c": 3}\r\n\r\n'
+    for cut in range(1, len(stream)):
+        sp = SseSplitter()
+        got = sp.feed(stream[:cut]) + sp.feed(stream[cut:])
+        assert got == [(None, b'{"b":\n2}'), (None, b'{"c": 3}')], f"cut at {cut}"
