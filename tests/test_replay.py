@@ -3,40 +3,19 @@ drift per concurrency, and the host left on the unit it ran before."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import AsyncIterator
-
 import pytest
 
-from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial, load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import ensure_demo_workspace
-from specdec_tui.hosts.local import LocalHost
 from specdec_tui.replay import ReplayPair, replay_session
 from specdec_tui.sweep import SweepPlan, run_sweep
-from specdec_tui.workflow import TrialRunner
+from specdec_tui.workflow import TrialRunner, WorkflowError
+from tests.test_workflow import runner  # noqa: F401 — the demo host at time scale 25, small profile
 
-PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=8, max_tokens=48, temperature=0.0,
-                       ignore_eos=True, prompts="repetitive", request_timeout_s=30, stall_timeout_s=10)
 # The sim's run-to-run noise at this size is well under this; steps 1 vs 3 differ by ~60 % at c=1.
 TOLERANCE_PCT = 35.0
-
-
-@pytest.fixture
-async def host(tmp_path: Path) -> AsyncIterator[LocalHost]:
-    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
-    h = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    try:
-        yield h
-    finally:
-        await h.close()
-
-
-def runner_for(host: LocalHost, session: Session, path: Path) -> TrialRunner:
-    return TrialRunner(host=host, session=session, profile=session.profile, base_url=host.info.base_url,
-                       session_path=path, healthy_timeout_s=60)
+STEPS_1_AND_3 = SweepPlan("speculative-num-steps", ("1", "3"), repeats=1)
 
 
 async def start_on(runner: TrialRunner, text: str) -> None:
@@ -45,18 +24,22 @@ async def start_on(runner: TrialRunner, text: str) -> None:
     await runner.wait_healthy()
 
 
-async def test_replay_reproduces_the_session_and_restores_the_unit(host: LocalHost, tmp_path: Path) -> None:
-    path = tmp_path / "session.toml"
-    recording = runner_for(host, Session(host="demo", profile=PROFILE), path)
-    demo_unit = await recording.read_running()
+def reopen(runner: TrialRunner) -> Session:
+    """Continue from the file on disk, as `session replay FILE` does."""
+    runner.session = load_session(runner.session_path)
+    return runner.session
+
+
+async def test_replay_reproduces_the_session_and_restores_the_unit(runner: TrialRunner) -> None:
+    demo_unit = await runner.read_running()
     # Something other than the recorded trials runs before the replay: steps 2.
     before = UnitFile.parse(demo_unit).set_flags({"speculative-num-steps": "2",
                                                   "speculative-num-draft-tokens": "3"}).text
-    await run_sweep(recording, demo_unit, SweepPlan("speculative-num-steps", ("1", "3"), repeats=1))
-    await start_on(recording, before)
+    await run_sweep(runner, demo_unit, STEPS_1_AND_3)
+    await start_on(runner, before)
 
-    session = load_session(path)
-    outcome = await replay_session(runner_for(host, session, path), session)
+    session = reopen(runner)
+    outcome = await replay_session(runner, session)
 
     assert [(p.original.id, p.replay.replay_of) for p in outcome.pairs] == [(1, 1), (2, 2)]
     for pair in outcome.pairs:
@@ -66,38 +49,32 @@ async def test_replay_reproduces_the_session_and_restores_the_unit(host: LocalHo
         assert set(pair.drift) == {1, 4}
         assert pair.within(TOLERANCE_PCT), pair.drift
     # The new trials sit beside the old ones in the same file.
-    saved = load_session(path)
+    saved = load_session(runner.session_path)
     assert [(t.id, t.replay_of) for t in saved.trials] == [(1, None), (2, None), (3, 1), (4, 2)]
     assert saved.trials[2].label.startswith("replay of")
     # The host is back on the unit that ran before, byte for byte, and running.
     assert outcome.left_on == "original"
-    assert await host.read_unit() == before
-    assert (await host.status()).active_state == "active"
+    assert await runner.host.read_unit() == before
+    assert (await runner.host.status()).active_state == "active"
 
 
-async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(host: LocalHost, tmp_path: Path) -> None:
-    path = tmp_path / "session.toml"
-    recording = runner_for(host, Session(host="demo", profile=PROFILE), path)
-    demo_unit = await recording.read_running()
-    await run_sweep(recording, demo_unit, SweepPlan("speculative-num-steps", ("1", "3"), repeats=1))
+async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(runner: TrialRunner) -> None:
+    await run_sweep(runner, await runner.read_running(), STEPS_1_AND_3)
 
-    session = load_session(path)
-    outcome = await replay_session(runner_for(host, session, path), session, keep_best=True)
+    session = reopen(runner)
+    outcome = await replay_session(runner, session, keep_best=True)
 
     by_c1 = max(outcome.pairs, key=lambda p: p.replay.level(1).output_tok_s).replay
     assert outcome.left_on == "best" and outcome.kept is by_c1
-    assert await host.read_unit() == by_c1.unit_text
+    assert await runner.host.read_unit() == by_c1.unit_text
 
 
-async def test_unknown_trial_id_is_refused_before_anything_runs(host: LocalHost, tmp_path: Path) -> None:
-    from specdec_tui.workflow import WorkflowError
-
-    session = Session(host="demo", profile=PROFILE, trials=[Trial(id=1, unit_text="x")])
-    runner = runner_for(host, session, tmp_path / "s.toml")
-    before = await host.read_unit()
+async def test_unknown_trial_id_is_refused_before_anything_runs(runner: TrialRunner) -> None:
+    session = Session(host="demo", trials=[Trial(id=1, unit_text="x")])
+    before = await runner.host.read_unit()
     with pytest.raises(WorkflowError, match="no trial 7"):
         await replay_session(runner, session, trial_ids=[7])
-    assert await host.read_unit() == before and len(session.trials) == 1
+    assert await runner.host.read_unit() == before and len(session.trials) == 1
 
 
 def _trial(status: str, *tok_s: float) -> Trial:

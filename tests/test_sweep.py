@@ -4,38 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import AsyncIterator
-
 import pytest
 
-from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.session import Session, load_session
+from specdec_tui.core.session import load_session
 from specdec_tui.core.sweep_rules import choose, sweep_groups
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import demo_unit_text, ensure_demo_workspace
-from specdec_tui.hosts.local import LocalHost
+from specdec_tui.demo import demo_unit_text
 from specdec_tui.sweep import (
     SweepDone, SweepError, SweepPlan, SweepStopped, SweepTrialDone, SweepValueStarted, edit_for_value,
     parse_values, plan_units, run_sweep,
 )
 from specdec_tui.workflow import TrialRunner
+from tests.test_workflow import runner  # noqa: F401 — the demo host at time scale 25, small profile
 
-PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=6, max_tokens=48, temperature=0.0,
-                       ignore_eos=True, prompts="repetitive", request_timeout_s=30, stall_timeout_s=10)
 STEPS = "speculative-num-steps"
-
-
-@pytest.fixture
-async def runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
-    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
-    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    session = Session(host="demo", unit=ws.unit_name, profile=PROFILE)
-    r = TrialRunner(host=host, session=session, profile=PROFILE, base_url=ws.base_url,
-                    session_path=tmp_path / "session.toml", healthy_timeout_s=60)
-    try:
-        yield r
-    finally:
-        await host.close()
 
 
 def flags_of(text: str) -> dict[str, str | None]:

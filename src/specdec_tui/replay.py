@@ -8,14 +8,13 @@ claim; replaying it says whether it still holds. The host ends on the unit it ra
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from specdec_tui.core.compare import delta_pct, trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import Objective, score
-from specdec_tui.sweep import settle_quietly
+from specdec_tui.sweep import UnitGuard, settle_quietly
 from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
 
 EventSink = Callable[[object], None]
@@ -59,7 +58,6 @@ class ReplayOutcome:
     pairs: list[ReplayPair] = field(default_factory=list)
     kept: Trial | None = None  # with keep_best: the replayed trial the host was left on
     left_on: str = ""  # "original", "best" or a sentence saying what went wrong
-    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +111,7 @@ async def replay_session(runner: TrialRunner, session: Session, *, keep_best: bo
     emit = on_event or (lambda _event: None)
     todo = replayable(session, trial_ids)
     outcome = ReplayOutcome()
-    original = await runner.host.read_unit()
-    was_running = (await runner.host.status()).is_running
-    try:
+    async with UnitGuard(runner, emit, "replay") as guard:
         for index, old in enumerate(todo):
             emit(ReplayStarted(old, index, len(todo)))
             outcome.pairs.append(ReplayPair(old, await _replay_one(runner, old, emit)))
@@ -125,13 +121,6 @@ async def replay_session(runner: TrialRunner, session: Session, *, keep_best: bo
             problem = await settle_quietly(runner, best.unit_text, emit, f"keeping the best replayed trial {best.id}")
             outcome.kept, outcome.left_on = best, problem or "best"
         else:
-            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the replay",
-                                           running=was_running)
-            outcome.left_on = problem or "original"
-    except BaseException as err:
-        outcome.cancelled = isinstance(err, (asyncio.CancelledError, KeyboardInterrupt))
-        await asyncio.shield(settle_quietly(runner, original, emit, "replay stopped: restoring the unit that ran before",
-                                             running=was_running))
-        raise
+            outcome.left_on = await guard.restore() or "original"
     emit(ReplayDone(outcome))
     return outcome

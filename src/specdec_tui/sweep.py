@@ -72,7 +72,6 @@ class SweepOutcome:
     choice: SweepChoice | None = None
     curve: list[CurvePoint] = field(default_factory=list)
     stopped: str | None = None  # why it ended before the last value
-    cancelled: bool = False
     left_on: str = ""  # "winner", "original" or a sentence saying what went wrong
     final_unit_text: str = ""
 
@@ -189,6 +188,33 @@ async def settle_quietly(runner: TrialRunner, text: str, emit: EventSink, why: s
         return f"could not restore the unit: {err}"
 
 
+class UnitGuard:
+    """`async with UnitGuard(runner, emit, "sweep") as guard:` remembers the unit the host runs now and puts
+    it back (byte-identical) when the block raises or is cancelled; `restore()` does it on a normal end."""
+
+    def __init__(self, runner: TrialRunner, emit: EventSink, what: str) -> None:
+        self.runner, self.emit, self.what = runner, emit, what
+        self.original = ""
+        self.was_running = False
+
+    async def __aenter__(self) -> "UnitGuard":
+        self.original = await self.runner.host.read_unit()
+        self.was_running = (await self.runner.host.status()).is_running
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_exc: object) -> bool:
+        if exc_type is not None:  # shielded: a second cancel must not leave the host half-restored
+            await asyncio.shield(settle_quietly(self.runner, self.original, self.emit,
+                                                f"{self.what} stopped: restoring the unit that ran before",
+                                                running=self.was_running))
+        return False
+
+    async def restore(self) -> str:
+        """Back to the unit that ran before; "" when done, else what went wrong in words."""
+        return await settle_quietly(self.runner, self.original, self.emit,
+                                    f"restoring the unit that ran before the {self.what}", running=self.was_running)
+
+
 # ---------------------------------------------------------------------------------------------- the sweep
 
 
@@ -247,6 +273,31 @@ def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | Non
     return reason
 
 
+async def _run_values(runner: TrialRunner, plan: SweepPlan, outcome: SweepOutcome, last_good: str,
+                      emit: EventSink) -> None:
+    """Each value in turn: one start, `repeats` benchmark runs; a start that fails goes back to `last_good`."""
+    for index, value in enumerate(plan.values):
+        text = outcome.unit_by_value[value]
+        emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value, 1).split(" #")[0]))
+        trials = outcome.trials_by_value.setdefault(value, [])
+        first = await _first_run(runner, text, plan, value, emit)
+        trials.append(first)
+        emit(SweepTrialDone(value, 1, first))
+        if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
+            await settle_unit(runner, last_good, emit, "back to the last unit that started")
+        else:
+            last_good = text
+            for repeat in range(2, plan.repeats + 1):
+                trial = await _repeat_run(runner, first, plan, value, repeat, emit)
+                trials.append(trial)
+                emit(SweepTrialDone(value, repeat, trial))
+        reason = _stop(plan, outcome.trials_by_value)
+        if reason and index < len(plan.values) - 1:
+            outcome.stopped = reason
+            emit(SweepStopped(reason))
+            return
+
+
 async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
                     on_event: EventSink | None = None) -> SweepOutcome:
     """Sweep `plan.flag` over `plan.values`, editing `base_text`. Failed starts are recorded and rolled back
@@ -255,46 +306,18 @@ async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
     emit = on_event or (lambda _event: None)
     units = plan_units(base_text, plan)
     outcome = SweepOutcome(plan=plan, unit_by_value=units)
-    original = await runner.host.read_unit()
-    was_running = (await runner.host.status()).is_running
-    last_good = original
     saved_policy, runner.auto_rollback = runner.auto_rollback, True
     try:
-        for index, value in enumerate(plan.values):
-            text = units[value]
-            emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value, 1).split(" #")[0]))
-            trials = outcome.trials_by_value.setdefault(value, [])
-            first = await _first_run(runner, text, plan, value, emit)
-            trials.append(first)
-            emit(SweepTrialDone(value, 1, first))
-            if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
-                await settle_unit(runner, last_good, emit, "back to the last unit that started")
+        async with UnitGuard(runner, emit, "sweep") as guard:
+            await _run_values(runner, plan, outcome, guard.original, emit)
+            outcome.choice = choose(outcome.trials_by_value, plan.objective)
+            outcome.curve = curve(outcome.trials_by_value)
+            winner = outcome.winner
+            if plan.apply_best and winner is not None:
+                problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
+                outcome.left_on = problem or "winner"
             else:
-                last_good = text
-                for repeat in range(2, plan.repeats + 1):
-                    trial = await _repeat_run(runner, first, plan, value, repeat, emit)
-                    trials.append(trial)
-                    emit(SweepTrialDone(value, repeat, trial))
-            reason = _stop(plan, outcome.trials_by_value)
-            if reason and index < len(plan.values) - 1:
-                outcome.stopped = reason
-                emit(SweepStopped(reason))
-                break
-        outcome.choice = choose(outcome.trials_by_value, plan.objective)
-        outcome.curve = curve(outcome.trials_by_value)
-        winner = outcome.winner
-        if plan.apply_best and winner is not None:
-            problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
-            outcome.left_on = problem or "winner"
-        else:
-            problem = await settle_quietly(runner, original, emit, "restoring the unit that ran before the sweep",
-                                           running=was_running)
-            outcome.left_on = problem or "original"
-    except BaseException as err:
-        outcome.cancelled = isinstance(err, (asyncio.CancelledError, KeyboardInterrupt))
-        await asyncio.shield(settle_quietly(runner, original, emit, "sweep stopped: restoring the unit that ran before",
-                                             running=was_running))
-        raise
+                outcome.left_on = await guard.restore() or "original"
     finally:
         runner.auto_rollback = saved_policy
     outcome.final_unit_text = await runner.host.read_unit()
