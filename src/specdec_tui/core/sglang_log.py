@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Iterable
 
 __all__ = [
@@ -285,6 +286,7 @@ _OLD_INNER_TAG = re.compile(r"^\[(?:gpu=(?P<gpu>\d+)|TP ?(?P<tp>\d+))\]\s*")
 _LEVEL = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)")
 
 
+@lru_cache(maxsize=4096)  # a flood repeats the same second thousands of times; strptime is slow
 def _parse_timestamp(text: str) -> datetime | None:
     text = text.replace("T", " ").replace(",", ".")
     for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
@@ -295,30 +297,47 @@ def _parse_timestamp(text: str) -> datetime | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def _tag_items(tags_text: str) -> tuple[tuple[str, int], ...]:
+    """`" DP0 TP0 EP0"` → (("DP", 0), ("TP", 0), ("EP", 0)); cached, a server has few distinct rank prefixes."""
+    return tuple((name, int(num)) for name, num in _TAG.findall(tags_text))
+
+
+_LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
+
+
 def _strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
-    """Returns (message, timestamp, tags, level) with every known prefix removed."""
-    text = _ANSI.sub("", line).rstrip("\r\n")
+    """Returns (message, timestamp, tags, level) with every known prefix removed.
+
+    Each regex runs only when the line's first character can start its match (cheap rejects)."""
+    text = (_ANSI.sub("", line) if "\x1b" in line else line).rstrip("\r\n")
     timestamp: datetime | None = None
     tags: dict[str, int] = {}
     level: str | None = None
-    match = _SYSLOG_ISO.match(text)
-    if match:
-        timestamp = _parse_timestamp(match["ts"])
-        text = text[match.end() :]
-    else:
+    first = text[:1]
+    if first.isdecimal():  # the same characters as the regexes' `\d`
+        match = _SYSLOG_ISO.match(text)
+        if match:
+            timestamp = _parse_timestamp(match["ts"])
+            text = text[match.end() :]
+            first = text[:1]
+    elif "A" <= first <= "Z":
         match = _SYSLOG_SHORT.match(text)
         if match:
             text = text[match.end() :]
-    match = _SGLANG_PREFIX.match(text)
-    if match:
-        timestamp = _parse_timestamp(match["ts"]) or timestamp
-        tags = {name: int(num) for name, num in _TAG.findall(match["tags"])}
-        text = text[match.end() :]
-    match = _OLD_INNER_TAG.match(text)
-    if match:
-        tags.setdefault("GPU" if match["gpu"] is not None else "TP", int(match["gpu"] or match["tp"]))
-        text = text[match.end() :]
-    match = _LEVEL.match(text)
+            first = text[:1]
+    if first == "[" or first.isdecimal():
+        match = _SGLANG_PREFIX.match(text)
+        if match:
+            timestamp = _parse_timestamp(match["ts"]) or timestamp
+            tags = dict(_tag_items(match["tags"]))
+            text = text[match.end() :]
+    if text.startswith("["):
+        match = _OLD_INNER_TAG.match(text)
+        if match:
+            tags.setdefault("GPU" if match["gpu"] is not None else "TP", int(match["gpu"] or match["tp"]))
+            text = text[match.end() :]
+    match = _LEVEL.match(text) if text.startswith(_LEVEL_HEADS) else None
     if match:
         level = "WARNING" if match["level"] == "WARN" else match["level"]
         text = text[match.end() :]
@@ -328,7 +347,8 @@ def _strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], st
 # ---------------------------------------------------------------------------------------------
 # Generic `key: value` / `key=value` lists
 
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# `int` names the first branch, so `lastgroup` tells an integer from a float in one fullmatch
+_NUMBER = re.compile(r"(?P<int>[-+]?\d+)|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _UNIT = re.compile(r"^(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>GB|GiB|MB|MiB|ms|s|%)$")
 _KEY_ALIASES = {
     "token": "tokens",
@@ -341,43 +361,83 @@ _KEY_ALIASES = {
 }
 
 
-def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Splits on `sep` outside (), [] and {} — SGLang values like `[1, 2]` contain commas."""
-    parts: list[str] = []
+_BRACKET_OR_COMMA = re.compile(r"[,()\[\]{}]")
+_PARENTHESISED = re.compile(r"\([^)]*\)")
+_NON_KEY_CHARS = re.compile(r"[^a-z0-9]+")
+_KEY_AND_NUMBER = re.compile(r"^(?P<key>.*\D)\s+(?P<value>[-+]?[\d.]+%?)$")
+
+
+def _top_level_pieces(text: str) -> list[str]:
+    """Splits on commas outside (), [] and {} — SGLang values like `[1, 2]` contain commas.
+    Pieces are not stripped and may be empty.
+
+    A plain `str.split` unless a comma really sits inside brackets (`(token/s)` has none)."""
+    pieces = text.split(",")
+    if len(pieces) > 1 and ("(" in text or "[" in text or "{" in text) and _comma_in_brackets(text):
+        pieces = _rejoin_bracketed(pieces)
+    return pieces
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`_top_level_pieces`, stripped, without the empty ones."""
+    return [part for part in (piece.strip() for piece in _top_level_pieces(text)) if part]
+
+
+def _bracket_depth(depth: int, char: str) -> int:
+    """Depth after one bracket character; a stray closing bracket at depth 0 is ignored."""
+    if char in "([{":
+        return depth + 1
+    return depth - 1 if depth else 0
+
+
+def _comma_in_brackets(text: str) -> bool:
     depth = 0
-    current: list[str] = []
-    for char in text:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}" and depth:
-            depth -= 1
-        if char == sep and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current).strip())
-    return [p for p in parts if p]
+    for char in _BRACKET_OR_COMMA.findall(text):
+        if char != ",":
+            depth = _bracket_depth(depth, char)
+        elif depth:
+            return True
+    return False
 
 
+def _rejoin_bracketed(pieces: list[str]) -> list[str]:
+    """Glues back the pieces whose separating comma sat inside brackets."""
+    joined: list[str] = []
+    depth = 0
+    current: str | None = None
+    for piece in pieces:
+        current = piece if current is None else current + "," + piece
+        for char in _BRACKET_OR_COMMA.findall(piece):
+            depth = _bracket_depth(depth, char)
+        if depth == 0:
+            joined.append(current)
+            current = None
+    if current is not None:
+        joined.append(current)
+    return joined
+
+
+@lru_cache(maxsize=2048)  # keys repeat on every batch line
 def _normalize_key(key: str) -> str:
     """`#running-req` → running_req, `gen throughput (token/s)` → gen_throughput."""
-    key = re.sub(r"\([^)]*\)", "", key).replace("#", "").strip().lower()
-    key = re.sub(r"[^a-z0-9]+", "_", key).strip("_")
+    key = _PARENTHESISED.sub("", key).replace("#", "").strip().lower()
+    key = _NON_KEY_CHARS.sub("_", key).strip("_")
     return _KEY_ALIASES.get(key, key)
 
 
 def _parse_value(text: str) -> tuple[Value, str]:
     """Typed value and its unit ("" if none): `0.50`→0.5, `True`→True, `78.00 GB`→(78.0, "gb")."""
     text = text.strip()
-    if not _NUMBER.fullmatch(text):
+    number = _NUMBER.fullmatch(text)
+    if number is None:
         text = text.rstrip(".").strip()  # `mem usage=0.93 GB.` ends a sentence
-    if text in ("True", "true"):
-        return True, ""
-    if text in ("False", "false"):
-        return False, ""
-    if _NUMBER.fullmatch(text):
-        return _number(text), ""
+        if text in ("True", "true"):
+            return True, ""
+        if text in ("False", "false"):
+            return False, ""
+        number = _NUMBER.fullmatch(text)
+    if number is not None:
+        return (int(text) if number.lastgroup == "int" else float(text)), ""
     match = _UNIT.match(text)
     if match:
         number = float(match["num"])
@@ -390,32 +450,49 @@ def _parse_value(text: str) -> tuple[Value, str]:
     return text, ""
 
 
-def _number(text: str) -> int | float:
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    return float(text)
+_PAIR_CACHE_SIZE = 8192
+# separator → {raw piece → (key, value) or None}: `#running-req: 1`, `token usage: 0.03`, `cuda graph: True`
+# recur on thousands of lines. List values are mutable, so they are never cached.
+_PAIR_CACHES: dict[str, dict[str, tuple[str, Value] | None]] = {}
+_UNSEEN = object()
 
 
 def _parse_pairs(text: str, sep: str) -> dict[str, Value]:
     """`a: 1, b c: 2.5, flag: True` → {"a": 1, "b_c": 2.5, "flag": True}; units join the key."""
     pairs: dict[str, Value] = {}
-    for piece in _split_top_level(text):
-        if sep in piece:
-            raw_key, _, raw_value = piece.partition(sep)
-        else:
-            # `accept-len 2.50` (no colon) in some forks: a trailing number is the value.
-            match = re.match(r"^(?P<key>.*\D)\s+(?P<value>[-+]?[\d.]+%?)$", piece)
-            if not match:
-                continue
-            raw_key, raw_value = match["key"], match["value"]
-        key = _normalize_key(raw_key)
-        if not key:
-            continue
-        value, unit = _parse_value(raw_value)
-        if unit and not key.endswith(f"_{unit}"):
-            key = f"{key}_{unit}"
-        pairs[key] = value
+    cache = _PAIR_CACHES.setdefault(sep, {})
+    for piece in _top_level_pieces(text):
+        pair = cache.get(piece, _UNSEEN)
+        if pair is _UNSEEN:
+            pair = _parse_pair(piece.strip(), sep)
+            if pair is None or type(pair[1]) is not list:
+                if len(cache) >= _PAIR_CACHE_SIZE:
+                    cache.clear()
+                cache[piece] = pair
+        if pair is not None:
+            pairs[pair[0]] = pair[1]  # type: ignore[index]
     return pairs
+
+
+def _parse_pair(piece: str, sep: str) -> tuple[str, Value] | None:
+    """`gen throughput (token/s): 186.04` → ("gen_throughput", 186.04); None when it holds no pair."""
+    if not piece:
+        return None
+    if sep in piece:
+        raw_key, _, raw_value = piece.partition(sep)
+    else:
+        # `accept-len 2.50` (no colon) in some forks: a trailing number is the value.
+        match = _KEY_AND_NUMBER.match(piece)
+        if not match:
+            return None
+        raw_key, raw_value = match["key"], match["value"]
+    key = _normalize_key(raw_key)
+    if not key:
+        return None
+    value, unit = _parse_value(raw_value)
+    if unit and not key.endswith(f"_{unit}"):
+        key = f"{key}_{unit}"
+    return key, value
 
 
 def _as_int(value: Value | None) -> int | None:
@@ -450,7 +527,9 @@ def _take(pairs: dict[str, Value], spec: dict[str, tuple[str, type]]) -> dict[st
     out: dict[str, Any] = {}
     for key, (field_name, kind) in spec.items():
         if key in pairs:
-            converted = _CONVERTERS[kind](pairs[key])
+            value = pairs[key]
+            # already the right type (the common case): the converter would return it unchanged
+            converted = value if type(value) is kind else _CONVERTERS[kind](value)
             if converted is not None:
                 out[field_name] = converted
                 del pairs[key]
@@ -719,18 +798,55 @@ def _parse_adjust(message: str, base: dict[str, Any]) -> LogRecord | None:
     return None
 
 
-# Order matters: metric lines first (most frequent), errors before the generic adjust rules.
-_PARSERS = (
-    _parse_batch,
-    _parse_startup_summary,
-    _parse_load_weight,
-    _parse_kv_cache,
-    _parse_cuda_graph,
-    _parse_ready,
-    _parse_access,
-    _parse_error,
-    _parse_adjust,
+# Cheap necessary conditions, so most lines skip most regexes. Case-insensitive rules are gated on the
+# lower-cased ASCII line; a non-ASCII line runs them all (Unicode case folding is not just `lower()`).
+_BATCH_HEADS = ("Decode batch", "Prefill batch")
+_ERROR_HINTS = (  # each `_ERROR_RULES` pattern contains one of these (lower-cased)
+    "memory", "fail", "error", "exception", "pool is full", "scheduler is dead", "sigquit", "child process",
+    "unrecognized arguments", "traceback",
 )
+_ADJUST_HINTS = (  # each `_ADJUST_RULES` pattern contains one of these (lower-cased)
+    "is adjusted", "is reset", "is disabled", "is incompatible", "is turned on", "forced as chunk cache",
+    "page_size", "overriding", "is set", "is changed", "is forced", "is automatically set",
+)
+
+
+def _mentions(folded: str | None, hints: tuple[str, ...]) -> bool:
+    """False only when `folded` (a lower-cased ASCII message) contains none of `hints`."""
+    if folded is None:
+        return True
+    for hint in hints:
+        if hint in folded:
+            return True
+    return False
+
+
+def _dispatch(text: str, base: dict[str, Any]) -> LogRecord | None:
+    """The first parser that reads `text`, in priority order: metric lines first (most frequent),
+    errors before the generic adjust rules. A gate that fails means its parser would return None."""
+    if text.startswith(_BATCH_HEADS):
+        record = _parse_batch(text, base)
+        if record is not None:
+            return record
+    if text.startswith("max_total_num_tokens="):
+        return _parse_startup_summary(text, base)
+    folded = text.lower() if text.isascii() else None
+    record = None
+    if text.startswith("Load weight "):
+        record = _parse_load_weight(text, base)
+    if record is None and (folded is None or " cache is allocated." in folded):
+        record = _parse_kv_cache(text, base)
+    if record is None and (folded is None or folded.startswith("capture ")):
+        record = _parse_cuda_graph(text, base)
+    if record is None:
+        record = _parse_ready(text, base)
+    if record is None and ' - "' in text and " HTTP/" in text:
+        record = _parse_access(text, base)
+    if record is None and _mentions(folded, _ERROR_HINTS):
+        record = _parse_error(text, base)
+    if record is None and _mentions(folded, _ADJUST_HINTS):
+        record = _parse_adjust(text, base)
+    return record
 
 
 def parse_line(message: str) -> LogRecord:
@@ -739,11 +855,7 @@ def parse_line(message: str) -> LogRecord:
     try:
         text, timestamp, tags, level = _strip_prefixes(raw)
         base: dict[str, Any] = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
-        for parser in _PARSERS:
-            record = parser(text, base)
-            if record is not None:
-                return record
-        return TextRecord(**base)
+        return _dispatch(text, base) or TextRecord(**base)
     except Exception:  # a parser bug must never take the journal pane down
         return TextRecord(raw=raw, message=raw.strip())
 
