@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,31 @@ def test_entry_point_runs_as_a_process(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, env=os.environ.copy())
     assert done.returncode == 0, done.stderr
     assert len(list(csv.DictReader(io.StringIO(done.stdout)))) == 4
+
+
+def test_ctrl_c_during_a_sweep_restores_the_unit(tmp_path: Path) -> None:
+    from specdec_tui.demo import ensure_demo_workspace
+    from specdec_tui.paths import demo_dir
+
+    ws = ensure_demo_workspace(demo_dir(), time_scale=25)
+    before = ws.unit_path.read_bytes()
+    path = tmp_path / "s.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specdec_tui", "sweep", "--host", "demo", "--values", "2..4", "--repeats", "2",
+         "--session", str(path), *SMALL],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # pytest's children may inherit SIG_IGN
+    try:
+        for line in proc.stderr:  # interrupt once the second value has started
+            if line.startswith("[2/3]"):
+                proc.send_signal(signal.SIGINT)
+                break
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "interrupted" in rest and "Traceback" not in rest
+    assert ws.unit_path.read_bytes() == before
+    statuses = [t.status for t in load_session(path).trials]
+    assert statuses[:2] == ["ok", "ok"] and statuses[-1] == "cancelled"

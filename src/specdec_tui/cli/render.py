@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from specdec_tui.core.compare import (
@@ -69,7 +70,7 @@ def session_table(session: Session, title: str | None = None) -> Table:
     table.add_column("errors", justify="right")
     for row in summary_rows(session):
         label = trial_label(row.trial) + (f" (replay of {row.trial.replay_of})" if row.trial.replay_of else "")
-        table.add_row(str(row.trial.id), label, status_text(row.trial.status),
+        table.add_row(str(row.trial.id), escape(label), status_text(row.trial.status),
                       str(row.max_running_requests or "–"), num(row.accept_length, 2),
                       *[num(row.tok_s[c]) for c in cs], str(row.errors))
     return table
@@ -89,7 +90,7 @@ def best_lines(session: Session) -> list[str]:
 def comparison_table(cmp: TrialComparison) -> Table:
     """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent."""
     a, b = cmp.a, cmp.b
-    table = Table(title=f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}")
+    table = Table(title=escape(f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}"))
     for name in ("conc", "A tok/s", "B tok/s", "Δ tok/s", "A req tok/s", "B req tok/s", "Δ req",
                  "A TTFT ms", "B TTFT ms", "Δ TTFT"):
         table.add_column(name, justify="right")
@@ -137,8 +138,8 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     table.add_column("verdict")
     for p in points:
         s = stats.get(p.value)
-        verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{s.rejected}[/]" if s and s.rejected else "")
-        table.add_row(p.value, f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
+        verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{escape(s.rejected)}[/]" if s and s.rejected else "")
+        table.add_row(escape(p.value), f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
                       num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s),
                       num(s.conservative if s else None), verdict)
     return table
@@ -160,7 +161,7 @@ def replay_table(outcome: "ReplayOutcome", tolerance_pct: float) -> Table:
             cells.append(f"{num(a.output_tok_s if a else None)} → {num(b.output_tok_s if b else None)} "
                          f"({pct(p.drift.get(c))})")
         ok = p.within(tolerance_pct)
-        table.add_row(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}",
+        table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),
                       f"{p.original.status} → {status_text(p.replay.status)}", *cells,
                       "[green]yes[/]" if ok else "[yellow]no[/]")
     return table

@@ -69,6 +69,7 @@ def open_session_file(name: str) -> tuple[Session, Path]:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from specdec_tui.cli.render import make_console, num
@@ -88,12 +89,13 @@ def run_list(args: argparse.Namespace) -> int:
         try:
             session = load_session(path)
         except SessionError as err:
-            table.add_row(path.name, "[red]unreadable[/]", "", "", str(err).removeprefix(f"{path}: "))
+            table.add_row(escape(path.name), "[red]unreadable[/]", "", "", escape(str(err).removeprefix(f"{path}: ")))
             continue
         cs = concurrencies_of(session)
         best = best_by_concurrency(session, cs[0]) if cs else None
         figure = f"{num(lv.output_tok_s)} (c={cs[0]}, trial {best.id})" if best and (lv := best.level(cs[0])) else "–"
-        table.add_row(path.name, f"{session.created:%Y-%m-%d %H:%M}", session.host, str(len(session.trials)), figure)
+        table.add_row(escape(path.name), f"{session.created:%Y-%m-%d %H:%M}", escape(session.host), str(len(session.trials)),
+                      figure)
     console.print(table)
     return 0
 
