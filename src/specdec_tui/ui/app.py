@@ -99,8 +99,16 @@ class SpecdecApp(App[None]):
                 pass  # leaving anyway; nothing the user can do about a close that failed
 
     @property
+    def main_or_none(self) -> MainScreen | None:
+        """The main screen, or None before it is pushed / while the app shuts down."""
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    @property
     def main(self) -> MainScreen:
-        return next(s for s in self.screen_stack if isinstance(s, MainScreen))
+        main = self.main_or_none
+        if main is None:
+            raise LookupError("the main screen is not up")
+        return main
 
     @property
     def config_pane(self) -> ConfigPane:
@@ -221,6 +229,8 @@ class SpecdecApp(App[None]):
     # -- handlers: own the state ---------------------------------------------------------------
     @on(m.UnitLoaded)
     async def _unit_loaded(self, message: m.UnitLoaded) -> None:
+        if self.main_or_none is None:
+            return  # arrived while the app shuts down
         pane = self.config_pane
         await pane.load_running(message.text, keep_edit=pane.dirty)
         if not self._draft_offered:
@@ -262,6 +272,8 @@ class SpecdecApp(App[None]):
 
     @on(m.Pushed)
     async def _pushed(self, message: m.Pushed) -> None:
+        if self.main_or_none is None:
+            return  # arrived while the app shuts down
         pane = self.config_pane
         await pane.load_running(message.text, keep_edit=pane.text != message.text)
         drafts.clear_draft(self.host_name, self.unit_name)
@@ -277,6 +289,8 @@ class SpecdecApp(App[None]):
 
     @on(m.Healthy)
     def _healthy(self, message: m.Healthy) -> None:
+        if self.main_or_none is None:
+            return  # arrived while the app shuts down
         self.busy = None
         if self.trial is not None:
             self.trial.facts = message.facts
@@ -288,6 +302,8 @@ class SpecdecApp(App[None]):
 
     @on(m.RolledBack)
     async def _rolled_back(self, message: m.RolledBack) -> None:
+        if self.main_or_none is None:
+            return  # arrived while the app shuts down
         await self.config_pane.load_running(message.text)
         self._journal_marker("rolled back")
         self.notify("Rolled back to the previous unit; restarting…")
@@ -344,7 +360,10 @@ class SpecdecApp(App[None]):
 
     def _call_widget(self, widget_id: str, method: str, *args: Any) -> None:
         """Feed a display widget if it is built and has that method (placeholders have none)."""
-        matches = self.main.query(f"#{widget_id}")
+        main = self.main_or_none
+        if main is None:
+            return  # a late message while the app shuts down
+        matches = main.query(f"#{widget_id}")
         target = getattr(matches.first(), method, None) if matches else None
         if callable(target):
             target(*args)
