@@ -63,6 +63,17 @@ def test_golden_corpus_covers_every_record_kind() -> None:
     }
 
 
+def test_records_of_a_repeated_line_do_not_share_values() -> None:
+    # the parser caches parsed `key: value` pieces; a list value must still be each record's own
+    line = "[2026-01-01 00:00:00 DP0 TP1] Decode batch, #running-req: 3, per dp: [1, 2], accept len: 2.50, "
+    first = parse_line(line)
+    first.extra["per_dp"].append(99)
+    first.tags["TP"] = 7
+    second = parse_line(line)
+    assert second.extra == {"per_dp": [1, 2]} and second.tags == {"DP": 0, "TP": 1}
+    assert (second.running_req, second.accept_len) == (3, 2.5)
+
+
 # ---------------------------------------------------------------------------------------------
 # Corpus (used only by --write)
 

@@ -362,6 +362,7 @@ _KEY_ALIASES = {
 
 
 _BRACKET_OR_COMMA = re.compile(r"[,()\[\]{}]")
+_COMMALESS_GROUP = re.compile(r"[(\[{][^,()\[\]{}]*[)\]}]")  # `(token/s)`: no comma, nothing nested
 _PARENTHESISED = re.compile(r"\([^)]*\)")
 _NON_KEY_CHARS = re.compile(r"[^a-z0-9]+")
 _KEY_AND_NUMBER = re.compile(r"^(?P<key>.*\D)\s+(?P<value>[-+]?[\d.]+%?)$")
@@ -391,6 +392,10 @@ def _bracket_depth(depth: int, char: str) -> int:
 
 
 def _comma_in_brackets(text: str) -> bool:
+    # A comma-free innermost group leaves every comma's depth unchanged: drop those first.
+    text = _COMMALESS_GROUP.sub("", text)
+    if "(" not in text and "[" not in text and "{" not in text:
+        return False
     depth = 0
     for char in _BRACKET_OR_COMMA.findall(text):
         if char != ",":
