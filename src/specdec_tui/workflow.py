@@ -14,6 +14,7 @@ from typing import AsyncIterator, Callable
 
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.flags import validate
+from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session
 from specdec_tui.core.sglang_log import parse_line
@@ -115,6 +116,8 @@ class TrialRunner:
         return self.running_text
 
     async def push(self, text: str) -> PushResult:
+        if has_redacted(text):  # a unit from a session file: its API key comes from the unit on the host
+            text = restore_secrets(text, self.running_text or await self.host.read_unit())
         check_unit(text)
         result = await self.host.push(text)
         self.running_text = text

@@ -18,6 +18,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.redact import redact_flags, redact_text
 from specdec_tui.core.results import LevelResult, ServerFacts
 
 SCHEMA_VERSION = 1
@@ -137,13 +138,14 @@ def _trial_table(trial: Trial) -> tomlkit.items.Table:
     if trial.pushed_at is not None:
         t["pushed_at"] = trial.pushed_at
     if trial.failure:
-        t["failure"] = trial.failure
+        t["failure"] = redact_text(trial.failure)
     if trial.notes:
         t["notes"] = trial.notes
     if trial.replay_of is not None:
         t["replay_of"] = trial.replay_of
-    t["flags"] = _flags_table(trial.flags)
-    t["unit_text"] = tomlkit.string(trial.unit_text, multiline=True) if "\n" in trial.unit_text else trial.unit_text
+    t["flags"] = _flags_table(redact_flags(trial.flags))  # API keys never reach the file
+    unit_text = redact_text(trial.unit_text)
+    t["unit_text"] = tomlkit.string(unit_text, multiline=True) if "\n" in unit_text else unit_text
     if trial.sweep:
         t["sweep"] = _tidy(trial.sweep)
     t["profile"] = _tidy(asdict(trial.profile))

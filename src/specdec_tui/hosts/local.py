@@ -26,6 +26,7 @@ from typing import AsyncIterator
 import orjson
 
 from specdec_tui.core.atomic_file import write_atomic
+from specdec_tui.core.redact import redact_text
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
     GpuFact,
@@ -372,7 +373,7 @@ class LocalHost:
                 raw = await stream.read(READ_LIMIT)
             if not raw:
                 return
-            message = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            message = redact_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))  # SGLang logs its api_key
             priority = 3 if is_stderr and ERRORISH.search(message) else 6
             self.journal_store.append(message, priority=priority, pid=pid)
 

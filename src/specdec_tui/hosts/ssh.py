@@ -21,6 +21,7 @@ import asyncssh
 import orjson
 
 from specdec_tui.core.config import HostConfig
+from specdec_tui.core.redact import redact_text
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.base import (
     ConnectionLost,
@@ -461,7 +462,7 @@ def parse_journal_line(raw: bytes) -> JournalRecord | None:
     return JournalRecord(
         cursor=str(entry.get("__CURSOR", "")),
         timestamp=stamp,
-        message=str(message),
+        message=redact_text(str(message)),  # SGLang logs its ServerArgs, api_key included
         priority=priority,
         pid=int(pid) if isinstance(pid, str) and pid.isdigit() else None,
     )
