@@ -76,6 +76,17 @@ def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.Captur
     assert (Path(os.environ["SPECDEC_TUI_DATA_DIR"]) / "demo" / "units" / "sglang-demo.service").read_bytes() == demo_unit
 
 
+def test_sweep_table_says_why_the_winner_won_and_why_a_value_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "sweep", "--host", "demo", "--flag", "mem-fraction-static", "--values", "0.5,0.85",
+                         "--repeats", "1", "--objective", "throughput@4", *SMALL)
+    assert code == 0, err
+    assert "sweep of --mem-fraction-static" in out
+    assert "0.5: rejected — no successful run" in out and "0.85 wins" in out
+    assert "objective: output tok/s at concurrency 4" in out
+    assert "Not enough memory" in out  # the failed value's cause, from the journal
+    assert "the host runs the unit it ran before the sweep" in out
+
+
 def synthetic_session(host: str = "gpu-box") -> Session:
     """Figures shaped like the seed's steps 1 and 3 (not measured: the show/list tests need no host)."""
     def trial(tid: int, steps: int, c1: float, c4: float, mrr: int) -> Trial:

@@ -252,6 +252,11 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     console.print("why:" if outcome.winner else "no winner:")
     for reason in outcome.reasons:
         console.print(f"  - {reason}", markup=False)
+    for value, trials in outcome.trials_by_value.items():
+        for t in trials:
+            if t.status == "failed":
+                console.print(f"{plan.flag} {value}: trial {t.id} failed — {t.failure}"
+                              + (f" ({t.notes})" if t.notes else ""), markup=False)
     if outcome.stopped:
         console.print(f"stopped early: {outcome.stopped}", markup=False)
     console.print(where, markup=False)
