@@ -360,8 +360,11 @@ class _ConfigReader:
     def read(self, data: dict[str, Any]) -> Config:
         self.check_keys(data, (), self.TOP_KEYS)
         version = data.get("schema_version", SCHEMA_VERSION)
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        if not isinstance(version, int) or isinstance(version, bool):
             raise self.fail(("schema_version",), f"expected a whole number, got {_toml(version)}; write schema_version = {SCHEMA_VERSION}")
+        if version < 1:
+            raise self.fail(("schema_version",), f"schema_version {version} does not exist (versions start at 1); "
+                                                 f"write schema_version = {SCHEMA_VERSION}")
         if version > SCHEMA_VERSION:
             raise self.fail(
                 ("schema_version",),

@@ -253,7 +253,10 @@ def loads_session(text: str, source: str = "<session>") -> Session:
             f"{SCHEMA_VERSION}) — upgrade specdec-tui to open it"
         )
     if version < 1:
-        raise SessionError(f"{source}: unknown session schema_version {version}")
+        raise SessionError(
+            f"{source}: session schema_version {version} was never written by specdec-tui (versions start at 1) "
+            "— the file is damaged or not a session; restore it from a backup"
+        )
     trials_raw = doc.get("trials", [])
     if not isinstance(trials_raw, list):
         raise SessionError(f"{source}: `trials` must be an array of tables")
