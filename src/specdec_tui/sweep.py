@@ -218,9 +218,10 @@ class UnitGuard:
 # ---------------------------------------------------------------------------------------------- the sweep
 
 
-def _label(plan: SweepPlan, value: str, repeat: int) -> str:
+def _label(plan: SweepPlan, value: str, repeat: int | None = None) -> str:
+    """`steps=3`, or `steps=3 #2` for the second of several runs."""
     label = f"{short_flag(canonical_name(plan.flag))}={value}"
-    return f"{label} #{repeat}" if plan.repeats > 1 else label
+    return f"{label} #{repeat}" if repeat is not None and plan.repeats > 1 else label
 
 
 def _tag(trial: Trial, plan: SweepPlan, value: str, repeat: int) -> None:
@@ -278,14 +279,14 @@ async def _run_values(runner: TrialRunner, plan: SweepPlan, outcome: SweepOutcom
     """Each value in turn: one start, `repeats` benchmark runs; a start that fails goes back to `last_good`."""
     for index, value in enumerate(plan.values):
         text = outcome.unit_by_value[value]
-        emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value, 1).split(" #")[0]))
+        emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value)))
         trials = outcome.trials_by_value.setdefault(value, [])
         first = await _first_run(runner, text, plan, value, emit)
         trials.append(first)
         emit(SweepTrialDone(value, 1, first))
         if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
             await settle_unit(runner, last_good, emit, "back to the last unit that started")
-        else:
+        elif first.status == "ok":  # a benchmark that broke the server is not repeated
             last_good = text
             for repeat in range(2, plan.repeats + 1):
                 trial = await _repeat_run(runner, first, plan, value, repeat, emit)
