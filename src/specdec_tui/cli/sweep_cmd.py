@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="For each value: edit the unit, push, restart, wait healthy, benchmark "
                                    "--repeats times. A value that does not start is recorded failed and rolled "
                                    "back. The winner is chosen by median − 1.4826·MAD over the repeats, the "
-                                   "smallest value within 1%% of the best winning. The host is left on the unit "
+                                   "smallest value within 1% of the best winning. The host is left on the unit "
                                    "it ran before unless --apply-best.")
     add_host_options(p)
     p.add_argument("--flag", default="speculative-num-steps", metavar="NAME",
