@@ -147,6 +147,21 @@ def _short(err: BaseException) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
+def snapshot(status: ServiceStatus | None, probe: HttpProbe, facts: ServerFacts | None, detail: str | None = None) -> HealthSnapshot:
+    """One snapshot from systemd's view and an HTTP probe; `facts` only count while READY."""
+    state, derived = derive_state(status, probe)
+    facts = facts if state is HealthState.READY else None
+    return HealthSnapshot(
+        state=state,
+        status=status,
+        http_ok=probe.health_status == 200,
+        model=facts.model if facts else "",
+        facts=facts,
+        detail=detail or derived,
+        checked_at=time.monotonic(),
+    )
+
+
 async def probe_once(host: Host | None, client: httpx.AsyncClient, base_url: str) -> HealthSnapshot:
     """One combined reading of systemd and HTTP."""
     status: ServiceStatus | None = None
@@ -160,16 +175,7 @@ async def probe_once(host: Host | None, client: httpx.AsyncClient, base_url: str
     state, detail = derive_state(status, probe)
     if host_error and state is HealthState.DOWN:
         detail = f"{detail}; host: {host_error}"
-    facts = facts_from(probe.server_info, probe.models, probe.max_model_len) if state is HealthState.READY else None
-    return HealthSnapshot(
-        state=state,
-        status=status,
-        http_ok=probe.health_status == 200,
-        model=facts.model if facts else "",
-        facts=facts,
-        detail=detail,
-        checked_at=time.monotonic(),
-    )
+    return snapshot(status, probe, facts_from(probe.server_info, probe.models, probe.max_model_len), detail)
 
 
 async def watch_health(
@@ -201,26 +207,15 @@ async def watch_health(
                 last_status_at = now
             ready_before = last is not None and last.state is HealthState.READY
             probe = await probe_http(client, base_url, want_info=not ready_before)
-            state, detail = derive_state(last_status, probe)
-            if state is HealthState.READY and ready_before and last is not None:
-                facts = last.facts
-            elif state is HealthState.READY:
-                facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
+            if ready_before and last is not None:
+                facts = last.facts  # server info is read once, on the way into READY
             else:
-                facts = None
-            snap = HealthSnapshot(
-                state=state,
-                status=last_status,
-                http_ok=probe.health_status == 200,
-                model=facts.model if facts else "",
-                facts=facts,
-                detail=detail,
-                checked_at=time.monotonic(),
-            )
+                facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
+            snap = snapshot(last_status, probe, facts)
             if not snap.same_view(last):
                 last = snap
                 yield snap
-            await asyncio.sleep(slow_interval if state is HealthState.READY else fast_interval)
+            await asyncio.sleep(slow_interval if snap.state is HealthState.READY else fast_interval)
 
 
 async def wait_ready(
