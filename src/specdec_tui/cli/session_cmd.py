@@ -195,6 +195,8 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
         elif (line := phase_line(event)) is not None:
             progress(line)
 
+    if session.host and session.host != host_name:
+        progress(f"note: the session was recorded on {session.host}; replaying it on {host_name}")
     try:
         await host.connect()
         outcome = await replay_session(runner, session, keep_best=args.keep_best, trial_ids=parse_ids(args.trials),
