@@ -35,7 +35,7 @@ def valid_unit_name(name: str) -> str:
         raise UnitRejected("the unit name is empty", "name it like sglang.service")
     if len(name) > 255:
         raise UnitRejected(f"the unit name is {len(name)} characters long (systemd allows 255)")
-    if not _UNIT_RE.match(name):
+    if not _UNIT_RE.fullmatch(name):
         raise UnitRejected(
             f"{name!r} is not a valid systemd unit name",
             "use letters, digits and : _ . - @ only, ending in a unit type such as .service",
@@ -45,7 +45,7 @@ def valid_unit_name(name: str) -> str:
 
 def valid_path(path: str) -> str:
     """Returns `path` when it is absolute and plain (no `..`, no spaces or shell characters)."""
-    if not isinstance(path, str) or not _PATH_RE.match(path):
+    if not isinstance(path, str) or not _PATH_RE.fullmatch(path):
         raise ValueError(
             f"{path!r} is not a usable remote path: it must be absolute and use only letters, digits and ._@:+-/"
         )
@@ -57,7 +57,7 @@ def valid_path(path: str) -> str:
 
 def valid_cursor(cursor: str) -> str:
     """Journal cursors are opaque but made of a known alphabet; anything else is refused."""
-    if not isinstance(cursor, str) or not _CURSOR_RE.match(cursor):
+    if not isinstance(cursor, str) or not _CURSOR_RE.fullmatch(cursor):
         raise ValueError(f"{cursor!r} is not a journal cursor")
     return cursor
 

@@ -445,6 +445,8 @@ def parse_journal_line(raw: bytes) -> JournalRecord | None:
         entry = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
+    if not isinstance(entry, dict):  # a stray non-object line (`0`, `"x"`) must not end the journal stream
+        return None
     message = entry.get("MESSAGE")
     if isinstance(message, list):
         message = bytes(b & 0xFF for b in message if isinstance(b, int)).decode(errors="replace")
