@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import AsyncIterator
 
 import pytest
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Session
+from specdec_tui.demo import ensure_demo_workspace
+from specdec_tui.hosts.local import LocalHost
+from specdec_tui.workflow import TrialRunner
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
 pytest_plugins = ["tests.hostlab.fixtures"]
@@ -29,3 +36,22 @@ def require(condition: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI requires it: {reason}")
     pytest.skip(reason)
+
+
+# A small benchmark profile for trials on the demo host: two levels, a few short requests.
+DEMO_TEST_PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=4, max_tokens=48, temperature=0.0,
+                                 ignore_eos=True, prompts="repetitive", request_timeout_s=30, stall_timeout_s=10)
+
+
+@pytest.fixture
+async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
+    """A TrialRunner on a private demo host (the real simulator, 25× faster) with a session file."""
+    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    session = Session(host="demo", unit=ws.unit_name, profile=DEMO_TEST_PROFILE)
+    runner = TrialRunner(host=host, session=session, profile=DEMO_TEST_PROFILE, base_url=ws.base_url,
+                         session_path=tmp_path / "session.toml", healthy_timeout_s=60)
+    try:
+        yield runner
+    finally:
+        await host.close()

@@ -11,35 +11,34 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.replay import ReplayPair, replay_session
 from specdec_tui.sweep import SweepPlan, run_sweep
 from specdec_tui.workflow import TrialRunner, WorkflowError
-from tests.test_workflow import runner  # noqa: F401 — the demo host at time scale 25, small profile
 
 # The sim's run-to-run noise at this size is well under this; steps 1 vs 3 differ by ~60 % at c=1.
 TOLERANCE_PCT = 35.0
 STEPS_1_AND_3 = SweepPlan("speculative-num-steps", ("1", "3"), repeats=1)
 
 
-async def start_on(runner: TrialRunner, text: str) -> None:
-    await runner.host.push(text)
-    await runner.restart()
-    await runner.wait_healthy()
+async def start_on(demo_runner: TrialRunner, text: str) -> None:
+    await demo_runner.host.push(text)
+    await demo_runner.restart()
+    await demo_runner.wait_healthy()
 
 
-def reopen(runner: TrialRunner) -> Session:
+def reopen(demo_runner: TrialRunner) -> Session:
     """Continue from the file on disk, as `session replay FILE` does."""
-    runner.session = load_session(runner.session_path)
-    return runner.session
+    demo_runner.session = load_session(demo_runner.session_path)
+    return demo_runner.session
 
 
-async def test_replay_reproduces_the_session_and_restores_the_unit(runner: TrialRunner) -> None:
-    demo_unit = await runner.read_running()
+async def test_replay_reproduces_the_session_and_restores_the_unit(demo_runner: TrialRunner) -> None:
+    demo_unit = await demo_runner.read_running()
     # Something other than the recorded trials runs before the replay: steps 2.
     before = UnitFile.parse(demo_unit).set_flags({"speculative-num-steps": "2",
                                                   "speculative-num-draft-tokens": "3"}).text
-    await run_sweep(runner, demo_unit, STEPS_1_AND_3)
-    await start_on(runner, before)
+    await run_sweep(demo_runner, demo_unit, STEPS_1_AND_3)
+    await start_on(demo_runner, before)
 
-    session = reopen(runner)
-    outcome = await replay_session(runner, session)
+    session = reopen(demo_runner)
+    outcome = await replay_session(demo_runner, session)
 
     assert [(p.original.id, p.replay.replay_of) for p in outcome.pairs] == [(1, 1), (2, 2)]
     for pair in outcome.pairs:
@@ -49,32 +48,32 @@ async def test_replay_reproduces_the_session_and_restores_the_unit(runner: Trial
         assert set(pair.drift) == {1, 4}
         assert pair.within(TOLERANCE_PCT), pair.drift
     # The new trials sit beside the old ones in the same file.
-    saved = load_session(runner.session_path)
+    saved = load_session(demo_runner.session_path)
     assert [(t.id, t.replay_of) for t in saved.trials] == [(1, None), (2, None), (3, 1), (4, 2)]
     assert saved.trials[2].label.startswith("replay of")
     # The host is back on the unit that ran before, byte for byte, and running.
     assert outcome.left_on == "original"
-    assert await runner.host.read_unit() == before
-    assert (await runner.host.status()).active_state == "active"
+    assert await demo_runner.host.read_unit() == before
+    assert (await demo_runner.host.status()).active_state == "active"
 
 
-async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(runner: TrialRunner) -> None:
-    await run_sweep(runner, await runner.read_running(), STEPS_1_AND_3)
+async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(demo_runner: TrialRunner) -> None:
+    await run_sweep(demo_runner, await demo_runner.read_running(), STEPS_1_AND_3)
 
-    session = reopen(runner)
-    outcome = await replay_session(runner, session, keep_best=True)
+    session = reopen(demo_runner)
+    outcome = await replay_session(demo_runner, session, keep_best=True)
 
     by_c1 = max(outcome.pairs, key=lambda p: p.replay.level(1).output_tok_s).replay
     assert outcome.left_on == "best" and outcome.kept is by_c1
-    assert await runner.host.read_unit() == by_c1.unit_text
+    assert await demo_runner.host.read_unit() == by_c1.unit_text
 
 
-async def test_unknown_trial_id_is_refused_before_anything_runs(runner: TrialRunner) -> None:
+async def test_unknown_trial_id_is_refused_before_anything_runs(demo_runner: TrialRunner) -> None:
     session = Session(host="demo", trials=[Trial(id=1, unit_text="x")])
-    before = await runner.host.read_unit()
+    before = await demo_runner.host.read_unit()
     with pytest.raises(WorkflowError, match="no trial 7"):
-        await replay_session(runner, session, trial_ids=[7])
-    assert await runner.host.read_unit() == before and len(session.trials) == 1
+        await replay_session(demo_runner, session, trial_ids=[7])
+    assert await demo_runner.host.read_unit() == before and len(session.trials) == 1
 
 
 def _trial(status: str, *tok_s: float) -> Trial:

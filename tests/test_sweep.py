@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 import pytest
 
 from specdec_tui.core.session import load_session
@@ -15,7 +14,6 @@ from specdec_tui.sweep import (
     parse_values, plan_units, run_sweep,
 )
 from specdec_tui.workflow import TrialRunner
-from tests.test_workflow import runner  # noqa: F401 — the demo host at time scale 25, small profile
 
 STEPS = "speculative-num-steps"
 
@@ -24,10 +22,10 @@ def flags_of(text: str) -> dict[str, str | None]:
     return UnitFile.parse(text).flags()
 
 
-async def test_steps_sweep_finds_the_seeds_trade_off(runner: TrialRunner) -> None:
+async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialRunner) -> None:
     events: list[object] = []
-    original = await runner.read_running()
-    outcome = await run_sweep(runner, original, SweepPlan(STEPS, ("1", "2", "3", "4", "5"), repeats=2,
+    original = await demo_runner.read_running()
+    outcome = await run_sweep(demo_runner, original, SweepPlan(STEPS, ("1", "2", "3", "4", "5"), repeats=2,
                                                           stop_after_worse=False), on_event=events.append)
 
     points = {p.value: p for p in outcome.curve}
@@ -39,7 +37,7 @@ async def test_steps_sweep_finds_the_seeds_trade_off(runner: TrialRunner) -> Non
     assert all(p.ok == 2 and p.failed == 0 and p.high_c == 4 and p.high_c_tok_s for p in outcome.curve)
 
     # One restart per value, two benchmark runs each, every trial tagged and saved.
-    saved = load_session(runner.session_path)
+    saved = load_session(demo_runner.session_path)
     assert [(t.sweep["value"], t.sweep["repeat"]) for t in saved.trials] == [
         (v, r) for v in ("1", "2", "3", "4", "5") for r in (1, 2)]
     assert all(t.status == "ok" and t.unit_text == outcome.unit_by_value[t.sweep["value"]] for t in saved.trials)
@@ -56,13 +54,13 @@ async def test_steps_sweep_finds_the_seeds_trade_off(runner: TrialRunner) -> Non
 
     # Not asked to apply the best: the unit that ran before is back, byte for byte.
     assert outcome.left_on == "original"
-    assert await runner.host.read_unit() == original == outcome.final_unit_text
+    assert await demo_runner.host.read_unit() == original == outcome.final_unit_text
 
 
-async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(runner: TrialRunner) -> None:
-    original = await runner.read_running()
+async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(demo_runner: TrialRunner) -> None:
+    original = await demo_runner.read_running()
     plan = SweepPlan("mem-fraction-static", ("0.85", "0.5", "0.88"), repeats=1, apply_best=True)
-    outcome = await run_sweep(runner, original, plan)
+    outcome = await run_sweep(demo_runner, original, plan)
 
     failed = outcome.trials_by_value["0.5"]
     assert [t.status for t in failed] == ["failed"]
@@ -74,27 +72,27 @@ async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(runn
     assert outcome.winner in ("0.85", "0.88")
     # Asked to apply the best: the host runs the winner's unit.
     assert outcome.left_on == "winner"
-    assert await runner.host.read_unit() == outcome.unit_by_value[outcome.winner]
-    assert (await runner.host.status()).active_state == "active"
+    assert await demo_runner.host.read_unit() == outcome.unit_by_value[outcome.winner]
+    assert (await demo_runner.host.status()).active_state == "active"
 
 
-async def test_capacity_floor_stops_the_sweep(runner: TrialRunner) -> None:
+async def test_capacity_floor_stops_the_sweep(demo_runner: TrialRunner) -> None:
     events: list[object] = []
-    original = await runner.read_running()
+    original = await demo_runner.read_running()
     plan = SweepPlan(STEPS, ("1", "2", "3", "4"), repeats=1, min_running_requests=20)
-    outcome = await run_sweep(runner, original, plan, on_event=events.append)
+    outcome = await run_sweep(demo_runner, original, plan, on_event=events.append)
 
     assert list(outcome.trials_by_value) == ["1", "2", "3"]  # 4 never pushed
     assert outcome.stopped is not None and "below the floor of 20" in outcome.stopped
     assert [e.reason for e in events if isinstance(e, SweepStopped)] == [outcome.stopped]
-    assert await runner.host.read_unit() == original
+    assert await demo_runner.host.read_unit() == original
 
 
-async def test_cancelled_sweep_restores_the_unit_that_ran_before(runner: TrialRunner) -> None:
-    before = UnitFile.parse(await runner.read_running()).set_flags({STEPS: "2", "speculative-num-draft-tokens": "3"}).text
-    await runner.host.push(before)
-    await runner.restart()
-    await runner.wait_healthy()
+async def test_cancelled_sweep_restores_the_unit_that_ran_before(demo_runner: TrialRunner) -> None:
+    before = UnitFile.parse(await demo_runner.read_running()).set_flags({STEPS: "2", "speculative-num-draft-tokens": "3"}).text
+    await demo_runner.host.push(before)
+    await demo_runner.restart()
+    await demo_runner.wait_healthy()
 
     task: asyncio.Task | None = None
 
@@ -102,14 +100,14 @@ async def test_cancelled_sweep_restores_the_unit_that_ran_before(runner: TrialRu
         if isinstance(event, SweepValueStarted) and event.value == "3":
             task.cancel()
 
-    task = asyncio.create_task(run_sweep(runner, before, SweepPlan(STEPS, ("1", "3", "4"), repeats=1),
+    task = asyncio.create_task(run_sweep(demo_runner, before, SweepPlan(STEPS, ("1", "3", "4"), repeats=1),
                                          on_event=cancel_on_second_value))
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await runner.host.read_unit() == before
-    assert (await runner.host.status()).active_state == "active"
-    assert [t.sweep["value"] for t in runner.session.trials] == ["1", "3"]
-    assert runner.session.trials[-1].status == "cancelled"
+    assert await demo_runner.host.read_unit() == before
+    assert (await demo_runner.host.status()).active_state == "active"
+    assert [t.sweep["value"] for t in demo_runner.session.trials] == ["1", "3"]
+    assert demo_runner.session.trials[-1].status == "cancelled"
 
 
 # ---------------------------------------------------------------------------------------------- plans, no host

@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
 
-from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.session import Session, load_session
+from specdec_tui.core.session import load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import ensure_demo_workspace
-from specdec_tui.hosts.local import LocalHost
 from specdec_tui.workflow import Phase, TrialRunner, WorkflowError, change_label
-
-PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=4, max_tokens=48, temperature=0.0,
-                       ignore_eos=True, prompts="repetitive", request_timeout_s=30, stall_timeout_s=10)
-
-
-@pytest.fixture
-async def runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
-    ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
-    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    session = Session(host="demo", unit=ws.unit_name, profile=PROFILE)
-    r = TrialRunner(host=host, session=session, profile=PROFILE, base_url=ws.base_url,
-                    session_path=tmp_path / "session.toml", healthy_timeout_s=60)
-    try:
-        yield r
-    finally:
-        await host.close()
-
 
 def edit(text: str, **flags: str) -> str:
     return UnitFile.parse(text).set_flags({k.replace("_", "-"): v for k, v in flags.items()}).text
 
 
-async def test_full_trial_records_facts_and_results(runner: TrialRunner) -> None:
+async def test_full_trial_records_facts_and_results(demo_runner: TrialRunner) -> None:
     phases: list[str] = []
-    text = edit(await runner.read_running(), speculative_num_steps="3", speculative_num_draft_tokens="4")
-    trial = await runner.run_trial(text, on_event=lambda e: phases.append(e.name) if isinstance(e, Phase) else None)
+    text = edit(await demo_runner.read_running(), speculative_num_steps="3", speculative_num_draft_tokens="4")
+    trial = await demo_runner.run_trial(text, on_event=lambda e: phases.append(e.name) if isinstance(e, Phase) else None)
 
     assert trial.status == "ok", trial.failure
     assert phases == ["push", "restart", "wait", "bench", "done"]
@@ -49,37 +27,37 @@ async def test_full_trial_records_facts_and_results(runner: TrialRunner) -> None
     assert all(lv.output_tok_s > 0 and lv.errors == 0 for lv in trial.levels)
     assert trial.label == "steps=3"
     # The session on disk has the trial with its results, exactly as pushed.
-    saved = load_session(runner.session_path)
+    saved = load_session(demo_runner.session_path)
     assert saved.trials[0].unit_text == text
     assert saved.trials[0].levels[0].output_tok_s == pytest.approx(trial.levels[0].output_tok_s, rel=1e-5)
-    assert await runner.host.read_unit() == text
+    assert await demo_runner.host.read_unit() == text
 
 
-async def test_failed_start_is_recorded_and_rolled_back(runner: TrialRunner) -> None:
-    good = await runner.read_running()
-    first = await runner.run_trial(good, run_bench=False)
+async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialRunner) -> None:
+    good = await demo_runner.read_running()
+    first = await demo_runner.run_trial(good, run_bench=False)
     assert first.status == "ok", first.failure
 
     bad = edit(good, mem_fraction_static="0.5")  # too little memory for the KV pool: SGLang refuses to start
-    trial = await runner.run_trial(bad, run_bench=False)
+    trial = await demo_runner.run_trial(bad, run_bench=False)
 
     assert trial.status == "failed"
     assert "Not enough memory" in trial.failure  # the journal's own error line, not a generic timeout
     assert "rolled back" in trial.notes and "healthy again" in trial.notes
-    assert await runner.host.read_unit() == good  # byte-identical previous unit
-    status = await runner.host.status()
+    assert await demo_runner.host.read_unit() == good  # byte-identical previous unit
+    status = await demo_runner.host.status()
     assert status.active_state == "active"
-    saved = load_session(runner.session_path)
+    saved = load_session(demo_runner.session_path)
     assert [t.status for t in saved.trials] == ["ok", "failed"]
 
 
-async def test_invalid_edit_is_refused_before_anything_is_pushed(runner: TrialRunner) -> None:
-    good = await runner.read_running()
+async def test_invalid_edit_is_refused_before_anything_is_pushed(demo_runner: TrialRunner) -> None:
+    good = await demo_runner.read_running()
     bad = edit(good, speculative_algorithm="NOT-AN-ALGORITHM")
     with pytest.raises(WorkflowError, match="block a push"):
-        await runner.run_trial(bad)
-    assert await runner.host.read_unit() == good
-    assert runner.session.trials == []
+        await demo_runner.run_trial(bad)
+    assert await demo_runner.host.read_unit() == good
+    assert demo_runner.session.trials == []
 
 
 def test_change_labels() -> None:

@@ -255,7 +255,7 @@ async def _repeat_run(runner: TrialRunner, first: Trial, plan: SweepPlan, value:
     runner.record(trial)
     emit(Phase("bench", f"repeat {repeat} of {plan.repeats}"))
     try:
-        await runner._bench_into(trial, emit)  # the workflow's own level-by-level recording
+        await runner.bench_into(trial, emit)
     except BaseException:
         trial.status = "cancelled"
         runner.record(trial)

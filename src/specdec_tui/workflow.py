@@ -218,7 +218,7 @@ class TrialRunner:
             self.record(trial)
             if run_bench:
                 emit(Phase("bench"))
-                await self._bench_into(trial, emit)
+                await self.bench_into(trial, emit)
             if trial.status == "running":
                 trial.status = "ok"
         except (HostError, NotHealthy) as err:
@@ -235,7 +235,8 @@ class TrialRunner:
         emit(Phase("done", trial.status))
         return trial
 
-    async def _bench_into(self, trial: Trial, emit: Callable[[object], None]) -> None:
+    async def bench_into(self, trial: Trial, emit: Callable[[object], None]) -> None:
+        """Run the trial's profile, appending and saving each level as it finishes."""
         from specdec_tui.bench.events import LevelDone, RunDone
 
         async for event in self.bench(trial.profile):

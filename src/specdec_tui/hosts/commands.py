@@ -7,7 +7,6 @@ refused with words *before* anything runs, so a unit called `x;rm -rf /` never r
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 from dataclasses import dataclass
