@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.app import App
 from textual.theme import Theme
 
-from specdec_tui import paths
+from specdec_tui.core.theme_files import bundled_theme_dir, load_theme_files, user_theme_dir
 
 FALLBACK_THEME = "textual-dark"
 
@@ -25,24 +25,12 @@ class ThemeLoad:
 
 def theme_dirs() -> list[Path]:
     """Bundled themes first, then the user's, so a user file of the same name wins."""
-    dirs: list[Path] = []
-    try:
-        from specdec_tui.core.theme_files import bundled_theme_dir
-
-        dirs.append(Path(bundled_theme_dir()))
-    except ImportError:
-        pass
-    dirs.append(paths.config_dir() / "themes")
-    return [d for d in dirs if d.is_dir()]
+    return [d for d in (Path(bundled_theme_dir()), user_theme_dir()) if d.is_dir()]
 
 
 def register_themes(app: App, dirs: list[Path] | None = None) -> ThemeLoad:
     """Register every theme file found in `dirs` with `app` (Textual's built-ins are there already)."""
     load = ThemeLoad()
-    try:
-        from specdec_tui.core.theme_files import load_theme_files
-    except ImportError:
-        return load
     specs, errors = load_theme_files(*(theme_dirs() if dirs is None else dirs))
     for spec in specs:
         try:
