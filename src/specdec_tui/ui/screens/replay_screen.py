@@ -1,0 +1,183 @@
+"""A replay from the panel: every trial of the session run again byte for byte, with the drift of its
+output tok/s beside the old figure — does last week's number still hold?
+
+The worker runs `replay.replay_session` and only posts messages; the handlers own the state. The
+replay module puts back the unit that ran before (also on cancel); the screen says what it did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from specdec_tui.bench.events import LevelDone, LevelStarted
+from specdec_tui.core.compare import trial_label
+from specdec_tui.core.session import Session, Trial
+from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
+from specdec_tui.ui.session_actions import TaskCancelled, TaskEvent, TaskFailed, in_words
+
+TOLERANCE_PCT = 10.0  # drift within ±10 % reproduces (the benchmark's own noise on a shared GPU)
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "#"),
+    ("trial", "trial"),
+    ("status", "status"),
+    ("old", "old c=1 tok/s"),
+    ("new", "new c=1 tok/s"),
+    ("drift", "worst drift"),
+    ("verdict", "reproduces?"),
+)
+
+
+def _low_c_tok_s(trial: Trial) -> float | None:
+    levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
+    return levels[0].output_tok_s if levels else None
+
+
+class ReplayScreen(Screen[Any]):
+    """Replays `trials` (ids of `session`, all by default) through `runner`; dismisses with the ReplayOutcome."""
+
+    BINDINGS = [Binding("escape,q", "close", "Cancel / back", id="replay-close")]
+    DEFAULT_CSS = """
+    ReplayScreen #replay-title { padding: 0 1; text-style: bold; }
+    ReplayScreen #replay-status { padding: 0 1; height: auto; }
+    ReplayScreen #replay-table { height: 1fr; }
+    ReplayScreen #replay-result { padding: 0 1; height: auto; }
+    """
+
+    def __init__(self, runner: Any, session: Session, trial_ids: list[int] | None = None) -> None:
+        super().__init__()
+        from specdec_tui.replay import replayable
+
+        self.runner = runner
+        self.session = session
+        self.todo = replayable(session, trial_ids)
+        self.status_by_id: dict[int, str] = {t.id: "pending" for t in self.todo}
+        self.replays: dict[int, Trial] = {}
+        self.current: int | None = None
+        self.outcome: Any = None
+        self.running = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Replay {len(self.todo)} trial(s) of the session, each with its own unit and profile "
+                     f"(drift within ±{TOLERANCE_PCT:.0f}% reproduces)", id="replay-title", markup=False)
+        yield Static("starting…", id="replay-status", markup=False)
+        table: DataTable[Text] = DataTable(id="replay-table", cursor_type="none", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static("", id="replay-result", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#replay-table", DataTable)
+        for trial in self.todo:
+            table.add_row(*self._cells(trial), key=str(trial.id))
+        if not self.todo:
+            self.query_one("#replay-result", Static).update("Nothing to replay: the session has no trial with a unit.")
+            return
+        self.running = True
+        self.run_replay_worker()
+
+    @work(exclusive=True, group="replay")
+    async def run_replay_worker(self) -> None:
+        from specdec_tui.replay import replay_session
+
+        try:
+            await self.runner.read_running()
+            await replay_session(self.runner, self.session, trial_ids=[t.id for t in self.todo],
+                                 on_event=lambda e: self.post_message(TaskEvent(e)))
+        except asyncio.CancelledError:
+            self.post_message(TaskCancelled())
+            raise
+        except Exception as err:  # noqa: BLE001 - every failure becomes words
+            self.post_message(TaskFailed(in_words(err)))
+
+    @on(TaskEvent)
+    def _event(self, message: TaskEvent) -> None:
+        from specdec_tui.replay import ReplayDone, ReplayStarted
+        from specdec_tui.workflow import Phase
+
+        event = message.event
+        if isinstance(event, ReplayStarted):
+            self.current = event.original.id
+            self._set_status(event.original.id, "starting")
+            self._say(f"[{event.index + 1}/{event.total}] replaying {trial_label(event.original)}")
+        elif isinstance(event, Phase):
+            if event.name == "restore":
+                self._say(f"restore: {event.detail}")
+            elif self.current is not None and event.name != "done":
+                self._set_status(self.current, event.name)
+        elif isinstance(event, LevelStarted) and self.current is not None:
+            self._set_status(self.current, f"bench c={event.concurrency}")
+        elif isinstance(event, LevelDone) and self.current is not None:
+            self._set_status(self.current, f"bench c={event.result.concurrency} done")
+        elif isinstance(event, ReplayDone):
+            self._done(event.outcome)
+
+    @on(TaskFailed)
+    def _failed(self, message: TaskFailed) -> None:
+        self.running = False
+        self.query_one("#replay-result", Static).update(
+            f"Replay failed: {message.reason}\nThe unit that ran before was restored where the host allowed it. "
+            "Press escape to go back.")
+
+    @on(TaskCancelled)
+    def _cancelled(self, _: TaskCancelled) -> None:
+        self.running = False
+        self.query_one("#replay-result", Static).update(
+            "Replay cancelled. The unit that ran before the replay was put back. Press escape to go back.")
+
+    def _done(self, outcome: Any) -> None:
+        self.outcome = outcome
+        self.running = False
+        table = self.query_one("#replay-table", DataTable)
+        for pair in outcome.pairs:
+            self.replays[pair.original.id] = pair.replay
+            self.status_by_id[pair.original.id] = pair.replay.status
+            for (key, _), cell in zip(COLUMNS, self._cells(pair.original, pair)):
+                table.update_cell(str(pair.original.id), key, cell)
+        held = sum(1 for p in outcome.pairs if p.within(TOLERANCE_PCT))
+        where = {"original": "The host runs the unit it ran before the replay.",
+                 "best": "The host runs the best replayed trial."}.get(outcome.left_on, outcome.left_on)
+        self.query_one("#replay-result", Static).update(
+            f"{held} of {len(outcome.pairs)} trial(s) reproduce within ±{TOLERANCE_PCT:.0f}%. {where}\n"
+            "The replayed trials are in the session (label \"replay of …\"). Press escape to go back.")
+
+    def _cells(self, trial: Trial, pair: Any = None) -> list[Text]:
+        status = self.status_by_id.get(trial.id, "pending")
+        cells = [Text(str(trial.id), justify="right"), Text(trial_label(trial)), Text(status),
+                 Text(fmt_num(_low_c_tok_s(trial)), justify="right")]
+        if pair is None:
+            return cells + [Text(MISSING, justify="right"), Text(MISSING, justify="right"), Text(MISSING)]
+        drifts = [d for d in pair.drift.values() if d is not None]
+        worst = max(drifts, key=abs) if drifts else None
+        ok = pair.within(TOLERANCE_PCT)
+        verdict = Text("yes" if ok else ("no: " + (f"status {pair.replay.status}" if pair.original.status != pair.replay.status
+                                                  else "drift too large")), style="green" if ok else "bold red")
+        return cells + [Text(fmt_num(_low_c_tok_s(pair.replay)), justify="right"), Text(fmt_delta(worst), justify="right"), verdict]
+
+    def _set_status(self, trial_id: int, status: str) -> None:
+        self.status_by_id[trial_id] = status
+        self.query_one("#replay-table", DataTable).update_cell(str(trial_id), "status", Text(status))
+
+    def _say(self, line: str) -> None:
+        self.query_one("#replay-status", Static).update(line)
+
+    def cell_text(self, trial_id: int, column: str) -> str:
+        cell = self.query_one("#replay-table", DataTable).get_cell(str(trial_id), column)
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    def action_close(self) -> None:
+        if self.running:
+            self._say("cancelling: the replay puts back the unit that ran before…")
+            self.workers.cancel_group(self, "replay")
+            return
+        self.dismiss(self.outcome)

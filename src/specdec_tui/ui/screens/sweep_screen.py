@@ -1,0 +1,351 @@
+"""A sweep from the panel: a form (which flag, which values, how many runs, what "best" means), then the
+progress — each value's status, the two curves the seed drew by hand (c=1 tok/s going up,
+max_running_requests going down), the winner with its reasons, and "apply the winner?".
+
+The worker runs `sweep.run_sweep` and only posts messages; the handlers here own the state. The sweep
+module leaves the host on the unit that ran before (also after a cancel or a failure); this screen says
+so, and applies the winner only when the user confirms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
+from textual_plotext import PlotextPlot
+
+from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Trial
+from specdec_tui.core.sweep_rules import CurvePoint, curve
+from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.session_actions import (
+    OBJECTIVES, SWEEP_FLAGS, FormError, Settled, SweepForm, TaskCancelled, TaskEvent, TaskFailed, in_words,
+    plan_from_form,
+)
+
+
+class SweepFormScreen(ModalScreen[Any]):
+    """Asks for the sweep; dismisses with a `sweep.SweepPlan`, or None when cancelled."""
+
+    BINDINGS = [Binding("escape", "close", "Cancel", id="sweep-form-close")]
+    DEFAULT_CSS = """
+    SweepFormScreen { align: center middle; }
+    SweepFormScreen > Vertical { width: 72; max-width: 95%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    SweepFormScreen Label { margin-top: 1; }
+    SweepFormScreen #sweep-form-error { color: $text-error; height: auto; margin-top: 1; }
+    SweepFormScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    SweepFormScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, profile: BenchProfile, *, flag: str = "speculative-num-steps", values: str = "1..4",
+                 repeats: int = 3) -> None:
+        super().__init__()
+        self.profile = profile
+        self.initial = SweepForm(flag, values, str(repeats), "c1")
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Sweep one flag: push, restart and benchmark each value", id="sweep-form-title")
+            yield Label("Flag")
+            yield Select([(label, name) for label, name in SWEEP_FLAGS], value=self.initial.flag, allow_blank=False,
+                         id="sweep-flag")
+            yield Label("Values (1..6 or 1,2,3)")
+            yield Input(self.initial.values, id="sweep-values")
+            yield Label("Benchmark runs per value")
+            yield Input(self.initial.repeats, id="sweep-repeats", type="integer")
+            yield Label("Objective")
+            yield Select([(label, key) for label, key in OBJECTIVES], value="c1", allow_blank=False, id="sweep-objective")
+            yield Static("", id="sweep-form-error", markup=False)
+            with Horizontal():
+                yield Button("Cancel (esc)", id="cancel")
+                yield Button("Start sweep", id="start", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#sweep-values", Input).focus()
+
+    def form(self) -> SweepForm:
+        return SweepForm(
+            flag=str(self.query_one("#sweep-flag", Select).value),
+            values=self.query_one("#sweep-values", Input).value,
+            repeats=self.query_one("#sweep-repeats", Input).value,
+            objective=str(self.query_one("#sweep-objective", Select).value),
+        )
+
+    def submit(self) -> None:
+        try:
+            plan = plan_from_form(self.form(), self.profile)
+        except FormError as err:
+            self.query_one("#sweep-form-error", Static).update(str(err))
+            return
+        self.dismiss(plan)
+
+    @on(Input.Submitted)
+    def _submitted(self, _: Input.Submitted) -> None:
+        self.submit()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.submit()
+        else:
+            self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class CurvePlot(PlotextPlot):
+    """One sweep curve: a figure per swept value."""
+
+    DEFAULT_CSS = "CurvePlot { height: 1fr; min-height: 8; width: 1fr; }"
+
+    def __init__(self, title: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.title = title
+        self.points: list[tuple[str, float]] = []
+
+    def on_mount(self) -> None:
+        self.set_points([])
+
+    def set_points(self, points: list[tuple[str, float]]) -> None:
+        self.points = points
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(self.title if points else f"{self.title} — waiting for the first value")
+        if points:
+            xs = list(range(len(points)))
+            plt.plot(xs, [y for _, y in points], marker="braille")
+            plt.scatter(xs, [y for _, y in points], marker="●")
+            plt.xticks(xs, [label for label, _ in points])
+        self.refresh()
+
+
+ROW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("value", "value"),
+    ("status", "status"),
+    ("runs", "runs ok/failed"),
+    ("c1", "low-c tok/s"),
+    ("req", "req tok/s p50"),
+    ("mrr", "max_run_req"),
+    ("high", "high-c tok/s"),
+)
+
+
+class SweepScreen(Screen[Any]):
+    """Runs `plan` through `runner` (a workflow.TrialRunner) and shows the progress; dismisses with the
+    `sweep.SweepOutcome` (None when it did not finish). Escape cancels a running sweep first."""
+
+    BINDINGS = [Binding("escape,q", "close", "Cancel / back", id="sweep-close")]
+    DEFAULT_CSS = """
+    SweepScreen #sweep-title { padding: 0 1; text-style: bold; }
+    SweepScreen #sweep-status { padding: 0 1; height: auto; }
+    SweepScreen #sweep-values-table { height: auto; max-height: 12; }
+    SweepScreen #sweep-curves { height: 1fr; min-height: 8; }
+    SweepScreen #sweep-result { padding: 0 1; height: auto; max-height: 12; }
+    """
+
+    def __init__(self, runner: Any, plan: Any) -> None:
+        super().__init__()
+        self.runner = runner
+        self.plan = plan
+        self.trials_by_value: dict[str, list[Trial]] = {}
+        self.status_by_value: dict[str, str] = {v: "pending" for v in plan.values}
+        self.current: str | None = None
+        self.outcome: Any = None
+        self.running = False
+        self.applied: str = ""  # what happened after "apply the winner?"
+        self.log_lines: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)} "
+                     f"({self.plan.repeats} run(s) each; objective: {self.plan.objective.describe()})",
+                     id="sweep-title", markup=False)
+        yield Static("starting…", id="sweep-status", markup=False)
+        table: DataTable[Text] = DataTable(id="sweep-values-table", cursor_type="none", zebra_stripes=True)
+        for key, label in ROW_COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        with Horizontal(id="sweep-curves"):
+            yield CurvePlot("low-concurrency tok/s (up is better)", id="curve-tok")
+            yield CurvePlot("max_running_requests (capacity)", id="curve-mrr")
+        yield Static("", id="sweep-result", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sweep-values-table", DataTable)
+        for value in self.plan.values:
+            table.add_row(*self._cells(value, None), key=value)
+        self.running = True
+        self.run_sweep_worker()
+
+    # -- workers: run and post -------------------------------------------------------------------
+    @work(exclusive=True, group="sweep")
+    async def run_sweep_worker(self) -> None:
+        from specdec_tui.sweep import run_sweep
+
+        try:
+            base = await self.runner.read_running()
+            await run_sweep(self.runner, base, self.plan, on_event=lambda e: self.post_message(TaskEvent(e)))
+        except asyncio.CancelledError:
+            self.post_message(TaskCancelled())
+            raise
+        except Exception as err:  # noqa: BLE001 - every failure becomes words
+            self.post_message(TaskFailed(in_words(err)))
+
+    @work(exclusive=True, group="sweep")
+    async def apply_winner_worker(self, value: str, text: str) -> None:
+        from specdec_tui.sweep import settle_quietly
+
+        problem = await settle_quietly(self.runner, text, lambda e: self.post_message(TaskEvent(e)),
+                                       f"applying the winner {value}")
+        self.post_message(Settled(value, problem))
+
+    # -- handlers: own the state -----------------------------------------------------------------
+    @on(TaskEvent)
+    def _event(self, message: TaskEvent) -> None:
+        from specdec_tui.sweep import SweepDone, SweepStopped, SweepTrialDone, SweepValueStarted
+        from specdec_tui.workflow import Phase
+
+        event = message.event
+        if isinstance(event, SweepValueStarted):
+            self.current = event.value
+            self._set_status(event.value, "starting")
+            self._say(f"[{event.index + 1}/{event.total}] {event.label}")
+        elif isinstance(event, Phase):
+            if event.name == "restore":
+                self._say(f"restore: {event.detail}")
+            elif self.current is not None and event.name != "done":
+                self._set_status(self.current, event.name + (f" ({event.detail})" if event.detail and event.name == "bench" else ""))
+        elif isinstance(event, (LevelStarted, LevelProgress)) and self.current is not None:
+            done = f" {event.done}" if isinstance(event, LevelProgress) else ""
+            self._set_status(self.current, f"bench c={event.concurrency}{done}")
+        elif isinstance(event, LevelDone) and self.current is not None:
+            self._set_status(self.current, f"bench c={event.result.concurrency} done")
+        elif isinstance(event, SweepTrialDone):
+            self.trials_by_value.setdefault(event.value, []).append(event.trial)
+            runs = len(self.trials_by_value[event.value])
+            finished = runs >= self.plan.repeats or event.trial.status != "ok"
+            self._set_status(event.value, event.trial.status if finished else f"run {runs + 1} of {self.plan.repeats}")
+            self._refresh_curves()
+        elif isinstance(event, SweepStopped):
+            self._say(f"stopped early: {event.reason}")
+            for value, status in self.status_by_value.items():
+                if status == "pending":
+                    self._set_status(value, "skipped")
+        elif isinstance(event, SweepDone):
+            self._done(event.outcome)
+
+    @on(TaskFailed)
+    def _failed(self, message: TaskFailed) -> None:
+        self.running = False
+        self._say(f"The sweep stopped: {message.reason}")
+        self.query_one("#sweep-result", Static).update(
+            f"Sweep failed: {message.reason}\nThe unit that ran before the sweep was restored where the host allowed it; "
+            "check the Health tab. Press escape to go back.")
+
+    @on(TaskCancelled)
+    def _cancelled(self, _: TaskCancelled) -> None:
+        self.running = False
+        self.query_one("#sweep-result", Static).update(
+            "Sweep cancelled. The unit that ran before the sweep was put back. Press escape to go back.")
+
+    @on(Settled)
+    def _settled(self, message: Settled) -> None:
+        self.running = False
+        if message.problem:
+            self.applied = f"The winner was not applied: {message.problem}"
+        else:
+            self.applied = f"The host now runs the winner ({self.plan.flag} {message.value})."
+        self._show_result()
+
+    def _done(self, outcome: Any) -> None:
+        self.outcome = outcome
+        self.running = False
+        self._refresh_curves()
+        self._show_result()
+        winner = outcome.winner
+        if winner is not None and outcome.left_on == "original":
+            question = (f"Apply the winner --{self.plan.flag} {winner}?\n"
+                        "The host runs the unit it ran before the sweep; yes pushes the winner and restarts.")
+
+            def answer(yes: bool | None) -> None:
+                if yes:
+                    self.running = True
+                    self._say(f"applying the winner {winner}…")
+                    self.apply_winner_worker(winner, outcome.unit_by_value[winner])
+
+            self.app.push_screen(ConfirmScreen(question, yes="Apply"), answer)
+
+    # -- display --------------------------------------------------------------------------------
+    def _show_result(self) -> None:
+        outcome = self.outcome
+        if outcome is None:
+            return
+        where = {"winner": f"The host runs the winner ({self.plan.flag} {outcome.winner}).",
+                 "original": "The host runs the unit it ran before the sweep."}.get(outcome.left_on, outcome.left_on)
+        lines = [f"Winner: {self.plan.flag} {outcome.winner}" if outcome.winner else "No winner."]
+        lines += [f"  - {reason}" for reason in outcome.reasons]
+        if outcome.stopped:
+            lines.append(f"Stopped early: {outcome.stopped}")
+        lines.append(self.applied or where)
+        self.query_one("#sweep-result", Static).update("\n".join(lines))
+
+    def _say(self, line: str) -> None:
+        self.log_lines.append(line)
+        self.query_one("#sweep-status", Static).update(line)
+
+    def _set_status(self, value: str, status: str) -> None:
+        self.status_by_value[value] = status
+        self._update_row(value)
+
+    def _points(self) -> dict[str, CurvePoint]:
+        return {p.value: p for p in curve(self.trials_by_value)}
+
+    def _update_row(self, value: str, point: CurvePoint | None = None) -> None:
+        table = self.query_one("#sweep-values-table", DataTable)
+        point = point or self._points().get(value)
+        for (key, _), cell in zip(ROW_COLUMNS, self._cells(value, point)):
+            table.update_cell(value, key, cell)
+
+    def _cells(self, value: str, point: CurvePoint | None) -> list[Text]:
+        status = self.status_by_value.get(value, "pending")
+        style = {"ok": "bold green", "failed": "bold red", "cancelled": "dim", "pending": "dim", "skipped": "dim"}.get(status, "")
+        if self.outcome is not None and self.outcome.winner == value:
+            status, style = f"{status} ★ winner", "bold green"
+        runs = f"{point.ok}/{point.failed}" if point else MISSING
+        return [Text(value, justify="right"), Text(status, style=style), Text(runs, justify="right"),
+                Text(fmt_num(point.low_c_tok_s) if point else MISSING, justify="right"),
+                Text(fmt_num(point.per_request_tok_s) if point else MISSING, justify="right"),
+                Text(fmt_int(point.max_running_requests) if point else MISSING, justify="right"),
+                Text(fmt_num(point.high_c_tok_s) if point else MISSING, justify="right")]
+
+    def _refresh_curves(self) -> None:
+        points = self._points()
+        for value in self.plan.values:
+            self._update_row(value, points.get(value))
+        ordered = [points[v] for v in self.plan.values if v in points]
+        self.query_one("#curve-tok", CurvePlot).set_points(
+            [(p.value, p.low_c_tok_s) for p in ordered if p.low_c_tok_s is not None])
+        self.query_one("#curve-mrr", CurvePlot).set_points(
+            [(p.value, float(p.max_running_requests)) for p in ordered if p.max_running_requests is not None])
+
+    def cell_text(self, value: str, column: str) -> str:
+        cell = self.query_one("#sweep-values-table", DataTable).get_cell(value, column)
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    def action_close(self) -> None:
+        if self.running:
+            self._say("cancelling: the sweep puts back the unit that ran before…")
+            self.workers.cancel_group(self, "sweep")
+            return
+        self.dismiss(self.outcome)

@@ -1,0 +1,211 @@
+"""The session side of the panel: saved sessions list, compare two trials, a sweep and a replay with progress."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import Dist, LevelResult, ServerFacts
+from specdec_tui.core.session import Session, Trial, load_session, save_session
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.paths import sessions_dir
+from specdec_tui.ui.screens.compare_screen import CompareScreen
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+from specdec_tui.ui.session_actions import FormError, SweepForm, list_sessions, plan_from_form
+
+from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, wait_for
+
+STEPS = "speculative-num-steps"
+WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
+
+
+def level(c: int, tok_s: float, req: float, ttft: float) -> LevelResult:
+    return LevelResult(concurrency=c, requests=8, output_tokens=800, duration_s=1.0, output_tok_s=tok_s,
+                       per_request_tok_s=Dist(p50=req), ttft_ms=Dist(p50=ttft))
+
+
+def trial(i: int, steps: int, c1: float, c4: float, mrr: int, ttft: float = 50.0) -> Trial:
+    unit = UnitFile.parse(OFFLINE_UNIT).set_flags({STEPS: str(steps), "speculative-num-draft-tokens": str(steps + 1)})
+    return Trial(id=i, unit_text=unit.text, flags=unit.flags(), started_at=WHEN, status="ok", label=f"steps={steps}",
+                 facts=ServerFacts(max_running_requests=mrr), levels=[level(1, c1, c1, ttft), level(4, c4, c4 / 4, ttft * 2)])
+
+
+def seed_session(host: str = "gpu-box", created: datetime = WHEN) -> Session:
+    """The seed's steps 1 → 2 → 3: 123 → 186 → 234 tok/s at c=1, capacity 26 → 21 → 17."""
+    return Session(host=host, unit="sglang.service", created=created,
+                   trials=[trial(1, 1, 123.0, 400.0, 26), trial(2, 2, 186.0, 420.0, 21, ttft=40.0), trial(3, 3, 234.0, 380.0, 17)])
+
+
+# -- pure parts -----------------------------------------------------------------------------------------
+
+
+def test_sweep_form_parses_ranges_and_refuses_in_words() -> None:
+    profile = BenchProfile(concurrency=(1, 4))
+    plan = plan_from_form(SweepForm(STEPS, "1..3,5", "2", "throughput"), profile)
+    assert plan.values == ("1", "2", "3", "5") and plan.repeats == 2
+    assert plan.objective.kind == "throughput" and plan.objective.concurrency == 4
+    with pytest.raises(FormError, match="values: a range is written like 1..6"):
+        plan_from_form(SweepForm(STEPS, "1..x", "1", "c1"), profile)
+    with pytest.raises(FormError, match="repeats: between 1 and 20"):
+        plan_from_form(SweepForm(STEPS, "1,2", "0", "c1"), profile)
+    with pytest.raises(FormError, match="not a whole number"):
+        plan_from_form(SweepForm(STEPS, "1,two", "1", "c1"), profile)
+
+
+def test_sessions_are_listed_newest_first_with_best_c1_and_unreadable_files_named(tmp_path: Path) -> None:
+    save_session(seed_session("old-box", datetime(2026, 1, 1, tzinfo=timezone.utc)), tmp_path / "a.toml")
+    save_session(seed_session("new-box"), tmp_path / "b.toml")
+    (tmp_path / "broken.toml").write_text("schema_version = 99\n")
+    rows = list_sessions(tmp_path)
+    readable = [r for r in rows if not r.problem]
+    assert [r.host for r in readable] == ["new-box", "old-box"]
+    assert readable[0].trials == 3 and readable[0].best_c1_tok_s == 234.0 and readable[0].best_c1_trial == "steps=3"
+    broken = next(r for r in rows if r.problem)
+    assert "newer specdec-tui" in broken.problem
+
+
+# -- screens (pushed onto the offline app until the app binds them) -------------------------------------
+
+
+async def test_sessions_screen_lists_saved_files_and_opens_one_offline() -> None:
+    directory = sessions_dir()
+    directory.mkdir(parents=True)
+    save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
+    save_session(seed_session("other", datetime(2026, 2, 1, tzinfo=timezone.utc)), directory / "20260201-other.toml")
+    app = offline_app()
+    chosen: list[Path | None] = []
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.push_screen(SessionsScreen(directory), chosen.append)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        assert screen.table.row_count == 2
+        assert screen.cell_text(0, "host") == "gpu-box"
+        assert screen.cell_text(0, "date") == "2026-03-01 09:30"
+        assert screen.cell_text(0, "best_c1").startswith("234.0")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert chosen == [directory / "20260301-093000-gpu-box.toml"]
+    assert load_session(chosen[0]).trials[-1].label == "steps=3"
+
+
+async def test_compare_screen_shows_the_delta_of_two_trials_and_all_trials() -> None:
+    session = seed_session()
+    app = offline_app(trials=session.trials)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.push_screen(CompareScreen(app.session, 1, 2))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        assert screen.level_cell(1, "tok_a") == "123.0" and screen.level_cell(1, "tok_b") == "186.0"
+        assert screen.level_cell(1, "tok_d") == "+51.2%"  # (186 - 123) / 123
+        assert screen.level_cell(1, "ttft_d") == "-20.0%"
+        flags = str(screen.query_one("#compare-flags").render())
+        assert "--speculative-num-steps: 1 → 2" in flags
+        assert "26 → 21" in str(screen.query_one("#compare-capacity").render())
+        assert screen.query_one("#compare-all").row_count == 3
+        await pilot.press("right_square_bracket")
+        assert (screen.a_id, screen.b_id) == (2, 3)
+        assert screen.level_cell(1, "tok_d") == "+25.8%"  # 186 → 234
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_compare_screen_snapshot(snap_compare, size: tuple[int, int]) -> None:
+    app = offline_app(trials=seed_session().trials)
+
+    async def open_compare(pilot) -> None:
+        app.push_screen(CompareScreen(app.session, 2, 3))
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=open_compare)
+
+
+def test_sessions_screen_snapshot(snap_compare, private_dirs: Path) -> None:
+    directory = private_dirs / "snap-sessions"
+    directory.mkdir()
+    save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
+    (directory / "broken.toml").write_text("not toml [")
+    app = offline_app()
+
+    async def open_list(pilot) -> None:
+        app.push_screen(SessionsScreen(directory))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 20), run_before=open_list)
+
+
+async def test_sweep_form_says_what_is_wrong_then_returns_a_plan() -> None:
+    app = offline_app()
+    plans: list[object] = []
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.push_screen(SweepFormScreen(BenchProfile(concurrency=(1, 4)), values="1..3", repeats=1), plans.append)
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#sweep-values").value = "3..1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "runs backwards" in str(form.query_one("#sweep-form-error").render())
+        assert isinstance(app.screen, SweepFormScreen)
+        form.query_one("#sweep-values").value = "1..3"
+        await pilot.press("enter")
+        await pilot.pause()
+    assert len(plans) == 1 and plans[0].values == ("1", "2", "3") and plans[0].repeats == 1
+
+
+async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_it(tmp_path: Path) -> None:
+    session_file = tmp_path / "session.toml"
+    app = demo_app(tmp_path, time_scale=200.0, session_path=session_file)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    outcomes: list[object] = []
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        original = unit_file.read_text()
+        plan = plan_from_form(SweepForm(STEPS, "1..3", "1", "c1"), app.config.profile())
+        app.push_screen(SweepScreen(app.runner(), plan), outcomes.append)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the apply-the-winner question", steps=2400)
+        outcome = screen.outcome
+        assert outcome is not None and outcome.winner in ("1", "2", "3")
+        # Progress filled for every value: status, figures, the capacity falling as steps rise.
+        for value in ("1", "2", "3"):
+            assert screen.cell_text(value, "status").startswith("ok")
+            assert float(screen.cell_text(value, "c1").replace(",", "")) > 0
+        mrr = [int(screen.cell_text(v, "mrr")) for v in ("1", "2", "3")]
+        assert mrr == sorted(mrr, reverse=True) and mrr[0] > mrr[-1]
+        assert "★ winner" in screen.cell_text(outcome.winner, "status")
+        result = str(screen.query_one("#sweep-result").render())
+        assert f"Winner: {STEPS} {outcome.winner}" in result and "wins" in result
+        assert "ran before the sweep" in result
+        assert unit_file.read_text() == original  # not applied yet
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "now runs the winner" in str(screen.query_one("#sweep-result").render()),
+                       "the winner applied", steps=2400)
+        assert UnitFile.parse(unit_file.read_text()).flags()[STEPS] == outcome.winner
+        await pilot.press("escape")
+        await pilot.pause()
+    assert outcomes and outcomes[0] is outcome
+    saved = load_session(session_file)
+    assert [t.sweep.get("value") for t in saved.trials] == ["1", "2", "3"]
+
+
+async def test_offline_session_flag_opens_the_app_without_a_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdec_tui.cli import tui_cmd
+
+    path = tmp_path / "saved.toml"
+    save_session(seed_session(), path)
+    built: list[object] = []
+    monkeypatch.setattr(tui_cmd, "run_app", lambda config, host, session, session_path: built.append((host, session, session_path)) or 0)
+    args = argparse.Namespace(demo=False, headless=False, config=None, host=None, session=str(path), profile=None)
+    assert tui_cmd.run(args) == 0
+    host, session, session_path = built[0]
+    assert host is None and session_path == path and [t.label for t in session.trials] == ["steps=1", "steps=2", "steps=3"]
