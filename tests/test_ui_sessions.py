@@ -128,8 +128,9 @@ def test_compare_screen_snapshot(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=open_compare)
 
 
-def test_sessions_screen_snapshot(snap_compare, private_dirs: Path) -> None:
-    directory = private_dirs / "snap-sessions"
+def test_sessions_screen_snapshot(snap_compare, private_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(private_dirs)  # a relative folder: the picture holds no temp path
+    directory = Path("snap-sessions")
     directory.mkdir()
     save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
     (directory / "broken.toml").write_text("not toml [")

@@ -22,9 +22,9 @@ from specdec_tui.ui.format import MISSING, delta_style, fmt_delta, fmt_int, fmt_
 
 LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
     ("c", "C"),
-    ("tok_a", "tok/s A"), ("tok_b", "tok/s B"), ("tok_d", "Δ tok/s"),
-    ("req_a", "req p50 A"), ("req_b", "req p50 B"), ("req_d", "Δ req"),
-    ("ttft_a", "TTFT p50 A"), ("ttft_b", "TTFT p50 B"), ("ttft_d", "Δ TTFT"),
+    ("tok_a", "tok/s A"), ("tok_b", "tok/s B"), ("tok_d", "Δ"),
+    ("req_a", "req A"), ("req_b", "req B"), ("req_d", "Δ"),
+    ("ttft_a", "TTFT A"), ("ttft_b", "TTFT B"), ("ttft_d", "Δ"),
 )
 
 
@@ -48,7 +48,8 @@ class CompareScreen(Screen[None]):
     DEFAULT_CSS = """
     CompareScreen #compare-title { padding: 0 1; text-style: bold; }
     CompareScreen #compare-flags { padding: 0 1; }
-    CompareScreen #compare-capacity { padding: 0 1 1 1; }
+    CompareScreen #compare-capacity { padding: 0 1; }
+    CompareScreen #compare-legend { padding: 0 1; color: $text-muted; }
     CompareScreen #compare-levels { height: auto; max-height: 12; }
     CompareScreen #compare-all-title { padding: 1 1 0 1; text-style: bold; }
     CompareScreen #compare-all { height: auto; max-height: 20; }
@@ -65,6 +66,8 @@ class CompareScreen(Screen[None]):
             yield Static("", id="compare-title", markup=False)
             yield Static("", id="compare-flags", markup=False)
             yield Static("", id="compare-capacity", markup=False)
+            yield Static("per concurrency: aggregate output tok/s, per-request tok/s p50, TTFT p50; Δ = B vs A",
+                         id="compare-legend")
             levels: DataTable[Text] = DataTable(id="compare-levels", cursor_type="none", zebra_stripes=True)
             for key, label in LEVEL_COLUMNS:
                 levels.add_column(label, key=key)
