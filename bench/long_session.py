@@ -97,28 +97,42 @@ def report(name: str, ms: float, note: str = "") -> None:
     print(f"  {name:34s} {ms:8.1f} ms  {verdict}{'  ' + note if note else ''}")
 
 
-async def time_ui(session: Session, path: Path) -> None:
+async def ui_times(session: Session, path: Path) -> dict[str, float] | None:
+    """Milliseconds for: open offline, switch to the chart, select a trial (one key down + enter)."""
     try:
         from specdec_tui.ui.app import make_app
     except ImportError as err:
         print(f"  (UI not available: {err})")
-        return
+        return None
     app = make_app(Config(), None, session, session_path=path)
+    times: dict[str, float] = {}
     t0 = time.perf_counter()
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        report("UI: open offline, first screen", (time.perf_counter() - t0) * 1000)
+        times["UI: open offline, first screen"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
         await pilot.press("4")  # the Bench tab holds the tok/s chart
         await pilot.pause()
-        report("UI: switch to the chart (Bench tab)", (time.perf_counter() - t1) * 1000)
+        times["UI: switch to the chart (Bench tab)"] = (time.perf_counter() - t1) * 1000
         await pilot.press("5")
         await pilot.pause()
         t2 = time.perf_counter()
-        for key in ("down",) * 20 + ("enter",):
-            await pilot.press(key)
+        await pilot.press("down", "enter")
         await pilot.pause()
-        report("UI: select a trial (20 downs + enter)", (time.perf_counter() - t2) * 1000)
+        times["UI: select a trial (down + enter)"] = (time.perf_counter() - t2) * 1000
+    return times
+
+
+async def time_ui(session: Session, path: Path) -> None:
+    """The app on the long session, next to the same app on a one-trial session: the difference is
+    what the trial count costs, the rest is Textual and Pilot (each key waits for the app to idle)."""
+    small = Session(host=session.host, unit=session.unit, profile=session.profile, trials=session.trials[:1])
+    baseline = await ui_times(small, path.with_name("one.toml"))
+    long = await ui_times(session, path)
+    if baseline is None or long is None:
+        return
+    for name, ms in long.items():
+        report(name, ms, f"(1-trial session: {baseline[name]:.0f} ms)")
 
 
 async def main() -> None:
