@@ -8,7 +8,6 @@ flags; only the program differs: `python -m specdec_tui.sim`.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import sys
@@ -19,6 +18,7 @@ from specdec_tui import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.systemd_quote import quote_arg
+from specdec_tui.hosts.local_state import service_running
 
 DEMO_HOST = "demo"
 DEMO_UNIT = "sglang-demo.service"
@@ -104,19 +104,6 @@ def unit_port(text: str) -> int | None:
     return int(found.group(2)) if found else None
 
 
-def _service_running(root: Path, unit_name: str) -> bool:
-    """True when a panel process runs this workspace's service now (then its port is ours, not taken)."""
-    state = root / "run" / f"{unit_name}.json"
-    try:
-        import orjson
-
-        record = orjson.loads(state.read_bytes())
-        os.killpg(int(record["pgid"]), 0)
-        return True
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
 def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) -> DemoWorkspace:
     """Create the demo workspace, or keep an existing one (with its unit edits and history).
 
@@ -135,7 +122,7 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
     port = unit_port(text)
     if port is None:
         return DemoWorkspace(root, DEMO_UNIT, 30000)
-    if not port_is_free(port) and not _service_running(root, DEMO_UNIT):
+    if not port_is_free(port) and not service_running(root, DEMO_UNIT):
         port = free_port()
         write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
     return DemoWorkspace(root, DEMO_UNIT, port)

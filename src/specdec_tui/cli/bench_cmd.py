@@ -86,12 +86,9 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
     if args.url:
         base_url = args.url
     elif host_name and config is not None:
-        host = config.hosts.get(host_name)
-        if host is None:
-            known = ", ".join(sorted(config.hosts)) or "none"
-            raise CliError(f"no host {host_name!r} in the config (hosts: {known}); or pass --url")
-        base_url = host.base_url
-        api_key_env = api_key_env or host.api_key_env
+        base_url = host_base_url(config, host_name)
+        host_config = config.hosts.get(host_name)
+        api_key_env = api_key_env or (host_config.api_key_env if host_config else None)
     else:
         raise CliError("say where to send requests: --url URL or --host NAME")
     if not base_url.startswith(("http://", "https://")):
@@ -109,6 +106,28 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
             raise CliError(f"no benchmark profile {profile_name!r} in the config (profiles: {known})")
         profile = config.profiles[profile_name]
     return base_url, api_key, apply_overrides(profile, args)
+
+
+def host_base_url(config: Any, name: str) -> str:
+    """The base URL of host `name` as the host factory resolves it (so the built-in `demo` works too).
+
+    A local host's service is checked first: benchmarking a server that is not running would only
+    count connection errors. An SSH host is not contacted; its configured base_url is used as is."""
+    from specdec_tui.cli.main import CliError
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.factory import open_host
+
+    try:
+        host = open_host(config, name, keep_running=True)
+        if host.info.kind == "local":
+            status = asyncio.run(host.status())
+            if not status.is_running:
+                why = f"{status.active_state}, result {status.result}" if status.result else status.active_state
+                raise CliError(f"the {name} host's service is not running ({host.info.unit}: {why}): "
+                               f"start it with `specdec-tui host restart --host {name}`")
+    except HostError as err:
+        raise CliError(f"{err}; or pass --url") from None
+    return host.info.base_url
 
 
 def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchProfile:

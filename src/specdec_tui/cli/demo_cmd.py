@@ -80,7 +80,7 @@ async def _run(args: argparse.Namespace) -> int:
                                time_scale=getattr(args, "time_scale", 1.0))
     config: Config = demo_config(ws)
     profile = demo_profile(args)
-    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo", keep_running=args.keep_running)
     session_path = Path(args.session) if getattr(args, "session", None) else default_session_path("demo")
     session = Session(host="demo", unit=ws.unit_name, profile=profile)
     runner = TrialRunner.for_host(host, config, session, host_name="demo", session_path=session_path, profile=profile)

@@ -11,18 +11,19 @@ from typing import Awaitable, Callable
 
 from specdec_tui.hosts.base import Host, HostError
 
-ACTIONS = ("status", "cat", "push", "restart", "rollback", "journal")
+ACTIONS = ("status", "cat", "push", "restart", "stop", "rollback", "journal")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `host` command group."""
-    host = sub.add_parser("host", help="drive the SGLang unit on a host: status, cat, push, restart, rollback, journal")
+    host = sub.add_parser("host", help="drive the SGLang unit on a host: status, cat, push, restart, stop, rollback, journal")
     actions = host.add_subparsers(dest="host_command", metavar="ACTION", required=True)
     for name, help_text in (
         ("status", "systemd state of the unit"),
         ("cat", "print the unit file as it is on the host"),
         ("push", "atomically replace the unit with FILE (keeps a backup; systemd-analyze verify first)"),
         ("restart", "daemon-reload and restart the unit"),
+        ("stop", "stop the unit"),
         ("rollback", "restore the newest backup over the unit (then run `host restart`)"),
         ("journal", "print the unit's journal"),
     ):
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = load_config(find_config_path(getattr(args, "config", None)))
-        host = open_host(config, getattr(args, "host", None))
+        # A script's `host restart` must leave the service running, as on a real systemd host.
+        host = open_host(config, getattr(args, "host", None), keep_running=True)
     except (ConfigError, HostError) as err:
         raise CliError(str(err)) from None
     action: Callable[[Host, argparse.Namespace], Awaitable[int]] = HANDLERS[args.host_command]
@@ -98,6 +100,13 @@ async def _restart(host: Host, _args) -> int:
     return 0 if result.ok else 1
 
 
+async def _stop(host: Host, _args) -> int:
+    await host.stop()
+    s = await host.status()
+    print(f"{s.unit}: stopped; now {s.active_state} ({s.sub_state}) result={s.result or '-'}")
+    return 0
+
+
 async def _rollback(host: Host, _args) -> int:
     await host.rollback()
     left = await host.history()
@@ -118,5 +127,6 @@ async def _journal(host: Host, args) -> int:
 
 
 HANDLERS = {
-    "status": _status, "cat": _cat, "push": _push, "restart": _restart, "rollback": _rollback, "journal": _journal,
+    "status": _status, "cat": _cat, "push": _push, "restart": _restart, "stop": _stop, "rollback": _rollback,
+    "journal": _journal,
 }

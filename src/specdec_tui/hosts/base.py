@@ -1,6 +1,6 @@
 """The host interface: what the panel needs from a machine that runs an SGLang systemd unit.
 
-Two implementations stand behind it: `LocalHost` (the demo: runs ExecStart as a child process) and
+Two implementations stand behind it: `LocalHost` (the demo: runs ExecStart under a supervisor process) and
 `SSHHost` (asyncssh + systemd). The UI, the workflow and the headless commands only see `Host`.
 No Textual here; records are plain dataclasses so they cross thread/process boundaries.
 """

@@ -34,29 +34,35 @@ def pick_host_name(config: Config, name: str | None) -> str:
     )
 
 
-def open_demo_host(name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0) -> Host:
-    """A LocalHost on the demo workspace (created on first use)."""
+def open_demo_host(
+    name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False
+) -> Host:
+    """A LocalHost on the demo workspace (created on first use); see `LocalHost` for `keep_running`."""
     from specdec_tui.demo import ensure_demo_workspace
     from specdec_tui.hosts.local import LocalHost
 
     ws = ensure_demo_workspace(root, time_scale=time_scale)
-    return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name)
+    return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name, keep_running=keep_running)
 
 
-def open_host(config: Config, name: str | None = None) -> Host:
-    """The host `name` from the config: local ("" / "local" address, or "demo") or SSH."""
+def open_host(config: Config, name: str | None = None, *, keep_running: bool = False) -> Host:
+    """The host `name` from the config: local ("" / "local" address, or "demo") or SSH.
+
+    `keep_running` matters for local hosts only: True (headless commands) leaves a service they start
+    running after the command exits, as on a real host; False (a panel) stops it when the host closes
+    or the process dies. An SSH host's service is systemd's and always keeps running."""
     chosen = pick_host_name(config, name)
     host_config = config.hosts.get(chosen)
     if host_config is None:
         if chosen == "demo":
-            return open_demo_host()
+            return open_demo_host(keep_running=keep_running)
         known = ", ".join(sorted(config.hosts)) or "none"
         raise HostError(
             f"no host named {chosen!r} in the config (configured: {known}; built in: demo)",
             "pick one of those with --host, or add a [hosts.<name>] table to the config",
         )
     if is_local(host_config):
-        return open_demo_host(host_config.name)
+        return open_demo_host(host_config.name, keep_running=keep_running)
     try:
         from specdec_tui.hosts.ssh import SSHHost
     except ImportError as err:

@@ -23,7 +23,7 @@ import orjson
 from specdec_tui.hosts.base import HostError, JournalKind, JournalRecord
 
 CURSOR_WIDTH = 12
-POLL_INTERVAL_S = 0.25
+POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 
