@@ -133,7 +133,7 @@ def test_sessions_screen_snapshot(snap_compare, private_dirs: Path, monkeypatch:
     directory = Path("snap-sessions")
     directory.mkdir()
     save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
-    (directory / "broken.toml").write_text("not toml [")
+    (directory / "broken.toml").write_text("schema_version = 99\n")
     app = offline_app()
 
     async def open_list(pilot) -> None:
@@ -210,3 +210,27 @@ async def test_offline_session_flag_opens_the_app_without_a_host(tmp_path: Path,
     assert tui_cmd.run(args) == 0
     host, session, session_path = built[0]
     assert host is None and session_path == path and [t.label for t in session.trials] == ["steps=1", "steps=2", "steps=3"]
+
+
+async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_unit(tmp_path: Path) -> None:
+    from specdec_tui.sweep import edit_for_value
+    from specdec_tui.ui.screens.replay_screen import ReplayScreen
+
+    app = demo_app(tmp_path, time_scale=200.0)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        original = unit_file.read_text()
+        runner = app.runner()
+        first = await runner.run_trial(edit_for_value(original, STEPS, "2"))
+        assert first.status == "ok" and first.levels
+        await runner.run_trial(original)  # back on the original unit before the replay
+        app.push_screen(ReplayScreen(runner, app.session, [first.id]))
+        await wait_for(pilot, lambda: app.screen.outcome is not None, "the replay", steps=2400)
+        screen = app.screen
+        assert screen.cell_text(first.id, "status") == "ok"
+        assert float(screen.cell_text(first.id, "new").replace(",", "")) > 0
+        assert screen.cell_text(first.id, "drift").endswith("%")
+        assert "ran before the replay" in str(screen.query_one("#replay-result").render())
+        assert unit_file.read_text() == original
+        assert app.session.trials[-1].replay_of == first.id

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Static
 
 from specdec_tui.core.compare import best_by_concurrency
 from specdec_tui.core.config import BenchProfile
@@ -155,3 +157,41 @@ class Settled(Message):
 def in_words(err: BaseException) -> str:
     text = str(err).strip()
     return text or type(err).__name__
+
+
+class TaskScreen(Screen[Any]):
+    """What the sweep and replay screens share: a status line, a result text, the worker group `TASK`,
+    and escape that cancels a running task first (the task module restores the unit) and closes after."""
+
+    TASK = "task"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = False
+        self.outcome: Any = None
+        self.log_lines: list[str] = []
+
+    def say(self, line: str) -> None:
+        self.log_lines.append(line)
+        self.query_one(f"#{self.TASK}-status", Static).update(line)
+
+    def show_result(self, text: str) -> None:
+        self.query_one(f"#{self.TASK}-result", Static).update(text)
+
+    def on_task_failed(self, message: TaskFailed) -> None:
+        self.running = False
+        self.say(f"The {self.TASK} stopped: {message.reason}")
+        self.show_result(f"{self.TASK.capitalize()} failed: {message.reason}\nThe unit that ran before the {self.TASK} "
+                         "was restored where the host allowed it; check the Health tab. Press escape to go back.")
+
+    def on_task_cancelled(self, _: TaskCancelled) -> None:
+        self.running = False
+        self.show_result(f"{self.TASK.capitalize()} cancelled. The unit that ran before the {self.TASK} was put back. "
+                         "Press escape to go back.")
+
+    def action_close(self) -> None:
+        if self.running:
+            self.say(f"cancelling: the {self.TASK} puts back the unit that ran before…")
+            self.workers.cancel_group(self, self.TASK)
+            return
+        self.dismiss(self.outcome)

@@ -14,14 +14,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
-from specdec_tui.ui.session_actions import TaskCancelled, TaskEvent, TaskFailed, in_words
+from specdec_tui.ui.session_actions import TaskCancelled, TaskEvent, TaskFailed, TaskScreen, in_words
 
 TOLERANCE_PCT = 10.0  # drift within ±10 % reproduces (the benchmark's own noise on a shared GPU)
 
@@ -41,9 +40,10 @@ def _low_c_tok_s(trial: Trial) -> float | None:
     return levels[0].output_tok_s if levels else None
 
 
-class ReplayScreen(Screen[Any]):
+class ReplayScreen(TaskScreen):
     """Replays `trials` (ids of `session`, all by default) through `runner`; dismisses with the ReplayOutcome."""
 
+    TASK = "replay"
     BINDINGS = [Binding("escape,q", "close", "Cancel / back", id="replay-close")]
     DEFAULT_CSS = """
     ReplayScreen #replay-title { padding: 0 1; text-style: bold; }
@@ -62,8 +62,6 @@ class ReplayScreen(Screen[Any]):
         self.status_by_id: dict[int, str] = {t.id: "pending" for t in self.todo}
         self.replays: dict[int, Trial] = {}
         self.current: int | None = None
-        self.outcome: Any = None
-        self.running = False
 
     def compose(self) -> ComposeResult:
         yield Static(f"Replay {len(self.todo)} trial(s) of the session, each with its own unit and profile "
@@ -81,7 +79,7 @@ class ReplayScreen(Screen[Any]):
         for trial in self.todo:
             table.add_row(*self._cells(trial), key=str(trial.id))
         if not self.todo:
-            self.query_one("#replay-result", Static).update("Nothing to replay: the session has no trial with a unit.")
+            self.show_result("Nothing to replay: the session has no trial with a unit.")
             return
         self.running = True
         self.run_replay_worker()
@@ -109,10 +107,10 @@ class ReplayScreen(Screen[Any]):
         if isinstance(event, ReplayStarted):
             self.current = event.original.id
             self._set_status(event.original.id, "starting")
-            self._say(f"[{event.index + 1}/{event.total}] replaying {trial_label(event.original)}")
+            self.say(f"[{event.index + 1}/{event.total}] replaying {trial_label(event.original)}")
         elif isinstance(event, Phase):
             if event.name == "restore":
-                self._say(f"restore: {event.detail}")
+                self.say(f"restore: {event.detail}")
             elif self.current is not None and event.name != "done":
                 self._set_status(self.current, event.name)
         elif isinstance(event, LevelStarted) and self.current is not None:
@@ -121,19 +119,6 @@ class ReplayScreen(Screen[Any]):
             self._set_status(self.current, f"bench c={event.result.concurrency} done")
         elif isinstance(event, ReplayDone):
             self._done(event.outcome)
-
-    @on(TaskFailed)
-    def _failed(self, message: TaskFailed) -> None:
-        self.running = False
-        self.query_one("#replay-result", Static).update(
-            f"Replay failed: {message.reason}\nThe unit that ran before was restored where the host allowed it. "
-            "Press escape to go back.")
-
-    @on(TaskCancelled)
-    def _cancelled(self, _: TaskCancelled) -> None:
-        self.running = False
-        self.query_one("#replay-result", Static).update(
-            "Replay cancelled. The unit that ran before the replay was put back. Press escape to go back.")
 
     def _done(self, outcome: Any) -> None:
         self.outcome = outcome
@@ -147,7 +132,7 @@ class ReplayScreen(Screen[Any]):
         held = sum(1 for p in outcome.pairs if p.within(TOLERANCE_PCT))
         where = {"original": "The host runs the unit it ran before the replay.",
                  "best": "The host runs the best replayed trial."}.get(outcome.left_on, outcome.left_on)
-        self.query_one("#replay-result", Static).update(
+        self.show_result(
             f"{held} of {len(outcome.pairs)} trial(s) reproduce within ±{TOLERANCE_PCT:.0f}%. {where}\n"
             "The replayed trials are in the session (label \"replay of …\"). Press escape to go back.")
 
@@ -168,16 +153,6 @@ class ReplayScreen(Screen[Any]):
         self.status_by_id[trial_id] = status
         self.query_one("#replay-table", DataTable).update_cell(str(trial_id), "status", Text(status))
 
-    def _say(self, line: str) -> None:
-        self.query_one("#replay-status", Static).update(line)
-
     def cell_text(self, trial_id: int, column: str) -> str:
         cell = self.query_one("#replay-table", DataTable).get_cell(str(trial_id), column)
         return cell.plain if isinstance(cell, Text) else str(cell)
-
-    def action_close(self) -> None:
-        if self.running:
-            self._say("cancelling: the replay puts back the unit that ran before…")
-            self.workers.cancel_group(self, "replay")
-            return
-        self.dismiss(self.outcome)

@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual_plotext import PlotextPlot
 
@@ -28,7 +28,8 @@ from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.session_actions import (
-    OBJECTIVES, SWEEP_FLAGS, FormError, Settled, SweepForm, TaskCancelled, TaskEvent, TaskFailed, in_words,
+    OBJECTIVES, SWEEP_FLAGS, FormError, Settled, SweepForm, TaskCancelled, TaskEvent, TaskFailed, TaskScreen,
+    in_words,
     plan_from_form,
 )
 
@@ -141,10 +142,11 @@ ROW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-class SweepScreen(Screen[Any]):
+class SweepScreen(TaskScreen):
     """Runs `plan` through `runner` (a workflow.TrialRunner) and shows the progress; dismisses with the
     `sweep.SweepOutcome` (None when it did not finish). Escape cancels a running sweep first."""
 
+    TASK = "sweep"
     BINDINGS = [Binding("escape,q", "close", "Cancel / back", id="sweep-close")]
     DEFAULT_CSS = """
     SweepScreen #sweep-title { padding: 0 1; text-style: bold; }
@@ -161,10 +163,7 @@ class SweepScreen(Screen[Any]):
         self.trials_by_value: dict[str, list[Trial]] = {}
         self.status_by_value: dict[str, str] = {v: "pending" for v in plan.values}
         self.current: str | None = None
-        self.outcome: Any = None
-        self.running = False
         self.applied: str = ""  # what happened after "apply the winner?"
-        self.log_lines: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)} "
@@ -220,10 +219,10 @@ class SweepScreen(Screen[Any]):
         if isinstance(event, SweepValueStarted):
             self.current = event.value
             self._set_status(event.value, "starting")
-            self._say(f"[{event.index + 1}/{event.total}] {event.label}")
+            self.say(f"[{event.index + 1}/{event.total}] {event.label}")
         elif isinstance(event, Phase):
             if event.name == "restore":
-                self._say(f"restore: {event.detail}")
+                self.say(f"restore: {event.detail}")
             elif self.current is not None and event.name != "done":
                 self._set_status(self.current, event.name + (f" ({event.detail})" if event.detail and event.name == "bench" else ""))
         elif isinstance(event, (LevelStarted, LevelProgress)) and self.current is not None:
@@ -238,26 +237,12 @@ class SweepScreen(Screen[Any]):
             self._set_status(event.value, event.trial.status if finished else f"run {runs + 1} of {self.plan.repeats}")
             self._refresh_curves()
         elif isinstance(event, SweepStopped):
-            self._say(f"stopped early: {event.reason}")
+            self.say(f"stopped early: {event.reason}")
             for value, status in self.status_by_value.items():
                 if status == "pending":
                     self._set_status(value, "skipped")
         elif isinstance(event, SweepDone):
             self._done(event.outcome)
-
-    @on(TaskFailed)
-    def _failed(self, message: TaskFailed) -> None:
-        self.running = False
-        self._say(f"The sweep stopped: {message.reason}")
-        self.query_one("#sweep-result", Static).update(
-            f"Sweep failed: {message.reason}\nThe unit that ran before the sweep was restored where the host allowed it; "
-            "check the Health tab. Press escape to go back.")
-
-    @on(TaskCancelled)
-    def _cancelled(self, _: TaskCancelled) -> None:
-        self.running = False
-        self.query_one("#sweep-result", Static).update(
-            "Sweep cancelled. The unit that ran before the sweep was put back. Press escape to go back.")
 
     @on(Settled)
     def _settled(self, message: Settled) -> None:
@@ -281,7 +266,7 @@ class SweepScreen(Screen[Any]):
             def answer(yes: bool | None) -> None:
                 if yes:
                     self.running = True
-                    self._say(f"applying the winner {winner}…")
+                    self.say(f"applying the winner {winner}…")
                     self.apply_winner_worker(winner, outcome.unit_by_value[winner])
 
             self.app.push_screen(ConfirmScreen(question, yes="Apply"), answer)
@@ -298,11 +283,7 @@ class SweepScreen(Screen[Any]):
         if outcome.stopped:
             lines.append(f"Stopped early: {outcome.stopped}")
         lines.append(self.applied or where)
-        self.query_one("#sweep-result", Static).update("\n".join(lines))
-
-    def _say(self, line: str) -> None:
-        self.log_lines.append(line)
-        self.query_one("#sweep-status", Static).update(line)
+        self.show_result("\n".join(lines))
 
     def _set_status(self, value: str, status: str) -> None:
         self.status_by_value[value] = status
@@ -342,10 +323,3 @@ class SweepScreen(Screen[Any]):
     def cell_text(self, value: str, column: str) -> str:
         cell = self.query_one("#sweep-values-table", DataTable).get_cell(value, column)
         return cell.plain if isinstance(cell, Text) else str(cell)
-
-    def action_close(self) -> None:
-        if self.running:
-            self._say("cancelling: the sweep puts back the unit that ran before…")
-            self.workers.cancel_group(self, "sweep")
-            return
-        self.dismiss(self.outcome)
