@@ -128,7 +128,7 @@ class ReplayScreen(TaskScreen):
             self.replays[pair.original.id] = pair.replay
             self.status_by_id[pair.original.id] = pair.replay.status
             for (key, _), cell in zip(COLUMNS, self._cells(pair.original, pair)):
-                table.update_cell(str(pair.original.id), key, cell)
+                table.update_cell(str(pair.original.id), key, cell, update_width=True)
         held = sum(1 for p in outcome.pairs if p.within(TOLERANCE_PCT))
         where = {"original": "The host runs the unit it ran before the replay.",
                  "best": "The host runs the best replayed trial."}.get(outcome.left_on, outcome.left_on)
@@ -151,7 +151,7 @@ class ReplayScreen(TaskScreen):
 
     def _set_status(self, trial_id: int, status: str) -> None:
         self.status_by_id[trial_id] = status
-        self.query_one("#replay-table", DataTable).update_cell(str(trial_id), "status", Text(status))
+        self.query_one("#replay-table", DataTable).update_cell(str(trial_id), "status", Text(status), update_width=True)
 
     def cell_text(self, trial_id: int, column: str) -> str:
         cell = self.query_one("#replay-table", DataTable).get_cell(str(trial_id), column)

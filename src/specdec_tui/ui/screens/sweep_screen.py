@@ -134,9 +134,9 @@ class CurvePlot(PlotextPlot):
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("value", "value"),
     ("status", "status"),
-    ("runs", "runs ok/failed"),
+    ("runs", "ok/fail"),
     ("c1", "low-c tok/s"),
-    ("req", "req tok/s p50"),
+    ("req", "req p50"),
     ("mrr", "max_run_req"),
     ("high", "high-c tok/s"),
 )
@@ -166,8 +166,7 @@ class SweepScreen(TaskScreen):
         self.applied: str = ""  # what happened after "apply the winner?"
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)} "
-                     f"({self.plan.repeats} run(s) each; objective: {self.plan.objective.describe()})",
+        yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)} ({self.plan.repeats} run(s) each)",
                      id="sweep-title", markup=False)
         yield Static("starting…", id="sweep-status", markup=False)
         table: DataTable[Text] = DataTable(id="sweep-values-table", cursor_type="none", zebra_stripes=True)
@@ -296,7 +295,7 @@ class SweepScreen(TaskScreen):
         table = self.query_one("#sweep-values-table", DataTable)
         point = point or self._points().get(value)
         for (key, _), cell in zip(ROW_COLUMNS, self._cells(value, point)):
-            table.update_cell(value, key, cell)
+            table.update_cell(value, key, cell, update_width=True)
 
     def _cells(self, value: str, point: CurvePoint | None) -> list[Text]:
         status = self.status_by_value.get(value, "pending")
