@@ -234,3 +234,25 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
         assert "ran before the replay" in str(screen.query_one("#replay-result").render())
         assert unit_file.read_text() == original
         assert app.session.trials[-1].replay_of == first.id
+
+
+async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_back(tmp_path: Path) -> None:
+    app = demo_app(tmp_path, time_scale=200.0)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    closed: list[object] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        original = unit_file.read_text()
+        plan = plan_from_form(SweepForm(STEPS, "2..4", "1", "c1"), app.config.profile())
+        app.push_screen(SweepScreen(app.runner(), plan), closed.append)
+        await pilot.pause()
+        screen = app.screen
+        await wait_for(pilot, lambda: unit_file.read_text() != original, "the first value pushed", steps=2400)
+        await pilot.press("escape")
+        assert isinstance(app.screen, SweepScreen)  # a running sweep is cancelled first, not left behind
+        await wait_for(pilot, lambda: not screen.running, "the cancel", steps=2400)
+        assert "cancelled" in str(screen.query_one("#sweep-result").render())
+        assert unit_file.read_text() == original
+        await pilot.press("escape")
+        await pilot.pause()
+    assert closed == [None]
