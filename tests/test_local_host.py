@@ -1,4 +1,4 @@
-"""LocalHost behaves like systemd + a unit file: real child processes, real files, real signals."""
+"""LocalHost behaves like systemd + a unit file: a real supervisor process, real files, real signals."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import pytest
 from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
 from specdec_tui.hosts.local import LocalHost
 from specdec_tui.hosts.local_journal import JournalStore
+from specdec_tui.hosts.local_state import read_state
+from tests.proc_helpers import group_alive, running
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -74,14 +76,6 @@ async def wait_for(
 
 def contains(text: str) -> Callable[[JournalRecord], bool]:
     return lambda record: text in record.message
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
 
 
 # -- unit file ----------------------------------------------------------------------------------
@@ -233,8 +227,7 @@ async def test_stop_and_close_leave_no_process_group(host: LocalHost, service_sc
     helper_pid = int(helper.message.split("=")[1])
     await host.stop()
     assert not group_alive(pid)
-    with pytest.raises(ProcessLookupError):
-        os.kill(helper_pid, 0)
+    assert not running(helper_pid)
     status = await host.status()
     assert status.active_state == "inactive" and status.result == "success"
 
@@ -256,19 +249,46 @@ async def test_a_service_ignoring_sigterm_is_killed_after_the_timeout(tmp_path: 
     assert any("State 'stop-sigterm' timed out. Killing." in m for m in messages)
 
 
-async def test_a_service_left_by_a_dead_panel_is_reaped(tmp_path: Path, service_script: Path):
-    """The panel was SIGKILLed: its state file names a dead owner and a live group; the next host kills it."""
-    orphan = subprocess.Popen([sys.executable, str(service_script), "orphan"], start_new_session=True,
-                              stdout=subprocess.DEVNULL)  # fmt: skip
-    dead_owner = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead_owner.wait()
-    state = tmp_path / "ws" / "run" / "sglang-demo.service.json"
-    state.parent.mkdir(parents=True)
-    state.write_text(f'{{"owner": {dead_owner.pid}, "main_pid": {orphan.pid}, "pgid": {orphan.pid}}}')
-    host = LocalHost(tmp_path / "ws")
-    await host.connect()
-    assert orphan.wait(timeout=10) == -signal.SIGKILL
-    assert not state.exists()
+async def test_a_service_whose_supervisor_was_killed_is_ended_by_the_next_host(tmp_path: Path, service_script: Path):
+    """SIGKILL the supervisor: the kernel kills the main process with it, and the next host reaps the
+    helper left in the service's group and reports the unit failed instead of running."""
+    starter = LocalHost(tmp_path / "ws", keep_running=True)
+    await starter.push(unit_text(service_script, "orphan", "helper"))
+    started = (await starter.restart()).status
+    helper_pid = int((await wait_for(starter, contains("helper pid="))).message.split("=")[1])
+    state = read_state(starter.state_file)
+    assert state is not None and state.supervisor_pid
+    os.kill(state.supervisor_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while running(state.supervisor_pid) and time.monotonic() < deadline:  # the kill lands asynchronously
+        await asyncio.sleep(0.01)
+    assert group_alive(started.main_pid)  # the helper still runs in the group nobody supervises
+
+    status = await LocalHost(tmp_path / "ws").status()
+    assert status.is_failed and status.result == "supervisor-lost" and status.main_pid is None
+    assert not group_alive(started.main_pid)
+    assert not running(helper_pid)
+    messages = [r.message async for r in starter.journal(follow=False)]
+    assert any(f"Killing process group {started.main_pid}" in m for m in messages)
+
+
+async def test_keep_running_hosts_leave_the_service_running_for_any_other_host_to_stop(
+    tmp_path: Path, service_script: Path
+):
+    script = LocalHost(tmp_path / "ws", keep_running=True)
+    await script.push(unit_text(service_script, "kept"))
+    pid = (await script.restart()).status.main_pid
+    await script.close()
+    assert group_alive(pid)
+
+    other = LocalHost(tmp_path / "ws")  # another process's host on the same workspace
+    status = await other.status()
+    assert status.is_running and status.main_pid == pid
+    await other.close()  # it did not start the service, so closing it stops nothing
+    assert group_alive(pid)
+    await other.stop()
+    assert not group_alive(pid)
+    assert (await script.status()).active_state == "inactive"
 
 
 # -- journal cursors ----------------------------------------------------------------------------
@@ -333,7 +353,6 @@ PANEL = r"""
 import asyncio, os, signal, sys
 from pathlib import Path
 from specdec_tui.hosts.local import LocalHost
-from specdec_tui.hosts.local_journal import JournalStore
 
 async def main():
     host = LocalHost(Path(sys.argv[1]))
@@ -345,7 +364,7 @@ async def main():
             break
     if sys.argv[3] == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
-    raise KeyboardInterrupt  # no close(): the atexit hook must clean up
+    raise KeyboardInterrupt  # no close(): the supervisor's watchdog must clean up
 
 asyncio.run(main())
 """
@@ -360,12 +379,63 @@ def test_no_service_outlives_the_panel_process(tmp_path: Path, service_script: P
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     main_pid = int(panel.stdout.split()[0])
-    # interrupt: atexit killed the group before the panel exited; sigkill: PR_SET_PDEATHSIG does it,
-    # asynchronously, so poll the kernel (bounded) instead of asserting at once.
+    # The supervisor notices its owner's exit within its tick and stops the service: poll the kernel
+    # (bounded) instead of asserting at once.
     deadline = time.monotonic() + 10
     while group_alive(main_pid) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not group_alive(main_pid)
+
+
+# -- journal across processes -------------------------------------------------------------------
+
+TICKER = r"""
+import sys, time
+for i in range(400):  # about 2 s of output: the readers meet both backlog and live lines
+    print(f"tick {i}", flush=True)
+    time.sleep(0.005)
+time.sleep(600)
+"""
+
+READER = r"""
+import asyncio, sys
+from pathlib import Path
+from specdec_tui.hosts.local import LocalHost
+
+async def main():
+    after = sys.argv[2] if sys.argv[2] != "-" else None
+    stop_at = sys.argv[3]
+    async for record in LocalHost(Path(sys.argv[1])).journal(after_cursor=after, follow=True):
+        print(record.cursor, record.message, flush=True)
+        if record.message == stop_at:
+            return
+
+asyncio.run(main())
+"""
+
+
+def test_journal_resume_from_a_cursor_across_processes_loses_and_repeats_nothing(tmp_path: Path):
+    """One process follows the live journal and quits mid-stream; another resumes from its last cursor
+    while the service keeps writing. Together they saw every tick once, in order."""
+    ticker = tmp_path / "ticker.py"
+    ticker.write_text(TICKER)
+    workspace = tmp_path / "ws"
+    host = LocalHost(workspace, keep_running=True)
+    asyncio.run(host.push(unit_text(ticker)))
+    asyncio.run(host.restart())
+    try:
+        first = subprocess.run([sys.executable, "-c", READER, str(workspace), "-", "tick 120"],
+                               capture_output=True, text=True, timeout=30)  # fmt: skip
+        first_lines = first.stdout.splitlines()
+        resume_at = first_lines[-1].split()[0]
+        second = subprocess.run([sys.executable, "-c", READER, str(workspace), resume_at, "tick 399"],
+                                capture_output=True, text=True, timeout=30)  # fmt: skip
+    finally:
+        asyncio.run(host.stop())
+    ticks = [line.split(" ", 1)[1] for line in first_lines + second.stdout.splitlines() if " tick " in line]
+    assert ticks == [f"tick {i}" for i in range(400)]
+    cursors = [int(line.split()[0]) for line in first_lines + second.stdout.splitlines()]
+    assert cursors == sorted(set(cursors))
 
 
 async def test_a_follower_reports_a_gap_for_rotated_entries(tmp_path: Path):
