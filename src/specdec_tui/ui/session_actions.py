@@ -218,12 +218,22 @@ class SessionActions:
         if self.open_sessions_from is not None:
             app.call_after_refresh(self.action_sessions)
 
+    def _on_session_screen(self) -> bool:
+        """True while one of the session screens is up: their keys do not stack another one."""
+        from specdec_tui.ui.screens.compare_screen import CompareScreen
+        from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+
+        app: Any = self
+        return isinstance(app.screen, (SessionsScreen, CompareScreen, TaskScreen))
+
     # -- o: saved sessions ----------------------------------------------------------------------
     def action_sessions(self) -> None:
         from specdec_tui.paths import sessions_dir
         from specdec_tui.ui.screens.sessions_screen import SessionsScreen
 
         app: Any = self
+        if self._on_session_screen():
+            return
         app.push_screen(SessionsScreen(self.open_sessions_from or sessions_dir()), self._session_chosen)
 
     async def _session_chosen(self, path: Path | None) -> None:
@@ -294,6 +304,8 @@ class SessionActions:
 
     def action_compare(self) -> None:
         app: Any = self
+        if self._on_session_screen():
+            return
         ids = [t.id for t in app.session.trials]
         if len(ids) < 2:
             app.notify("Compare needs two trials; this session has "
@@ -331,7 +343,7 @@ class SessionActions:
         from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
 
         app: Any = self
-        if self._refuse_task("sweep"):
+        if self._on_session_screen() or self._refuse_task("sweep"):
             return
 
         def start(plan: Any) -> None:
@@ -348,7 +360,7 @@ class SessionActions:
         from specdec_tui.ui.screens.replay_screen import ReplayScreen
 
         app: Any = self
-        if self._refuse_task("replay"):
+        if self._on_session_screen() or self._refuse_task("replay"):
             return
         todo = replayable(app.session)
         if not todo:
