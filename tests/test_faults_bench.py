@@ -21,6 +21,7 @@ from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.demo import ensure_demo_workspace, free_port
 from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local_state import read_state
 from specdec_tui.workflow import Phase, TrialRunner
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,7 +120,8 @@ async def test_the_server_killed_mid_level_ends_the_run_and_the_trial_is_saved_w
             started.append(event.concurrency)
         # Kill the server's process (by its PID) once the second level has measured something.
         if isinstance(event, LevelProgress) and event.concurrency == 4 and event.done >= 2 and not killed:
-            pid = host._child.pid if host._child else None  # the process LocalHost started
+            state = read_state(host.state_file)  # the main PID the local supervisor recorded
+            pid = state.main_pid if state else None
             assert pid is not None
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)

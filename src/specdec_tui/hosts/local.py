@@ -28,7 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AsyncIterator, Callable
 
-from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
     GpuFact,
@@ -47,7 +46,6 @@ from specdec_tui.hosts.local_state import (
     SUPERVISOR_MODULE,
     SYSTEMD_PID,
     ServiceState,
-    loaded_unit_path,
     read_state,
     state_path,
     write_state,
@@ -185,10 +183,9 @@ class LocalHost:
             text = self.units.read_text()
             self._daemon_reload(text)
             await self._stop_service()
-            write_atomic(loaded_unit_path(self.workspace, self.unit_name), text)
             start_id = uuid.uuid4().hex
             self._started.add(start_id)
-            proc = self._launch(start_id)
+            proc = self._launch(start_id, text)
             state = await self._wait_started(start_id, proc)
             return RestartResult(state.start_job or "failed", state.to_status())
 
@@ -207,15 +204,22 @@ class LocalHost:
 
     # -- the supervisor --------------------------------------------------------------------------
 
-    def _launch(self, start_id: str) -> subprocess.Popen[bytes]:
-        """Start a supervisor in a session of its own, its output to a log file (never our terminal)."""
+    def _launch(self, start_id: str, text: str) -> subprocess.Popen[bytes]:
+        """Start a supervisor in a session of its own, its output to a log file (never our terminal).
+        The loaded unit goes through its stdin: it may hold an API key, which no file outside the unit may."""
         cmd = [sys.executable, "-m", SUPERVISOR_MODULE, str(self.workspace), self.unit_name,
                "--start-id", start_id, "--stop-timeout", str(self.stop_timeout_s)]  # fmt: skip
         if not self.keep_running:
             cmd += ["--owner", str(os.getpid())]
         with open(self.supervisor_log, "ab") as log:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True)
         self._launched.append(proc)
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(text.encode("utf-8"))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it died at once: `_wait_started` reports it
         return proc
 
     def _reap_launched(self) -> None:

@@ -75,11 +75,6 @@ def state_path(workspace: Path, unit: str) -> Path:
     return Path(workspace) / "run" / f"{unit}.json"
 
 
-def loaded_unit_path(workspace: Path, unit: str) -> Path:
-    """The unit text as of the last daemon-reload: what the supervisor runs (not the file on disk)."""
-    return Path(workspace) / "run" / f"{unit}.loaded"
-
-
 def read_state(path: Path) -> ServiceState | None:
     """The record, or None when there is none (or it is unreadable: treated as never started)."""
     try:

@@ -1,7 +1,7 @@
 """The local unit's supervisor: what systemd does for one service, as a process of its own.
 
 `python -m specdec_tui.hosts.local_supervisor WORKSPACE UNIT --start-id ID [--owner PID]` runs the
-unit text `LocalHost.restart` loaded (`run/<unit>.loaded`): it spawns ExecStart in its own process
+unit text `LocalHost.restart` loaded (given on stdin, read before anything else): it spawns ExecStart in its own process
 group, pumps its stdout/stderr into the workspace journal, keeps `run/<unit>.json` up to date, honours
 Restart=, stops the service on SIGTERM (SIGTERM to the group, SIGKILL after TimeoutStopSec) and exits
 when the service is over. Why a separate process: the service must outlive the command that started
@@ -33,7 +33,6 @@ from specdec_tui.hosts.local_state import (
     SYSTEMD_PID,
     ServiceState,
     exit_words,
-    loaded_unit_path,
     state_path,
     write_state,
 )
@@ -331,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()
     journal = JournalStore(args.workspace / "journal.jsonl")
     try:
-        spec = load_spec(args.unit, loaded_unit_path(args.workspace, args.unit).read_text(encoding="utf-8"))
-    except (OSError, UnitSyntaxError) as err:
+        spec = load_spec(args.unit, sys.stdin.buffer.read().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, UnitSyntaxError) as err:
         journal.append(f"{args.unit}: cannot be loaded: {err}", priority=3, pid=SYSTEMD_PID)
         write_state(state_path(args.workspace, args.unit),
                     ServiceState(unit=args.unit, active_state="failed", sub_state="failed", result="resources",
