@@ -225,19 +225,3 @@ def test_a_trailing_newline_is_refused_in_names_paths_and_cursors() -> None:
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 
-
-@FAST
-@given(items=st.dictionaries(TEXT, st.one_of(TEXT, st.integers(-(2**63), 2**63 - 1), st.booleans(),
-                                             st.floats(allow_nan=False, allow_infinity=False),
-                                             st.lists(st.integers(0, 99), max_size=3),
-                                             st.dictionaries(TEXT, TEXT, max_size=2)), max_size=5),
-       body=TEXT)
-def test_the_session_toml_writer_round_trips_through_tomllib(items, body) -> None:
-    import tomllib
-
-    from specdec_tui.core.toml_emit import TomlWriter
-
-    out = TomlWriter()
-    out.pair("body", body, multiline=True)
-    out.table("t", items)
-    assert tomllib.loads(out.text()) == {"body": body, "t": items}

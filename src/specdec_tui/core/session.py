@@ -15,11 +15,12 @@ from typing import Any, Literal
 
 import tomllib
 
+import tomli_w
+
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
 from specdec_tui.core.results import LevelResult, ServerFacts
-from specdec_tui.core.toml_emit import TomlWriter
 
 SCHEMA_VERSION = 1
 
@@ -113,45 +114,42 @@ def _flags_value(flags: dict[str, str | None]) -> dict[str, Any]:
     return {name: True if value is None else str(value) for name, value in flags.items()}
 
 
-def _write_trial(out: TomlWriter, trial: Trial) -> None:
-    out.table("trials", array=True)
-    out.pair("id", trial.id)
+def _trial_doc(trial: Trial) -> dict[str, Any]:
+    doc: dict[str, Any] = {"id": trial.id}
     if trial.label:
-        out.pair("label", trial.label)
-    out.pair("status", trial.status)
-    out.pair("started_at", trial.started_at)
+        doc["label"] = trial.label
+    doc["status"] = trial.status
+    doc["started_at"] = trial.started_at
     if trial.pushed_at is not None:
-        out.pair("pushed_at", trial.pushed_at)
+        doc["pushed_at"] = trial.pushed_at
     if trial.failure:
-        out.pair("failure", redact_text(trial.failure))
+        doc["failure"] = redact_text(trial.failure)
     if trial.notes:
-        out.pair("notes", trial.notes)
+        doc["notes"] = trial.notes
     if trial.replay_of is not None:
-        out.pair("replay_of", trial.replay_of)
-    out.pair("flags", _flags_value(redact_flags(trial.flags)))  # API keys never reach the file
-    out.pair("unit_text", redact_text(trial.unit_text), multiline=True)
+        doc["replay_of"] = trial.replay_of
+    doc["unit_text"] = redact_text(trial.unit_text)
+    if trial.levels:  # one inline table per level: a level reads as a row
+        doc["levels"] = [_compact(lv.to_dict()) for lv in trial.levels]
+    doc["flags"] = _flags_value(redact_flags(trial.flags))  # API keys never reach the file
     if trial.sweep:
-        out.table("trials.sweep", _tidy(trial.sweep))
-    out.table("trials.profile", _tidy(asdict(trial.profile)))
+        doc["sweep"] = _tidy(trial.sweep)
+    doc["profile"] = _tidy(asdict(trial.profile))
     if trial.facts is not None:
-        out.table("trials.facts", _compact(trial.facts.to_dict()))
-    for lv in trial.levels:
-        out.table("trials.levels", _compact(lv.to_dict()), array=True)
+        doc["facts"] = _compact(trial.facts.to_dict())
+    return doc
 
 
 def dumps_session(session: Session) -> str:
-    out = TomlWriter()
-    out.comment("specdec-tui session: one [[trials]] entry per configuration tried")
-    out.pair("schema_version", SCHEMA_VERSION)
-    out.pair("created", session.created)
-    out.pair("host", session.host)
-    out.pair("unit", session.unit)
+    """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
+    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "created": session.created,
+                           "host": session.host, "unit": session.unit}
     if session.notes:
-        out.pair("notes", session.notes)
-    out.table("profile", _tidy(asdict(session.profile)))
-    for trial in session.trials:
-        _write_trial(out, trial)
-    return out.text()
+        doc["notes"] = session.notes
+    doc["profile"] = _tidy(asdict(session.profile))
+    doc["trials"] = [_trial_doc(trial) for trial in session.trials]
+    header = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
+    return header + tomli_w.dumps(doc, multiline_strings=True)
 
 
 def save_session(session: Session, path: Path | str) -> None:
