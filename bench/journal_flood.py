@@ -1,8 +1,10 @@
 """Journal flood: does the panel stay responsive while SGLang logs thousands of lines a second?
 
 Runs the real app (`specdec_tui.ui.app.make_app`, offline) headless — or, if the shell cannot be
-built, a host app around `JournalPane` — feeds the journal pane realistic SGLang lines at `--rate`
-lines/s for `--seconds`, and presses a key every `--key-interval` s (scrolling, tab switches).
+built, a host app around `JournalPane` — feeds realistic SGLang lines at `--rate` lines/s for
+`--seconds` through the app's own journal worker (`follow_journal`: batching, parsing on a thread,
+stats folding, as from a host's journal), and presses a key every `--key-interval` s (scrolling, tab
+switches).
 Key-to-screen latency is the time from just before `pilot.press` to the end of the first screen
 refresh after the key was handled (`call_after_refresh`). Prints p50/p99/max and peak RSS.
 
@@ -87,14 +89,34 @@ def build_app(host_only: bool) -> tuple[App, str]:
         return FloodHost(), "host app"
 
 
-def feed(app: App, pane: JournalPane, records: list[JournalRecord]) -> None:
-    """Deliver a batch the way the shell does (a JournalBatch message), or straight to the pane."""
-    if isinstance(app, FloodHost):
-        pane.add_records(records)
-        return
-    from specdec_tui.ui import messages as m
+class Flood:
+    """Journal records at `rate` lines/s until stopped, as a host's journal iterator yields them."""
 
-    app.post_message(m.JournalBatch(records))
+    def __init__(self, pool: list[str], rate: int) -> None:
+        self.pool, self.rate = pool, rate
+        self.fed = 0
+        self.stop = asyncio.Event()
+
+    def due(self, start: float) -> list[JournalRecord]:
+        due = int((time.perf_counter() - start) * self.rate)
+        now = datetime.now()
+        batch = [JournalRecord(cursor=str(i), timestamp=now, message=self.pool[i % len(self.pool)]) for i in range(self.fed, due)]
+        self.fed = max(self.fed, due)
+        return batch
+
+    async def records(self):
+        start = time.perf_counter()
+        while not self.stop.is_set():
+            for record in self.due(start):
+                yield record
+            await asyncio.sleep(0.01)
+
+    async def push_to(self, pane: JournalPane) -> None:
+        """Host-app mode: straight into the pane, no app worker."""
+        start = time.perf_counter()
+        while not self.stop.is_set():
+            pane.add_records(self.due(start))
+            await asyncio.sleep(0.01)
 
 
 class KeyLatency:
@@ -136,39 +158,24 @@ class KeyLatency:
 
 async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, int], host_only: bool = False) -> int:
     app, kind = build_app(host_only)
-    pool = sglang_lines(2000)
+    flood = Flood(sglang_lines(2000), rate)
     timing = KeyLatency(app)
-    fed = 0
     async with app.run_test(size=size, headless=True, message_hook=timing.hook) as pilot:
         await pilot.pause(0.2)
         pane = app.screen.query_one(JournalPane)
         keys = APP_KEYS if kind.startswith("make_app") else HOST_KEYS
         pane.log_view.focus()
-        stop = asyncio.Event()
-
-        async def feeder() -> None:
-            nonlocal fed
-            start = time.perf_counter()
-            while not stop.is_set():
-                due = int((time.perf_counter() - start) * rate)
-                if due > fed:
-                    now = datetime.now()
-                    batch = [
-                        JournalRecord(cursor=str(fed + i), timestamp=now, message=pool[(fed + i) % len(pool)])
-                        for i in range(due - fed)
-                    ]
-                    feed(app, pane, batch)
-                    fed = due
-                await asyncio.sleep(0.01)
-
-        feeding = asyncio.create_task(feeder())
+        if isinstance(app, FloodHost):
+            feeding = asyncio.create_task(flood.push_to(pane))
+        else:
+            feeding = app.follow_journal(flood.records()).wait()  # the app's own journal worker
         presses: list[asyncio.Task[None]] = []
         start = time.perf_counter()
         for i in range(int(seconds / key_interval)):
             await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
             timing.pressed()
             presses.append(asyncio.create_task(pilot.press(keys[i % len(keys)])))
-        stop.set()
+        flood.stop.set()
         await feeding
         await asyncio.gather(*presses)
         await pilot.pause(0.2)
@@ -182,7 +189,7 @@ async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, i
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     print(f"app: {kind}, size {size[0]}x{size[1]}, {seconds:.0f} s at {rate:,} lines/s (ran {elapsed:.1f} s)")
-    print(f"lines fed: {fed:,} (journal holds {shown:,}), keys pressed: {len(presses)}, timed: {len(latencies)}")
+    print(f"lines fed: {flood.fed:,} (journal holds {shown:,}), keys pressed: {len(presses)}, timed: {len(latencies)}")
     print(f"key-to-screen latency: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
     print(f"peak RSS: {peak_mb:.0f} MB")
     ok = p99 < 100 and peak_mb < 200

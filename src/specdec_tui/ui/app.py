@@ -8,11 +8,11 @@ update widgets. Failures are shown in words; a failed push keeps the edit.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, AsyncIterator, Iterable
 
 from textual import on, work
 from textual.app import App
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.widgets import Input, Select, Tabs, TextArea
 from textual.worker import Worker
 
@@ -20,10 +20,11 @@ from specdec_tui.bench.events import LevelDone, RunDone
 from specdec_tui.core import drafts
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
-from specdec_tui.core.sglang_log import LogStats, parse_line
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.hosts.base import Host, HostError, JournalRecord
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
+from specdec_tui.ui.journal_feed import parsed_batches
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
@@ -39,10 +40,16 @@ def _in_words(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+# escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
+# priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
+# its usual meaning (leave a field, close the journal filter or a dialog).
+CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
+
+
 class SpecdecApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
-    BINDINGS: list[BindingType] = APP_BINDINGS
+    BINDINGS: list[BindingType] = [*APP_BINDINGS, CANCEL_BENCH]
     COMMANDS = App.COMMANDS | {SpecdecCommands}
 
     def __init__(
@@ -64,9 +71,11 @@ class SpecdecApp(App[None]):
         self.effective_keymap: dict[str, str] = dict(config.ui.keymap)
         self.busy: str | None = None  # the host step running now ("push", "restart", ...), one at a time
         self.bench_worker: Worker[None] | None = None
+        self.bench_run = 0  # number of the latest benchmark run; events of older runs are dropped
         self.trial: Trial | None = None  # the trial being measured (pushed, not yet recorded)
         self.health: Any = None  # last health.HealthSnapshot
         self._draft_offered = False
+        self._quit_question: ConfirmScreen | None = None
         self._runner: Any = None
         self.log_stats = LogStats()
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
@@ -147,14 +156,30 @@ class SpecdecApp(App[None]):
         self.post_message(m.UnitLoaded(text))
         self.tail_journal()
         self.watch_health()
+        if self.host.info.kind != "local":
+            return  # never start a production unit implicitly
+        try:
+            status = await self.host.status()
+        except HostError as err:
+            self.post_message(m.StepFailed("status", _in_words(err)))
+            return
+        if status.active_state == "inactive":
+            self.post_message(m.ServiceInactive(status))
+
+    def tail_journal(self) -> None:
+        assert self.host is not None
+        self.follow_journal(self.host.journal(follow=True, lines=min(self.config.ui.journal_lines, 500)))
 
     @work(exclusive=True, group="journal")
-    async def tail_journal(self) -> None:
-        assert self.host is not None
+    async def follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
+        """Batches of parsed lines and the stats folded from them; parsing runs on a thread."""
         try:
-            async for record in self.host.journal(follow=True, lines=min(self.config.ui.journal_lines, 500)):
-                self.post_message(m.JournalBatch([record]))
-        except HostError as err:
+            async for batch in parsed_batches(source):
+                if batch.records:
+                    self.post_message(m.JournalBatch(batch.records, batch.kinds))
+                if batch.stats is not None:
+                    self.post_message(m.LogStatsChanged(batch.stats))
+        except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
             self.post_message(m.StepFailed("journal", _in_words(err)))
 
     @work(exclusive=True, group="health")
@@ -211,12 +236,12 @@ class SpecdecApp(App[None]):
             self.post_message(m.StepFailed("rollback", _in_words(err)))
 
     @work(exclusive=True, group="bench")
-    async def run_bench(self) -> None:
+    async def run_bench(self, run: int) -> None:
         levels: list[Any] = []
         cancelled = False
         try:
             async for event in self.runner().bench(self.trial.profile if self.trial else None):
-                self.post_message(m.BenchEventMessage(event))
+                self.post_message(m.BenchEventMessage(event, run))
                 if isinstance(event, RunDone):
                     levels, cancelled = list(event.levels), bool(event.cancelled)
                     if event.error:
@@ -224,7 +249,7 @@ class SpecdecApp(App[None]):
         except Exception as err:  # noqa: BLE001
             self.post_message(m.StepFailed("bench", _in_words(err)))
             return
-        self.post_message(m.BenchFinished(levels, cancelled))
+        self.post_message(m.BenchFinished(levels, cancelled, run))
 
     # -- handlers: own the state ---------------------------------------------------------------
     @on(m.UnitLoaded)
@@ -253,6 +278,15 @@ class SpecdecApp(App[None]):
             ConfirmScreen(f"An unpushed edit of {self.unit_name} on {self.host_name} was saved earlier.\nRestore it?", yes="Restore", no="Discard"),
             answer,
         )
+
+    @on(m.ServiceInactive)
+    def _service_inactive(self, _: m.ServiceInactive) -> None:
+        if self.busy or self.main_or_none is None:
+            return  # the user already started something (or the app is closing)
+        self.busy = "start"
+        self._journal_marker("demo service was not running: starting it")
+        self.notify("The demo server was not running; starting it. Health shows starting → loading → ready.")
+        self.restart_only()
 
     @on(m.StepFailed)
     def _step_failed(self, message: m.StepFailed) -> None:
@@ -311,18 +345,22 @@ class SpecdecApp(App[None]):
     @on(m.HealthChanged)
     def _health_changed(self, message: m.HealthChanged) -> None:
         self.health = message.snapshot
-        self._call_widget("health-pane", "update_health", message.snapshot)
+        self._call_widgets(".health-view", "update_health", message.snapshot)
 
     @on(m.JournalBatch)
     def _journal(self, message: m.JournalBatch) -> None:
-        self._call_widget("journal-pane", "add_records", message.records)
-        for record in message.records:
-            self.log_stats.update(parse_line(record.message))
-        self._call_widget("health-pane", "update_log_stats", self.log_stats)
+        self._call_widget("journal-pane", "add_records", message.records, message.kinds)
+
+    @on(m.LogStatsChanged)
+    def _log_stats_changed(self, message: m.LogStatsChanged) -> None:
+        self.log_stats = message.stats
+        self._call_widgets(".health-view", "update_log_stats", message.stats)
 
     @on(m.BenchEventMessage)
     def _bench_event(self, message: m.BenchEventMessage) -> None:
-        self._call_widget("bench-table", "on_event", message.event)
+        if message.run != self.bench_run or self.bench_worker is None:
+            return  # queued before a cancel: the table already says "cancelled"
+        self._call_widget("bench-table", "apply_event", message.event)
         if isinstance(message.event, LevelDone) and self.trial is not None:
             self.trial.levels.append(message.event.result)
             self.runner().record(self.trial)
@@ -330,6 +368,8 @@ class SpecdecApp(App[None]):
 
     @on(m.BenchFinished)
     def _bench_finished(self, message: m.BenchFinished) -> None:
+        if message.run != self.bench_run or self.bench_worker is None:
+            return  # a cancelled run ending: the cancel already recorded it
         self.bench_worker = None
         if self.trial is not None and self.trial.status == "running":
             self.trial.status = "cancelled" if message.cancelled else "ok"
@@ -360,13 +400,17 @@ class SpecdecApp(App[None]):
 
     def _call_widget(self, widget_id: str, method: str, *args: Any) -> None:
         """Feed a display widget if it is built and has that method (placeholders have none)."""
+        self._call_widgets(f"#{widget_id}", method, *args)
+
+    def _call_widgets(self, selector: str, method: str, *args: Any) -> None:
+        """Feed every display widget matching `selector` (the health pane has a tab and a side copy)."""
         main = self.main_or_none
         if main is None:
             return  # a late message while the app shuts down
-        matches = main.query(f"#{widget_id}")
-        target = getattr(matches.first(), method, None) if matches else None
-        if callable(target):
-            target(*args)
+        for widget in main.query(selector):
+            target = getattr(widget, method, None)
+            if callable(target):
+                target(*args)
 
     def _theme_changed(self, theme: Any) -> None:
         if not self.config.source:
@@ -440,6 +484,9 @@ class SpecdecApp(App[None]):
         if self.bench_worker is not None:
             self.notify("A benchmark is already running (escape cancels it).", severity="warning")
             return
+        if self.busy:
+            self.notify(f"Wait for the {self.busy} to finish: the server is not ready to measure yet.", severity="warning")
+            return
         if self.trial is None or self.trial.levels:  # benchmarking what runs now, without a new push
             self.trial = self.runner().start_trial(self.config_pane.running_text)
             if self.health is not None and getattr(self.health, "facts", None):
@@ -447,7 +494,28 @@ class SpecdecApp(App[None]):
         previous = next((t.levels for t in reversed(self.session.trials) if t.levels and t is not self.trial), None)
         self._call_widget("bench-table", "start_run", list(self.config.profile().concurrency), previous)
         self.main.action_show_tab("bench")
-        self.bench_worker = self.run_bench()
+        self.bench_run += 1
+        self.bench_worker = self.run_bench(self.bench_run)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_bench":
+            return self.bench_worker is not None and self.screen is self.main_or_none and not self._escape_is_local()
+        return True
+
+    def _escape_is_local(self) -> bool:
+        """True when escape closes something under the cursor first: the journal filter or an open dropdown."""
+        focused = self.focused
+        if focused is None:
+            return False
+        for node in focused.ancestors_with_self:
+            if isinstance(node, Select) and node.expanded:
+                return True
+            if node.id == "journal-pane" and node.has_class("-filtering"):
+                return True
+        return False
+
+    def action_cancel_bench(self) -> None:
+        self.action_cancel()
 
     def action_cancel(self) -> None:
         """Cancel the running benchmark; with none, leave the text field so single keys work again."""
@@ -455,13 +523,15 @@ class SpecdecApp(App[None]):
             if isinstance(self.focused, (Input, TextArea, Select)):
                 self.main.query_one(Tabs).focus()
             return
-        if self.bench_worker is not None:
-            self.bench_worker.cancel()
-            self.bench_worker = None
-            if self.trial is not None:
-                self.trial.status = "cancelled"
-                self._record_trial()
-            self.notify("Benchmark cancelled.")
+        self.bench_worker.cancel()
+        self.bench_worker = None
+        table = self.main.query("#bench-table")
+        done = list(getattr(table.first(), "results", {}).values()) if table else []
+        self._call_widget("bench-table", "apply_event", RunDone(levels=done, cancelled=True))
+        if self.trial is not None:
+            self.trial.status = "cancelled"
+            self._record_trial()
+        self.notify("Benchmark cancelled.")
 
     def action_save_session(self) -> None:
         if self.session_path is None:
@@ -479,6 +549,8 @@ class SpecdecApp(App[None]):
             self.push_screen(HelpScreen(self.help_rows()))
 
     async def action_quit(self) -> None:
+        if self._quit_question is not None and self._quit_question in self.screen_stack:
+            return  # already asking; answer that question
         pane = self.config_pane
         pane.flush_draft()
         reasons = [r for r, on_ in (("an unpushed edit (kept as a draft)", pane.dirty), ("a running benchmark", self.bench_worker is not None)) if on_]
@@ -487,10 +559,12 @@ class SpecdecApp(App[None]):
             return
 
         def go(yes: bool | None) -> None:
+            self._quit_question = None
             if yes:
                 self.exit()
 
-        self.push_screen(ConfirmScreen(f"Quit with {' and '.join(reasons)}?", yes="Quit"), go)
+        self._quit_question = ConfirmScreen(f"Quit with {' and '.join(reasons)}?", yes="Quit")
+        self.push_screen(self._quit_question, go)
 
 
 def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None) -> SpecdecApp:

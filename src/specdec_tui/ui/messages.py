@@ -50,9 +50,26 @@ class HealthChanged(Message):
 
 @dataclass
 class JournalBatch(Message):
-    """Journal records coalesced by the tail worker (a high-rate log becomes few messages)."""
+    """Journal records coalesced by the tail worker (a high-rate log becomes few messages).
+
+    `kinds` holds each record's SGLang kind, parsed by the worker, so the pane need not parse again."""
 
     records: list[Any]  # hosts.base.JournalRecord
+    kinds: list[str] | None = None
+
+
+@dataclass
+class LogStatsChanged(Message):
+    """The numbers folded from the journal so far (a copy; sent at most ~5 times a second)."""
+
+    stats: Any  # core.sglang_log.LogStats
+
+
+@dataclass
+class ServiceInactive(Message):
+    """The local demo service is not running at startup (the app starts it, as a real host would run it)."""
+
+    status: Any  # hosts.base.ServiceStatus
 
 
 @dataclass
@@ -64,15 +81,19 @@ class JournalMarker(Message):
 
 @dataclass
 class BenchEventMessage(Message):
-    """One event of `bench.engine.run_benchmark` (LevelStarted/LevelProgress/LevelDone/RunDone)."""
+    """One event of `bench.engine.run_benchmark` (LevelStarted/LevelProgress/LevelDone/RunDone).
+
+    `run` numbers the benchmark run, so events still queued after a cancel are dropped, not shown."""
 
     event: Any
+    run: int = 0
 
 
 @dataclass
 class BenchFinished(Message):
     levels: list[Any]
     cancelled: bool
+    run: int = 0
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -27,6 +28,7 @@ TABS: tuple[tuple[str, str], ...] = (
     ("trials", "5 Trials"),
 )
 WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
+HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
 
 
 def optional_widget(module: str, cls: str, widget_id: str, **kwargs: Any) -> Widget:
@@ -36,6 +38,11 @@ def optional_widget(module: str, cls: str, widget_id: str, **kwargs: Any) -> Wid
     except (ImportError, AttributeError):
         return Static(f"({cls} is not available in this build)", id=widget_id, classes="placeholder")
     return factory(id=widget_id, **kwargs)
+
+
+def is_wide(width: int) -> bool:
+    """Wide enough to show health beside the benchmark (the whole push → ready → bench loop at once)."""
+    return width >= WIDE_MIN_COLUMNS
 
 
 class MainScreen(Screen[None]):
@@ -55,15 +62,22 @@ class MainScreen(Screen[None]):
             with TabPane(TABS[1][1], id="journal"):
                 yield optional_widget("journal_pane", "JournalPane", "journal-pane", max_lines=self.journal_lines)
             with TabPane(TABS[2][1], id="health"):
-                yield optional_widget("health_pane", "HealthPane", "health-pane")
+                yield optional_widget("health_pane", "HealthPane", "health-pane", classes=HEALTH_VIEW)
             with TabPane(TABS[3][1], id="bench"):
                 with Horizontal(id="bench-row"):
                     with Vertical(id="bench-main"):
                         yield optional_widget("bench_table", "BenchTable", "bench-table")
                         yield optional_widget("tok_chart", "TokChart", "tok-chart")
+                    yield optional_widget("health_pane", "HealthPane", "health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
                 yield optional_widget("trials_list", "TrialsList", "trials-list")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_class(is_wide(self.app.size.width), "-wide")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(is_wide(event.size.width), "-wide")
 
     @property
     def config_pane(self) -> ConfigPane:

@@ -6,7 +6,8 @@ lines) at most ~20 times a second, and colouring happens at render time, for vis
 
 Public API (for the app shell):
     JournalPane(max_lines=5000, id=...)          # max_lines: config `ui.journal_lines`
-    .add_records(records: list[JournalRecord])   # buffered; flushed within ~50 ms
+    .add_records(records, kinds=None)            # buffered; flushed within ~50 ms; kinds: parsed SGLang
+                                                 # kind per record (else parsed when a line is shown)
     .add_marker(text: str)                       # "──── 14:03:07 pushed … ────" line
     .clear()                                     # forget every line
     .set_filter(pattern: str, *, regex=False) -> str | None   # "" clears; returns an error in words
@@ -97,15 +98,16 @@ _NUMBER_RE = re.compile(
 class JournalHighlighter(Highlighter):
     """Colours a line by its SGLang kind; styles come from the log's component classes (theme-aware)."""
 
-    def __init__(self, style_for: Callable[[str], object]) -> None:
+    def __init__(self, style_for: Callable[[str], object], known_kind: Callable[[str], str | None] = lambda _: None) -> None:
         self._style_for = style_for
+        self._known_kind = known_kind
 
     def highlight(self, text: Text) -> None:
         plain = text.plain
         if plain.startswith(MARKER_RULE):
             text.stylize(self._style_for("marker"))
             return
-        kind = line_kind(plain[_TIME_PREFIX_LEN:])
+        kind = self._known_kind(plain) or line_kind(plain[_TIME_PREFIX_LEN:])
         if kind in ("decode", "prefill"):
             text.stylize(self._style_for(kind))
             for match in _NUMBER_RE.finditer(plain):
@@ -144,10 +146,11 @@ class JournalLog(Log):
     }
     """
 
-    def __init__(self, *, max_lines: int, on_scrolled: Callable[[bool], None], id: str | None = None) -> None:
+    def __init__(self, *, max_lines: int, on_scrolled: Callable[[bool], None], id: str | None = None,
+                 known_kind: Callable[[str], str | None] = lambda _: None) -> None:
         super().__init__(highlight=True, max_lines=max_lines, auto_scroll=True, id=id)
         self._on_scrolled = on_scrolled
-        self.highlighter = JournalHighlighter(lambda kind: self.get_component_rich_style(f"journal--{kind}"))
+        self.highlighter = JournalHighlighter(lambda kind: self.get_component_rich_style(f"journal--{kind}"), known_kind)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -215,6 +218,7 @@ class JournalPane(Vertical):
         self.max_lines = max(1, max_lines)
         self._kept: deque[str] = deque(maxlen=self.max_lines)  # every line, filtered or not
         self._pending: list[str] = []
+        self._kinds: dict[str, str] = {}  # display line → kind the journal worker parsed
         self._flush_timer: Timer | None = None
         self._filter: _Filter | None = None
         self.filter_error: str | None = None
@@ -222,7 +226,7 @@ class JournalPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
         yield Static("", id="journal-filter-error")
-        yield JournalLog(max_lines=self.max_lines, on_scrolled=self._scrolled, id="journal-log")
+        yield JournalLog(max_lines=self.max_lines, on_scrolled=self._scrolled, id="journal-log", known_kind=self._known_kind)
         yield Static("", id="journal-status")
 
     def on_mount(self) -> None:
@@ -239,9 +243,17 @@ class JournalPane(Vertical):
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def add_records(self, records: Iterable[JournalRecord]) -> None:
-        """Queue journal records; they reach the screen with the next flush (≤ ~50 ms)."""
-        self._pending.extend(format_record(record) for record in records)
+    def add_records(self, records: Iterable[JournalRecord], kinds: list[str] | None = None) -> None:
+        """Queue journal records; they reach the screen with the next flush (≤ ~50 ms).
+
+        `kinds` (one per record, from the worker's parse) spare the pane a parse per shown line."""
+        lines = [format_record(record) for record in records]
+        self._pending.extend(lines)
+        if kinds is not None:
+            self._kinds.update(zip(lines, kinds))
+            if len(self._kinds) > 2 * self.max_lines:  # forget lines that scrolled out of what is kept
+                live = (*self._kept, *self._pending)
+                self._kinds = {line: self._kinds[line] for line in live if line in self._kinds}
         self._schedule_flush()
 
     def add_marker(self, text: str, when: datetime | None = None) -> None:
@@ -249,7 +261,11 @@ class JournalPane(Vertical):
         self._pending.append(marker_line(text, when))
         self._schedule_flush()
 
+    def _known_kind(self, line: str) -> str | None:
+        return self._kinds.get(line)
+
     def clear(self) -> None:
+        self._kinds.clear()
         self._pending.clear()
         self._kept.clear()
         self.log_view.clear()

@@ -1,0 +1,103 @@
+"""The journal worker's feed: lines batched by size and time, parsed and folded off the UI loop, stats
+handed over at a bounded rate with the last numbers never held back."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import pytest
+
+from specdec_tui.hosts.base import HostError, JournalRecord
+from specdec_tui.ui.journal_feed import batched, parsed_batches
+
+DECODE = ("[2025-03-01 14:00:00 TP0] Decode batch, #running-req: 7, #token: 900, token usage: 0.12, accept len: 2.75, "
+          "accept rate: 0.69, cuda graph: True, gen throughput (token/s): 812.40, #queue-req: 2, ")
+ACCESS = 'INFO:     127.0.0.1:40000 - "POST /v1/completions HTTP/1.1" 200 OK'
+
+
+def rec(i: int, message: str = ACCESS, kind: str = "line") -> JournalRecord:
+    return JournalRecord(cursor=str(i), timestamp=datetime(2025, 3, 1, 14, 0, 0), message=message, kind=kind)
+
+
+async def burst(n: int, message: str = ACCESS):
+    for i in range(n):
+        yield rec(i, message)
+
+
+async def collect(it) -> list:
+    return [item async for item in it]
+
+
+async def test_a_burst_is_cut_into_full_batches_in_order() -> None:
+    batches = await collect(batched(burst(1200), max_lines=500))
+    assert [len(b) for b in batches] == [500, 500, 200]
+    assert [r.cursor for b in batches for r in b] == [str(i) for i in range(1200)]
+
+
+async def test_a_quiet_journal_yields_ticks_and_a_late_line_still_arrives() -> None:
+    release = asyncio.Event()
+
+    async def quiet_then_one():
+        await release.wait()
+        yield rec(1)
+
+    out: list[list[JournalRecord]] = []
+    async for batch in batched(quiet_then_one(), idle_s=0.01):
+        out.append(batch)
+        if batch == []:
+            release.set()
+    assert out[0] == [] and [r.cursor for b in out for r in b] == ["1"]
+
+
+async def test_a_failing_source_delivers_what_came_before_then_raises() -> None:
+    async def breaks():
+        yield rec(1)
+        raise HostError("journal lost", "reconnect")
+
+    got: list[str] = []
+    with pytest.raises(HostError, match="journal lost"):
+        async for batch in batched(breaks()):
+            got.extend(r.cursor for r in batch)
+    assert got == ["1"]
+
+
+async def test_batches_carry_kinds_and_stats_folded_from_every_line() -> None:
+    async def mixed():
+        yield rec(1, DECODE)
+        yield rec(2, ACCESS)
+        yield rec(3, "reconnected", kind="gap")
+
+    batches = await collect(parsed_batches(mixed()))
+    assert [k for b in batches for k in b.kinds] == ["decode", "access", "marker"]
+    stats = [b.stats for b in batches if b.stats is not None][-1]
+    assert stats.accept_len == pytest.approx(2.75) and stats.running_req == 7 and stats.decode_lines == 1
+
+
+async def test_stats_are_rate_limited_but_the_last_numbers_are_sent() -> None:
+    now = [0.0]  # a clock the test moves: no sleeps
+    gate = asyncio.Event()
+
+    async def two_bursts():
+        for i in range(3):
+            yield rec(i, DECODE)
+        await gate.wait()  # the feed goes quiet: an idle tick must carry the unsent stats
+        yield rec(9, DECODE.replace("accept len: 2.75", "accept len: 3.50"))
+        await asyncio.Event().wait()  # and stays open, as a followed journal does
+
+    sent = []
+    async for batch in parsed_batches(two_bursts(), stats_every_s=10.0, clock=lambda: now[0]):
+        if batch.stats is not None:
+            sent.append(batch.stats.accept_len)
+        if batch.records and batch.records[-1].cursor == "2":
+            gate.set()
+        if len(sent) == 2:
+            break
+    # first batch: stats due (never sent); the 3.50 batch comes within 10 s of it, so only its idle tick sends it
+    assert sent == [pytest.approx(2.75), pytest.approx(3.50)]
+
+
+async def test_the_last_stats_are_sent_when_the_journal_ends() -> None:
+    batches = await collect(parsed_batches(burst(600, DECODE), stats_every_s=10.0, clock=lambda: 0.0))
+    assert sum(len(b.records) for b in batches) == 600  # two batches: only the first was due for stats
+    assert batches[-1].stats is not None and batches[-1].stats.decode_lines == 600
