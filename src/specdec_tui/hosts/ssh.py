@@ -217,13 +217,27 @@ class SSHHost:
         return result
 
     async def _run(self, command: rc.RemoteCommand, *, privileged: bool = True, check: bool = True, what: str = ""):
-        conn = await self._connection()  # first: it learns whether we are root
-        final = self._privileged(command) if privileged else command
-        try:
-            result = await self._run_on(conn, final)
-        except (asyncssh.Error, OSError) as err:
+        for attempt in (1, 2):
+            conn = await self._connection()  # first: it learns whether we are root
+            final = self._privileged(command) if privileged else command
+            try:
+                result = await self._run_on(conn, final)
+                break
+            except asyncssh.ChannelOpenError as err:
+                # The cached connection was already dead: the command never started, so one retry
+                # on a fresh connection is safe (a status() right after a drop must still answer).
+                self._conn = None
+                if attempt == 2:
+                    raise ConnectionLost(f"the SSH connection to {self.config.address} dropped: {err}", "try again") from err
+            except (asyncssh.Error, OSError) as err:
+                self._conn = None
+                raise ConnectionLost(f"the SSH connection to {self.config.address} dropped: {err}", "try again") from err
+        if result.exit_status is None and result.exit_signal is None:
+            # The channel closed without an exit status: the link dropped mid-command. Not the command's
+            # verdict — a cut during `systemd-analyze verify` must not read as "the unit was rejected".
             self._conn = None
-            raise ConnectionLost(f"the SSH connection to {self.config.address} dropped: {err}", "try again") from err
+            raise ConnectionLost(f"the SSH connection to {self.config.address} dropped while running "
+                                 f"{what or final.argv[0]}", "try again")
         if result.returncode != 0 and final.argv[:2] == ("sudo", "-n") and _SUDO_PASSWORD_RE.search(
             result.stderr.decode(errors="replace")
         ):
@@ -264,13 +278,27 @@ class SSHHost:
         current = await self._read_bytes(self.unit_path)
         if current == data:
             return PushResult(unit=self.config.unit, changed=False)
+        try:
+            return await self._push_changed(data, current)
+        except ConnectionLost as err:
+            raise ConnectionLost(
+                f"the SSH connection to {self.config.address} dropped during the push: {err.message}",
+                "the unit is the old text or the new one, never a mix (it is replaced by a rename) — "
+                "look at it (host cat) before pushing again",
+            ) from err
+
+    async def _push_changed(self, data: bytes, current: bytes | None) -> PushResult:
         await self._run(rc.mkdir_p(f"{self.history_dir}/new"), what="creating the unit history directory")
         await self._upload(data, self.staging_path)
         await self._verify_staged()
         backup = None
         if current is not None:
-            backup = max(await self.history(), default=0) + 1
-            await self._run(rc.copy_preserving(self.unit_path, self._backup_path(backup)), what="saving the backup")
+            numbers = await self.history()
+            if numbers and await self._read_bytes(self._backup_path(numbers[-1])) == current:
+                backup = numbers[-1]  # an interrupted push already saved it: no duplicate in the history
+            else:
+                backup = max(numbers, default=0) + 1
+                await self._run(rc.copy_preserving(self.unit_path, self._backup_path(backup)), what="saving the backup")
         await self._run(rc.rename(self.staging_path, self.unit_path), what="replacing the unit")
         return PushResult(unit=self.config.unit, changed=True, backup=backup)
 
@@ -307,12 +335,18 @@ class SSHHost:
 
     async def rollback(self) -> str:
         backups = await self.history()
-        if not backups:
-            raise HostError(f"{self.config.unit} has no backup to roll back to on {self.config.address}")
-        newest = self._backup_path(backups[-1])
-        data = await self._read_bytes(newest)
-        if data is None:
-            raise HostError(f"cannot read the backup {newest}")
+        current = await self._read_bytes(self.unit_path)
+        while True:
+            if not backups:
+                raise HostError(f"{self.config.unit} has no backup to roll back to on {self.config.address}")
+            newest = self._backup_path(backups.pop())
+            data = await self._read_bytes(newest)
+            if data is None:
+                raise HostError(f"cannot read the backup {newest}")
+            if data != current:
+                break
+            # A push cut after its backup but before the rename left a copy of the current unit: skip it.
+            await self._run(rc.remove(newest), what="dropping a backup identical to the unit")
         await self._run(rc.copy_preserving(newest, self.staging_path), what="staging the backup")
         await self._run(rc.rename(self.staging_path, self.unit_path), what="restoring the backup")
         await self._run(rc.remove(newest), what="dropping the restored backup")
