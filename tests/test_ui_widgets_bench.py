@@ -105,3 +105,17 @@ def test_snapshot_bench_table_filled(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(BenchHost(), run_before=run, terminal_size=(120, 16))
+
+
+async def test_a_caveat_shared_by_levels_is_listed_once_and_a_cut_level_says_cancelled() -> None:
+    app = BenchHost()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4, 16])
+        table.apply_event(LevelDone(level(1, 150.0, warnings=["temperature 0 inflates acceptance"])))
+        table.apply_event(LevelDone(level(4, 250.0, errors=1, warnings=["temperature 0 inflates acceptance"])))
+        table.apply_event(LevelStarted(concurrency=16, planned=8))
+        table.apply_event(RunDone(levels=[], cancelled=True))
+        await pilot.pause()
+        assert table.warnings == ["c=1,4: temperature 0 inflates acceptance", "c=4: 1 failed request(s) (timeout ×1)"]
+        assert table.cell_text(16, "progress") == "cancelled"

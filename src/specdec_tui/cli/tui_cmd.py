@@ -1,5 +1,8 @@
 """Starting the panel (the default command): `specdec-tui [--config F] [--host NAME] [--session FILE]`.
 
+`--session FILE` without `--host` opens an existing session offline (browse and compare trials); with
+`--host NAME` the session is continued on that host.
+
 `run_app` is the one entry the demo (`--demo`) and this command share: it takes what they resolved
 and runs the Textual app until the user quits.
 """
@@ -47,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if args.demo:
         return run_demo(args)
     config = resolve_config(args.config)
+    if args.session and not args.host and Path(args.session).exists():
+        # a saved session on its own is opened for reading: trials, compare; no host is touched
+        session, session_path = resolve_session(args.session, "offline", "")
+        return run_app(config, None, session, session_path)
     from specdec_tui.hosts.factory import open_host, pick_host_name
 
     try:

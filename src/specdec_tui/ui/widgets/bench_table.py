@@ -89,7 +89,8 @@ class BenchTable(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.results: dict[int, LevelResult] = {}
-        self.warnings: list[str] = []
+        self.warnings: list[str] = []  # "c=1,4: note": one line per distinct note, however many levels share it
+        self._notes: dict[str, list[int]] = {}
         self.status = "No benchmark yet — press b to run one."
         self._previous: dict[int, LevelResult] = {}
         self._running: dict[int, _Running] = {}
@@ -155,8 +156,9 @@ class BenchTable(Vertical):
             self._running.pop(event.result.concurrency, None)
             self._fill_done(event.result)
         elif isinstance(event, RunDone):
+            in_flight = set(self._running)
             self._running.clear()
-            self._finish(event)
+            self._finish(event, in_flight)
 
     def cell_text(self, concurrency: int, column: str) -> str:
         value = self.table.get_cell(str(concurrency), column)
@@ -167,6 +169,7 @@ class BenchTable(Vertical):
     def _reset(self, previous: list[LevelResult] | None) -> None:
         self.results = {}
         self.warnings = []
+        self._notes = {}
         self._running = {}
         self._previous = {lv.concurrency: lv for lv in previous or []}
         self.table.clear()
@@ -227,7 +230,7 @@ class BenchTable(Vertical):
 
     # -- status and warnings ---------------------------------------------------------------------
 
-    def _finish(self, event: RunDone) -> None:
+    def _finish(self, event: RunDone, in_flight: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         if event.error:
             self._set_status(f"Benchmark failed: {event.error}")
         elif event.cancelled:
@@ -236,19 +239,23 @@ class BenchTable(Vertical):
             best = max(self.results.values(), key=lambda lv: lv.output_tok_s, default=None)
             peak = f" Peak {fmt_num(best.output_tok_s)} tok/s at c={best.concurrency}." if best else ""
             self._set_status(f"Benchmark done: {len(self.results)} level(s).{peak}")
-        for concurrency in self.table.rows:
-            if int(concurrency.value or 0) not in self.results:
-                self._update(int(concurrency.value or 0), progress=self._styled("not run", "pending"))
+        for row in self.table.rows:
+            concurrency = int(row.value or 0)
+            if concurrency in self.results:
+                continue
+            stopped = event.cancelled and concurrency in in_flight  # a level cut short, its numbers partial
+            self._update(concurrency, progress=self._styled("cancelled" if stopped else "not run", "error" if stopped else "pending"))
 
     def _collect_warnings(self, level: LevelResult) -> None:
-        prefix = f"c={level.concurrency}: "
         notes = list(level.warnings)
         if level.errors:
             kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(level.error_kinds.items()))
             notes.append(f"{level.errors} failed request(s)" + (f" ({kinds})" if kinds else ""))
         if level.estimated:
             notes.append("tokens estimated from stream chunks (the server sent no usage)")
-        self.warnings.extend(prefix + note for note in notes)
+        for note in notes:  # the profile's caveats repeat at every level: say each once, with its levels
+            self._notes.setdefault(note, []).append(level.concurrency)
+        self.warnings = [f"c={','.join(map(str, levels))}: {note}" for note, levels in self._notes.items()]
         self._render_warnings()
 
     def _render_warnings(self) -> None:
