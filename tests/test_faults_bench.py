@@ -139,6 +139,7 @@ async def test_the_server_killed_mid_level_ends_the_run_and_the_trial_is_saved_w
     assert 0 < second.errors < second.requests  # some finished before the kill, the rest failed
     assert third.errors == third.requests  # nobody answers any more
     assert status.active_state == "failed" and status.result == "signal"
+    assert trial.status == "failed" and "stopped during the benchmark" in trial.failure  # not an "ok" trial
     saved = load_session(tmp_path / "s.toml").trial(trial.id)
-    assert saved is not None
+    assert saved is not None and saved.status == "failed"
     assert [lv.errors for lv in saved.levels] == [0, second.errors, third.requests]

@@ -250,6 +250,23 @@ class TrialRunner:
                 if event.error:
                     trial.status = "failed"
                     trial.failure = f"benchmark: {event.error}"
+        if trial.status == "running" and trial.errors:
+            await self._check_server_survived(trial)
+
+    async def _check_server_survived(self, trial: Trial) -> None:
+        """Requests failed: if the server itself is gone, the trial failed (its figures are not the config's)."""
+        try:
+            status = await self.host.status()
+        except HostError:
+            return
+        if status.is_running:
+            return
+        trial.status = "failed"
+        why = status.result or status.sub_state or status.active_state
+        line = await self.last_error_line()
+        trial.failure = f"the server stopped during the benchmark (unit {status.active_state}, {why})" + (
+            f" — journal: {line}" if line else "")
+        self.record(trial)
 
     async def _roll_back_after_failure(self, trial: Trial, emit: Callable[[object], None]) -> None:
         emit(Phase("rollback", "restoring the previous unit"))
