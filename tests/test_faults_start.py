@@ -71,7 +71,7 @@ async def check_failed_start_rolls_back(runner: TrialRunner, case: str, base: di
 
 
 @pytest.fixture
-async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
+async def start_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
     ws = ensure_demo_workspace(tmp_path / "ws", time_scale=40)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
     runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
@@ -84,15 +84,15 @@ async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
 
 
 @pytest.mark.parametrize("case", ["unknown-flag", "cuda-graph-oom"])
-async def test_demo_failed_start_is_named_and_rolled_back(demo_runner: TrialRunner, case: str) -> None:
-    await check_failed_start_rolls_back(demo_runner, case)
+async def test_demo_failed_start_is_named_and_rolled_back(start_runner: TrialRunner, case: str) -> None:
+    await check_failed_start_rolls_back(start_runner, case)
 
 
-async def test_demo_unknown_flag_exits_2_like_argparse(demo_runner: TrialRunner) -> None:
-    good = await demo_runner.read_running()
-    demo_runner.auto_rollback = False
-    await demo_runner.run_trial(edit(good, BAD_STARTS["unknown-flag"][0]), run_bench=False)
-    status = await demo_runner.host.status()
+async def test_demo_unknown_flag_exits_2_like_argparse(start_runner: TrialRunner) -> None:
+    good = await start_runner.read_running()
+    start_runner.auto_rollback = False
+    await start_runner.run_trial(edit(good, BAD_STARTS["unknown-flag"][0]), run_bench=False)
+    status = await start_runner.host.status()
     assert status.is_failed and status.exec_main_status == 2
 
 
