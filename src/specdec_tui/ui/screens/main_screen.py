@@ -10,12 +10,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.widgets.config_pane import ConfigPane
@@ -75,6 +75,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.set_class(is_wide(self.app.size.width), "-wide")
+        self.call_after_refresh(self.focus_active_tab)
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(is_wide(event.size.width), "-wide")
@@ -87,7 +88,28 @@ class MainScreen(Screen[None]):
         return self.query_one(f"#{widget_id}")
 
     def action_show_tab(self, tab: str) -> None:
+        """A tab key: show the tab and put the focus in it (also when the tab bar had it)."""
         self.query_one(TabbedContent).active = tab
+        self.call_after_refresh(self.focus_active_tab)
+
+    def focus_active_tab(self) -> None:
+        """Focus the first focusable widget of the shown tab (the first flag field, the journal log,
+        the bench table, the trials table), so keys reach what the user is looking at."""
+        tabs = self.query_one(TabbedContent)
+        pane = tabs.get_pane(tabs.active) if tabs.active else None
+        if pane is None:
+            return
+        target = next((w for w in self.focus_chain if pane in w.ancestors), None)
+        if target is not None:
+            target.focus(scroll_visible=False)
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_shown(self, _: TabbedContent.TabActivated) -> None:
+        """After a switch the old focus is hidden; move it into the tab. Arrowing along the tab bar
+        keeps the focus on the bar."""
+        if isinstance(self.focused, Tabs):
+            return
+        self.call_after_refresh(self.focus_active_tab)
 
     def action_filter_journal(self) -> None:
         self.action_show_tab("journal")

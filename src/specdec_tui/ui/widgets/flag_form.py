@@ -57,7 +57,12 @@ def flag_help(name: str) -> str:
 
 
 class FlagForm(VerticalScroll):
-    """Rows for `FORM_FLAGS` plus every other flag of the unit. Empty field = flag removed."""
+    """Rows for `FORM_FLAGS` plus every other flag of the unit. Empty field = flag removed.
+
+    The form itself takes no focus (a scroll container would add a dead Tab stop before the first
+    field); its fields do, and scrolling follows the focused field."""
+
+    can_focus = False
 
     DEFAULT_CSS = """
     FlagForm { height: 1fr; }
