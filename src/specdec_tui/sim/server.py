@@ -25,6 +25,7 @@ from specdec_tui.sim.startup import StartupFailed, log_uvicorn_start, log_uvicor
 SGLANG_VERSION = "0.5.9"
 OPEN_PATHS = ("/health", "/health_generate", "/metrics", "/sim/")
 STATE_KEY = web.AppKey("sim_state", object)
+SENT_STATUS = "sim_sent_status"  # request key: the status of a response whose headers are on the wire
 
 
 def _json(obj: Any, status: int = 200) -> web.Response:
@@ -83,6 +84,9 @@ class SimServer:
             return resp
         except web.HTTPException as exc:
             status = exc.status
+            raise
+        except asyncio.CancelledError:  # the client left; uvicorn logs the status it had sent, if any
+            status = request.get(SENT_STATUS, 499)
             raise
         finally:
             peer = request.transport.get_extra_info("peername") if request.transport else None
@@ -177,6 +181,7 @@ class SimServer:
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                        "Cache-Control": "no-cache"})
         await resp.prepare(request)
+        request[SENT_STATUS] = resp.status
         try:
             if chat:
                 await resp.write(b"data: " + orjson.dumps(shaper.role_chunk()) + b"\n\n")
@@ -189,7 +194,11 @@ class SimServer:
                 await resp.write(b"data: " + orjson.dumps(shaper.usage_chunk()) + b"\n\n")
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:  # aiohttp's ClientConnectionResetError is one too
+            # The client went away mid-stream (a cancelled benchmark). SGLang aborts the request and logs
+            # nothing alarming; the status already on the wire is 200, so the access line says so.
+            self.engine.cancel(req)
+        except asyncio.CancelledError:  # aiohttp cancels the handler when the connection drops
             self.engine.cancel(req)
             raise
         return resp
