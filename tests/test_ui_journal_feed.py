@@ -101,3 +101,18 @@ async def test_the_last_stats_are_sent_when_the_journal_ends() -> None:
     batches = await collect(parsed_batches(burst(600, DECODE), stats_every_s=10.0, clock=lambda: 0.0))
     assert sum(len(b.records) for b in batches) == 600  # two batches: only the first was due for stats
     assert batches[-1].stats is not None and batches[-1].stats.decode_lines == 600
+
+
+async def test_a_consumer_that_falls_behind_gets_the_newest_lines_and_a_counted_gap() -> None:
+    batches = await collect(batched(burst(50_000), max_lines=500, max_buffered=1_000))
+    records = [r for b in batches for r in b]
+    gaps = [r for r in records if r.kind == "gap"]
+    assert len(gaps) == 1 and records[0] is gaps[0]
+    assert gaps[0].message.startswith("49000 journal lines skipped")
+    assert [r.cursor for r in records[1:]] == [str(i) for i in range(49_000, 50_000)]  # the newest, in order
+
+
+async def test_a_consumer_that_keeps_up_sees_no_gap() -> None:
+    batches = await collect(batched(burst(3_000), max_lines=500, max_buffered=3_000))
+    assert all(r.kind == "line" for b in batches for r in b)
+    assert sum(len(b) for b in batches) == 3_000

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections import deque
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import AsyncIterator
 
 from specdec_tui.core.sglang_log import LogStats, parse_line
@@ -20,6 +22,17 @@ from specdec_tui.hosts.base import JournalRecord
 BATCH_WINDOW_S = 0.05  # a line waits at most this long before it is handed over
 BATCH_MAX_LINES = 500
 IDLE_TICK_S = 0.2  # with no lines for this long, an empty batch lets the caller flush what it holds
+# Lines read but not yet handed over. Beyond this the oldest are dropped and counted (one "N lines
+# skipped" gap, as journald's rate limiting does), so memory stays bounded if parsing falls behind.
+BUFFER_MAX_LINES = 20_000
+
+
+def skipped_gap(count: int, before: JournalRecord | None) -> JournalRecord:
+    """The gap record standing for `count` dropped lines (placed before the next line kept)."""
+    when = before.timestamp if before is not None else datetime.now(timezone.utc)
+    plural = "line" if count == 1 else "lines"
+    return JournalRecord(cursor="", timestamp=when, kind="gap",
+                         message=f"{count} journal {plural} skipped: the panel fell behind the log")
 
 
 async def batched(
@@ -28,21 +41,26 @@ async def batched(
     window_s: float = BATCH_WINDOW_S,
     max_lines: int = BATCH_MAX_LINES,
     idle_s: float = IDLE_TICK_S,
+    max_buffered: int = BUFFER_MAX_LINES,
 ) -> AsyncIterator[list[JournalRecord]]:
     """Lists of records: each one as soon as it is full or `window_s` after its first record.
 
     Yields [] after `idle_s` without records (a tick). The source is read by its own task, so a slow
-    consumer never cancels a read half-way (which would close a journal follower).
+    consumer never cancels a read half-way (which would close a journal follower). At most
+    `max_buffered` records wait; older ones are dropped and a batch starts with a counted gap record.
     """
-    buffer: list[JournalRecord] = []
+    buffer: deque[JournalRecord] = deque(maxlen=max(max_buffered, max_lines))
     has_data, full = asyncio.Event(), asyncio.Event()
     ended = False
     failure: BaseException | None = None
+    skipped = 0
 
     async def pump() -> None:
-        nonlocal ended, failure
+        nonlocal ended, failure, skipped
         try:
             async for record in source:
+                if len(buffer) == buffer.maxlen:
+                    skipped += 1  # the append below pushes the oldest out
                 buffer.append(record)
                 has_data.set()
                 if len(buffer) >= max_lines:
@@ -65,8 +83,10 @@ async def batched(
             if not ended and len(buffer) < max_lines:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(full.wait(), window_s)
-            batch = buffer[:max_lines]
-            del buffer[:max_lines]
+            batch = [buffer.popleft() for _ in range(min(max_lines, len(buffer)))]
+            if skipped:
+                batch.insert(0, skipped_gap(skipped, batch[0] if batch else None))
+                skipped = 0
             if not buffer and not ended:
                 has_data.clear()
             if len(buffer) < max_lines and not ended:
