@@ -19,7 +19,7 @@ from specdec_tui.ui.screens.sessions_screen import SessionsScreen
 from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
 from specdec_tui.ui.session_actions import FormError, SweepForm, list_sessions, plan_from_form
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, wait_for
 
 STEPS = "speculative-num-steps"
 WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
@@ -199,19 +199,6 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
     assert [t.sweep.get("value") for t in saved.trials] == ["1", "2", "3"]
 
 
-async def test_offline_session_flag_opens_the_app_without_a_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from specdec_tui.cli import tui_cmd
-
-    path = tmp_path / "saved.toml"
-    save_session(seed_session(), path)
-    built: list[object] = []
-    monkeypatch.setattr(tui_cmd, "run_app", lambda config, host, session, session_path: built.append((host, session, session_path)) or 0)
-    args = argparse.Namespace(demo=False, headless=False, config=None, host=None, session=str(path), profile=None)
-    assert tui_cmd.run(args) == 0
-    host, session, session_path = built[0]
-    assert host is None and session_path == path and [t.label for t in session.trials] == ["steps=1", "steps=2", "steps=3"]
-
-
 async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_unit(tmp_path: Path) -> None:
     from specdec_tui.sweep import edit_for_value
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
@@ -256,3 +243,77 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
         await pilot.press("escape")
         await pilot.pause()
     assert closed == [None]
+
+
+# -- wired into the panel: keys o / v / S, and the CLI's offline start ------------------------------------
+
+
+async def test_o_lists_saved_sessions_and_enter_opens_one_offline_with_table_and_unit() -> None:
+    directory = sessions_dir()
+    directory.mkdir(parents=True)
+    save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.host is None and [t.label for t in app.session.trials] == ["steps=1", "steps=2", "steps=3"]
+        assert "gpu-box" in app.sub_title
+        table = app.main.query_one("#bench-table")
+        assert table.cell_text(1, "tok_s") == "234.0" and table.cell_text(1, "delta") == "+25.8%"
+        assert "--speculative-num-steps 3" in app.config_pane.running_text
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen) and (app.screen.a_id, app.screen.b_id) == (2, 3)
+
+
+async def test_sweep_refused_offline_in_words() -> None:
+    app = offline_app(trials=seed_session().trials)
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("S")
+        await pilot.pause()
+        assert not isinstance(app.screen, SweepFormScreen)
+        assert any("offline session" in n and "sweep needs a host" in n for n in seen)
+
+
+async def test_S_runs_a_sweep_from_the_panel_and_the_trials_list_follows(tmp_path: Path) -> None:
+    app = demo_app(tmp_path, time_scale=200.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.busy is None, "the unit to load")
+        await pilot.press("escape")  # out of the text field: S is a key, not a letter
+        assert not app.config_pane.dirty
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SweepFormScreen)
+        app.screen.query_one("#sweep-values").value = "1..3"
+        app.screen.query_one("#sweep-repeats").value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and app.busy == "sweep"
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the apply-the-winner question", steps=2400)
+        assert screen.outcome.winner in ("1", "2", "3")
+        await pilot.press("n")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.busy is None and app.screen is app.main
+        assert app.main.query_one("#trials-list").trial_ids == [t.id for t in app.session.trials]
+        assert len(app.session.trials) == 3
+
+
+def test_offline_session_file_builds_an_app_without_a_host(tmp_path: Path) -> None:
+    from specdec_tui.cli import tui_cmd
+
+    path = tmp_path / "saved.toml"
+    save_session(seed_session(), path)
+    args = argparse.Namespace(demo=False, headless=False, config=None, host=None, session=str(path), profile=None)
+    app = tui_cmd.offline_app(args, tui_cmd.resolve_config(None))
+    assert app is not None and app.host is None and app.session_path == path
+    assert [t.label for t in app.session.trials] == ["steps=1", "steps=2", "steps=3"]
+    folder = argparse.Namespace(**{**vars(args), "session": str(tmp_path)})
+    assert tui_cmd.offline_app(folder, tui_cmd.resolve_config(None)).open_sessions_from == tmp_path
+    live = argparse.Namespace(**{**vars(args), "host": "demo"})
+    assert tui_cmd.offline_app(live, tui_cmd.resolve_config(None)) is None

@@ -1,7 +1,8 @@
 """Starting the panel (the default command): `specdec-tui [--config F] [--host NAME] [--session FILE]`.
 
 `--session FILE` without `--host` opens an existing session offline (browse and compare trials); with
-`--host NAME` the session is continued on that host.
+`--host NAME` the session is continued on that host. `--session DIR` (or `--sessions`, when the parser
+offers it) opens the list of saved sessions in that folder (the data dir's sessions/), also offline.
 
 `run_app` is the one entry the demo (`--demo`) and this command share: it takes what they resolved
 and runs the Textual app until the user quits.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import Config, ConfigError, find_config_path, load_config
@@ -37,23 +39,52 @@ def resolve_session(arg: str | None, host_name: str, unit: str) -> tuple[Session
     return Session(host=host_name, unit=unit), path
 
 
-def run_app(config: Config, host: Host | None, session: Session, session_path: Path | None) -> int:
-    """Run the panel on `host` (None: browse `session` offline) until the user quits."""
+def build_app(config: Config, host: Host | None, session: Session, session_path: Path | None, *,
+              sessions_from: Path | None = None) -> Any:
+    """The panel, not yet running; `sessions_from` opens the saved-sessions list of that folder first."""
     from specdec_tui.ui.app import make_app
 
     app = make_app(config, host, session, session_path=session_path)
+    app.open_sessions_from = sessions_from
+    return app
+
+
+def run_app(config: Config, host: Host | None, session: Session, session_path: Path | None) -> int:
+    """Run the panel on `host` (None: browse `session` offline) until the user quits."""
+    return run_built(build_app(config, host, session, session_path))
+
+
+def run_built(app: Any) -> int:
     app.run()
     return int(app.return_code or 0)
+
+
+def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
+    """The panel without a host for `--sessions`, `--session DIR`, or an existing `--session FILE` without
+    `--host`; None when the arguments ask for a host. Nothing is connected to."""
+    from specdec_tui.paths import sessions_dir
+
+    if getattr(args, "sessions", False):
+        return build_app(config, None, Session(host="offline"), None, sessions_from=sessions_dir())
+    if not args.session or args.host:
+        return None
+    path = Path(args.session)
+    if path.is_dir():
+        return build_app(config, None, Session(host="offline"), None, sessions_from=path)
+    if not path.exists():
+        return None  # a new file: a session started on the default host
+    # a saved session on its own is opened for reading: trials, compare; no host is touched
+    session, session_path = resolve_session(args.session, "offline", "")
+    return build_app(config, None, session, session_path)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.demo:
         return run_demo(args)
     config = resolve_config(args.config)
-    if args.session and not args.host and Path(args.session).exists():
-        # a saved session on its own is opened for reading: trials, compare; no host is touched
-        session, session_path = resolve_session(args.session, "offline", "")
-        return run_app(config, None, session, session_path)
+    offline = offline_app(args, config)
+    if offline is not None:
+        return run_built(offline)
     from specdec_tui.hosts.factory import open_host, pick_host_name
 
     try:

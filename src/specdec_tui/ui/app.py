@@ -30,6 +30,7 @@ from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.screens.main_screen import MainScreen
+from specdec_tui.ui.session_actions import SessionActions
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 
@@ -46,7 +47,7 @@ def _in_words(err: BaseException) -> str:
 CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
 
 
-class SpecdecApp(App[None]):
+class SpecdecApp(SessionActions, App[None]):  # SessionActions: o sessions, v compare, S sweep, R replay
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
     BINDINGS: list[BindingType] = [*APP_BINDINGS, CANCEL_BENCH]
@@ -97,6 +98,7 @@ class SpecdecApp(App[None]):
         draft_key = (self.host_name, self.unit_name) if self.host else None
         self.push_screen(MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines))
         self.call_after_refresh(self._show_trials)
+        self.start_session_side()
         if self.host is not None:
             self.connect_host()
 
@@ -128,7 +130,14 @@ class SpecdecApp(App[None]):
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen as _C
         from specdec_tui.ui.screens.error_screen import ErrorScreen as _E
 
-        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS, "Confirm": _C.BINDINGS, "Error": _E.BINDINGS}
+        from specdec_tui.ui.screens.compare_screen import CompareScreen
+        from specdec_tui.ui.screens.replay_screen import ReplayScreen
+        from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+        from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+
+        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS, "Confirm": _C.BINDINGS, "Error": _E.BINDINGS,
+                "Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS, "Sweep form": SweepFormScreen.BINDINGS,
+                "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS}
 
     def help_rows(self) -> list[KeyRow]:
         return key_rows(self.binding_scopes(), self.effective_keymap)

@@ -20,6 +20,10 @@ APP_BINDINGS: list[BindingType] = [
     Binding("b", "bench", "Bench", id="bench"),
     Binding("escape,c", "cancel", "Cancel", id="cancel"),
     Binding("ctrl+s", "save_session", "Save", id="save"),
+    Binding("o", "sessions", "Sessions", id="sessions"),
+    Binding("v", "compare", "Compare", id="compare"),
+    Binding("S", "sweep", "Sweep", id="sweep"),
+    Binding("R", "replay", "Replay", id="replay"),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
 ]
