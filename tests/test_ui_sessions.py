@@ -235,6 +235,9 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
         await pilot.pause()
         screen = app.screen
         await wait_for(pilot, lambda: unit_file.read_text() != original, "the first value pushed", steps=2400)
+        await pilot.press("ctrl+q")  # quitting under a sweep is refused: it could leave a tried value behind
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, SweepScreen)
         await pilot.press("escape")
         assert isinstance(app.screen, SweepScreen)  # a running sweep is cancelled first, not left behind
         await wait_for(pilot, lambda: not screen.running, "the cancel", steps=2400)
@@ -317,3 +320,18 @@ def test_offline_session_file_builds_an_app_without_a_host(tmp_path: Path) -> No
     assert tui_cmd.offline_app(folder, tui_cmd.resolve_config(None)).open_sessions_from == tmp_path
     live = argparse.Namespace(**{**vars(args), "host": "demo"})
     assert tui_cmd.offline_app(live, tui_cmd.resolve_config(None)) is None
+
+
+async def test_palette_and_help_offer_the_session_actions() -> None:
+    from specdec_tui.ui.commands import palette_entries
+
+    app = offline_app(trials=seed_session().trials)
+    async with app.run_test(size=(120, 40)) as pilot:
+        titles = {entry.title for entry in palette_entries(app)}
+        assert {"Sessions", "Compare", "Sweep", "Replay"} <= titles
+        ids = {row.binding_id for row in app.help_rows()}
+        assert {"sessions", "compare", "sweep", "replay", "compare-next", "sweep-close"} <= ids
+        compare = next(e for e in palette_entries(app) if e.title == "Compare")
+        compare.run()
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)

@@ -560,6 +560,8 @@ class SpecdecApp(SessionActions, App[None]):  # SessionActions: o sessions, v co
     async def action_quit(self) -> None:
         if self._quit_question is not None and self._quit_question in self.screen_stack:
             return  # already asking; answer that question
+        if self.task_blocks_quit():
+            return
         pane = self.config_pane
         pane.flush_draft()
         reasons = [r for r, on_ in (("an unpushed edit (kept as a draft)", pane.dirty), ("a running benchmark", self.bench_worker is not None)) if on_]

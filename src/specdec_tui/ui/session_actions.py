@@ -376,6 +376,17 @@ class SessionActions:
             f"Replay {len(todo)} trial(s) on {app.host_name}? Each one pushes its unit and restarts the server; "
             "the unit running now is put back at the end.", yes="Replay"), start)
 
+    def task_blocks_quit(self) -> bool:
+        """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting
+        under it could leave the host on a value that was being tried. Says so and returns True."""
+        app: Any = self
+        running = next((s for s in app.screen_stack if isinstance(s, TaskScreen) and s.running), None)
+        if running is None:
+            return False
+        app.notify(f"A {running.TASK} is running. Press escape on it to cancel (it puts back the unit that ran "
+                   f"before), then quit.", severity="warning", title="Not quitting yet")
+        return True
+
     def _task_closed(self, _outcome: Any) -> None:
         app: Any = self
         app.busy = None
