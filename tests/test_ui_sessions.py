@@ -332,6 +332,6 @@ async def test_palette_and_help_offer_the_session_actions() -> None:
         ids = {row.binding_id for row in app.help_rows()}
         assert {"sessions", "compare", "sweep", "replay", "compare-next", "sweep-close"} <= ids
         compare = next(e for e in palette_entries(app) if e.title == "Compare")
-        compare.run()
+        await compare.run()  # the palette awaits what it runs
         await pilot.pause()
         assert isinstance(app.screen, CompareScreen)
