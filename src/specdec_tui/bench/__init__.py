@@ -2,21 +2,27 @@
 
 Public API: `run_benchmark` (async iterator of events), `BenchRun` (thread handle), `drive_benchmark`
 (coroutine on the caller's loop), the event types, and `load_prompt_set`.
+
+Names are imported on first use (PEP 562): `bench.events` is needed by the panel's first frame, the
+engine (aiohttp, ~150 ms to import) only when a benchmark runs.
 """
 
-from specdec_tui.bench.engine import BenchRun, drive_benchmark, run_benchmark
-from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
-from specdec_tui.bench.prompts import PromptSetError, load_prompt_set
+from __future__ import annotations
 
-__all__ = [
-    "BenchEvent",
-    "BenchRun",
-    "LevelDone",
-    "LevelProgress",
-    "LevelStarted",
-    "PromptSetError",
-    "RunDone",
-    "drive_benchmark",
-    "load_prompt_set",
-    "run_benchmark",
-]
+import importlib
+from typing import Any
+
+_HOME = {
+    "BenchRun": "engine", "drive_benchmark": "engine", "run_benchmark": "engine",
+    "BenchEvent": "events", "LevelDone": "events", "LevelProgress": "events", "LevelStarted": "events", "RunDone": "events",
+    "PromptSetError": "prompts", "load_prompt_set": "prompts",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'specdec_tui.bench' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"specdec_tui.bench.{module}"), name)

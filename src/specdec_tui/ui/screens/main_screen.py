@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.widgets.config_pane import ConfigPane
+from specdec_tui.ui.widgets.flag_form import FlagForm
 
 TABS: tuple[tuple[str, str], ...] = (
     ("config", "1 Config"),
@@ -46,7 +47,16 @@ def is_wide(width: int) -> bool:
 
 
 class MainScreen(Screen[None]):
+    """Wide terminals show health beside the journal too: a start (loading → ready, or the error
+    that failed it) reads in one glance with the lines that explain it."""
+
     BINDINGS = MAIN_SCREEN_BINDINGS
+    DEFAULT_CSS = """
+    MainScreen #journal-row { height: 1fr; }
+    MainScreen #journal-pane { width: 1fr; }
+    MainScreen #journal-health { display: none; width: 58; border-left: vkey $panel; }
+    MainScreen.-wide #journal-health { display: block; }
+    """
 
     def __init__(self, *, running_text: str, draft_key: tuple[str, str] | None, journal_lines: int) -> None:
         super().__init__()
@@ -60,7 +70,9 @@ class MainScreen(Screen[None]):
             with TabPane(TABS[0][1], id="config"):
                 yield ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
             with TabPane(TABS[1][1], id="journal"):
-                yield optional_widget("journal_pane", "JournalPane", "journal-pane", max_lines=self.journal_lines)
+                with Horizontal(id="journal-row"):
+                    yield optional_widget("journal_pane", "JournalPane", "journal-pane", max_lines=self.journal_lines)
+                    yield optional_widget("health_pane", "HealthPane", "journal-health", classes=HEALTH_VIEW)
             with TabPane(TABS[2][1], id="health"):
                 yield optional_widget("health_pane", "HealthPane", "health-pane", classes=HEALTH_VIEW)
             with TabPane(TABS[3][1], id="bench"):
@@ -98,6 +110,12 @@ class MainScreen(Screen[None]):
         tabs = self.query_one(TabbedContent)
         pane = tabs.get_pane(tabs.active) if tabs.active else None
         if pane is None:
+            return
+        focused = self.focused
+        if focused is not None and pane in focused.ancestors:
+            return  # already in the tab (the user, or a test, put it there meanwhile)
+        if tabs.active == "config":
+            self.config_pane.query_one(FlagForm).focus_first_field()
             return
         target = next((w for w in self.focus_chain if pane in w.ancestors), None)
         if target is not None:

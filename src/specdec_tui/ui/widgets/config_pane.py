@@ -8,7 +8,7 @@ saved as a draft (debounced), so an edit survives a crash or a quit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -57,6 +57,20 @@ def describe_issue(issue: Any) -> str:
     return f"{mark} {where}{issue.message}{fix}"
 
 
+def issue_summary(issues: list[Any], has_row: Callable[[str], bool]) -> str:
+    """"✗ 1 error, ! 1 warning (under the fields; f applies a fix)" and the issues without a form row."""
+    errors = sum(1 for i in issues if i.level == "error")
+    warnings = len(issues) - errors
+    counts = [f"✗ {errors} error{'s' * (errors != 1)}"] if errors else []
+    counts += [f"! {warnings} warning{'s' * (warnings != 1)}"] if warnings else []
+    fixable = any(getattr(i, "fix", None) or getattr(i, "remove", None) for i in issues)
+    rowless = [describe_issue(i) for i in issues if not has_row(i.flag)]
+    if len(rowless) == len(issues):
+        return "\n".join(rowless)
+    head = ", ".join(counts) + " (under the fields" + ("; f applies a fix)" if fixable else ")")
+    return "\n".join([head, *rowless])
+
+
 class ConfigPane(Vertical):
     """Form + unit editor + issue list + diff. `draft_key` = (host name, unit name) or None."""
 
@@ -65,7 +79,7 @@ class ConfigPane(Vertical):
     ConfigPane #config-columns { height: 1fr; }
     ConfigPane #config-left { width: 1fr; min-width: 36; }
     ConfigPane #config-right { width: 1fr; }
-    ConfigPane #config-issues { height: auto; max-height: 6; padding: 0 1; }
+    ConfigPane #config-issues { height: auto; max-height: 6; padding: 0 1; border-top: hkey $panel; }
     ConfigPane #config-issues.-errors { color: $error; }
     ConfigPane #config-issues.-warnings { color: $warning; }
     ConfigPane #unit-editor { height: 2fr; }
@@ -186,8 +200,11 @@ class ConfigPane(Vertical):
         self.diff = self.query_one(DiffView).show(self.running_text, self.text)
 
     def _show_issue_list(self) -> None:
+        """Issues of a form row are spelled out under that row; here a count, plus in full only what
+        has no row (a unit that does not parse, a flag the form does not show)."""
         box = self.query_one("#config-issues", Static)
-        box.update("\n".join(describe_issue(i) for i in self.issues))
+        form = self.query_one(FlagForm)
+        box.update(issue_summary(self.issues, lambda flag: bool(flag) and form.has_row(flag)))
         box.set_class(bool(self.errors), "-errors")
         box.set_class(bool(self.issues) and not self.errors, "-warnings")
         box.display = bool(self.issues)

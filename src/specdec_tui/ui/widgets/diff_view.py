@@ -41,7 +41,7 @@ def make_diff(running: str, edited: str) -> str:
 
 class DiffView(VerticalScroll):
     DEFAULT_CSS = """
-    DiffView { height: 1fr; border: round $panel; }
+    DiffView { height: 1fr; border: round $panel; scrollbar-size: 1 1; }
     DiffView > Static { width: auto; }
     """
 

@@ -65,7 +65,7 @@ class FlagForm(VerticalScroll):
     can_focus = False
 
     DEFAULT_CSS = """
-    FlagForm { height: 1fr; }
+    FlagForm { height: 1fr; scrollbar-size-vertical: 1; }
     FlagForm .flag-row { height: 1; }
     FlagForm .flag-name { width: 30; color: $text-muted; }
     FlagForm .flag-row Input, FlagForm .flag-row Select { width: 1fr; }
@@ -88,6 +88,8 @@ class FlagForm(VerticalScroll):
         self._values: dict[str, str | None] = {}
         self._other: tuple[str, ...] = ()
         self._switches: set[str] = set()
+        self._focus_wanted = False
+        self._rebuilding = False
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -123,6 +125,10 @@ class FlagForm(VerticalScroll):
                 yield field
         yield Static("", classes="flag-issue", id=widget_id("issue", name), markup=False)
 
+    def has_row(self, name: str) -> bool:
+        """True when `name` has a field here (its issues show under it)."""
+        return name in FORM_FLAGS or name in self._other
+
     @property
     def values(self) -> Mapping[str, str | None]:
         return dict(self._values)
@@ -130,10 +136,32 @@ class FlagForm(VerticalScroll):
     async def show_values(self, flags: Mapping[str, str | None]) -> None:
         """Make the fields show `flags` (the unit's current flags); adds/removes "other" rows."""
         if self._take(flags):
-            await self.recompose()
+            focused = self.screen.focused if self.is_attached else None
+            kept = focused.id if focused is not None and self in focused.ancestors else None
+            self._rebuilding = True
+            try:
+                await self.recompose()
+            finally:
+                self._rebuilding = False
+            if kept or self._focus_wanted:  # the rows were rebuilt under the cursor: keep it on its field
+                self._focus_wanted = False
+                self._refocus(kept)
             return
         for name, value in self._values.items():
             self._set_field(name, value)
+
+    def focus_first_field(self) -> None:
+        """Focus the first field; while the rows are being rebuilt, as soon as they are back."""
+        if self._rebuilding:
+            self._focus_wanted = True
+        else:
+            self._refocus(None)
+
+    def _refocus(self, field_id: str | None) -> None:
+        matches = self.query(f"#{field_id}") if field_id else None
+        target = matches.first() if matches else next(iter(self.query("Input, Select")), None)
+        if target is not None:
+            target.focus(scroll_visible=False)
 
     def _set_field(self, name: str, value: str | None) -> None:
         matches = self.query(f"#{widget_id('field', name)}")

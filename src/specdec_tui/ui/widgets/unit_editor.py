@@ -9,7 +9,7 @@ class UnitEditor(TextArea):
     """A TextArea with ini highlighting when Textual has it, plain text otherwise."""
 
     DEFAULT_CSS = """
-    UnitEditor { height: 1fr; }
+    UnitEditor { height: 1fr; scrollbar-size: 1 1; }
     """
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
