@@ -280,7 +280,9 @@ class SessionActions:
         if app.bench_worker is None:  # a live run owns the table while it runs
             app._call_widget("bench-table", "show_results", list(trial.levels), list(previous.levels) if previous else None)
         if app.host is None and app.main_or_none is not None and trial.unit_text:
-            await app.config_pane.load_running(trial.unit_text)
+            pane = app.config_pane
+            if pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
+                await pane.load_running(trial.unit_text, keep_edit=pane.dirty)
         if not announce:  # shown on open, not picked: put the trials list's cursor on it (v compares it)
             found = app.main_or_none.query("#trials-list") if app.main_or_none is not None else None
             table = getattr(found.first(), "table", None) if found else None
