@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", metavar="NAME", help="host from the config to open (default: the config's default_host)")
     parser.add_argument("--session", metavar="FILE", help="session file to open or continue")
     parser.add_argument("--profile", metavar="NAME", help="benchmark profile from the config")
+    parser.add_argument("--sessions", action="store_true", help="browse the saved sessions offline (no host)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"specdec_tui.cli.{name}")
