@@ -118,8 +118,8 @@ class MainScreen(Screen[None]):
             self.config_pane.query_one(FlagForm).focus_first_field()
             return
         target = next((w for w in self.focus_chain if pane in w.ancestors), None)
-        if target is not None:
-            target.focus(scroll_visible=False)
+        if target is not None:  # now, not queued: a focus the user asks for meanwhile comes after and wins
+            self.set_focus(target, scroll_visible=False)
 
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_shown(self, _: TabbedContent.TabActivated) -> None:

@@ -160,8 +160,8 @@ class FlagForm(VerticalScroll):
     def _refocus(self, field_id: str | None) -> None:
         matches = self.query(f"#{field_id}") if field_id else None
         target = matches.first() if matches else next(iter(self.query("Input, Select")), None)
-        if target is not None:
-            target.focus(scroll_visible=False)
+        if target is not None:  # now, not queued: a focus the user asks for meanwhile comes after and wins
+            self.screen.set_focus(target, scroll_visible=False)
 
     def _set_field(self, name: str, value: str | None) -> None:
         matches = self.query(f"#{widget_id('field', name)}")
