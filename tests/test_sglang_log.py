@@ -171,7 +171,7 @@ def test_log_stats_folds_the_latest_numbers() -> None:
     assert (stats.accept_len, stats.gen_throughput, stats.running_req, stats.queue_req) == (2.05, 1890.40, 17, 9)
     assert [a.setting for a in stats.adjustments][0] == "max_running_requests"
     stats.feed((LOGS / "failures.log").read_text().splitlines())
-    assert stats.last_error is not None and stats.last_error.category == "exception"
+    assert stats.last_error is not None and stats.last_error.category == "not_enough_memory"  # the cause, not the last line
     stats.feed(["[2026-02-10 08:00:05 TP0] Load weight begin. avail mem=94.50 GB"])
     assert stats.ready is False  # a restart voids readiness
 
@@ -224,3 +224,17 @@ def test_journal_parse_cli_reads_stdin_and_reports_missing_file(tmp_path: Path) 
         timeout=60,
     )
     assert missing.returncode == 1 and b"no such file" in missing.stderr and b"Traceback" not in missing.stderr
+
+
+def test_log_stats_keeps_the_cause_not_the_follow_up_lines() -> None:
+    stats = LogStats().feed([
+        "[2026-12-02 15:10:08 TP0] Load weight begin. avail mem=94.01 GB",
+        "[2026-12-02 15:10:08 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        "[2026-12-02 15:10:08 TP0] RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        "[2026-12-02 15:10:09] Received sigquit from a child process. It usually means the child failed.",
+    ])
+    assert stats.last_error is not None and stats.last_error.category == "not_enough_memory"
+    # A new start forgets the old cause: the next error is the one shown.
+    stats.feed(["[2026-12-02 15:11:00 TP0] Load weight begin. avail mem=94.01 GB",
+                "[2026-12-02 15:11:02] Received sigquit from a child process. It usually means the child failed."])
+    assert stats.last_error.category == "child_failed"

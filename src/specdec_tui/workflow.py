@@ -17,16 +17,10 @@ from specdec_tui.core.flags import validate
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session
-from specdec_tui.core.sglang_log import parse_line
+from specdec_tui.core.sglang_log import ErrorRecord, cause_rank, parse_line
 from specdec_tui.core.unit import UnitFile, UnitSyntaxError
 from specdec_tui.health import HealthSnapshot, NotHealthy, wait_ready
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
-
-
-# Error categories that name a cause, most telling first; the rest ("Scheduler hit an exception",
-# "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
-CAUSE_CATEGORIES = ("not_enough_memory", "cuda_graph_failed", "cuda_oom", "kv_pool_full", "bad_arguments",
-                    "init_failed", "cuda_error")
 
 
 class WorkflowError(Exception):
@@ -142,7 +136,7 @@ class TrialRunner:
 
         SGLang prints the cause (e.g. "Not enough memory") and then generic follow-ups ("Received sigquit
         from a child process"); the first specific error is the one worth showing."""
-        errors: list[tuple[str, str]] = []
+        errors: list[tuple[int, str]] = []
         try:
             async for record in self.host.journal(follow=False, lines=lines):
                 message = record.message.strip()
@@ -150,15 +144,11 @@ class TrialRunner:
                     errors.clear()
                     continue
                 parsed = parse_line(message)
-                if parsed.kind == "error" and getattr(parsed, "fatal", True):
-                    errors.append((getattr(parsed, "category", ""), message))
+                if isinstance(parsed, ErrorRecord) and parsed.fatal:
+                    errors.append((cause_rank(parsed), message))
         except HostError:
             pass
-        for wanted in CAUSE_CATEGORIES:
-            for category, message in errors:
-                if category == wanted:
-                    return message
-        return errors[-1][1] if errors else None
+        return min(errors, key=lambda pair: pair[0])[1] if errors else None  # min keeps the first of equals
 
     def bench(self, profile: BenchProfile | None = None) -> AsyncIterator[object]:
         from specdec_tui.bench.engine import run_benchmark

@@ -714,6 +714,21 @@ FATAL_ERROR_CATEGORIES = frozenset(
     {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
 )
 
+# Error categories that name why a server went down, most telling first. The rest ("Scheduler hit an
+# exception", "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
+CAUSE_CATEGORIES: tuple[str, ...] = (
+    "not_enough_memory", "cuda_graph_failed", "cuda_oom", "bad_arguments", "init_failed", "cuda_error",
+    "scheduler_exception", "child_failed",
+)
+
+
+def cause_rank(record: "ErrorRecord") -> int:
+    """Lower is more telling: a named cause, then other fatal lines, then non-fatal ones (retracts)."""
+    if record.category in CAUSE_CATEGORIES:
+        return CAUSE_CATEGORIES.index(record.category)
+    return len(CAUSE_CATEGORIES) + (0 if record.fatal else 1)
+
+
 # (category, pattern) in priority order: the first match wins.
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
@@ -888,11 +903,12 @@ class LogStats:
     context_len: int | None = None
     kv_cache_tokens: int | None = None
     ready: bool = False
-    last_error: ErrorRecord | None = None
+    last_error: ErrorRecord | None = None  # the most telling error since the server last started
     last_timestamp: datetime | None = None
     adjustments: list[AdjustRecord] = field(default_factory=list)
     decode_lines: int = 0
     error_lines: int = 0
+    _restarted: bool = False  # a start began since last_error was set: the next error replaces it
 
     def update(self, record: LogRecord) -> None:
         """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
@@ -917,11 +933,14 @@ class LogStats:
             self.kv_cache_tokens = record.tokens
         elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
             self.ready = False
+            self._restarted = True
         elif isinstance(record, ReadyRecord):
             self.ready = True
         elif isinstance(record, ErrorRecord):
             self.error_lines += 1
-            self.last_error = record
+            if self.last_error is None or self._restarted or cause_rank(record) < cause_rank(self.last_error):
+                self.last_error = record
+            self._restarted = False
         elif isinstance(record, AdjustRecord):
             self.adjustments.append(record)
 
