@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import random
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from specdec_tui.sim import model
 from specdec_tui.sim.logs import SimLog, decode_batch_line, prefill_batch_line
 from specdec_tui.sim.textgen import TextStream, count_prompt_tokens
 
-KEPT_FINISHED = 10000  # finished requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)
+KEPT_FINISHED = 10000  # records of ended requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class SimRequest:
     sim_arrival: float = 0.0
     sim_first_token: float | None = None
     sim_end: float | None = None
-    cancelled: bool = False
+    cancelled: bool = False  # the client left: SGLang aborts the request (finish_reason "abort")
 
     @property
     def done(self) -> bool:
@@ -96,7 +96,8 @@ class EngineConfig:
 @dataclass(slots=True)
 class Totals:
     requests: int = 0
-    finished: int = 0
+    finished: int = 0  # ended on their own ("stop"/"length"); what /metrics counts as processed
+    aborted: int = 0  # ended because the client left
     prompt_tokens: int = 0
     completion_tokens: int = 0
     decode_steps: int = 0
@@ -113,14 +114,16 @@ class Engine:
         self.rng = random.Random(cfg.seed)
         self.waiting: deque[SimRequest] = deque()
         self.running: list[SimRequest] = []
-        self.requests: dict[str, SimRequest] = {}
+        self.requests: dict[str, SimRequest] = {}  # live ones only (waiting or running)
+        # Ended requests as compact ground-truth records (no queue, no text stream), the newest KEPT_FINISHED:
+        # a long demo must not grow the server without bound.
+        self.ended: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.totals = Totals()
         self.sim_now = 0.0
         self._real0 = 0.0
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._ids = itertools.count()
-        self._finished: deque[str] = deque()
         self._log_tokens = 0
         self._log_sim_t = 0.0
         self._log_accepted = 0
@@ -170,9 +173,23 @@ class Engine:
         return req
 
     def cancel(self, req: SimRequest) -> None:
+        """The client left: abort the request (as SGLang does) unless it already ended; it generates no more."""
+        if req.done:
+            return
         req.cancelled = True
         if req in self.waiting:
             self.waiting.remove(req)
+        req.finish_reason = "abort"
+        req.sim_end = self.sim_now
+        self.totals.aborted += 1
+        self._retire(req)
+
+    def _retire(self, req: SimRequest) -> None:
+        """Move an ended request from the live map to the bounded record of ended ones."""
+        self.requests.pop(req.rid, None)
+        self.ended[req.rid] = req.ground_truth()
+        while len(self.ended) > KEPT_FINISHED:
+            self.ended.popitem(last=False)
 
     # ---- clock --------------------------------------------------------------------------------------------------
     def _loop_time(self) -> float:
@@ -286,9 +303,7 @@ class Engine:
             req.finish_reason = finish
             req.sim_end = self.sim_now
             self.totals.finished += 1
-            self._finished.append(req.rid)
-            if len(self._finished) > KEPT_FINISHED:
-                self.requests.pop(self._finished.popleft(), None)
+            self._retire(req)
         req.out.put_nowait(Emission(text=text, tokens=n, finish_reason=finish, sim_time=self.sim_now))
 
     def _log_decode(self) -> None:
@@ -327,10 +342,11 @@ class Engine:
         return {
             "sim_time": self.sim_now,
             "wall_time": time.time(),
-            "requests": {rid: r.ground_truth() for rid, r in self.requests.items()},
+            "requests": {**self.ended, **{rid: r.ground_truth() for rid, r in self.requests.items()}},
             "totals": {
                 "requests": t.requests,
                 "finished": t.finished,
+                "aborted": t.aborted,
                 "prompt_tokens": t.prompt_tokens,
                 "completion_tokens": t.completion_tokens,
                 "decode_steps": t.decode_steps,
