@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App, ComposeResult
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted, RunDone
@@ -83,8 +84,10 @@ async def test_done_levels_show_delta_against_previous_and_warnings() -> None:
         assert any("estimated" in w for w in table.warnings)
         better = table.get_component_rich_style("bench--better")
         worse = table.get_component_rich_style("bench--worse")
-        assert table.table.get_cell("1", "delta").style == better
-        assert table.table.get_cell("4", "delta").style == worse
+        better_cell, worse_cell = table.table.get_cell("1", "delta").style, table.table.get_cell("4", "delta").style
+        assert (better_cell.color, better_cell.bold) == (better.color, better.bold)
+        assert (worse_cell.color, worse_cell.bold) == (worse.color, worse.bold)
+        assert better_cell.bgcolor is None and worse_cell.bgcolor is None  # the row's own background shows
 
 
 async def test_show_results_without_previous_and_failed_run_status() -> None:
@@ -119,3 +122,55 @@ async def test_a_caveat_shared_by_levels_is_listed_once_and_a_cut_level_says_can
         await pilot.pause()
         assert table.warnings == ["c=1,4: temperature 0 inflates acceptance", "c=4: 1 failed request(s) (timeout ×1)"]
         assert table.cell_text(16, "progress") == "cancelled"
+
+
+def _contrast(a, b) -> float:
+    """WCAG contrast ratio of two rich colors."""
+    from textual.color import Color
+
+    def lum(c) -> float:
+        r, g, b = (x / 255 for x in Color.from_rich_color(c).rgb)
+        f = lambda v: v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4  # noqa: E731
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b)
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _cell_segments(table: BenchTable, row: int, needle: str):
+    """The rendered segments of the data table's `row` (0 = first data row) that draw `needle`."""
+    strip = table.table.render_line(row + 1)  # line 0 is the header
+    text = "".join(s.text for s in strip)
+    start = text.index(needle)
+    segments, at = [], 0
+    for segment in strip:
+        end = at + len(segment.text)
+        if end > start and at < start + len(needle) and segment.text.strip():
+            segments.append(segment)
+        at = end
+    return segments
+
+
+@pytest.mark.parametrize("theme", ["specdec-dark", "textual-light"])
+async def test_delta_and_finished_bars_are_readable_in_the_cursor_row_and_the_others(theme: str) -> None:
+    from specdec_tui.ui.themes import register_themes
+
+    app = BenchHost()
+    async with app.run_test(size=(140, 16)) as pilot:
+        register_themes(app)
+        app.theme = theme
+        await pilot.pause()
+        table = app.query_one(BenchTable)
+        table.show_results([level(1, 234.0), level(4, 468.0)], previous=PREVIOUS)
+        table.table.focus()
+        table.table.move_cursor(row=0)
+        await pilot.pause()
+        assert table.cell_text(1, "progress") == "━━━━━━━━ 100%"  # a line, not a slab of blocks
+        for row, delta in ((0, "+25.8%"), (1, "-10.0%")):
+            for needle in (delta, "━━━━━━━━"):
+                for segment in _cell_segments(table, row, needle):
+                    style = segment.style
+                    assert style.color is not None and style.bgcolor is not None
+                    assert _contrast(style.color, style.bgcolor) >= 3.0, (theme, row, needle, style)
+        cursor_bg = table.table.get_component_rich_style("datatable--cursor").bgcolor
+        assert all(s.style.bgcolor == cursor_bg for s in _cell_segments(table, 0, "+25.8%"))

@@ -139,3 +139,47 @@ def test_snapshot_journal_with_highlights(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(JournalHost(), run_before=feed, terminal_size=(100, 12))
+
+
+def _status(pane: JournalPane) -> str:
+    return str(pane.query_one("#journal-status").render())
+
+
+async def test_status_line_says_follow_state_line_count_and_filter_from_the_start() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        await pilot.pause()
+        assert _status(pane) == "● following · 0 lines · / filter"  # never an empty line
+        pane.add_records([rec(i) for i in range(1234 % 200)] + [rec(9, DECODE)])
+        await pilot.pause(0.1)
+        assert _status(pane).startswith("● following · 35 lines")
+        pane.set_filter("decode")
+        await pilot.pause()
+        assert _status(pane) == "● following · 35 lines · filter: decode (1 shown)"
+        pane.set_filter("")
+        pane.add_records([rec(100 + i) for i in range(40)])
+        await pilot.pause(0.1)
+        pane.log_view.focus()
+        await pilot.press("pageup")
+        pane.add_records([rec(200 + i) for i in range(56)])
+        await pilot.pause(0.1)
+        assert _status(pane) == "⏸ paused · 56 new lines — End to follow"
+
+
+async def test_no_scrollbar_takes_room_while_the_lines_fit() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(60, 12)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(1, "short"), rec(2, DECODE)])  # DECODE is wider than the pane
+        await pilot.pause(0.1)
+        log = pane.log_view
+        assert not log.show_vertical_scrollbar
+        assert log.scrollable_content_region.size == log.content_region.size  # no bar row or column
+        await pilot.press("tab")  # still readable sideways: the long line scrolls with →
+        log.focus()
+        await pilot.press("right")
+        assert log.scroll_x > 0
+        pane.add_records([rec(10 + i) for i in range(30)])
+        await pilot.pause(0.1)
+        assert log.show_vertical_scrollbar  # once they do not fit, a bar says there is more

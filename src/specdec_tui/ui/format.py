@@ -76,6 +76,14 @@ def text_bar(fraction: float, width: int = 10) -> str:
     return ("█" * full + partial).ljust(width)
 
 
+def line_bar(fraction: float, width: int = 8) -> str:
+    """A progress bar drawn as a line ("━━━━────" at 0.5), not solid blocks: a finished bar stays a
+    thin line readable on any row background (a table's cursor row included), never a white slab."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    done = round(fraction * width)
+    return "━" * done + "─" * (width - done)
+
+
 def fmt_mib(mib: float | None) -> str:
     """GPU memory: "71.2 GiB" above 1 GiB, else MiB."""
     if mib is None:

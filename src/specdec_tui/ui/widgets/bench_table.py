@@ -28,6 +28,7 @@ from textual.widgets import DataTable, Static
 
 from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
 from specdec_tui.core.results import LevelResult
+from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
     MISSING,
     delta_pct,
@@ -36,7 +37,7 @@ from specdec_tui.ui.format import (
     fmt_int,
     fmt_ms,
     fmt_num,
-    text_bar,
+    line_bar,
 )
 
 # (key, label) in display order
@@ -69,7 +70,7 @@ class _Running:
 class BenchTable(Vertical):
     """Benchmark rows per concurrency with live progress and deltas vs the previous trial (API in module doc)."""
 
-    COMPONENT_CLASSES = {"bench--better", "bench--worse", "bench--pending", "bench--running", "bench--error"}
+    COMPONENT_CLASSES = {"bench--better", "bench--worse", "bench--pending", "bench--running", "bench--done", "bench--error"}
     DEFAULT_CSS = """
     BenchTable {
         height: auto;
@@ -78,6 +79,7 @@ class BenchTable(Vertical):
         & > .bench--worse { color: $text-error; text-style: bold; }
         & > .bench--pending { color: $text-muted; }
         & > .bench--running { color: $text-accent; }
+        & > .bench--done { color: $text-success; }
         & > .bench--error { color: $text-error; }
         #bench-data { height: auto; max-height: 12; }
         #bench-status { height: auto; padding: 0 1; color: $text-muted; }
@@ -140,7 +142,7 @@ class BenchTable(Vertical):
         if isinstance(event, LevelStarted):
             self._ensure_row(event.concurrency)
             self._running[event.concurrency] = _Running(event.planned, event.duration_s, time.monotonic())
-            self._update(event.concurrency, progress=self._styled(text_bar(0, BAR_WIDTH) + "   0%", "running"))
+            self._update(event.concurrency, progress=self._styled(line_bar(0, BAR_WIDTH) + "   0%", "running"))
             self._set_status(f"Level c={event.concurrency} running…")
         elif isinstance(event, LevelProgress):
             self._ensure_row(event.concurrency)
@@ -149,7 +151,7 @@ class BenchTable(Vertical):
                 event.concurrency,
                 tok_s=self._styled(fmt_num(event.tok_s), "running"),
                 errors=self._errors_cell(event.errors),
-                progress=self._styled(f"{text_bar(fraction, BAR_WIDTH)} {fraction * 100:3.0f}%", "running"),
+                progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {fraction * 100:3.0f}%", "running"),
             )
         elif isinstance(event, LevelDone):
             self._ensure_row(event.result.concurrency)
@@ -207,7 +209,7 @@ class BenchTable(Vertical):
             tpot_p50=Text(fmt_ms(level.tpot_ms.p50), justify="right"),
             accept=Text(accept, justify="right"),
             errors=self._errors_cell(level.errors),
-            progress=Text(f"{text_bar(1.0, BAR_WIDTH)} 100%"),
+            progress=self._styled(f"{line_bar(1.0, BAR_WIDTH)} 100%", "done"),
         )
         self._collect_warnings(level)
 
@@ -225,8 +227,9 @@ class BenchTable(Vertical):
         return 0.0
 
     def _styled(self, text: str, kind: str) -> Text:
-        style = self.get_component_rich_style(f"bench--{kind}") if kind else ""
-        return Text(text, style=style, justify="right")
+        """Foreground and text style only (partial): a cell with its own background would paint over
+        the table's cursor and zebra rows, which is what made Δ unreadable in the highlighted row."""
+        return Text(text, style=foreground_style(self, f"bench--{kind}") if kind else "", justify="right")
 
     # -- status and warnings ---------------------------------------------------------------------
 

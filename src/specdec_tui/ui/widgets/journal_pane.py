@@ -14,6 +14,7 @@ Public API (for the app shell):
     .open_filter() / .close_filter()             # show/hide the filter input (bound to "/" and escape)
     .follow()                                    # jump to the bottom and follow again (bound to "end")
     .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str]
+    .status_text() -> str                        # the line under the log: follow state, count, filter
 Messages: JournalPane.FollowChanged(following: bool) when the tail pauses or resumes.
 Binding ids: "journal.filter", "journal.follow", "journal.close_filter" (remappable with set_keymap).
 """
@@ -134,6 +135,11 @@ class JournalLog(Log):
     DEFAULT_CSS = """
     JournalLog {
         height: 1fr;
+        /* Log's default is `overflow: scroll` (both bars always). A bar only when lines do not fit;
+           long lines still scroll sideways (← →) but without a bar eating a row of a small pane. */
+        overflow-y: auto;
+        overflow-x: auto;
+        scrollbar-size-horizontal: 0;
         & > .journal--decode { color: $text; }
         & > .journal--prefill { color: $text-muted; }
         & > .journal--number { color: $accent; text-style: bold; }
@@ -151,6 +157,12 @@ class JournalLog(Log):
         super().__init__(highlight=True, max_lines=max_lines, auto_scroll=True, id=id)
         self._on_scrolled = on_scrolled
         self.highlighter = JournalHighlighter(lambda kind: self.get_component_rich_style(f"journal--{kind}"), known_kind)
+
+    @property
+    def allow_vertical_scroll(self) -> bool:
+        """Scrolling follows the lines, not the bar: with `overflow-y: auto` the bar appears only at the
+        next layout, and Textual's default (no bar → no scroll) would leave a fresh burst unfollowed."""
+        return self.is_scrollable and not self.disabled
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -288,6 +300,7 @@ class JournalPane(Vertical):
             batch = [line for line in batch if self._filter.match(line)]
         if batch:
             self._write(batch)
+        self._render_status()  # the line count moved
 
     def _write(self, lines: list[str]) -> None:
         log = self.log_view
@@ -389,13 +402,24 @@ class JournalPane(Vertical):
 
     # -- status line -----------------------------------------------------------------------------
 
-    def _render_status(self) -> None:
-        if not self.is_mounted:
-            return
+    def status_text(self) -> str:
+        """The line under the log: follow state, how many lines, the filter.
+
+        "● following · 1,234 lines · / filter", "⏸ paused · 56 new lines — End to follow",
+        with " · filter: decode (12 shown)" while a filter is set."""
+        kept = len(self._kept)
         if self.following:
-            text = "● following — / filter"
+            text = f"● following · {kept:,} line{'s' * (kept != 1)}"
         else:
-            text = f"⏸ paused — {self.new_lines:,} new line{'s' if self.new_lines != 1 else ''} — End to follow"
+            text = f"⏸ paused · {self.new_lines:,} new line{'s' * (self.new_lines != 1)} — End to follow"
         if self._filter is not None:
-            text += f" · filter: {self._filter.source}"
-        self.query_one("#journal-status", Static).update(text)
+            text += f" · filter: {self._filter.source} ({len(self.log_view.lines):,} shown)"
+        elif self.following:
+            text += " · / filter"
+        return text
+
+    def _render_status(self) -> None:
+        # not `is_mounted`: that is still False inside on_mount, which left the line empty at start
+        found = self.query("#journal-status")
+        if found:
+            found.first(Static).update(self.status_text())

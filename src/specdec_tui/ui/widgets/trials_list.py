@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from specdec_tui.core.session import Trial
+from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -113,7 +114,7 @@ class TrialsList(Vertical):
         at_max = levels[-1] if levels else None
         when = trial.pushed_at or trial.started_at
         mrr = trial.facts.max_running_requests if trial.facts else None
-        status_style = self.get_component_rich_style(_STATUS_CLASS.get(trial.status, "trials--muted"))
+        status_style = foreground_style(self, _STATUS_CLASS.get(trial.status, "trials--muted"))
         status = trial.status + (f": {trial.failure}" if trial.failure else "")
         return [
             Text(str(trial.id), justify="right"),
