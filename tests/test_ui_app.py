@@ -144,3 +144,39 @@ def test_main_screen_snapshot(snap_compare, theme: str, size: tuple[int, int]) -
         await pilot.pause()
 
     assert snap_compare(offline_app(theme=theme), terminal_size=size, run_before=settled)
+
+
+async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_and_palette() -> None:
+    from textual.widgets import Footer
+
+    from specdec_tui.ui.commands import palette_entries
+    from specdec_tui.ui.keymap import JOURNAL_BINDINGS
+
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for tab in "12345":
+            await pilot.press(tab)
+            await pilot.pause(0.1)
+            keys = list(app.screen.query_one(Footer).query("FooterKey"))
+            palette_key = next(k for k in keys if k.has_class("-command-palette"))
+            others = [k for k in keys if k is not palette_key]
+            shown = " ".join(f"{k.key_display} {k.description}" for k in others)
+            for needed in ("p Push", "r Restart", "u Rollback", "b Bench", "esc Cancel", "? Help", "^q Quit"):
+                assert needed in shown, (tab, shown)
+            assert max(k.region.right for k in others) <= palette_key.region.x, (tab, shown)  # nothing cut
+            assert palette_key.region.right <= 80
+        everything = bindings_of([*APP_BINDINGS, *MAIN_SCREEN_BINDINGS, *JOURNAL_BINDINGS])
+        titles = {entry.title for entry in palette_entries(app)}
+        await pilot.press("question_mark")
+        await pilot.pause()
+        ids = {row[2] for row in help_table_rows(app)}
+        for binding in everything:
+            assert binding.id in ids, binding.id
+            assert binding.description in titles, binding.description
+        await pilot.press("escape")
+        await pilot.press("1")
+        for entry in palette_entries(app):  # the journal's keys also work from the palette
+            if entry.title == "Follow journal":
+                await entry.run()
+        await pilot.pause()
+        assert app.screen.query_one("#tabs").active == "journal"

@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, current_keys, bindings_of
+from specdec_tui.ui.keymap import APP_BINDINGS, JOURNAL_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of, current_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +25,22 @@ class PaletteEntry:
 def palette_entries(app: "SpecdecAppLike") -> Iterator[PaletteEntry]:
     """What the palette offers, in a stable order: app actions, tab/screen actions, then themes."""
     keymap = app.effective_keymap
-    for scope, items in (("app", APP_BINDINGS), ("screen", MAIN_SCREEN_BINDINGS)):
+    for scope, items in (("app", APP_BINDINGS), ("screen", MAIN_SCREEN_BINDINGS), ("journal", JOURNAL_BINDINGS)):
         for binding in bindings_of(items):
-            action = binding.action if scope == "app" else f"screen.{binding.action}"
+            action = _palette_action(scope, binding.action)
             keys = current_keys(binding, keymap)
             yield PaletteEntry(binding.description, f"keys: {keys}", partial(app.run_action, action))
     for name in sorted(app.available_themes):
         yield PaletteEntry(f"Theme: {name}", "switch the color theme (saved to the config)", partial(setattr, app, "theme", name))
+
+
+def _palette_action(scope: str, action: str) -> str:
+    """The action string `App.run_action` needs for a binding of `scope` (journal keys via the screen)."""
+    if scope == "screen":
+        return f"screen.{action}"
+    if scope == "journal":
+        return f"screen.in_journal('{action}')"
+    return action
 
 
 class SpecdecAppLike:  # documentation of what the provider needs from the app

@@ -13,17 +13,20 @@ from typing import Iterable, Mapping
 from textual.binding import Binding, BindingType
 
 # Binding ids are the public names users write in `[ui.keymap]`, e.g. `push = "ctrl+p,p"`.
+# The footer shows the loop (push, restart, rollback, bench, cancel) plus help and quit, so it fits 80
+# columns on every tab (the journal's status line says "/ filter"); the rest (`show=False`) is on the help
+# screen (?) and in the palette (ctrl+p), like every binding.
 APP_BINDINGS: list[BindingType] = [
     Binding("p", "push", "Push", id="push"),
     Binding("r", "restart", "Restart", id="restart"),
     Binding("u", "rollback", "Rollback", id="rollback"),
     Binding("b", "bench", "Bench", id="bench"),
     Binding("escape,c", "cancel", "Cancel", id="cancel"),
-    Binding("ctrl+s", "save_session", "Save", id="save"),
-    Binding("o", "sessions", "Sessions", id="sessions"),
-    Binding("v", "compare", "Compare", id="compare"),
-    Binding("S", "sweep", "Sweep", id="sweep"),
-    Binding("R", "replay", "Replay", id="replay"),
+    Binding("ctrl+s", "save_session", "Save", id="save", show=False),
+    Binding("o", "sessions", "Sessions", id="sessions", show=False),
+    Binding("v", "compare", "Compare", id="compare", show=False),
+    Binding("S", "sweep", "Sweep", id="sweep", show=False),
+    Binding("R", "replay", "Replay", id="replay", show=False),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
 ]
@@ -34,9 +37,18 @@ MAIN_SCREEN_BINDINGS: list[BindingType] = [
     Binding("3", "show_tab('health')", "Health", id="tab-health", show=False),
     Binding("4", "show_tab('bench')", "Bench", id="tab-bench", show=False),
     Binding("5", "show_tab('trials')", "Trials", id="tab-trials", show=False),
-    Binding("slash", "filter_journal", "Filter", id="filter", key_display="/"),
+    Binding("slash", "filter_journal", "Filter", id="filter", key_display="/", show=False),
     Binding("f", "apply_fix", "Apply fix", id="apply-fix", show=False),
 ]
+
+# The journal pane's own keys (active while it has focus). Listed in help and palette as "Journal".
+JOURNAL_BINDINGS: list[BindingType] = [
+    Binding("slash", "open_filter", "Filter journal", id="journal.filter", show=False),
+    Binding("end", "follow", "Follow journal", id="journal.follow", show=False),
+    Binding("escape", "close_filter", "Close journal filter", show=False, id="journal.close_filter"),
+]
+# Widget-level scopes the app's `binding_scopes` does not list; the help screen adds them.
+WIDGET_SCOPES: dict[str, list[BindingType]] = {"Journal": JOURNAL_BINDINGS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from specdec_tui.ui.keymap import KeyRow
+from specdec_tui.ui.keymap import WIDGET_SCOPES, KeyRow, key_rows
 
 
 class HelpScreen(ModalScreen[None]):
@@ -29,6 +29,12 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.rows = list(rows)
 
+    def _widget_rows(self) -> list[KeyRow]:
+        """Keys of widgets (the journal's) that `rows` does not list yet, with the current keymap."""
+        listed = {row.binding_id for row in self.rows}
+        keymap = getattr(self.app, "effective_keymap", {})
+        return [row for row in key_rows(WIDGET_SCOPES, keymap) if row.binding_id not in listed]
+
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Keys (remap them with [ui.keymap] in the config, by id)", id="help-title")
@@ -37,6 +43,7 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("Keys", "Action", "Id", "Where")
+        self.rows += self._widget_rows()
         for row in self.rows:
             table.add_row(row.keys, row.description, row.binding_id, row.scope)
         table.focus()

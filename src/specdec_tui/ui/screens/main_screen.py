@@ -83,7 +83,7 @@ class MainScreen(Screen[None]):
                     yield optional_widget("health_pane", "HealthPane", "health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
                 yield optional_widget("trials_list", "TrialsList", "trials-list")
-        yield Footer()
+        yield Footer(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     def on_mount(self) -> None:
         self.set_class(is_wide(self.app.size.width), "-wide")
@@ -134,6 +134,11 @@ class MainScreen(Screen[None]):
         journal = self.widget("journal-pane")
         if hasattr(journal, "open_filter"):
             journal.open_filter()
+
+    async def action_in_journal(self, action: str) -> None:
+        """A journal key run from the palette: show the journal and run it there ("follow", ...)."""
+        self.action_show_tab("journal")
+        await self.widget("journal-pane").run_action(action)
 
     async def action_apply_fix(self) -> None:
         done = await self.config_pane.apply_fix()

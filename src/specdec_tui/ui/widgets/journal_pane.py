@@ -32,7 +32,6 @@ from rich.highlighter import Highlighter
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -40,6 +39,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Log, Static
 
 from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.ui.keymap import JOURNAL_BINDINGS
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
 MARKER_RULE = "────"
@@ -209,11 +209,7 @@ class JournalPane(Vertical):
     }
     """
 
-    BINDINGS = [
-        Binding("slash", "open_filter", "Filter", id="journal.filter"),
-        Binding("end", "follow", "Follow", id="journal.follow"),
-        Binding("escape", "close_filter", "Close filter", show=False, id="journal.close_filter"),
-    ]
+    BINDINGS = JOURNAL_BINDINGS  # off the footer (80 columns are full): the status line names / and End
 
     following: reactive[bool] = reactive(True)
     new_lines: reactive[int] = reactive(0)
