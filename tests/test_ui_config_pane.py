@@ -69,3 +69,91 @@ async def test_unknown_flag_gets_its_own_row() -> None:
         await pilot.press("end", "backspace", "backspace", "backspace", "backspace", *"8192")
         await pilot.pause()
         assert "--chunked-prefill-size 8192" in editor.text
+
+
+async def test_api_key_is_masked_on_screen_and_a_push_after_an_edit_sends_the_real_key(tmp_path, monkeypatch) -> None:
+    import dataclasses
+
+    from specdec_tui.core.unit import UnitFile
+    from specdec_tui.demo import ensure_demo_workspace
+
+    from .ui_helpers import demo_app, record_notifications, wait_for
+
+    secret = "s3cret"
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=200.0)
+    unit_file = ws.root / "units" / ws.unit_name
+    unit_file.write_text(UnitFile.parse(unit_file.read_text()).set_flags({"api-key": secret}).text)
+    monkeypatch.setenv("SPECDEC_UI_TEST_KEY", secret)  # the panel's own requests carry the key
+    app = demo_app(tmp_path)
+    app.config.hosts["demo"] = dataclasses.replace(app.config.hosts["demo"], api_key_env="SPECDEC_UI_TEST_KEY")
+    seen = record_notifications(app)
+
+    def screen_text() -> str:
+        return app.export_screenshot()
+
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        await wait_for(pilot, lambda: app.busy is None and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
+        pane = app.config_pane
+        editor = app.screen.query_one(UnitEditor)
+        assert "--api-key <redacted>" in editor.text and secret not in editor.text
+        assert app.screen.query_one(f"#{widget_id('field', 'api-key')}", Input).value == "<redacted>"
+        assert secret not in screen_text()
+        steps = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
+        steps.focus()
+        await pilot.press("end", "backspace", "2")
+        await pilot.pause()
+        assert "--api-key <redacted>" in editor.text  # editing another flag keeps it masked
+        assert "+    --speculative-num-steps 2" in pane.diff and secret not in pane.diff
+        assert secret in pane.text  # ...and the edit itself still holds the real key
+        assert secret not in screen_text()
+        app.main.action_show_tab("config")
+        await pilot.press("escape")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "--speculative-num-steps 2" in unit_file.read_text(), "the push")
+        flags = UnitFile.parse(unit_file.read_text()).flags()
+        assert flags["api-key"] == secret and flags["speculative-num-steps"] == "2"
+        await pilot.pause(0.2)
+        assert secret not in screen_text()
+        assert not [n for n in seen if secret in n]
+
+
+async def test_typing_in_the_editor_keeps_the_key_masked_and_real_underneath() -> None:
+    from specdec_tui.core.unit import UnitFile
+
+    from .ui_helpers import OFFLINE_UNIT
+
+    keyed = UnitFile.parse(OFFLINE_UNIT).set_flags({"api-key": "s3cret"}).text
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.config_pane
+        await pane.load_running(keyed)
+        editor = app.screen.query_one(UnitEditor)
+        editor.focus()
+        editor.move_cursor((0, 0))
+        await pilot.press("#", "space", "x", "enter")
+        await pilot.pause()
+        assert editor.text.startswith("# x\n[Unit]") and "--api-key <redacted>" in editor.text
+        assert pane.text == "# x\n" + keyed  # the edit pushed carries the real key
+        await pilot.press("backspace", "backspace", "backspace", "backspace")
+        await pilot.pause()
+        assert not pane.dirty and pane.text == keyed
+
+
+async def test_offline_start_loads_the_unit_once_and_an_edit_made_at_once_stays() -> None:
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.config_pane
+        reloads: list[str] = []
+        original = pane.load_running
+
+        async def counting(text: str, **kwargs) -> None:
+            reloads.append(text)
+            await original(text, **kwargs)
+
+        pane.load_running = counting  # type: ignore[method-assign]
+        await pane.set_flag("speculative-num-steps", "5")  # before the first refresh's callbacks ran
+        for _ in range(5):
+            await pilot.pause()
+        assert reloads == []  # the main screen was built with the unit; nothing loads it again
+        assert "--speculative-num-steps 5" in pane.text and pane.dirty

@@ -214,7 +214,9 @@ class SessionActions:
         """Called once the main screen is up: offline, show the last trial; open the list when asked."""
         app: Any = self
         if app.host is None and app.session.trials:
-            app.call_after_refresh(self.show_trial, app.session.trials[-1].id, False)
+            # the main screen was built with this trial's unit: load it once, so a later reload can never
+            # overwrite an edit made right at start (its table and list cursor are all that is left to show)
+            app.call_after_refresh(self.show_trial, app.session.trials[-1].id, False, False)
         if self.open_sessions_from is not None:
             app.call_after_refresh(self.action_sessions)
 
@@ -265,9 +267,9 @@ class SessionActions:
     async def on_trials_list_selected(self, message: Any) -> None:
         await self.show_trial(message.trial_id, True)
 
-    async def show_trial(self, trial_id: int, announce: bool = True) -> None:
-        """The trial's levels in the bench table (deltas against the trial before it) and, offline, its
-        unit in the Config tab; `announce` says what changed in the flags."""
+    async def show_trial(self, trial_id: int, announce: bool = True, load_unit: bool = True) -> None:
+        """The trial's levels in the bench table (deltas against the trial before it) and, offline with
+        `load_unit`, its unit in the Config tab (never over a dirty edit); `announce` says what changed."""
         from specdec_tui.core.compare import flag_diff, trial_label
 
         app: Any = self
@@ -279,7 +281,7 @@ class SessionActions:
         previous = trials[index - 1] if index > 0 else None
         if app.bench_worker is None:  # a live run owns the table while it runs
             app._call_widget("bench-table", "show_results", list(trial.levels), list(previous.levels) if previous else None)
-        if app.host is None and app.main_or_none is not None and trial.unit_text:
+        if load_unit and app.host is None and app.main_or_none is not None and trial.unit_text:
             pane = app.config_pane
             if pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
                 await pane.load_running(trial.unit_text, keep_edit=pane.dirty)

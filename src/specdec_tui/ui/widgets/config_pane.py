@@ -3,6 +3,10 @@
 The unit text is the source of truth. A form edit goes through `UnitFile.set_flag` into the text;
 a text edit is parsed back into the form. Every change is validated (`core.flags.validate`) and
 saved as a draft (debounced), so an edit survives a crash or a quit.
+
+API keys never reach the screen or the draft file: the editor, the form and the diff show
+`<redacted>` (`core.redact`), and whatever comes back from them gets the real key restored from the
+edit or the host's unit, so `text` (what a push sends) keeps it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
 from specdec_tui.core import drafts
+from specdec_tui.core.redact import REDACTED, SECRET_FLAGS, has_redacted, redact_flags, redact_text, restore_secrets
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
 from specdec_tui.ui.widgets.diff_view import DiffView
@@ -106,10 +111,10 @@ class ConfigPane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="config-columns"):
             with Vertical(id="config-left"):
-                yield FlagForm(self._parsed_flags(), id="flag-form")
+                yield FlagForm(redact_flags(self._parsed_flags()), id="flag-form")
                 yield Static("", id="config-issues", markup=False)
             with Vertical(id="config-right"):
-                yield UnitEditor(self.text, id="unit-editor")
+                yield UnitEditor(redact_text(self.text), id="unit-editor")
                 yield DiffView(id="diff-view")
 
     def _parsed_flags(self) -> dict[str, str | None]:
@@ -146,12 +151,14 @@ class ConfigPane(Vertical):
 
     async def set_text(self, text: str) -> None:
         """Replace the edited text (draft restore, apply fix) and refresh everything."""
-        self.text = text
+        self.text = self._with_secrets(text)
         await self._refresh_views(update_editor=True)
         self._changed()
 
     async def set_flag(self, name: str, value: str | None) -> bool:
         """Apply one flag change to the unit text; False (and a notification) if it cannot be."""
+        if name in SECRET_FLAGS and value == REDACTED:
+            return True  # the masked value shown in the form: the real key stays
         try:
             unit = _with_flag(UnitFile.parse(self.text), name, value)
         except (UnitSyntaxError, UnitEditError) as err:
@@ -183,8 +190,8 @@ class ConfigPane(Vertical):
     async def _refresh_views(self, *, update_editor: bool) -> None:
         if update_editor:
             editor = self.query_one(UnitEditor)
-            if editor.text != self.text:
-                editor.load_text(self.text)
+            if editor.text != redact_text(self.text):
+                editor.load_text(redact_text(self.text))
         try:
             flags = UnitFile.parse(self.text).flags()
         except UnitSyntaxError as err:
@@ -194,10 +201,10 @@ class ConfigPane(Vertical):
             self.issues = validate_flags(flags)
         form = self.query_one(FlagForm)
         if flags is not None:
-            await form.show_values(flags)
+            await form.show_values(redact_flags(flags))
         form.show_issues(self.issues)
         self._show_issue_list()
-        self.diff = self.query_one(DiffView).show(self.running_text, self.text)
+        self.diff = self.query_one(DiffView).show(redact_text(self.running_text), redact_text(self.text), hidden_change=self.dirty)
 
     def _show_issue_list(self) -> None:
         """Issues of a form row are spelled out under that row; here a count, plus in full only what
@@ -217,11 +224,20 @@ class ConfigPane(Vertical):
     @on(TextArea.Changed, "#unit-editor")
     async def _text_edited(self, event: TextArea.Changed) -> None:
         event.stop()
-        if event.text_area.text == self.text:
+        if event.text_area.text == redact_text(self.text):
             return  # our own load_text
-        self.text = event.text_area.text
+        self.text = self._with_secrets(event.text_area.text)
         await self._refresh_views(update_editor=False)
         self._changed()
+
+    def _with_secrets(self, shown: str) -> str:
+        """`shown` (from the editor, a draft, a fix) with `<redacted>` keys put back: from the edit
+        first (a key typed earlier in this edit), else from the unit on the host."""
+        for source in (self.text, self.running_text):
+            if not has_redacted(shown):
+                break
+            shown = restore_secrets(shown, source)
+        return shown
 
     # -- drafts --------------------------------------------------------------------------------
     def _changed(self) -> None:
@@ -240,7 +256,7 @@ class ConfigPane(Vertical):
         self._draft_pending = False
         host, unit = self.draft_key
         if self.dirty:
-            drafts.save_draft(host, unit, self.text)
+            drafts.save_draft(host, unit, redact_text(self.text))  # restored from the host's unit on load
         else:
             drafts.clear_draft(host, unit)
 

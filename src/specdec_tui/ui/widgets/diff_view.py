@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 NO_CHANGES = "No changes: the edit matches the unit on the host."
+HIDDEN_CHANGE = "Only a hidden value (an API key) differs from the unit on the host."
 
 
 def colored_diff(diff: str) -> Text:
@@ -53,9 +54,10 @@ class DiffView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(NO_CHANGES, id="diff-body")
 
-    def show(self, running: str, edited: str) -> str:
-        """Show the diff of `edited` against `running` and return its text."""
+    def show(self, running: str, edited: str, *, hidden_change: bool = False) -> str:
+        """Show the diff of `edited` against `running` and return its text. The texts come redacted;
+        `hidden_change` says the real ones differ, so an identical pair is not called "no changes"."""
         self.diff = make_diff(running, edited) if running != edited else ""
         body = self.query_one("#diff-body", Static)
-        body.update(colored_diff(self.diff) if self.diff else NO_CHANGES)
+        body.update(colored_diff(self.diff) if self.diff else (HIDDEN_CHANGE if hidden_change else NO_CHANGES))
         return self.diff
