@@ -157,3 +157,33 @@ async def test_offline_start_loads_the_unit_once_and_an_edit_made_at_once_stays(
             await pilot.pause()
         assert reloads == []  # the main screen was built with the unit; nothing loads it again
         assert "--speculative-num-steps 5" in pane.text and pane.dirty
+
+
+async def test_editor_says_keys_are_text_while_focused_and_escape_goes_back_to_the_form() -> None:
+    from specdec_tui.ui.widgets.flag_form import FlagForm
+
+    from .ui_helpers import record_notifications
+
+    app = offline_app()
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.screen.query_one(UnitEditor)
+        assert editor.border_title == "unit file"
+        editor.focus()
+        editor.move_cursor((0, 0))
+        await pilot.pause()
+        assert editor.border_title == "editing — esc to leave"
+        import html
+
+        assert "editing — esc to leave" in html.unescape(app.export_screenshot()).replace("\xa0", " ")
+        await pilot.press("p")  # text here, not "push"
+        assert editor.text.startswith("p[Unit]")
+        assert not [n for n in seen if "offline session" in n]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is not None and app.screen.query_one(FlagForm) in app.focused.ancestors
+        assert editor.border_title == "unit file"
+        await pilot.press("p")  # a command again: the offline app says there is no host
+        await pilot.pause()
+        assert any("offline session" in n for n in seen)
+        assert not editor.text.startswith("pp")
