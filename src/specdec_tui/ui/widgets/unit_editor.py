@@ -18,7 +18,7 @@ class UnitEditor(TextArea):
 
     BINDINGS = EDITOR_BINDINGS
     DEFAULT_CSS = """
-    UnitEditor { height: 1fr; scrollbar-size: 1 1; }
+    UnitEditor { height: 1fr; scrollbar-size: 1 1; border-title-color: $text-muted; }
     UnitEditor:focus { border-title-color: $text-warning; border-title-style: bold; }
     """
 
