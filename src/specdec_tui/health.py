@@ -11,12 +11,13 @@ import asyncio
 import time
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, AsyncIterator
-
-import httpx
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.hosts.base import Host, HostError, ServiceStatus
+
+if TYPE_CHECKING:  # httpx (with httpcore, its TLS setup and more) is loaded by the first probe, not the first frame
+    import httpx
 
 
 class HealthState(StrEnum):
@@ -110,6 +111,8 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 
 async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: bool = True) -> HttpProbe:
     """GET /health; when it is 200, /v1/models and (optionally) /get_server_info. Never raises."""
+    import httpx
+
     base = base_url.rstrip("/")
     try:
         resp = await client.get(f"{base}/health")
@@ -196,7 +199,7 @@ async def watch_health(
     last: HealthSnapshot | None = None
     last_status: ServiceStatus | None = None
     last_status_at = -1e9
-    async with httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=1.0), headers=auth_headers(api_key)) as client:
+    async with await asyncio.to_thread(_new_client, api_key) as client:
         while True:
             now = time.monotonic()
             if host is not None and now - last_status_at >= status_interval:
@@ -216,6 +219,14 @@ async def watch_health(
                 last = snap
                 yield snap
             await asyncio.sleep(slow_interval if snap.state is HealthState.READY else fast_interval)
+
+
+def _new_client(api_key: str | None) -> httpx.AsyncClient:
+    """The probe client. Built off the event loop (see `watch_health`): importing httpx and setting up its TLS
+    context takes ~150 ms of CPU that would otherwise hold up the panel's first frame."""
+    import httpx
+
+    return httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=1.0), headers=auth_headers(api_key))
 
 
 async def wait_ready(

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, Iterator
 
-import orjson
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # loaded by the command itself: registering it for --help must stay cheap
+    from rich.console import Console
+    from rich.table import Table
 
-from specdec_tui.core.sglang_log import LogRecord, LogStats, parse_line
+    from specdec_tui.core.sglang_log import LogRecord, LogStats
 
 KIND_STYLES = {
     "decode": "cyan",
@@ -61,15 +60,23 @@ def _open_lines(name: str) -> Iterator[str]:
 
 
 def _record_json(record: LogRecord) -> bytes:
+    import orjson
+
     return orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _print_json(lines: Iterator[str], out: IO[bytes]) -> None:
+    from specdec_tui.core.sglang_log import parse_line
+
     for line in lines:
         out.write(_record_json(parse_line(line)) + b"\n")
 
 
 def _print_human(lines: Iterator[str], console: Console) -> LogStats:
+    from rich.text import Text
+
+    from specdec_tui.core.sglang_log import LogStats, parse_line
+
     stats = LogStats()
     for line in lines:
         if not line.strip():
@@ -85,6 +92,8 @@ def _print_human(lines: Iterator[str], console: Console) -> LogStats:
 
 
 def _stats_table(stats: LogStats) -> Table:
+    from rich.table import Table
+
     table = Table(title="latest", show_header=False, box=None)
     rows = [
         ("accept len", stats.accept_len),
@@ -111,6 +120,8 @@ def run_parse(args: argparse.Namespace) -> int:
         _print_json(lines, sys.stdout.buffer)
         sys.stdout.flush()
         return 0
+    from rich.console import Console
+
     console = Console(highlight=False)
     stats = _print_human(lines, console)
     console.print(_stats_table(stats))

@@ -34,11 +34,21 @@ class CliError(Exception):
         self.code = code
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="specdec-tui",
-        description="Tune SGLang speculative decoding: edit, push, restart, watch, benchmark, compare.",
-    )
+PROG = "specdec-tui"
+DESCRIPTION = "Tune SGLang speculative decoding: edit, push, restart, watch, benchmark, compare."
+
+
+class _NotThePanel(Exception):
+    """The arguments are not a plain panel start (a command, --help, or an error to report in full)."""
+
+
+class _PanelParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _NotThePanel(message)
+
+
+def add_panel_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the panel itself (no COMMAND), shared by the full parser and the fast panel parse."""
     parser.add_argument("--version", action="version", version=f"specdec-tui {__version__}")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $SPECDEC_TUI_CONFIG, then the user config dir)")
     parser.add_argument("--demo", action="store_true", help="run on the embedded demo host (simulated SGLang, no GPU, no SSH)")
@@ -47,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", metavar="FILE", help="session file to open or continue")
     parser.add_argument("--profile", metavar="NAME", help="benchmark profile from the config")
     parser.add_argument("--sessions", action="store_true", help="browse the saved sessions offline (no host)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser: the panel's options and every command (imports each command module)."""
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    add_panel_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"specdec_tui.cli.{name}")
@@ -54,9 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def panel_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments of a plain panel start, parsed without loading any command module (they are not needed
+    for the first frame); None for anything else (a command, --help, a mistake), which the full parser handles."""
+    parser = _PanelParser(prog=PROG, description=DESCRIPTION, add_help=False)
+    add_panel_options(parser)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except _NotThePanel:
+        return None
+    if rest:
+        return None
+    args.command = None
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = panel_args(argv) or build_parser().parse_args(argv)
     try:
         if args.command is None:
             from specdec_tui.cli import tui_cmd

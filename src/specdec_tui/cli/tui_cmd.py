@@ -98,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     """`--demo`: the panel on the embedded demo host; with `--headless`, one trial printed instead."""
-    from specdec_tui.cli import demo_cmd
-
     if args.headless:
+        from specdec_tui.cli import demo_cmd
+
         defaults = argparse.Namespace(steps=None, time_scale=1.0, concurrency=None, requests=None,
                                       max_tokens=None, workspace=None, keep_running=False)
         return demo_cmd.run(argparse.Namespace(**{**vars(defaults), **vars(args)}))
