@@ -63,7 +63,9 @@ async def test_demo_host_starts_its_inactive_service_by_itself(tmp_path: Path) -
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await wait_for(pilot, lambda: health_state(app) == "ready", "health READY without pressing r", steps=1200)
         assert any("starting it" in n for n in seen)
-        assert states[-1] == "ready" and "loading" in states  # it went through the start, on its own
+        # It was not serving when the panel opened and is now, with no key pressed. (Which in-between states
+        # the watcher samples depends on the machine's load, so they are not asserted.)
+        assert states[0] != "ready" and states[-1] == "ready"
         await wait_for(pilot, lambda: app.busy is None, "the start step to finish")
         assert "26" in app.screen.query_one("#health-pane").section_text("facts")  # steps 1 → 26, as in the seed
         assert any(n.startswith("Server is healthy") for n in seen)
