@@ -133,6 +133,7 @@ class KeyLatency:
         self.t0: dict[int, float] = {}  # id(Key event) → t0
         self.t1: dict[int, float] = {}  # id(Key event) → end of the refresh after its latest dispatch
         self.keep: list[events.Key] = []  # hold the events so their ids stay unique
+        self.names: dict[int, str] = {}  # id(Key event) → key name, for the per-key breakdown
 
     def pressed(self) -> None:
         self.pending.append(time.perf_counter())
@@ -145,12 +146,20 @@ class KeyLatency:
             if not self.pending:
                 return
             self.t0[key_id] = self.pending.pop(0)
+            self.names[key_id] = message.key
             self.keep.append(message)
 
         def shown() -> None:
             self.t1[key_id] = time.perf_counter()
 
         self.app.call_later(lambda: self.app.screen.call_after_refresh(shown))
+
+    def by_key(self) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for k, t0 in self.t0.items():
+            if k in self.t1:
+                out.setdefault(self.names[k], []).append((self.t1[k] - t0) * 1000)
+        return {name: sorted(values) for name, values in sorted(out.items())}
 
     def latencies_ms(self) -> list[float]:
         return sorted((self.t1[k] - t0) * 1000 for k, t0 in self.t0.items() if k in self.t1)
@@ -191,6 +200,8 @@ async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, i
     print(f"app: {kind}, size {size[0]}x{size[1]}, {seconds:.0f} s at {rate:,} lines/s (ran {elapsed:.1f} s)")
     print(f"lines fed: {flood.fed:,} (journal holds {shown:,}), keys pressed: {len(presses)}, timed: {len(latencies)}")
     print(f"key-to-screen latency: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
+    per_key = ", ".join(f"{name} p50 {statistics.median(v):.0f}/max {v[-1]:.0f}" for name, v in timing.by_key().items())
+    print(f"  by key (ms): {per_key}")
     print(f"peak RSS: {peak_mb:.0f} MB")
     ok = p99 < 100 and peak_mb < 200
     print("targets (p99 < 100 ms, RSS < 200 MB):", "met" if ok else "NOT met")

@@ -225,6 +225,7 @@ class JournalPane(Vertical):
         super().__init__(id=id, classes=classes)
         self.max_lines = max(1, max_lines)
         self._kept: deque[str] = deque(maxlen=self.max_lines)  # every line, filtered or not
+        self._status_shown: str | None = None  # what the status line shows now
         self._pending: list[str] = []
         self._kinds: dict[str, str] = {}  # display line → kind the journal worker parsed
         self._flush_timer: Timer | None = None
@@ -416,6 +417,10 @@ class JournalPane(Vertical):
 
     def _render_status(self) -> None:
         # not `is_mounted`: that is still False inside on_mount, which left the line empty at start
+        text = self.status_text()
+        if text == self._status_shown:  # a Static update re-lays out the screen: skip it when nothing changed
+            return
         found = self.query("#journal-status")
         if found:
-            found.first(Static).update(self.status_text())
+            found.first(Static).update(text)
+            self._status_shown = text
