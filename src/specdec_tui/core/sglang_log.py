@@ -4,15 +4,37 @@ SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hy
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
 generic `key: value` lists and mapped onto a few well-known fields; every other key is kept
 in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
+
+The records live in `sglang_records`, the rolling `LogStats` in `sglang_stats`; both are
+re-exported here so `from specdec_tui.core.sglang_log import …` keeps working.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable
+
+from specdec_tui.core.sglang_records import (
+    CAUSE_CATEGORIES,
+    FATAL_ERROR_CATEGORIES,
+    AccessRecord,
+    AdjustRecord,
+    CudaGraphRecord,
+    DecodeRecord,
+    ErrorRecord,
+    KVCacheRecord,
+    LoadWeightRecord,
+    LogRecord,
+    PrefillRecord,
+    ReadyRecord,
+    StartupSummaryRecord,
+    TextRecord,
+    Value,
+    cause_rank,
+)
+from specdec_tui.core.sglang_stats import LogStats
 
 __all__ = [
     "LogRecord",
@@ -28,246 +50,12 @@ __all__ = [
     "AdjustRecord",
     "TextRecord",
     "FATAL_ERROR_CATEGORIES",
+    "CAUSE_CATEGORIES",
+    "cause_rank",
     "LogStats",
     "parse_line",
     "parse_lines",
 ]
-
-Value = int | float | bool | str | list[Any]
-
-
-# ---------------------------------------------------------------------------------------------
-# Records
-
-
-@dataclass(slots=True, kw_only=True)
-class LogRecord:
-    """Fields every record has. `message` is the text after the timestamp/rank prefix."""
-
-    kind: str = "text"
-    raw: str = ""
-    message: str = ""
-    timestamp: datetime | None = None
-    tags: dict[str, int] = field(default_factory=dict)  # {"DP": 0, "TP": 1, "EP": 1, "PP": 0}
-    level: str | None = None  # only when the line carries one (uvicorn, journald)
-
-    def summary(self) -> str:
-        """A short human line for the journal pane and `journal parse`."""
-        return self.message
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
-def _pairs_summary(pairs: Iterable[tuple[str, object]]) -> str:
-    return " ".join(f"{k}={_fmt(v)}" for k, v in pairs if v is not None)
-
-
-@dataclass(slots=True, kw_only=True)
-class DecodeRecord(LogRecord):
-    """`Decode batch, #running-req: …, accept len: …, gen throughput (token/s): …`."""
-
-    kind: str = "decode"
-    running_req: int | None = None
-    tokens: int | None = None
-    token_usage: float | None = None
-    accept_len: float | None = None
-    accept_rate: float | None = None
-    cuda_graph: bool | None = None
-    gen_throughput: float | None = None
-    queue_req: int | None = None
-    forward_iter: int | None = None  # `Decode batch [123]` with SGLANG_LOG_FORWARD_ITERS
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return _pairs_summary(
-            [
-                ("running", self.running_req),
-                ("queue", self.queue_req),
-                ("usage", self.token_usage),
-                ("accept_len", self.accept_len),
-                ("accept_rate", self.accept_rate),
-                ("tok/s", self.gen_throughput),
-                ("graph", self.cuda_graph),
-            ]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class PrefillRecord(LogRecord):
-    """`Prefill batch, #new-seq: …, #new-token: …, #cached-token: …, token usage: …`."""
-
-    kind: str = "prefill"
-    new_seq: int | None = None
-    new_token: int | None = None
-    cached_token: int | None = None
-    token_usage: float | None = None
-    running_req: int | None = None
-    queue_req: int | None = None
-    input_throughput: float | None = None  # PD prefill servers only
-    forward_iter: int | None = None
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return _pairs_summary(
-            [
-                ("new_seq", self.new_seq),
-                ("new_token", self.new_token),
-                ("cached", self.cached_token),
-                ("usage", self.token_usage),
-                ("running", self.running_req),
-                ("queue", self.queue_req),
-            ]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class StartupSummaryRecord(LogRecord):
-    """`max_total_num_tokens=…, …, max_running_requests=…, available_gpu_mem=… GB` (rank 0)."""
-
-    kind: str = "startup_summary"
-    max_total_num_tokens: int | None = None
-    chunked_prefill_size: int | None = None
-    max_prefill_tokens: int | None = None
-    max_running_requests: int | None = None
-    context_len: int | None = None
-    available_gpu_mem_gb: float | None = None  # also `available_cpu_mem` on CPU servers
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return _pairs_summary(
-            [
-                ("max_total_num_tokens", self.max_total_num_tokens),
-                ("max_running_requests", self.max_running_requests),
-                ("context_len", self.context_len),
-                ("avail_GB", self.available_gpu_mem_gb),
-            ]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class LoadWeightRecord(LogRecord):
-    """`Load weight begin. avail mem=… GB` / `Load weight end. elapsed=… s, type=…, mem usage=… GB.`"""
-
-    kind: str = "load_weight"
-    phase: str = "end"  # begin | end
-    elapsed_s: float | None = None
-    model_type: str | None = None
-    dtype: str | None = None
-    avail_mem_gb: float | None = None
-    mem_usage_gb: float | None = None
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return f"load weight {self.phase} " + _pairs_summary(
-            [
-                ("type", self.model_type),
-                ("elapsed_s", self.elapsed_s),
-                ("mem_GB", self.mem_usage_gb),
-                ("avail_GB", self.avail_mem_gb),
-            ]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class KVCacheRecord(LogRecord):
-    """`KV Cache is allocated. #tokens: …, K size: … GB, V size: … GB` (or `KV size:` for MLA)."""
-
-    kind: str = "kv_cache"
-    pool: str = "KV"  # KV | Mamba | …
-    tokens: int | None = None
-    k_size_gb: float | None = None
-    v_size_gb: float | None = None
-    kv_size_gb: float | None = None  # K+V when the line gives them separately
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return f"{self.pool} cache " + _pairs_summary(
-            [("tokens", self.tokens), ("size_GB", self.kv_size_gb)]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class CudaGraphRecord(LogRecord):
-    """`Capture cuda graph begin/end. Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
-
-    kind: str = "cuda_graph"
-    phase: str = "end"  # begin | end
-    graph: str = "cuda graph"  # e.g. "npu graph", "target decode CUDA graph"
-    elapsed_s: float | None = None
-    mem_usage_gb: float | None = None
-    avail_mem_gb: float | None = None
-
-    def summary(self) -> str:
-        return f"capture {self.graph} {self.phase} " + _pairs_summary(
-            [("elapsed_s", self.elapsed_s), ("mem_GB", self.mem_usage_gb), ("avail_GB", self.avail_mem_gb)]
-        )
-
-
-@dataclass(slots=True, kw_only=True)
-class ReadyRecord(LogRecord):
-    """`The server is fired up and ready to roll!`"""
-
-    kind: str = "ready"
-
-    def summary(self) -> str:
-        return "server ready"
-
-
-@dataclass(slots=True, kw_only=True)
-class ErrorRecord(LogRecord):
-    """A line that means trouble; `category` says which kind (see `_ERROR_RULES`)."""
-
-    kind: str = "error"
-    category: str = "error"
-    detail: str = ""
-    extra: dict[str, Value] = field(default_factory=dict)
-
-    @property
-    def fatal(self) -> bool:
-        """True when this category means the server is going down (not a retract or a stray traceback line)."""
-        return self.category in FATAL_ERROR_CATEGORIES
-
-    def summary(self) -> str:
-        return f"[{self.category}] {self.detail}"
-
-
-@dataclass(slots=True, kw_only=True)
-class AccessRecord(LogRecord):
-    """A uvicorn access line: `127.0.0.1:51234 - "POST /generate HTTP/1.1" 200 OK`."""
-
-    kind: str = "access"
-    client: str = ""
-    method: str = ""
-    path: str = ""
-    status: int = 0
-
-    def summary(self) -> str:
-        return f"{self.method} {self.path} → {self.status}"
-
-
-@dataclass(slots=True, kw_only=True)
-class AdjustRecord(LogRecord):
-    """SGLang changed one of your flags itself (e.g. max_running_requests reset to 48)."""
-
-    kind: str = "adjust"
-    setting: str = ""  # server arg name, "" when the notice names none we know
-    value: Value | None = None  # the value SGLang chose, when the notice says it
-
-    def summary(self) -> str:
-        if self.setting:
-            return f"SGLang set {self.setting} = {self.value}: {self.message}"
-        return self.message
-
-
-@dataclass(slots=True, kw_only=True)
-class TextRecord(LogRecord):
-    """Any other line."""
-
-    kind: str = "text"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,27 +496,6 @@ def _parse_access(message: str, base: dict[str, Any]) -> LogRecord | None:
     )
 
 
-# Categories after which SGLang exits; `kv_pool_full` (retract) is survivable and the generic
-# `traceback` / `exception` lines are usually followed by one of these.
-FATAL_ERROR_CATEGORIES = frozenset(
-    {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
-)
-
-# Error categories that name why a server went down, most telling first. The rest ("Scheduler hit an
-# exception", "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
-CAUSE_CATEGORIES: tuple[str, ...] = (
-    "not_enough_memory", "cuda_graph_failed", "cuda_oom", "bad_arguments", "init_failed", "cuda_error",
-    "scheduler_exception", "child_failed",
-)
-
-
-def cause_rank(record: "ErrorRecord") -> int:
-    """Lower is more telling: a named cause, then other fatal lines, then non-fatal ones (retracts)."""
-    if record.category in CAUSE_CATEGORIES:
-        return CAUSE_CATEGORIES.index(record.category)
-    return len(CAUSE_CATEGORIES) + (0 if record.fatal else 1)
-
-
 # (category, pattern) in priority order: the first match wins.
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
@@ -882,76 +649,3 @@ def parse_line(message: str) -> LogRecord:
 
 def parse_lines(lines: Iterable[str]) -> list[LogRecord]:
     return [parse_line(line) for line in lines]
-
-
-# ---------------------------------------------------------------------------------------------
-# Rolling state for the health pane
-
-
-@dataclass(slots=True)
-class LogStats:
-    """The latest numbers a stream of records has shown: what the health pane displays."""
-
-    accept_len: float | None = None
-    accept_rate: float | None = None
-    gen_throughput: float | None = None
-    running_req: int | None = None
-    queue_req: int | None = None
-    token_usage: float | None = None
-    max_running_requests: int | None = None
-    max_total_num_tokens: int | None = None
-    context_len: int | None = None
-    kv_cache_tokens: int | None = None
-    ready: bool = False
-    last_error: ErrorRecord | None = None  # the most telling error since the server last started
-    last_timestamp: datetime | None = None
-    adjustments: list[AdjustRecord] = field(default_factory=list)
-    decode_lines: int = 0
-    error_lines: int = 0
-    _restarted: bool = False  # a start began since last_error was set: the next error replaces it
-
-    def update(self, record: LogRecord) -> None:
-        """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
-        if record.timestamp is not None:
-            self.last_timestamp = record.timestamp
-        if isinstance(record, DecodeRecord):
-            self.decode_lines += 1
-            for name in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage"):
-                value = getattr(record, name)
-                if value is not None:
-                    setattr(self, name, value)
-        elif isinstance(record, PrefillRecord):
-            for name in ("running_req", "queue_req", "token_usage"):
-                value = getattr(record, name)
-                if value is not None:
-                    setattr(self, name, value)
-        elif isinstance(record, StartupSummaryRecord):
-            self.max_running_requests = record.max_running_requests or self.max_running_requests
-            self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
-            self.context_len = record.context_len or self.context_len
-        elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
-            self.kv_cache_tokens = record.tokens
-        elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
-            self.ready = False
-            self._restarted = True
-        elif isinstance(record, ReadyRecord):
-            self.ready = True
-        elif isinstance(record, ErrorRecord):
-            self.error_lines += 1
-            if self.last_error is None or self._restarted or cause_rank(record) < cause_rank(self.last_error):
-                self.last_error = record
-            self._restarted = False
-        elif isinstance(record, AdjustRecord):
-            self.adjustments.append(record)
-
-    def feed(self, lines: Iterable[str]) -> "LogStats":
-        for line in lines:
-            self.update(parse_line(line))
-        return self
-
-    @classmethod
-    def from_records(cls, records: Iterable[LogRecord]) -> "LogStats":
-        stats = cls()
-        for record in records:
-            stats.update(record)
-        return stats

@@ -20,7 +20,7 @@ from specdec_tui.bench.events import LevelDone, RunDone
 from specdec_tui.core import drafts
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
-from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.core.sglang_stats import LogStats
 from specdec_tui.hosts.base import Host, HostError, JournalRecord
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands

@@ -62,7 +62,7 @@ class JournalBatch(Message):
 class LogStatsChanged(Message):
     """The numbers folded from the journal so far (a copy; sent at most ~5 times a second)."""
 
-    stats: Any  # core.sglang_log.LogStats
+    stats: Any  # core.sglang_stats.LogStats
 
 
 @dataclass

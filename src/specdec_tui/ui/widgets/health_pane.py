@@ -26,7 +26,7 @@ from textual.widgets import Static
 from specdec_tui.health import HealthSnapshot
 from specdec_tui.hosts.base import GpuFact
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.core.sglang_stats import LogStats
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
 
 STATES = ("down", "starting", "loading", "ready", "failing")

@@ -1,0 +1,287 @@
+"""The typed records one SGLang log line becomes, and how error categories rank as causes.
+
+Kept apart from the parser so panes, the workflow and the CLI can name record types without
+pulling in the regex tables; `sglang_log` re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+__all__ = [
+    "Value",
+    "LogRecord",
+    "DecodeRecord",
+    "PrefillRecord",
+    "StartupSummaryRecord",
+    "LoadWeightRecord",
+    "KVCacheRecord",
+    "CudaGraphRecord",
+    "ReadyRecord",
+    "ErrorRecord",
+    "AccessRecord",
+    "AdjustRecord",
+    "TextRecord",
+    "FATAL_ERROR_CATEGORIES",
+    "CAUSE_CATEGORIES",
+    "cause_rank",
+]
+
+Value = int | float | bool | str | list[Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# Records
+
+
+@dataclass(slots=True, kw_only=True)
+class LogRecord:
+    """Fields every record has. `message` is the text after the timestamp/rank prefix."""
+
+    kind: str = "text"
+    raw: str = ""
+    message: str = ""
+    timestamp: datetime | None = None
+    tags: dict[str, int] = field(default_factory=dict)  # {"DP": 0, "TP": 1, "EP": 1, "PP": 0}
+    level: str | None = None  # only when the line carries one (uvicorn, journald)
+
+    def summary(self) -> str:
+        """A short human line for the journal pane and `journal parse`."""
+        return self.message
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _pairs_summary(pairs: Iterable[tuple[str, object]]) -> str:
+    return " ".join(f"{k}={_fmt(v)}" for k, v in pairs if v is not None)
+
+
+@dataclass(slots=True, kw_only=True)
+class DecodeRecord(LogRecord):
+    """`Decode batch, #running-req: …, accept len: …, gen throughput (token/s): …`."""
+
+    kind: str = "decode"
+    running_req: int | None = None
+    tokens: int | None = None
+    token_usage: float | None = None
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    cuda_graph: bool | None = None
+    gen_throughput: float | None = None
+    queue_req: int | None = None
+    forward_iter: int | None = None  # `Decode batch [123]` with SGLANG_LOG_FORWARD_ITERS
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("running", self.running_req),
+                ("queue", self.queue_req),
+                ("usage", self.token_usage),
+                ("accept_len", self.accept_len),
+                ("accept_rate", self.accept_rate),
+                ("tok/s", self.gen_throughput),
+                ("graph", self.cuda_graph),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class PrefillRecord(LogRecord):
+    """`Prefill batch, #new-seq: …, #new-token: …, #cached-token: …, token usage: …`."""
+
+    kind: str = "prefill"
+    new_seq: int | None = None
+    new_token: int | None = None
+    cached_token: int | None = None
+    token_usage: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    input_throughput: float | None = None  # PD prefill servers only
+    forward_iter: int | None = None
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("new_seq", self.new_seq),
+                ("new_token", self.new_token),
+                ("cached", self.cached_token),
+                ("usage", self.token_usage),
+                ("running", self.running_req),
+                ("queue", self.queue_req),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class StartupSummaryRecord(LogRecord):
+    """`max_total_num_tokens=…, …, max_running_requests=…, available_gpu_mem=… GB` (rank 0)."""
+
+    kind: str = "startup_summary"
+    max_total_num_tokens: int | None = None
+    chunked_prefill_size: int | None = None
+    max_prefill_tokens: int | None = None
+    max_running_requests: int | None = None
+    context_len: int | None = None
+    available_gpu_mem_gb: float | None = None  # also `available_cpu_mem` on CPU servers
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return _pairs_summary(
+            [
+                ("max_total_num_tokens", self.max_total_num_tokens),
+                ("max_running_requests", self.max_running_requests),
+                ("context_len", self.context_len),
+                ("avail_GB", self.available_gpu_mem_gb),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class LoadWeightRecord(LogRecord):
+    """`Load weight begin. avail mem=… GB` / `Load weight end. elapsed=… s, type=…, mem usage=… GB.`"""
+
+    kind: str = "load_weight"
+    phase: str = "end"  # begin | end
+    elapsed_s: float | None = None
+    model_type: str | None = None
+    dtype: str | None = None
+    avail_mem_gb: float | None = None
+    mem_usage_gb: float | None = None
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"load weight {self.phase} " + _pairs_summary(
+            [
+                ("type", self.model_type),
+                ("elapsed_s", self.elapsed_s),
+                ("mem_GB", self.mem_usage_gb),
+                ("avail_GB", self.avail_mem_gb),
+            ]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class KVCacheRecord(LogRecord):
+    """`KV Cache is allocated. #tokens: …, K size: … GB, V size: … GB` (or `KV size:` for MLA)."""
+
+    kind: str = "kv_cache"
+    pool: str = "KV"  # KV | Mamba | …
+    tokens: int | None = None
+    k_size_gb: float | None = None
+    v_size_gb: float | None = None
+    kv_size_gb: float | None = None  # K+V when the line gives them separately
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"{self.pool} cache " + _pairs_summary(
+            [("tokens", self.tokens), ("size_GB", self.kv_size_gb)]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class CudaGraphRecord(LogRecord):
+    """`Capture cuda graph begin/end. Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
+
+    kind: str = "cuda_graph"
+    phase: str = "end"  # begin | end
+    graph: str = "cuda graph"  # e.g. "npu graph", "target decode CUDA graph"
+    elapsed_s: float | None = None
+    mem_usage_gb: float | None = None
+    avail_mem_gb: float | None = None
+
+    def summary(self) -> str:
+        return f"capture {self.graph} {self.phase} " + _pairs_summary(
+            [("elapsed_s", self.elapsed_s), ("mem_GB", self.mem_usage_gb), ("avail_GB", self.avail_mem_gb)]
+        )
+
+
+@dataclass(slots=True, kw_only=True)
+class ReadyRecord(LogRecord):
+    """`The server is fired up and ready to roll!`"""
+
+    kind: str = "ready"
+
+    def summary(self) -> str:
+        return "server ready"
+
+
+@dataclass(slots=True, kw_only=True)
+class ErrorRecord(LogRecord):
+    """A line that means trouble; `category` says which kind (see `_ERROR_RULES`)."""
+
+    kind: str = "error"
+    category: str = "error"
+    detail: str = ""
+    extra: dict[str, Value] = field(default_factory=dict)
+
+    @property
+    def fatal(self) -> bool:
+        """True when this category means the server is going down (not a retract or a stray traceback line)."""
+        return self.category in FATAL_ERROR_CATEGORIES
+
+    def summary(self) -> str:
+        return f"[{self.category}] {self.detail}"
+
+
+@dataclass(slots=True, kw_only=True)
+class AccessRecord(LogRecord):
+    """A uvicorn access line: `127.0.0.1:51234 - "POST /generate HTTP/1.1" 200 OK`."""
+
+    kind: str = "access"
+    client: str = ""
+    method: str = ""
+    path: str = ""
+    status: int = 0
+
+    def summary(self) -> str:
+        return f"{self.method} {self.path} → {self.status}"
+
+
+@dataclass(slots=True, kw_only=True)
+class AdjustRecord(LogRecord):
+    """SGLang changed one of your flags itself (e.g. max_running_requests reset to 48)."""
+
+    kind: str = "adjust"
+    setting: str = ""  # server arg name, "" when the notice names none we know
+    value: Value | None = None  # the value SGLang chose, when the notice says it
+
+    def summary(self) -> str:
+        if self.setting:
+            return f"SGLang set {self.setting} = {self.value}: {self.message}"
+        return self.message
+
+
+@dataclass(slots=True, kw_only=True)
+class TextRecord(LogRecord):
+    """Any other line."""
+
+    kind: str = "text"
+
+
+# Categories after which SGLang exits; `kv_pool_full` (retract) is survivable and the generic
+# `traceback` / `exception` lines are usually followed by one of these.
+FATAL_ERROR_CATEGORIES = frozenset(
+    {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
+)
+
+# Error categories that name why a server went down, most telling first. The rest ("Scheduler hit an
+# exception", "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
+CAUSE_CATEGORIES: tuple[str, ...] = (
+    "not_enough_memory", "cuda_graph_failed", "cuda_oom", "bad_arguments", "init_failed", "cuda_error",
+    "scheduler_exception", "child_failed",
+)
+
+
+def cause_rank(record: ErrorRecord) -> int:
+    """Lower is more telling: a named cause, then other fatal lines, then non-fatal ones (retracts)."""
+    if record.category in CAUSE_CATEGORIES:
+        return CAUSE_CATEGORIES.index(record.category)
+    return len(CAUSE_CATEGORIES) + (0 if record.fatal else 1)

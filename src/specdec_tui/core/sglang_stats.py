@@ -1,0 +1,94 @@
+"""Rolling state folded from a stream of SGLang log records: the numbers the health pane shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable
+
+from specdec_tui.core.sglang_records import (
+    AdjustRecord,
+    DecodeRecord,
+    ErrorRecord,
+    KVCacheRecord,
+    LoadWeightRecord,
+    LogRecord,
+    PrefillRecord,
+    ReadyRecord,
+    StartupSummaryRecord,
+    cause_rank,
+)
+
+__all__ = ["LogStats"]
+
+
+@dataclass(slots=True)
+class LogStats:
+    """The latest numbers a stream of records has shown: what the health pane displays."""
+
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    gen_throughput: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    token_usage: float | None = None
+    max_running_requests: int | None = None
+    max_total_num_tokens: int | None = None
+    context_len: int | None = None
+    kv_cache_tokens: int | None = None
+    ready: bool = False
+    last_error: ErrorRecord | None = None  # the most telling error since the server last started
+    last_timestamp: datetime | None = None
+    adjustments: list[AdjustRecord] = field(default_factory=list)
+    decode_lines: int = 0
+    error_lines: int = 0
+    _restarted: bool = False  # a start began since last_error was set: the next error replaces it
+
+    def update(self, record: LogRecord) -> None:
+        """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
+        if record.timestamp is not None:
+            self.last_timestamp = record.timestamp
+        if isinstance(record, DecodeRecord):
+            self.decode_lines += 1
+            for name in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage"):
+                value = getattr(record, name)
+                if value is not None:
+                    setattr(self, name, value)
+        elif isinstance(record, PrefillRecord):
+            for name in ("running_req", "queue_req", "token_usage"):
+                value = getattr(record, name)
+                if value is not None:
+                    setattr(self, name, value)
+        elif isinstance(record, StartupSummaryRecord):
+            self.max_running_requests = record.max_running_requests or self.max_running_requests
+            self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
+            self.context_len = record.context_len or self.context_len
+        elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
+            self.kv_cache_tokens = record.tokens
+        elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
+            self.ready = False
+            self._restarted = True
+        elif isinstance(record, ReadyRecord):
+            self.ready = True
+        elif isinstance(record, ErrorRecord):
+            self.error_lines += 1
+            if self.last_error is None or self._restarted or cause_rank(record) < cause_rank(self.last_error):
+                self.last_error = record
+            self._restarted = False
+        elif isinstance(record, AdjustRecord):
+            self.adjustments.append(record)
+
+    def feed(self, lines: Iterable[str]) -> "LogStats":
+        # imported here: sglang_log re-exports LogStats, so a module-level import would be circular
+        from specdec_tui.core.sglang_log import parse_line
+
+        for line in lines:
+            self.update(parse_line(line))
+        return self
+
+    @classmethod
+    def from_records(cls, records: Iterable[LogRecord]) -> "LogStats":
+        stats = cls()
+        for record in records:
+            stats.update(record)
+        return stats
