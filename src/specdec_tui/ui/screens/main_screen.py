@@ -15,9 +15,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Header, Static, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
+from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.flag_form import FlagForm
 
@@ -83,7 +84,7 @@ class MainScreen(Screen[None]):
                     yield optional_widget("health_pane", "HealthPane", "health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
                 yield optional_widget("trials_list", "TrialsList", "trials-list")
-        yield Footer(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
+        yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     def on_mount(self) -> None:
         self.set_class(is_wide(self.app.size.width), "-wide")
