@@ -1,10 +1,8 @@
 """`SSHHost`: the real remote host — one long-lived asyncssh connection to a machine running the unit
 under systemd. Commands, SFTP and the journal share that connection; it is re-opened when it drops.
 
-OpenSSH conventions: ~/.ssh/config (aliases, HostName, Port, User, IdentityFile, ProxyJump), the
-ssh-agent and ~/.ssh/known_hosts. Unknown or changed host keys are refused with what to do about it;
-`accept_new_host_key` adds an UNKNOWN key (never replaces a changed one). Every remote command comes
-from `hosts.commands` (validated, quoted).
+Opening it (~/.ssh/config, known-hosts policy, sudo probe) lives in `hosts.ssh_connect`; the resumable
+journal follow in `hosts.ssh_journal`. Every remote command comes from `hosts.commands` (validated, quoted).
 """
 
 from __future__ import annotations
@@ -13,22 +11,20 @@ import asyncio
 import os
 import re
 import uuid
+from contextlib import aclosing
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import AsyncIterator
 
 import asyncssh
-import orjson
 
 from specdec_tui.core.config import HostConfig
-from specdec_tui.core.redact import redact_text
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.base import (
     ConnectionLost,
     GpuFact,
     HostError,
     HostInfo,
-    HostKeyError,
     JournalRecord,
     PrivilegeError,
     PushResult,
@@ -36,10 +32,10 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     UnitRejected,
 )
+from specdec_tui.hosts.ssh_connect import SUDO_PASSWORD_RE, SSHConnector, run_on
+from specdec_tui.hosts.ssh_journal import JournalFollow, parse_journal_line
 
-DEFAULT_SSH_DIR = Path("~/.ssh")
-_SUDO_PASSWORD_RE = re.compile(r"password is required|a terminal is required|no tty present|askpass", re.I)
-_RECONNECT_ERRORS = (asyncssh.Error, OSError, ConnectionLost, asyncio.IncompleteReadError)
+__all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
 
 
 class SSHHost:
@@ -60,12 +56,10 @@ class SSHHost:
         rc.valid_unit_name(config.unit)
         rc.valid_path(config.resolved_unit_path)
         self.config = config
-        self.known_hosts = Path(known_hosts or DEFAULT_SSH_DIR / "known_hosts").expanduser()
-        default_config = (DEFAULT_SSH_DIR / "config").expanduser()
-        self.ssh_config = Path(ssh_config).expanduser() if ssh_config else default_config
-        self.client_keys = [str(Path(k).expanduser()) for k in client_keys] if client_keys else None
-        self.agent_path = agent_path
-        self.keepalive_interval_s = keepalive_interval_s
+        self.connector = SSHConnector(
+            config, known_hosts=known_hosts, ssh_config=ssh_config, client_keys=client_keys,
+            agent_path=agent_path, keepalive_interval_s=keepalive_interval_s,
+        )
         self.reconnect_delays = reconnect_delays
         unit_path = PurePosixPath(config.resolved_unit_path)
         self.unit_path = str(unit_path)
@@ -79,7 +73,6 @@ class SSHHost:
         self._conn: asyncssh.SSHClientConnection | None = None
         self._connect_lock = asyncio.Lock()
         self._is_root = False
-        self._last_match: tuple[str, str, int | None, bool] | None = None  # host, addr, port, key known?
 
     # --- connection --------------------------------------------------------------------------------
     async def connect(self) -> None:
@@ -96,99 +89,12 @@ class SSHHost:
             if self._conn is not None and not self._conn.is_closed():
                 return self._conn
             self._conn = None
-            conn = await self._open()
-            self._is_root = (await self._run_on(conn, rc.cmd("id", "-u"))).stdout.strip() == b"0"
+            conn = await self.connector.open()
+            self._is_root = await self.connector.is_root(conn)
             if not self._is_root and self.config.sudo:
-                probe = await self._run_on(conn, rc.cmd("true").with_sudo())
-                if probe.returncode != 0:
-                    conn.close()
-                    raise self._sudo_error(probe.stderr)
+                await self.connector.require_sudo(conn)
             self._conn = conn
             return conn
-
-    def _connect_options(self) -> dict:
-        opts: dict = {
-            "known_hosts": self._match_known_hosts,
-            "keepalive_interval": self.keepalive_interval_s,
-            "keepalive_count_max": 3,
-            "connect_timeout": self.config.connect_timeout_s,
-        }
-        if self.ssh_config.exists():
-            opts["config"] = [str(self.ssh_config)]
-        if self.config.port:
-            opts["port"] = self.config.port
-        if self.config.user:
-            opts["username"] = self.config.user
-        if self.client_keys is not None:
-            opts["client_keys"] = self.client_keys
-        elif self.config.identity_file:
-            opts["client_keys"] = [str(Path(self.config.identity_file).expanduser())]
-        if self.agent_path != "default":
-            opts["agent_path"] = self.agent_path
-        return opts
-
-    def _match_known_hosts(self, host: str, addr: str, port: int | None):
-        """asyncssh asks this with the resolved host/address/port; remembering whether any key was on
-        file lets the error say 'unknown' or 'CHANGED'."""
-        try:
-            known = asyncssh.read_known_hosts(str(self.known_hosts))
-        except (OSError, ValueError):
-            known = asyncssh.import_known_hosts("")
-        result = known.match(host, addr, port)
-        self._last_match = (host, addr, port, bool(result[0] or result[1]))
-        return result
-
-    async def _open(self) -> asyncssh.SSHClientConnection:
-        address = self.config.address
-        try:
-            return await asyncssh.connect(address, **self._connect_options())
-        except asyncssh.HostKeyNotVerifiable as err:
-            host, _addr, port, was_known = self._last_match or (address, "", self.config.port, False)
-            if was_known:
-                raise HostKeyError(
-                    f"the host key of {host}:{port or 22} has CHANGED since it was saved in {self.known_hosts}; "
-                    "refusing to connect",
-                    "this may be an attack or a reinstalled server: verify the new fingerprint with its "
-                    "admin, then remove the old line (ssh-keygen -R) and add the new one",
-                ) from err
-            if not self.config.accept_new_host_key:
-                target = f"-p {port} {host}" if port and port != 22 else host
-                raise HostKeyError(
-                    f"the host key of {host}:{port or 22} is unknown (not in {self.known_hosts}); refusing to connect",
-                    f"verify its fingerprint, then run `ssh-keyscan {target} >> {self.known_hosts}`, "
-                    f"or set accept_new_host_key = true for host {self.config.name!r}",
-                ) from err
-            await self._add_new_host_key(host, port)
-            return await self._open_after_accept()
-        except asyncssh.PermissionDenied as err:
-            who = f"{self.config.user + '@' if self.config.user else ''}{address}"
-            raise HostError(
-                f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
-            ) from err
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
-            raise HostError(f"cannot reach {address} over SSH: {err}", "check the address, port and network") from err
-
-    async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
-        try:
-            return await asyncssh.connect(self.config.address, **self._connect_options())
-        except asyncssh.HostKeyNotVerifiable as err:
-            raise HostKeyError(f"the host key of {self.config.address} changed while it was being added") from err
-
-    async def _add_new_host_key(self, host: str, port: int | None) -> None:
-        """Fetches the key the way the real connection would go (alias, ProxyJump from the config)."""
-        opts = {k: v for k, v in self._connect_options().items() if k in ("config", "port")}
-        try:
-            key = await asyncio.wait_for(
-                asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s
-            )
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
-            raise HostError(f"cannot fetch the host key of {host}: {err}") from err
-        if key is None:
-            raise HostKeyError(f"{host} presented no host key to add")
-        name = f"[{host}]:{port}" if port and port != 22 else host
-        self.known_hosts.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.known_hosts, "ab") as f:
-            f.write(f"{name} ".encode() + key.export_public_key("openssh").strip() + b"\n")
 
     # --- running commands --------------------------------------------------------------------------
     def _privileged(self, command: rc.RemoteCommand) -> rc.RemoteCommand:
@@ -201,27 +107,12 @@ class SSHHost:
             f"connect as root or set sudo = true for host {self.config.name!r}",
         )
 
-    def _sudo_error(self, stderr: bytes) -> PrivilegeError:
-        text = stderr.decode(errors="replace").strip()
-        if _SUDO_PASSWORD_RE.search(text):
-            return PrivilegeError(
-                f"sudo on {self.config.address} needs a password for {self.config.user or 'this user'}",
-                "allow passwordless sudo (NOPASSWD) for this user, or connect as root",
-            )
-        return PrivilegeError(f"sudo on {self.config.address} refused: {text or 'no reason given'}")
-
-    @staticmethod
-    async def _run_on(conn, command: rc.RemoteCommand, stdin: bytes | None = None):
-        result = await conn.run(command.line, input=stdin, encoding=None, check=False)
-        result.returncode = result.exit_status if result.exit_status is not None else 255
-        return result
-
     async def _run(self, command: rc.RemoteCommand, *, privileged: bool = True, check: bool = True, what: str = ""):
         for attempt in (1, 2):
             conn = await self._connection()  # first: it learns whether we are root
             final = self._privileged(command) if privileged else command
             try:
-                result = await self._run_on(conn, final)
+                result = await run_on(conn, final)
                 break
             except asyncssh.ChannelOpenError as err:
                 # The cached connection was already dead: the command never started, so one retry
@@ -238,10 +129,10 @@ class SSHHost:
             self._conn = None
             raise ConnectionLost(f"the SSH connection to {self.config.address} dropped while running "
                                  f"{what or final.argv[0]}", "try again")
-        if result.returncode != 0 and final.argv[:2] == ("sudo", "-n") and _SUDO_PASSWORD_RE.search(
+        if result.returncode != 0 and final.argv[:2] == ("sudo", "-n") and SUDO_PASSWORD_RE.search(
             result.stderr.decode(errors="replace")
         ):
-            raise self._sudo_error(result.stderr)
+            raise self.connector.sudo_error(result.stderr)
         if check and result.returncode != 0:
             err_text = result.stderr.decode(errors="replace").strip() or f"exit status {result.returncode}"
             raise HostError(f"{what or command.line} failed on {self.config.address}: {err_text}")
@@ -380,47 +271,18 @@ class SSHHost:
     async def journal(
         self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None
     ) -> AsyncIterator[JournalRecord]:
-        cursor = after_cursor
-        failures = 0
-        while True:
-            try:
-                conn = await self._connection()
-                command = self._privileged_or_plain(
-                    rc.journal(self.config.unit, after_cursor=cursor, lines=lines if cursor is None else None, follow=follow)
-                )
-                async with conn.create_process(command.line, encoding=None) as proc:
-                    while True:
-                        raw = await proc.stdout.readline()
-                        if not raw:
-                            break
-                        record = parse_journal_line(raw)
-                        if record is not None:
-                            failures = 0
-                            cursor = record.cursor
-                            yield record
-                    if not follow:
-                        return
-                    raise ConnectionLost("journalctl stopped")
-            except (HostKeyError, PrivilegeError):
-                raise
-            except _RECONNECT_ERRORS as err:
-                if failures >= len(self.reconnect_delays):
-                    raise ConnectionLost(
-                        f"lost the journal of {self.config.unit} on {self.config.address}: {err}", "reconnect later"
-                    ) from err
-                await asyncio.sleep(self.reconnect_delays[failures])
-                failures += 1
-                self._conn = None if self._conn is None or self._conn.is_closed() else self._conn
-                if cursor is None and lines is not None:
-                    lines = 0  # nothing seen yet: do not replay the tail after reconnecting
-                try:
-                    await self._connection()
-                except HostError:
-                    continue
-                yield JournalRecord(
-                    cursor=cursor or "", timestamp=datetime.now(timezone.utc), kind="gap",
-                    message=f"connection to {self.config.address} lost ({err}); reconnected, resuming after the last line",
-                )
+        follow_ = JournalFollow(
+            unit=self.config.unit, address=self.config.address, connection=self._connection,
+            as_reader=self._privileged_or_plain, forget_closed=self._forget_closed,
+            reconnect_delays=self.reconnect_delays,
+        )
+        # aclosing: closing this generator must end the remote journalctl now, as it did when inline.
+        async with aclosing(follow_.records(after_cursor=after_cursor, follow=follow, lines=lines)) as records:
+            async for record in records:
+                yield record
+
+    def _forget_closed(self) -> None:
+        self._conn = None if self._conn is None or self._conn.is_closed() else self._conn
 
     def _privileged_or_plain(self, command: rc.RemoteCommand) -> rc.RemoteCommand:
         """journalctl works unprivileged for users in systemd-journal/adm; use sudo only if configured."""
@@ -468,40 +330,6 @@ def job_result_from(stderr: str) -> str:
         if word in lowered:
             return word
     return "failed"
-
-
-def parse_journal_line(raw: bytes) -> JournalRecord | None:
-    """One `journalctl -o json` line → JournalRecord. MESSAGE may be a string, null or a byte array."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        entry = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(entry, dict):  # a stray non-object line (`0`, `"x"`) must not end the journal stream
-        return None
-    message = entry.get("MESSAGE")
-    if isinstance(message, list):
-        message = bytes(b & 0xFF for b in message if isinstance(b, int)).decode(errors="replace")
-    elif message is None:
-        message = ""
-    try:
-        stamp = datetime.fromtimestamp(int(entry.get("__REALTIME_TIMESTAMP", 0)) / 1e6, tz=timezone.utc)
-    except (TypeError, ValueError):
-        stamp = datetime.now(timezone.utc)
-    try:
-        priority = int(entry.get("PRIORITY", 6))
-    except (TypeError, ValueError):
-        priority = 6
-    pid = entry.get("_PID")
-    return JournalRecord(
-        cursor=str(entry.get("__CURSOR", "")),
-        timestamp=stamp,
-        message=redact_text(str(message)),  # SGLang logs its ServerArgs, api_key included
-        priority=priority,
-        pid=int(pid) if isinstance(pid, str) and pid.isdigit() else None,
-    )
 
 
 def parse_gpu_csv(text: str) -> list[GpuFact]:

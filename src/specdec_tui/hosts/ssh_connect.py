@@ -1,0 +1,163 @@
+"""Opening one verified SSH connection the OpenSSH way, and learning what it may do.
+
+~/.ssh/config (aliases, HostName, Port, User, IdentityFile, ProxyJump), the ssh-agent and
+~/.ssh/known_hosts. Unknown or changed host keys are refused with what to do about it;
+`accept_new_host_key` adds an UNKNOWN key (never replaces a changed one). After login the connection is
+probed for root and, if sudo is configured, for passwordless `sudo -n`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+
+import asyncssh
+
+from specdec_tui.core.config import HostConfig
+from specdec_tui.hosts import commands as rc
+from specdec_tui.hosts.base import HostError, HostKeyError, PrivilegeError
+
+DEFAULT_SSH_DIR = Path("~/.ssh")
+SUDO_PASSWORD_RE = re.compile(r"password is required|a terminal is required|no tty present|askpass", re.I)
+
+
+async def run_on(conn, command: rc.RemoteCommand, stdin: bytes | None = None):
+    """Runs `command` on `conn` as bytes, never raising on a non-zero exit; `returncode` is 255 when
+    the channel closed without an exit status."""
+    result = await conn.run(command.line, input=stdin, encoding=None, check=False)
+    result.returncode = result.exit_status if result.exit_status is not None else 255
+    return result
+
+
+class SSHConnector:
+    """Opens connections to `config.address` with the host-key policy applied, and probes privileges.
+    Test hooks: `known_hosts`, `ssh_config`, `client_keys` and `agent_path` replace the ~/.ssh defaults."""
+
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        known_hosts: str | os.PathLike | None = None,
+        ssh_config: str | os.PathLike | None = None,
+        client_keys: list[str | os.PathLike] | None = None,
+        agent_path: str | None = "default",
+        keepalive_interval_s: float = 15.0,
+    ) -> None:
+        self.config = config
+        self.known_hosts = Path(known_hosts or DEFAULT_SSH_DIR / "known_hosts").expanduser()
+        default_config = (DEFAULT_SSH_DIR / "config").expanduser()
+        self.ssh_config = Path(ssh_config).expanduser() if ssh_config else default_config
+        self.client_keys = [str(Path(k).expanduser()) for k in client_keys] if client_keys else None
+        self.agent_path = agent_path
+        self.keepalive_interval_s = keepalive_interval_s
+        self._last_match: tuple[str, str, int | None, bool] | None = None  # host, addr, port, key known?
+
+    # --- options and host keys ---------------------------------------------------------------------
+    def options(self) -> dict:
+        opts: dict = {
+            "known_hosts": self._match_known_hosts,
+            "keepalive_interval": self.keepalive_interval_s,
+            "keepalive_count_max": 3,
+            "connect_timeout": self.config.connect_timeout_s,
+        }
+        if self.ssh_config.exists():
+            opts["config"] = [str(self.ssh_config)]
+        if self.config.port:
+            opts["port"] = self.config.port
+        if self.config.user:
+            opts["username"] = self.config.user
+        if self.client_keys is not None:
+            opts["client_keys"] = self.client_keys
+        elif self.config.identity_file:
+            opts["client_keys"] = [str(Path(self.config.identity_file).expanduser())]
+        if self.agent_path != "default":
+            opts["agent_path"] = self.agent_path
+        return opts
+
+    def _match_known_hosts(self, host: str, addr: str, port: int | None):
+        """asyncssh asks this with the resolved host/address/port; remembering whether any key was on
+        file lets the error say 'unknown' or 'CHANGED'."""
+        try:
+            known = asyncssh.read_known_hosts(str(self.known_hosts))
+        except (OSError, ValueError):
+            known = asyncssh.import_known_hosts("")
+        result = known.match(host, addr, port)
+        self._last_match = (host, addr, port, bool(result[0] or result[1]))
+        return result
+
+    # --- opening -----------------------------------------------------------------------------------
+    async def open(self) -> asyncssh.SSHClientConnection:
+        address = self.config.address
+        try:
+            return await asyncssh.connect(address, **self.options())
+        except asyncssh.HostKeyNotVerifiable as err:
+            host, _addr, port, was_known = self._last_match or (address, "", self.config.port, False)
+            if was_known:
+                raise HostKeyError(
+                    f"the host key of {host}:{port or 22} has CHANGED since it was saved in {self.known_hosts}; "
+                    "refusing to connect",
+                    "this may be an attack or a reinstalled server: verify the new fingerprint with its "
+                    "admin, then remove the old line (ssh-keygen -R) and add the new one",
+                ) from err
+            if not self.config.accept_new_host_key:
+                target = f"-p {port} {host}" if port and port != 22 else host
+                raise HostKeyError(
+                    f"the host key of {host}:{port or 22} is unknown (not in {self.known_hosts}); refusing to connect",
+                    f"verify its fingerprint, then run `ssh-keyscan {target} >> {self.known_hosts}`, "
+                    f"or set accept_new_host_key = true for host {self.config.name!r}",
+                ) from err
+            await self._add_new_host_key(host, port)
+            return await self._open_after_accept()
+        except asyncssh.PermissionDenied as err:
+            who = f"{self.config.user + '@' if self.config.user else ''}{address}"
+            raise HostError(
+                f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
+            ) from err
+        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+            raise HostError(f"cannot reach {address} over SSH: {err}", "check the address, port and network") from err
+
+    async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
+        try:
+            return await asyncssh.connect(self.config.address, **self.options())
+        except asyncssh.HostKeyNotVerifiable as err:
+            raise HostKeyError(f"the host key of {self.config.address} changed while it was being added") from err
+
+    async def _add_new_host_key(self, host: str, port: int | None) -> None:
+        """Fetches the key the way the real connection would go (alias, ProxyJump from the config)."""
+        opts = {k: v for k, v in self.options().items() if k in ("config", "port")}
+        try:
+            key = await asyncio.wait_for(
+                asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s
+            )
+        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+            raise HostError(f"cannot fetch the host key of {host}: {err}") from err
+        if key is None:
+            raise HostKeyError(f"{host} presented no host key to add")
+        name = f"[{host}]:{port}" if port and port != 22 else host
+        self.known_hosts.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.known_hosts, "ab") as f:
+            f.write(f"{name} ".encode() + key.export_public_key("openssh").strip() + b"\n")
+
+    # --- privileges --------------------------------------------------------------------------------
+    @staticmethod
+    async def is_root(conn: asyncssh.SSHClientConnection) -> bool:
+        return (await run_on(conn, rc.cmd("id", "-u"))).stdout.strip() == b"0"
+
+    async def require_sudo(self, conn: asyncssh.SSHClientConnection) -> None:
+        """A non-root login with sudo configured must pass `sudo -n true`; else `conn` is closed and
+        the PrivilegeError says why (a password is needed, or sudo refused)."""
+        probe = await run_on(conn, rc.cmd("true").with_sudo())
+        if probe.returncode != 0:
+            conn.close()
+            raise self.sudo_error(probe.stderr)
+
+    def sudo_error(self, stderr: bytes) -> PrivilegeError:
+        text = stderr.decode(errors="replace").strip()
+        if SUDO_PASSWORD_RE.search(text):
+            return PrivilegeError(
+                f"sudo on {self.config.address} needs a password for {self.config.user or 'this user'}",
+                "allow passwordless sudo (NOPASSWD) for this user, or connect as root",
+            )
+        return PrivilegeError(f"sudo on {self.config.address} refused: {text or 'no reason given'}")
