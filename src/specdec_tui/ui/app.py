@@ -1,16 +1,16 @@
 """The panel: `SpecdecApp` and its factory `make_app`.
 
-Workers (`@work`) talk to the host, the workflow and the benchmark and only post `ui.messages`;
-the `@on` handlers here own all state (the running unit, the busy step, the current trial) and
-update widgets. Failures are shown in words; a failed push keeps the edit.
+Workers (`@work`, in `ui.host_workers.HostWorkers`) talk to the host, the workflow and the benchmark and
+only post `ui.messages`; the `@on` handlers here own all state (the running unit, the busy step, the
+current trial) and update widgets. Failures are shown in words; a failed push keeps the edit.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, Iterable
 
-from textual import on, work
+from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Select, Tabs, TextArea
@@ -21,10 +21,10 @@ from specdec_tui.core import drafts
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
 from specdec_tui.core.sglang_stats import LogStats
-from specdec_tui.hosts.base import Host, HostError, JournalRecord
+from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
-from specdec_tui.ui.journal_feed import parsed_batches
+from specdec_tui.ui.host_workers import HostWorkers
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
@@ -47,7 +47,7 @@ def _in_words(err: BaseException) -> str:
 CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
 
 
-class SpecdecApp(SessionActions, App[None]):  # SessionActions: o sessions, v compare, S sweep, R replay
+class SpecdecApp(SessionActions, HostWorkers, App[None]):  # SessionActions: o sessions, v compare, S sweep, R replay; HostWorkers: the @work workers
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
     BINDINGS: list[BindingType] = [*APP_BINDINGS, CANCEL_BENCH]
@@ -154,114 +154,6 @@ class SpecdecApp(SessionActions, App[None]):  # SessionActions: o sessions, v co
                 self.host, self.config, self.session, host_name=self.host_name, session_path=self.session_path, profile=self.config.profile()
             )
         return self._runner
-
-    # -- workers: talk to the host, post messages ---------------------------------------------
-    @work(exclusive=True, group="connect")
-    async def connect_host(self) -> None:
-        assert self.host is not None
-        try:
-            await self.host.connect()
-            text = await self.host.read_unit()
-        except HostError as err:
-            self.post_message(m.StepFailed("connect", _in_words(err)))
-            return
-        self.post_message(m.UnitLoaded(text))
-        self.tail_journal()
-        self.watch_health()
-        if self.host.info.kind != "local":
-            return  # never start a production unit implicitly
-        try:
-            status = await self.host.status()
-        except HostError as err:
-            self.post_message(m.StepFailed("status", _in_words(err)))
-            return
-        if status.active_state == "inactive":
-            self.post_message(m.ServiceInactive(status))
-
-    def tail_journal(self) -> None:
-        assert self.host is not None
-        self.follow_journal(self.host.journal(follow=True, lines=min(self.config.ui.journal_lines, 500)))
-
-    @work(exclusive=True, group="journal")
-    async def follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
-        """Batches of parsed lines and the stats folded from them; parsing runs on a thread."""
-        try:
-            async for batch in parsed_batches(source):
-                if batch.records:
-                    self.post_message(m.JournalBatch(batch.records, batch.kinds))
-                if batch.stats is not None:
-                    self.post_message(m.LogStatsChanged(batch.stats))
-        except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
-            self.post_message(m.StepFailed("journal", _in_words(err)))
-
-    @work(exclusive=True, group="health")
-    async def watch_health(self) -> None:
-        from specdec_tui.health import watch_health
-
-        assert self.host is not None
-        try:
-            async for snapshot in watch_health(self.host, self.host.info.base_url):
-                self.post_message(m.HealthChanged(snapshot))
-        except HostError as err:
-            self.post_message(m.StepFailed("health", _in_words(err)))
-
-    @work(exclusive=True, group="step")
-    async def push_and_restart(self, text: str) -> None:
-        """push → restart → healthy; a start that never turns healthy is rolled back (auto_rollback)."""
-        runner = self.runner()
-        try:
-            self.post_message(m.Pushed(text, await runner.push(text)))
-        except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
-            self.post_message(m.StepFailed("push", _in_words(err)))
-            return
-        await self._restart_until_healthy(rollback_on_failure=self.config.ui.auto_rollback)
-
-    @work(exclusive=True, group="step")
-    async def restart_only(self) -> None:
-        await self._restart_until_healthy(rollback_on_failure=False)
-
-    async def _restart_until_healthy(self, *, rollback_on_failure: bool) -> None:
-        runner = self.runner()
-        step = "restart"
-        try:
-            result = await runner.restart()
-            self.post_message(m.Restarted(result))
-            if not result.ok:
-                raise HostError(f"systemd could not restart the unit (job {result.job_result}, state {result.status.active_state})", "see the journal tab")
-            step = "healthy"
-            snapshot = await runner.wait_healthy()
-            self.post_message(m.Healthy(snapshot.facts))
-        except Exception as err:  # noqa: BLE001
-            self.post_message(m.StepFailed(step, _in_words(err)))
-            if rollback_on_failure:
-                await self._rollback_and_wait()
-
-    @work(exclusive=True, group="step")
-    async def rollback_unit(self) -> None:
-        await self._rollback_and_wait()
-
-    async def _rollback_and_wait(self) -> None:
-        try:
-            self.post_message(m.RolledBack(await self.runner().rollback(restart=True)))
-            self.post_message(m.Healthy((await self.runner().wait_healthy()).facts))
-        except Exception as err:  # noqa: BLE001
-            self.post_message(m.StepFailed("rollback", _in_words(err)))
-
-    @work(exclusive=True, group="bench")
-    async def run_bench(self, run: int) -> None:
-        levels: list[Any] = []
-        cancelled = False
-        try:
-            async for event in self.runner().bench(self.trial.profile if self.trial else None):
-                self.post_message(m.BenchEventMessage(event, run))
-                if isinstance(event, RunDone):
-                    levels, cancelled = list(event.levels), bool(event.cancelled)
-                    if event.error:
-                        self.post_message(m.StepFailed("bench", event.error))
-        except Exception as err:  # noqa: BLE001
-            self.post_message(m.StepFailed("bench", _in_words(err)))
-            return
-        self.post_message(m.BenchFinished(levels, cancelled, run))
 
     # -- handlers: own the state ---------------------------------------------------------------
     @on(m.UnitLoaded)
