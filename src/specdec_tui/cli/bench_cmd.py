@@ -130,18 +130,23 @@ def host_base_url(config: Any, name: str) -> str:
     return host.info.base_url
 
 
-def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchProfile:
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """`--concurrency 1,4,16` → (1, 4, 16); a CliError in words for anything else."""
     from specdec_tui.cli.main import CliError
 
+    try:
+        levels = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise CliError(f"--concurrency takes whole numbers separated by commas (got {text!r})") from None
+    if not levels or min(levels) < 1:
+        raise CliError("--concurrency levels must be ≥ 1")
+    return levels
+
+
+def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchProfile:
     changes: dict[str, Any] = {}
     if args.concurrency:
-        try:
-            levels = tuple(int(x) for x in args.concurrency.split(",") if x.strip())
-        except ValueError:
-            raise CliError(f"--concurrency takes whole numbers separated by commas (got {args.concurrency!r})") from None
-        if not levels or min(levels) < 1:
-            raise CliError("--concurrency levels must be ≥ 1")
-        changes["concurrency"] = levels
+        changes["concurrency"] = parse_concurrency(args.concurrency)
     if args.duration is not None:
         changes["duration_s"], changes["requests"] = args.duration, None
     if args.requests is not None:

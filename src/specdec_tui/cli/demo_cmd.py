@@ -42,13 +42,9 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
 def demo_profile(args: argparse.Namespace) -> BenchProfile:
     profile = replace(DEMO_PROFILE, concurrency=(1, 4, 16))
     if getattr(args, "concurrency", None):
-        try:
-            levels = tuple(int(x) for x in args.concurrency.split(",") if x.strip())
-        except ValueError:
-            raise CliError(f"--concurrency takes numbers like 1,4,16, not {args.concurrency!r}") from None
-        if not levels or min(levels) < 1:
-            raise CliError("--concurrency levels must be positive")
-        profile = replace(profile, concurrency=levels)
+        from specdec_tui.cli.bench_cmd import parse_concurrency
+
+        profile = replace(profile, concurrency=parse_concurrency(args.concurrency))
     if getattr(args, "requests", None):
         profile = replace(profile, requests=args.requests)
     if getattr(args, "max_tokens", None):
