@@ -224,13 +224,15 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
 
 
 async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_back(tmp_path: Path) -> None:
-    app = demo_app(tmp_path, time_scale=200.0)
+    # Long enough (5 values × 3 runs at a slower time scale) that the sweep is still running when the keys
+    # arrive: a finished sweep would already be asking "apply the winner?".
+    app = demo_app(tmp_path, time_scale=50.0)
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     closed: list[object] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         original = unit_file.read_text()
-        plan = plan_from_form(SweepForm(STEPS, "2..4", "1", "c1"), app.config.profile())
+        plan = plan_from_form(SweepForm(STEPS, "2..6", "3", "c1"), app.config.profile())
         app.push_screen(SweepScreen(app.runner(), plan), closed.append)
         await pilot.pause()
         screen = app.screen
