@@ -24,7 +24,7 @@ import time
 
 from aiohttp import web
 
-from specdec_tui.health import HealthState, watch_health
+from specdec_tui.loop.health import HealthState, watch_health
 
 
 class FlippingServer:

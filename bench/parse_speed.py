@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from typing import Callable
 
-from specdec_tui.core.sglang_log import parse_line
+from specdec_tui.core.sglang.parse import parse_line
 
 TARGET_OVERALL_US = 8.0
 TARGET_DECODE_US = 15.0

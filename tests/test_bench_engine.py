@@ -7,7 +7,15 @@ import time
 
 import pytest
 
-from specdec_tui.bench import BenchRun, LevelDone, LevelProgress, LevelStarted, RunDone, drive_benchmark, run_benchmark
+from specdec_tui.bench import (
+    BenchRun,
+    LevelDone,
+    LevelProgress,
+    LevelStarted,
+    RunDone,
+    drive_benchmark,
+    run_benchmark,
+)
 from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult

@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from specdec_tui.core.compare import best_by_concurrency, compare_trials, delta_pct, flag_diff, summary_rows
+from specdec_tui.core.compare import (
+    best_by_concurrency,
+    compare_trials,
+    delta_pct,
+    flag_diff,
+    summary_rows,
+)
 from specdec_tui.core.session_export import export_session, to_csv, to_json, to_markdown
 from tests.test_session import make_session
 

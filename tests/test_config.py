@@ -15,7 +15,7 @@ from specdec_tui.core.config import (
     parse_config,
     save_ui_theme,
 )
-from specdec_tui.paths import default_config_file
+from specdec_tui.core.paths import default_config_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from specdec_tui.hosts.local.host.workspace import demo_config, ensure_demo_workspace
 
-from specdec_tui import paths
+from specdec_tui.core import paths
 from specdec_tui.core.config import Config, HostConfig
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import demo_config, ensure_demo_workspace
 from specdec_tui.hosts.base import HostError
 from specdec_tui.hosts.factory import open_host
-from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local.host import LocalHost
 
 pytestmark = pytest.mark.timeout(60)
 FAST = 50.0  # time scale: the simulated startup takes a fraction of a second
@@ -84,7 +84,7 @@ def test_factory_names_the_configured_hosts_for_an_unknown_name():
 
 
 def test_factory_hands_ssh_hosts_to_sshhost():
-    ssh = pytest.importorskip("specdec_tui.hosts.ssh")
+    ssh = pytest.importorskip("specdec_tui.hosts.ssh.host")
     config = Config(hosts={"llm-two": HostConfig(name="llm-two", address="llm-two.example")})
     host = open_host(config, "llm-two")  # constructing it must not connect anywhere
     assert isinstance(host, ssh.SSHHost)

@@ -27,9 +27,9 @@ from pathlib import Path
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import ensure_demo_workspace
-from specdec_tui.hosts.local import LocalHost
-from specdec_tui.workflow import TrialRunner
+from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.loop.trial import TrialRunner
 
 PROFILE = BenchProfile(name="k", concurrency=(1, 2), requests=2, max_tokens=16, temperature=0.0,
                        ignore_eos=True, prompts="repetitive", warmup=0)

@@ -9,17 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import AsyncIterator
 
+import httpx
 import pytest
+from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import ensure_demo_workspace
-from specdec_tui.health import HealthState, probe_once
-from specdec_tui.hosts.local import LocalHost
-from specdec_tui.workflow import Phase, TrialRunner
-
-import httpx
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.loop.health import HealthState, probe_once
+from specdec_tui.loop.trial import Phase, TrialRunner
 
 PROFILE = BenchProfile(name="t", concurrency=(1,), requests=2, max_tokens=16, prompts="repetitive", warmup=0)
 

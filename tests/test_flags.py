@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from specdec_tui.core.flags import FLAGS, Issue, apply_fix, canonical_name, groups, spec_for, validate
+from specdec_tui.core.flags import (
+    FLAGS,
+    Issue,
+    apply_fix,
+    canonical_name,
+    groups,
+    spec_for,
+    validate,
+)
 from specdec_tui.core.unit import UnitFile
 
 SEED = (Path(__file__).parent / "data" / "units" / "sglang-qwen.service").read_text()

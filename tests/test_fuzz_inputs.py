@@ -14,12 +14,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specdec_tui.bench.sse import SseSplitter
-from specdec_tui.core.config import BenchProfile, Config, ConfigError, HostConfig, UIConfig, parse_config
+from specdec_tui.core.config import (
+    BenchProfile,
+    Config,
+    ConfigError,
+    HostConfig,
+    UIConfig,
+    parse_config,
+)
 from specdec_tui.core.results import LevelResult
-from specdec_tui.core.session import Session, SessionError, Trial, dumps_session, loads_session
+from specdec_tui.core.session import (
+    Session,
+    SessionError,
+    Trial,
+    dumps_session,
+    loads_session,
+)
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
-from specdec_tui.hosts.ssh import parse_journal_line, parse_show
+from specdec_tui.hosts.ssh.host import parse_journal_line, parse_show
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

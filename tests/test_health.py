@@ -8,7 +8,8 @@ import socket
 import pytest
 from aiohttp import web
 
-from specdec_tui.health import (
+from specdec_tui.hosts.base import ServiceStatus
+from specdec_tui.loop.health import (
     HealthState,
     HttpProbe,
     NotHealthy,
@@ -17,7 +18,6 @@ from specdec_tui.health import (
     wait_ready,
     watch_health,
 )
-from specdec_tui.hosts.base import ServiceStatus
 
 
 def status(active: str, sub: str = "", code: int | None = None, result: str = "") -> ServiceStatus:

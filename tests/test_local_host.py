@@ -15,9 +15,9 @@ from typing import Callable
 import pytest
 
 from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
-from specdec_tui.hosts.local import LocalHost
-from specdec_tui.hosts.local_journal import JournalStore
-from specdec_tui.hosts.local_state import read_state
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.journal import JournalStore
+from specdec_tui.hosts.local.state import read_state
 from tests.proc_helpers import group_alive, running
 
 pytestmark = pytest.mark.timeout(60)
@@ -352,7 +352,7 @@ async def test_a_bad_cursor_is_reported_in_words(host: LocalHost):
 PANEL = r"""
 import asyncio, os, signal, sys
 from pathlib import Path
-from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local.host import LocalHost
 
 async def main():
     host = LocalHost(Path(sys.argv[1]))
@@ -400,7 +400,7 @@ time.sleep(600)
 READER = r"""
 import asyncio, sys
 from pathlib import Path
-from specdec_tui.hosts.local import LocalHost
+from specdec_tui.hosts.local.host import LocalHost
 
 async def main():
     after = sys.argv[2] if sys.argv[2] != "-" else None

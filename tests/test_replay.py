@@ -8,9 +8,9 @@ import pytest
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial, load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.replay import ReplayPair, replay_session
-from specdec_tui.sweep import SweepPlan, run_sweep
-from specdec_tui.workflow import TrialRunner, WorkflowError
+from specdec_tui.loop.replay import ReplayPair, replay_session
+from specdec_tui.loop.sweep import SweepPlan, run_sweep
+from specdec_tui.loop.trial import TrialRunner, WorkflowError
 
 # The sim's run-to-run noise at this size is well under this; steps 1 vs 3 differ by ~60 % at c=1.
 TOLERANCE_PCT = 35.0

@@ -16,9 +16,9 @@ import pytest
 
 from specdec_tui.cli.main import main
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, load_session, save_session
-from specdec_tui.paths import sessions_dir
 
 SMALL = ["--concurrency", "1,4", "--requests", "4", "--max-tokens", "32", "--time-scale", "25"]
 
@@ -142,8 +142,9 @@ def test_entry_point_runs_as_a_process(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_a_sweep_restores_the_unit(tmp_path: Path) -> None:
-    from specdec_tui.demo import ensure_demo_workspace
-    from specdec_tui.paths import demo_dir
+    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+
+    from specdec_tui.core.paths import demo_dir
 
     ws = ensure_demo_workspace(demo_dir(), time_scale=25)
     before = ws.unit_path.read_bytes()

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_tui.core.sglang_log import (
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import (
     AccessRecord,
     AdjustRecord,
     CudaGraphRecord,
@@ -20,13 +21,12 @@ from specdec_tui.core.sglang_log import (
     ErrorRecord,
     KVCacheRecord,
     LoadWeightRecord,
-    LogStats,
     PrefillRecord,
     ReadyRecord,
     StartupSummaryRecord,
     TextRecord,
-    parse_line,
 )
+from specdec_tui.core.sglang.stats import LogStats
 
 LOGS = Path(__file__).parent / "data" / "logs"
 

@@ -16,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from specdec_tui.core.sglang_log import ErrorRecord, LogRecord, parse_line
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import ErrorRecord, LogRecord
 
 LOGS = Path(__file__).parent / "data" / "logs"
 GOLDEN = LOGS / "parsed_golden.jsonl"

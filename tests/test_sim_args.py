@@ -9,7 +9,11 @@ import sys
 import pytest
 
 from specdec_tui.sim import model
-from specdec_tui.sim.args import MSG_DRAFT_TOKENS_ADJUSTED, MSG_MAX_RUNNING_48, parse_sim_args
+from specdec_tui.sim.args import (
+    MSG_DRAFT_TOKENS_ADJUSTED,
+    MSG_MAX_RUNNING_48,
+    parse_sim_args,
+)
 from specdec_tui.sim.startup import memory_plan
 from tests.test_sim_support import SEED_MODEL, seed_flags
 

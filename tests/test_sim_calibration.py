@@ -11,7 +11,13 @@ import asyncio
 import aiohttp
 import pytest
 
-from tests.test_sim_support import TRAP_PROMPT, SimProcess, get_json, seed_flags, stream_completion
+from tests.test_sim_support import (
+    TRAP_PROMPT,
+    SimProcess,
+    get_json,
+    seed_flags,
+    stream_completion,
+)
 
 SEED = {1: (123, 26), 2: (186, 21), 3: (234, 17)}
 

@@ -10,7 +10,13 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.test_sim_support import TRAP_PROMPT, SimProcess, get_json, seed_flags, stream_completion
+from tests.test_sim_support import (
+    TRAP_PROMPT,
+    SimProcess,
+    get_json,
+    seed_flags,
+    stream_completion,
+)
 
 FAST = ["--time-scale", "20", "--load-seconds", "2"]
 

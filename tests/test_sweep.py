@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+
 import pytest
+from specdec_tui.hosts.local.host.workspace import demo_unit_text
 
 from specdec_tui.core.session import load_session
 from specdec_tui.core.sweep_rules import choose, sweep_groups
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.demo import demo_unit_text
-from specdec_tui.sweep import (
-    SweepDone, SweepError, SweepPlan, SweepStopped, SweepTrialDone, SweepValueStarted, edit_for_value,
-    parse_values, plan_units, run_sweep,
+from specdec_tui.loop.sweep import (
+    SweepDone,
+    SweepError,
+    SweepPlan,
+    SweepStopped,
+    SweepTrialDone,
+    SweepValueStarted,
+    edit_for_value,
+    parse_values,
+    plan_units,
+    run_sweep,
 )
-from specdec_tui.workflow import TrialRunner
+from specdec_tui.loop.trial import TrialRunner
 
 STEPS = "speculative-num-steps"
 

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specdec_tui.core.systemd_quote import join_args, quote_arg, split_command, split_words
+from specdec_tui.core.systemd_quote import (
+    join_args,
+    quote_arg,
+    split_command,
+    split_words,
+)
 from specdec_tui.core.unit_errors import UnitSyntaxError
 
 

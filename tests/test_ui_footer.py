@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.ui_helpers import offline_app
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+from tests.ui_helpers import offline_app
 
 
 async def test_footer_keeps_its_keys_across_focus_moves_and_rebuilds_on_a_remap() -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 
 from specdec_tui.hosts.base import HostError, JournalRecord
-from specdec_tui.ui.journal_feed import batched, parsed_batches
+from specdec_tui.loop.journal_feed import batched, parsed_batches
 
 DECODE = ("[2025-03-01 14:00:00 TP0] Decode batch, #running-req: 7, #token: 900, token usage: 0.12, accept len: 2.75, "
           "accept rate: 0.69, cuda graph: True, gen throughput (token/s): 812.40, #queue-req: 2, ")

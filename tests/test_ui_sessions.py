@@ -9,17 +9,24 @@ from pathlib import Path
 import pytest
 
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.paths import sessions_dir
+from specdec_tui.loop.sessions import list_sessions
+from specdec_tui.loop.sweep_form import FormError, SweepForm, plan_from_form
 from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sessions_screen import SessionsScreen
 from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
-from specdec_tui.ui.session_actions import FormError, SweepForm, list_sessions, plan_from_form
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, wait_for
+from .ui_helpers import (
+    OFFLINE_UNIT,
+    demo_app,
+    offline_app,
+    record_notifications,
+    wait_for,
+)
 
 STEPS = "speculative-num-steps"
 WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
@@ -200,7 +207,7 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
 
 
 async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_unit(tmp_path: Path) -> None:
-    from specdec_tui.sweep import edit_for_value
+    from specdec_tui.loop.sweep import edit_for_value
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
 
     app = demo_app(tmp_path, time_scale=200.0)

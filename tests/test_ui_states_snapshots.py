@@ -20,13 +20,13 @@ from textual.widgets import TabbedContent
 
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
-from specdec_tui.core.sglang_log import LogStats
+from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.health import HealthSnapshot, HealthState
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
+from specdec_tui.loop.health import HealthSnapshot, HealthState
+from specdec_tui.loop.journal_feed import fold, snapshot
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
-from specdec_tui.ui.journal_feed import fold, snapshot
 
 from .ui_helpers import OFFLINE_UNIT, offline_app
 

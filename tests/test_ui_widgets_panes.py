@@ -8,9 +8,9 @@ from textual.app import App, ComposeResult
 
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
-from specdec_tui.core.sglang_log import LogStats
-from specdec_tui.health import HealthSnapshot, HealthState
+from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import GpuFact, ServiceStatus
+from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui.widgets.health_pane import HealthPane
 from specdec_tui.ui.widgets.tok_chart import TokChart
 from specdec_tui.ui.widgets.trials_list import TrialsList, flag_changes

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from specdec_tui.core.session import load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.workflow import Phase, TrialRunner, WorkflowError, change_label
+from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError, change_label
+
 
 def edit(text: str, **flags: str) -> str:
     return UnitFile.parse(text).set_flags({k.replace("_", "-"): v for k, v in flags.items()}).text

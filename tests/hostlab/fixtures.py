@@ -19,8 +19,14 @@ from typing import AsyncIterator, Callable, Iterator
 import pytest
 
 from specdec_tui.core.config import HostConfig
-from specdec_tui.hosts.ssh import SSHHost
-from tests.hostlab.lab import HostLab, LabUnavailable, free_port, missing_requirements, wait_for
+from specdec_tui.hosts.ssh.host import SSHHost
+from tests.hostlab.lab import (
+    HostLab,
+    LabUnavailable,
+    free_port,
+    missing_requirements,
+    wait_for,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ARGV_SERVER = Path(__file__).resolve().parent / "argv_server.py"

@@ -22,7 +22,13 @@ import aiohttp
 import orjson
 
 from specdec_tui.bench.client import RequestRecord, make_client, stream_request
-from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
+from specdec_tui.bench.events import (
+    BenchEvent,
+    LevelDone,
+    LevelProgress,
+    LevelStarted,
+    RunDone,
+)
 from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
 from specdec_tui.bench.run_handle import RunHandle

@@ -262,7 +262,12 @@ class LiveTable:
             self.console.print(f"c={','.join(map(str, levels))}: {w}", style="yellow", markup=False)
 
     def on_event(self, ev: object) -> None:
-        from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted, RunDone
+        from specdec_tui.bench.events import (
+            LevelDone,
+            LevelProgress,
+            LevelStarted,
+            RunDone,
+        )
 
         if isinstance(ev, LevelStarted):
             planned = f"{ev.planned} requests" if ev.planned else f"{ev.duration_s:g} s"

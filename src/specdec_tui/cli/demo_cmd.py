@@ -14,10 +14,9 @@ from pathlib import Path
 
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import BenchProfile, Config
-from specdec_tui.demo import DEMO_PROFILE
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.unit import UnitFile
-
+from specdec_tui.hosts.local.host.workspace import DEMO_PROFILE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,10 +66,13 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.bench_cmd import LiveTable
-    from specdec_tui.demo import demo_config, ensure_demo_workspace
     from specdec_tui.hosts.base import HostError
-    from specdec_tui.hosts.local import LocalHost
-    from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.hosts.local.host.workspace import (
+        demo_config,
+        ensure_demo_workspace,
+    )
+    from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
 
     ws = ensure_demo_workspace(Path(args.workspace) if args.workspace else None,
                                time_scale=getattr(args, "time_scale", 1.0))

@@ -12,8 +12,8 @@ if TYPE_CHECKING:  # loaded by the command itself: registering it for --help mus
     from rich.console import Console
     from rich.table import Table
 
-    from specdec_tui.core.sglang_records import LogRecord
-    from specdec_tui.core.sglang_stats import LogStats
+    from specdec_tui.core.sglang.records import LogRecord
+    from specdec_tui.core.sglang.stats import LogStats
 
 KIND_STYLES = {
     "decode": "cyan",
@@ -67,7 +67,7 @@ def _record_json(record: LogRecord) -> bytes:
 
 
 def _print_json(lines: Iterator[str], out: IO[bytes]) -> None:
-    from specdec_tui.core.sglang_log import parse_line
+    from specdec_tui.core.sglang.parse import parse_line
 
     for line in lines:
         out.write(_record_json(parse_line(line)) + b"\n")
@@ -76,8 +76,8 @@ def _print_json(lines: Iterator[str], out: IO[bytes]) -> None:
 def _print_human(lines: Iterator[str], console: Console) -> LogStats:
     from rich.text import Text
 
-    from specdec_tui.core.sglang_log import parse_line
-    from specdec_tui.core.sglang_stats import LogStats
+    from specdec_tui.core.sglang.parse import parse_line
+    from specdec_tui.core.sglang.stats import LogStats
 
     stats = LogStats()
     for line in lines:

@@ -13,14 +13,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from specdec_tui.core.compare import (
-    TrialComparison, best_by_concurrency, concurrencies_of, summary_rows, trial_label,
+    TrialComparison,
+    best_by_concurrency,
+    concurrencies_of,
+    summary_rows,
+    trial_label,
 )
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
 
 if TYPE_CHECKING:
-    from specdec_tui.replay import ReplayOutcome
+    from specdec_tui.loop.replay import ReplayOutcome
 
 STATUS_STYLE = {"ok": "green", "failed": "red", "cancelled": "yellow", "running": "cyan"}
 

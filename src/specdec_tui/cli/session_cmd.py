@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def session_path(name: str) -> Path:
     """A path as given, else a file of that name (with or without .toml) in the sessions dir."""
-    from specdec_tui.paths import sessions_dir
+    from specdec_tui.core.paths import sessions_dir
 
     for candidate in (Path(name), sessions_dir() / name, sessions_dir() / f"{name}.toml"):
         if candidate.is_file():
@@ -74,7 +74,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     from specdec_tui.cli.render import make_console, num
     from specdec_tui.core.compare import best_by_concurrency, concurrencies_of
-    from specdec_tui.paths import sessions_dir
+    from specdec_tui.core.paths import sessions_dir
 
     files = sorted(sessions_dir().glob("*.toml")) if sessions_dir().is_dir() else []
     console = make_console()
@@ -101,7 +101,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.render import best_lines, make_console, session_table, sweep_table
+    from specdec_tui.cli.render import (
+        best_lines,
+        make_console,
+        session_table,
+        sweep_table,
+    )
     from specdec_tui.core.sweep_rules import choose, curve, sweep_groups
 
     session, path = open_session_file(args.file)
@@ -179,10 +184,10 @@ def run_replay(args: argparse.Namespace) -> int:
 async def _replay(args: argparse.Namespace, session: Session, path: Path, config, host_name: str, host) -> int:
     from specdec_tui.cli.render import make_console, replay_table
     from specdec_tui.cli.sweep_cmd import phase_line, progress, trial_line
-    from specdec_tui.health import NotHealthy
     from specdec_tui.hosts.base import HostError
-    from specdec_tui.replay import ReplayStarted, replay_session
-    from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
+    from specdec_tui.loop.health import NotHealthy
+    from specdec_tui.loop.replay import ReplayStarted, replay_session
+    from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
 
     runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path,
                                   profile=session.profile)

@@ -15,7 +15,12 @@ from typing import Any
 
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import BenchProfile, Config
-from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
+from specdec_tui.core.session import (
+    Session,
+    SessionError,
+    default_session_path,
+    load_session,
+)
 from specdec_tui.core.sweep_rules import Objective
 from specdec_tui.hosts.base import Host
 
@@ -70,9 +75,12 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
 def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
     """The config and the chosen host name; `demo` works without a config (its workspace is created)."""
     from specdec_tui.core.config import ConfigError, find_config_path, load_config
-    from specdec_tui.demo import demo_host_config, ensure_demo_workspace
     from specdec_tui.hosts.base import HostError
     from specdec_tui.hosts.factory import pick_host_name
+    from specdec_tui.hosts.local.host.workspace import (
+        demo_host_config,
+        ensure_demo_workspace,
+    )
 
     try:
         config = load_config(find_config_path(getattr(args, "config", None)))
@@ -101,7 +109,7 @@ def progress(line: str) -> None:
 
 def phase_line(event: object) -> str | None:
     """A progress line for the workflow's phases; None for events the caller shows otherwise."""
-    from specdec_tui.workflow import Phase
+    from specdec_tui.loop.trial import Phase
 
     if isinstance(event, Phase) and event.name not in ("done", "bench"):
         return f"  · {event.name}{': ' + event.detail if event.detail else ''}"
@@ -163,7 +171,7 @@ def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: B
 
 
 def run(args: argparse.Namespace) -> int:
-    from specdec_tui.sweep import SweepError, SweepPlan, parse_values
+    from specdec_tui.loop.sweep import SweepError, SweepPlan, parse_values
 
     config, host_name = load_cli_config(args)
     profile = sweep_profile(args, config, host_name)
@@ -180,10 +188,16 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace, config: Config, host_name: str, host: Host, profile: BenchProfile,
                plan: Any) -> int:
-    from specdec_tui.health import NotHealthy
     from specdec_tui.hosts.base import HostError
-    from specdec_tui.sweep import SweepError, SweepStopped, SweepTrialDone, SweepValueStarted, run_sweep
-    from specdec_tui.workflow import TrialRunner
+    from specdec_tui.loop.health import NotHealthy
+    from specdec_tui.loop.sweep import (
+        SweepError,
+        SweepStopped,
+        SweepTrialDone,
+        SweepValueStarted,
+        run_sweep,
+    )
+    from specdec_tui.loop.trial import TrialRunner
 
     session, path = open_session(args, host_name, host.info.unit, profile)
     runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)

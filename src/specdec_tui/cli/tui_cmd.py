@@ -16,7 +16,12 @@ from typing import Any
 
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import Config, ConfigError, find_config_path, load_config
-from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
+from specdec_tui.core.session import (
+    Session,
+    SessionError,
+    default_session_path,
+    load_session,
+)
 from specdec_tui.hosts.base import Host, HostError
 
 
@@ -62,7 +67,7 @@ def run_built(app: Any) -> int:
 def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
     """The panel without a host for `--sessions`, `--session DIR`, or an existing `--session FILE` without
     `--host`; None when the arguments ask for a host. Nothing is connected to."""
-    from specdec_tui.paths import sessions_dir
+    from specdec_tui.core.paths import sessions_dir
 
     if getattr(args, "sessions", False):
         return build_app(config, None, Session(host="offline"), None, sessions_from=sessions_dir())
@@ -104,8 +109,11 @@ def run_demo(args: argparse.Namespace) -> int:
         defaults = argparse.Namespace(steps=None, time_scale=1.0, concurrency=None, requests=None,
                                       max_tokens=None, workspace=None, keep_running=False)
         return demo_cmd.run(argparse.Namespace(**{**vars(defaults), **vars(args)}))
-    from specdec_tui.demo import demo_config, ensure_demo_workspace
-    from specdec_tui.hosts.local import LocalHost
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.hosts.local.host.workspace import (
+        demo_config,
+        ensure_demo_workspace,
+    )
 
     user = resolve_config(args.config)
     ws = ensure_demo_workspace()

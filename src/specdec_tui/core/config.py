@@ -109,7 +109,7 @@ class ConfigError(Exception):
 
 def find_config_path(cli_value: str | None) -> Path | None:
     """`--config`, else `$SPECDEC_TUI_CONFIG`, else the user config file if it exists."""
-    from specdec_tui.paths import default_config_file
+    from specdec_tui.core.paths import default_config_file
 
     if cli_value:
         return Path(cli_value).expanduser()

@@ -11,7 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from specdec_tui import paths
+from specdec_tui.core import paths
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

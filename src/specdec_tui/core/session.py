@@ -8,12 +8,11 @@ compared and replayed without a host.
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
-
-import tomllib
 
 import tomli_w
 
@@ -267,7 +266,7 @@ def load_session(path: Path | str) -> Session:
 
 def default_session_path(host: str, when: datetime | None = None) -> Path:
     """A new session file in the data dir, named by host and start time."""
-    from specdec_tui.paths import sessions_dir
+    from specdec_tui.core.paths import sessions_dir
 
     when = when or utcnow()
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host) or "session"

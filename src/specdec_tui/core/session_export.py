@@ -9,7 +9,13 @@ from typing import Literal
 
 import orjson
 
-from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
+from specdec_tui.core.compare import (
+    best_by_concurrency,
+    concurrencies_of,
+    flag_diff,
+    summary_rows,
+    trial_label,
+)
 from specdec_tui.core.session import Session, Trial
 
 ExportFormat = Literal["csv", "json", "md"]

@@ -123,7 +123,7 @@ def bundled_theme_dir() -> Path:
 
 def user_theme_dir() -> Path:
     """Where a user drops their own theme files."""
-    from specdec_tui.paths import config_dir
+    from specdec_tui.core.paths import config_dir
 
     return config_dir() / "themes"
 

@@ -439,7 +439,9 @@ def _bare(name: str) -> str:
 
 
 def _canonical(name: str) -> str:
-    from specdec_tui.core.flags import canonical_name  # late import: flags.apply_fix uses this module
+    from specdec_tui.core.flags import (
+        canonical_name,  # late import: flags.apply_fix uses this module
+    )
 
     return canonical_name(name)
 

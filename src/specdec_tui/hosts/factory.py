@@ -38,8 +38,9 @@ def open_demo_host(
     name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False
 ) -> Host:
     """A LocalHost on the demo workspace (created on first use); see `LocalHost` for `keep_running`."""
-    from specdec_tui.demo import ensure_demo_workspace
-    from specdec_tui.hosts.local import LocalHost
+    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+
+    from specdec_tui.hosts.local.host import LocalHost
 
     ws = ensure_demo_workspace(root, time_scale=time_scale)
     return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name, keep_running=keep_running)
@@ -64,7 +65,7 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
     if is_local(host_config):
         return open_demo_host(host_config.name, keep_running=keep_running)
     try:
-        from specdec_tui.hosts.ssh import SSHHost
+        from specdec_tui.hosts.ssh.host import SSHHost
     except ImportError as err:
         raise HostError(f"SSH support cannot be loaded ({err})", "reinstall specdec-tui with its dependencies") from None
     return SSHHost(host_config)

@@ -20,7 +20,12 @@ from specdec_tui.sim.engine import Engine, EngineConfig, GenParams
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
 from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
-from specdec_tui.sim.startup import StartupFailed, log_uvicorn_start, log_uvicorn_stop, run_startup
+from specdec_tui.sim.startup import (
+    StartupFailed,
+    log_uvicorn_start,
+    log_uvicorn_stop,
+    run_startup,
+)
 
 SGLANG_VERSION = "0.5.9"
 OPEN_PATHS = ("/health", "/health_generate", "/metrics", "/sim/")

@@ -11,7 +11,12 @@ import os
 
 from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, server_args_repr
-from specdec_tui.sim.logs import CUDA_GRAPH_HELP, NOT_ENOUGH_MEMORY, SimLog, traceback_block
+from specdec_tui.sim.logs import (
+    CUDA_GRAPH_HELP,
+    NOT_ENOUGH_MEMORY,
+    SimLog,
+    traceback_block,
+)
 
 SGLANG_SRT = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
 

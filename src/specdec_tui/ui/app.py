@@ -20,7 +20,7 @@ from specdec_tui.bench.events import LevelDone, RunDone
 from specdec_tui.core import drafts
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
-from specdec_tui.core.sglang_stats import LogStats
+from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
@@ -130,10 +130,9 @@ class SpecdecApp(SessionActions, HostWorkers, App[None]):  # SessionActions: o s
 
     def binding_scopes(self) -> dict[str, Iterable[BindingType]]:
         """Every BINDINGS the help screen lists, by where they apply."""
+        from specdec_tui.ui.screens.compare_screen import CompareScreen
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen as _C
         from specdec_tui.ui.screens.error_screen import ErrorScreen as _E
-
-        from specdec_tui.ui.screens.compare_screen import CompareScreen
         from specdec_tui.ui.screens.replay_screen import ReplayScreen
         from specdec_tui.ui.screens.sessions_screen import SessionsScreen
         from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
@@ -148,7 +147,7 @@ class SpecdecApp(SessionActions, HostWorkers, App[None]):  # SessionActions: o s
     def runner(self) -> Any:
         """The workflow's TrialRunner for this host (built on first use)."""
         if self._runner is None:
-            from specdec_tui.workflow import TrialRunner
+            from specdec_tui.loop.trial import TrialRunner
 
             self._runner = TrialRunner.for_host(
                 self.host, self.config, self.session, host_name=self.host_name, session_path=self.session_path, profile=self.config.profile()

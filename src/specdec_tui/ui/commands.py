@@ -12,7 +12,13 @@ from typing import Callable, Iterator
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from specdec_tui.ui.keymap import APP_BINDINGS, JOURNAL_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of, current_keys
+from specdec_tui.ui.keymap import (
+    APP_BINDINGS,
+    JOURNAL_BINDINGS,
+    MAIN_SCREEN_BINDINGS,
+    bindings_of,
+    current_keys,
+)
 
 
 @dataclass(frozen=True, slots=True)

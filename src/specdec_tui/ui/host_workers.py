@@ -13,8 +13,8 @@ from specdec_tui.bench.events import RunDone
 from specdec_tui.core.config import Config
 from specdec_tui.core.session import Trial
 from specdec_tui.hosts.base import Host, HostError, JournalRecord
+from specdec_tui.loop.journal_feed import parsed_batches
 from specdec_tui.ui import messages as m
-from specdec_tui.ui.journal_feed import parsed_batches
 from specdec_tui.ui.session_actions import in_words
 
 
@@ -73,7 +73,7 @@ class HostWorkers:
 
     @work(exclusive=True, group="health")
     async def watch_health(self) -> None:
-        from specdec_tui.health import watch_health
+        from specdec_tui.loop.health import watch_health
 
         assert self.host is not None
         try:

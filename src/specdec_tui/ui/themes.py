@@ -10,7 +10,11 @@ from pathlib import Path
 from textual.app import App
 from textual.theme import Theme
 
-from specdec_tui.core.theme_files import bundled_theme_dir, load_theme_files, user_theme_dir
+from specdec_tui.core.theme_files import (
+    bundled_theme_dir,
+    load_theme_files,
+    user_theme_dir,
+)
 
 FALLBACK_THEME = "textual-dark"
 

@@ -16,9 +16,22 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from specdec_tui.core.compare import TrialComparison, compare_trials, concurrencies_of, summary_rows, trial_label
+from specdec_tui.core.compare import (
+    TrialComparison,
+    compare_trials,
+    concurrencies_of,
+    summary_rows,
+    trial_label,
+)
 from specdec_tui.core.session import Session
-from specdec_tui.ui.format import MISSING, delta_style, fmt_delta, fmt_int, fmt_ms, fmt_num
+from specdec_tui.ui.format import (
+    MISSING,
+    delta_style,
+    fmt_delta,
+    fmt_int,
+    fmt_ms,
+    fmt_num,
+)
 
 LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
     ("c", "C"),

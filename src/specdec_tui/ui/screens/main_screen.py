@@ -18,9 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Header, Static, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
-from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.flag_form import FlagForm
+from specdec_tui.ui.widgets.stable_footer import StableFooter
 
 TABS: tuple[tuple[str, str], ...] = (
     ("config", "1 Config"),

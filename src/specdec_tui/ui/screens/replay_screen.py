@@ -20,7 +20,13 @@ from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
-from specdec_tui.ui.session_actions import TaskCancelled, TaskEvent, TaskFailed, TaskScreen, in_words
+from specdec_tui.ui.session_actions import (
+    TaskCancelled,
+    TaskEvent,
+    TaskFailed,
+    TaskScreen,
+    in_words,
+)
 
 TOLERANCE_PCT = 10.0  # drift within ±10 % reproduces (the benchmark's own noise on a shared GPU)
 
@@ -54,7 +60,7 @@ class ReplayScreen(TaskScreen):
 
     def __init__(self, runner: Any, session: Session, trial_ids: list[int] | None = None) -> None:
         super().__init__()
-        from specdec_tui.replay import replayable
+        from specdec_tui.loop.replay import replayable
 
         self.runner = runner
         self.session = session
@@ -86,7 +92,7 @@ class ReplayScreen(TaskScreen):
 
     @work(exclusive=True, group="replay")
     async def run_replay_worker(self) -> None:
-        from specdec_tui.replay import replay_session
+        from specdec_tui.loop.replay import replay_session
 
         try:
             await self.runner.read_running()
@@ -100,8 +106,8 @@ class ReplayScreen(TaskScreen):
 
     @on(TaskEvent)
     def _event(self, message: TaskEvent) -> None:
-        from specdec_tui.replay import ReplayDone, ReplayStarted
-        from specdec_tui.workflow import Phase
+        from specdec_tui.loop.replay import ReplayDone, ReplayStarted
+        from specdec_tui.loop.trial import Phase
 
         event = message.event
         if isinstance(event, ReplayStarted):

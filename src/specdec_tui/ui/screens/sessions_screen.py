@@ -15,8 +15,8 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from specdec_tui.loop.sessions import SessionSummary, list_sessions
 from specdec_tui.ui.format import MISSING, fmt_num
-from specdec_tui.ui.session_actions import SessionSummary, list_sessions
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("date", "started (UTC)"),

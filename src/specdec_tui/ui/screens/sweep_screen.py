@@ -25,12 +25,22 @@ from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
+from specdec_tui.loop.sweep_form import (
+    OBJECTIVES,
+    SWEEP_FLAGS,
+    FormError,
+    SweepForm,
+    plan_from_form,
+)
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.session_actions import (
-    OBJECTIVES, SWEEP_FLAGS, FormError, Settled, SweepForm, TaskCancelled, TaskEvent, TaskFailed, TaskScreen,
+    Settled,
+    TaskCancelled,
+    TaskEvent,
+    TaskFailed,
+    TaskScreen,
     in_words,
-    plan_from_form,
 )
 
 
@@ -189,7 +199,7 @@ class SweepScreen(TaskScreen):
     # -- workers: run and post -------------------------------------------------------------------
     @work(exclusive=True, group="sweep")
     async def run_sweep_worker(self) -> None:
-        from specdec_tui.sweep import run_sweep
+        from specdec_tui.loop.sweep import run_sweep
 
         try:
             base = await self.runner.read_running()
@@ -202,7 +212,7 @@ class SweepScreen(TaskScreen):
 
     @work(exclusive=True, group="sweep")
     async def apply_winner_worker(self, value: str, text: str) -> None:
-        from specdec_tui.sweep import settle_quietly
+        from specdec_tui.loop.sweep import settle_quietly
 
         problem = await settle_quietly(self.runner, text, lambda e: self.post_message(TaskEvent(e)),
                                        f"applying the winner {value}")
@@ -211,8 +221,13 @@ class SweepScreen(TaskScreen):
     # -- handlers: own the state -----------------------------------------------------------------
     @on(TaskEvent)
     def _event(self, message: TaskEvent) -> None:
-        from specdec_tui.sweep import SweepDone, SweepStopped, SweepTrialDone, SweepValueStarted
-        from specdec_tui.workflow import Phase
+        from specdec_tui.loop.sweep import (
+            SweepDone,
+            SweepStopped,
+            SweepTrialDone,
+            SweepValueStarted,
+        )
+        from specdec_tui.loop.trial import Phase
 
         event = message.event
         if isinstance(event, SweepValueStarted):

@@ -26,7 +26,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from specdec_tui.bench.events import BenchEvent, LevelDone, LevelProgress, LevelStarted, RunDone
+from specdec_tui.bench.events import (
+    BenchEvent,
+    LevelDone,
+    LevelProgress,
+    LevelStarted,
+    RunDone,
+)
 from specdec_tui.core.results import LevelResult
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (

@@ -22,7 +22,14 @@ from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
 from specdec_tui.core import drafts
-from specdec_tui.core.redact import REDACTED, SECRET_FLAGS, has_redacted, redact_flags, redact_text, restore_secrets
+from specdec_tui.core.redact import (
+    REDACTED,
+    SECRET_FLAGS,
+    has_redacted,
+    redact_flags,
+    redact_text,
+    restore_secrets,
+)
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
 from specdec_tui.ui.widgets.diff_view import DiffView

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.containers import VerticalScroll
 from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 NO_CHANGES = "No changes: the edit matches the unit on the host."

@@ -6,7 +6,7 @@ itself (not the flags we asked for) sit next to the journal's live accept length
 
 Public API (for the app shell):
     HealthPane(id=...)
-    .update_health(snapshot: HealthSnapshot)   # from specdec_tui.health.watch_health
+    .update_health(snapshot: HealthSnapshot)   # from specdec_tui.loop.health.watch_health
     .update_log_stats(stats: LogStats)         # folded from the journal; redrawn at most ~5×/s
     .update_gpus(gpus: list[GpuFact])          # from Host.gpu_facts(); [] hides the GPU section
     .state: str                                # "down" | "starting" | "loading" | "ready" | "failing" | "unknown"
@@ -23,10 +23,10 @@ from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
-from specdec_tui.health import HealthSnapshot
-from specdec_tui.hosts.base import GpuFact
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.core.sglang_stats import LogStats
+from specdec_tui.core.sglang.stats import LogStats
+from specdec_tui.hosts.base import GpuFact
+from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
 
 STATES = ("down", "starting", "loading", "ready", "failing")

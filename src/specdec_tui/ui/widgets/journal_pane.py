@@ -60,7 +60,7 @@ def line_kind(message: str) -> str:
     if "] Prefill batch" in message:
         return "prefill"
     try:
-        from specdec_tui.core.sglang_log import parse_line
+        from specdec_tui.core.sglang.parse import parse_line
     except ImportError:  # the parser is not there yet: a minimal stand-in keeps the pane usable
         return _fallback_kind(message)
     try:

@@ -17,11 +17,11 @@ from specdec_tui.core.flags import validate
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session
-from specdec_tui.core.sglang_log import parse_line
-from specdec_tui.core.sglang_records import ErrorRecord, cause_rank
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
 from specdec_tui.core.unit import UnitFile, UnitSyntaxError
-from specdec_tui.health import HealthSnapshot, NotHealthy, wait_ready
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
+from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready
 
 
 class WorkflowError(Exception):

@@ -17,9 +17,9 @@ import orjson
 
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.hosts.base import ServiceStatus
-from specdec_tui.hosts.local_procs import cmdline_has, group_alive, pid_running
+from specdec_tui.hosts.local.procs import cmdline_has, group_alive, pid_running
 
-SUPERVISOR_MODULE = "specdec_tui.hosts.local_supervisor"
+SUPERVISOR_MODULE = "specdec_tui.hosts.local.supervisor"
 SYSTEMD_PID = 1  # systemd's own journal lines carry _PID=1, as on a real host
 FINAL_STATES = ("inactive", "failed")
 EXIT_NAMES = {

@@ -14,11 +14,25 @@ from typing import Callable
 
 from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
 from specdec_tui.core.session import Trial
-from specdec_tui.core.sweep_rules import CurvePoint, Objective, SweepChoice, choose, curve, stop_reason, summarise
+from specdec_tui.core.sweep_rules import (
+    CurvePoint,
+    Objective,
+    SweepChoice,
+    choose,
+    curve,
+    stop_reason,
+    summarise,
+)
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.health import NotHealthy
 from specdec_tui.hosts.base import HostError
-from specdec_tui.workflow import Phase, TrialRunner, WorkflowError, check_unit, short_flag
+from specdec_tui.loop.health import NotHealthy
+from specdec_tui.loop.trial import (
+    Phase,
+    TrialRunner,
+    WorkflowError,
+    check_unit,
+    short_flag,
+)
 
 STEPS = "speculative-num-steps"
 TOPK = "speculative-eagle-topk"

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
-from specdec_tui.core.sglang_records import (
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import (
     AdjustRecord,
     DecodeRecord,
     ErrorRecord,
@@ -79,9 +80,6 @@ class LogStats:
             self.adjustments.append(record)
 
     def feed(self, lines: Iterable[str]) -> "LogStats":
-        # imported here: sglang_log re-exports LogStats, so a module-level import would be circular
-        from specdec_tui.core.sglang_log import parse_line
-
         for line in lines:
             self.update(parse_line(line))
         return self

@@ -14,8 +14,8 @@ from typing import Callable, Sequence
 from specdec_tui.core.compare import delta_pct, trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import Objective, score
-from specdec_tui.sweep import UnitGuard, settle_quietly
-from specdec_tui.workflow import Phase, TrialRunner, WorkflowError
+from specdec_tui.loop.sweep import UnitGuard, settle_quietly
+from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
 
 EventSink = Callable[[object], None]
 

@@ -14,11 +14,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from specdec_tui import paths
+from specdec_tui.core import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.systemd_quote import quote_arg
-from specdec_tui.hosts.local_state import service_running
+from specdec_tui.hosts.local.state import service_running
 
 DEMO_HOST = "demo"
 DEMO_UNIT = "sglang-demo.service"

@@ -1,6 +1,6 @@
 """The local unit's supervisor: what systemd does for one service, as a process of its own.
 
-`python -m specdec_tui.hosts.local_supervisor WORKSPACE UNIT --start-id ID [--owner PID]` runs the
+`python -m specdec_tui.hosts.local.supervisor WORKSPACE UNIT --start-id ID [--owner PID]` runs the
 unit text `LocalHost.restart` loaded (given on stdin, read before anything else): it spawns ExecStart in its own process
 group, pumps its stdout/stderr into the workspace journal, keeps `run/<unit>.json` up to date, honours
 Restart=, stops the service on SIGTERM (SIGTERM to the group, SIGKILL after TimeoutStopSec) and exits
@@ -26,10 +26,16 @@ from typing import IO
 
 from specdec_tui.core.redact import redact_text
 from specdec_tui.core.unit_errors import UnitSyntaxError
-from specdec_tui.hosts.local_journal import JournalStore
-from specdec_tui.hosts.local_procs import become_subreaper, die_with_parent, group_alive, pid_running, signal_group
-from specdec_tui.hosts.local_spec import ServiceSpec, load_spec
-from specdec_tui.hosts.local_state import (
+from specdec_tui.hosts.local.journal import JournalStore
+from specdec_tui.hosts.local.procs import (
+    become_subreaper,
+    die_with_parent,
+    group_alive,
+    pid_running,
+    signal_group,
+)
+from specdec_tui.hosts.local.spec import ServiceSpec, load_spec
+from specdec_tui.hosts.local.state import (
     SYSTEMD_PID,
     ServiceState,
     exit_words,
@@ -320,7 +326,7 @@ def _drain(fd: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="specdec_tui.hosts.local_supervisor", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="specdec_tui.hosts.local.supervisor", description=__doc__.splitlines()[0])
     parser.add_argument("workspace", type=Path)
     parser.add_argument("unit")
     parser.add_argument("--start-id", required=True, help="token the starting LocalHost waits for")

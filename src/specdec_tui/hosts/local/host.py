@@ -39,10 +39,10 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     UnitRejected,
 )
-from specdec_tui.hosts.local_journal import JournalStore
-from specdec_tui.hosts.local_procs import group_alive, signal_group
-from specdec_tui.hosts.local_spec import ServiceSpec, load_spec
-from specdec_tui.hosts.local_state import (
+from specdec_tui.hosts.local.journal import JournalStore
+from specdec_tui.hosts.local.procs import group_alive, signal_group
+from specdec_tui.hosts.local.spec import ServiceSpec, load_spec
+from specdec_tui.hosts.local.state import (
     SUPERVISOR_MODULE,
     SYSTEMD_PID,
     ServiceState,
@@ -50,7 +50,7 @@ from specdec_tui.hosts.local_state import (
     state_path,
     write_state,
 )
-from specdec_tui.hosts.local_units import UnitHistory
+from specdec_tui.hosts.local.units import UnitHistory
 
 START_TIMEOUT_S = 60.0  # the supervisor is a Python process: slow to start on a loaded machine
 STOP_MARGIN_S = 5.0  # beyond the unit's stop timeout, before the host stops the service itself

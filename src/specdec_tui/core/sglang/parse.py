@@ -2,23 +2,25 @@
 
 SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hybrid-model
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
-generic `key: value` lists and mapped onto a few well-known fields; every other key is kept
-in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
-
-The records live in `sglang_records`, the rolling `LogStats` in `sglang_stats`; both are
-re-exported here so `from specdec_tui.core.sglang_log import …` keeps working.
+generic `key: value` lists (`fields`) and mapped onto a few well-known fields; every other key is
+kept in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
+The records are in `records`, the prefixes in `prefix`, the rolling `LogStats` in `stats`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from functools import lru_cache
 from typing import Any, Iterable
 
-from specdec_tui.core.sglang_records import (
-    CAUSE_CATEGORIES,
-    FATAL_ERROR_CATEGORIES,
+from specdec_tui.core.sglang.fields import (
+    as_float,
+    as_int,
+    parse_pairs,
+    parse_value,
+    take_fields,
+)
+from specdec_tui.core.sglang.prefix import strip_prefixes
+from specdec_tui.core.sglang.records import (
     AccessRecord,
     AdjustRecord,
     CudaGraphRecord,
@@ -32,301 +34,9 @@ from specdec_tui.core.sglang_records import (
     StartupSummaryRecord,
     TextRecord,
     Value,
-    cause_rank,
 )
-from specdec_tui.core.sglang_stats import LogStats
 
-__all__ = [
-    "LogRecord",
-    "DecodeRecord",
-    "PrefillRecord",
-    "StartupSummaryRecord",
-    "LoadWeightRecord",
-    "KVCacheRecord",
-    "CudaGraphRecord",
-    "ReadyRecord",
-    "ErrorRecord",
-    "AccessRecord",
-    "AdjustRecord",
-    "TextRecord",
-    "FATAL_ERROR_CATEGORIES",
-    "CAUSE_CATEGORIES",
-    "cause_rank",
-    "LogStats",
-    "parse_line",
-    "parse_lines",
-]
-
-
-# ---------------------------------------------------------------------------------------------
-# Prefixes: journald/syslog, then SGLang's `[YYYY-MM-DD HH:MM:SS DP0 TP0 EP0] `
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_SYSLOG_SHORT = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_SYSLOG_ISO = re.compile(
-    r"^(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:Z|[+-]\d{2}:?\d{2})? \S+ [^\s:\[]+(?:\[\d+\])?: "
-)
-_SGLANG_PREFIX = re.compile(
-    r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<tags>(?:\s+[A-Z][A-Z_]*\s?\d+)*)\s*\]\s?"
-)
-_TAG = re.compile(r"([A-Z][A-Z_]*)\s?(\d+)")
-_OLD_INNER_TAG = re.compile(r"^\[(?:gpu=(?P<gpu>\d+)|TP ?(?P<tp>\d+))\]\s*")
-_LEVEL = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)")
-
-
-@lru_cache(maxsize=4096)  # a flood repeats the same second thousands of times; strptime is slow
-def _parse_timestamp(text: str) -> datetime | None:
-    text = text.replace("T", " ").replace(",", ".")
-    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    return None
-
-
-@lru_cache(maxsize=256)
-def _tag_items(tags_text: str) -> tuple[tuple[str, int], ...]:
-    """`" DP0 TP0 EP0"` → (("DP", 0), ("TP", 0), ("EP", 0)); cached, a server has few distinct rank prefixes."""
-    return tuple((name, int(num)) for name, num in _TAG.findall(tags_text))
-
-
-_LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
-
-
-def _strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
-    """Returns (message, timestamp, tags, level) with every known prefix removed.
-
-    Each regex runs only when the line's first character can start its match (cheap rejects)."""
-    text = (_ANSI.sub("", line) if "\x1b" in line else line).rstrip("\r\n")
-    timestamp: datetime | None = None
-    tags: dict[str, int] = {}
-    level: str | None = None
-    first = text[:1]
-    if first.isdecimal():  # the same characters as the regexes' `\d`
-        match = _SYSLOG_ISO.match(text)
-        if match:
-            timestamp = _parse_timestamp(match["ts"])
-            text = text[match.end() :]
-            first = text[:1]
-    elif "A" <= first <= "Z":
-        match = _SYSLOG_SHORT.match(text)
-        if match:
-            text = text[match.end() :]
-            first = text[:1]
-    if first == "[" or first.isdecimal():
-        match = _SGLANG_PREFIX.match(text)
-        if match:
-            timestamp = _parse_timestamp(match["ts"]) or timestamp
-            tags = dict(_tag_items(match["tags"]))
-            text = text[match.end() :]
-    if text.startswith("["):
-        match = _OLD_INNER_TAG.match(text)
-        if match:
-            tags.setdefault("GPU" if match["gpu"] is not None else "TP", int(match["gpu"] or match["tp"]))
-            text = text[match.end() :]
-    match = _LEVEL.match(text) if text.startswith(_LEVEL_HEADS) else None
-    if match:
-        level = "WARNING" if match["level"] == "WARN" else match["level"]
-        text = text[match.end() :]
-    return text.strip(), timestamp, tags, level
-
-
-# ---------------------------------------------------------------------------------------------
-# Generic `key: value` / `key=value` lists
-
-# `int` names the first branch, so `lastgroup` tells an integer from a float in one fullmatch
-_NUMBER = re.compile(r"(?P<int>[-+]?\d+)|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_UNIT = re.compile(r"^(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>GB|GiB|MB|MiB|ms|s|%)$")
-_KEY_ALIASES = {
-    "token": "tokens",
-    "full_token": "full_tokens",
-    "swa_token": "swa_tokens",
-    "accept_length": "accept_len",
-    "accept_ratio": "accept_rate",
-    "cpu_graph": "cuda_graph",
-    "npu_graph": "cuda_graph",
-}
-
-
-_BRACKET_OR_COMMA = re.compile(r"[,()\[\]{}]")
-_COMMALESS_GROUP = re.compile(r"[(\[{][^,()\[\]{}]*[)\]}]")  # `(token/s)`: no comma, nothing nested
-_PARENTHESISED = re.compile(r"\([^)]*\)")
-_NON_KEY_CHARS = re.compile(r"[^a-z0-9]+")
-_KEY_AND_NUMBER = re.compile(r"^(?P<key>.*\D)\s+(?P<value>[-+]?[\d.]+%?)$")
-
-
-def _top_level_pieces(text: str) -> list[str]:
-    """Splits on commas outside (), [] and {} — SGLang values like `[1, 2]` contain commas.
-    Pieces are not stripped and may be empty.
-
-    A plain `str.split` unless a comma really sits inside brackets (`(token/s)` has none)."""
-    pieces = text.split(",")
-    if len(pieces) > 1 and ("(" in text or "[" in text or "{" in text) and _comma_in_brackets(text):
-        pieces = _rejoin_bracketed(pieces)
-    return pieces
-
-
-def _split_top_level(text: str) -> list[str]:
-    """`_top_level_pieces`, stripped, without the empty ones."""
-    return [part for part in (piece.strip() for piece in _top_level_pieces(text)) if part]
-
-
-def _bracket_depth(depth: int, char: str) -> int:
-    """Depth after one bracket character; a stray closing bracket at depth 0 is ignored."""
-    if char in "([{":
-        return depth + 1
-    return depth - 1 if depth else 0
-
-
-def _comma_in_brackets(text: str) -> bool:
-    # A comma-free innermost group leaves every comma's depth unchanged: drop those first.
-    text = _COMMALESS_GROUP.sub("", text)
-    if "(" not in text and "[" not in text and "{" not in text:
-        return False
-    depth = 0
-    for char in _BRACKET_OR_COMMA.findall(text):
-        if char != ",":
-            depth = _bracket_depth(depth, char)
-        elif depth:
-            return True
-    return False
-
-
-def _rejoin_bracketed(pieces: list[str]) -> list[str]:
-    """Glues back the pieces whose separating comma sat inside brackets."""
-    joined: list[str] = []
-    depth = 0
-    current: str | None = None
-    for piece in pieces:
-        current = piece if current is None else current + "," + piece
-        for char in _BRACKET_OR_COMMA.findall(piece):
-            depth = _bracket_depth(depth, char)
-        if depth == 0:
-            joined.append(current)
-            current = None
-    if current is not None:
-        joined.append(current)
-    return joined
-
-
-@lru_cache(maxsize=2048)  # keys repeat on every batch line
-def _normalize_key(key: str) -> str:
-    """`#running-req` → running_req, `gen throughput (token/s)` → gen_throughput."""
-    key = _PARENTHESISED.sub("", key).replace("#", "").strip().lower()
-    key = _NON_KEY_CHARS.sub("_", key).strip("_")
-    return _KEY_ALIASES.get(key, key)
-
-
-def _parse_value(text: str) -> tuple[Value, str]:
-    """Typed value and its unit ("" if none): `0.50`→0.5, `True`→True, `78.00 GB`→(78.0, "gb")."""
-    text = text.strip()
-    number = _NUMBER.fullmatch(text)
-    if number is None:
-        text = text.rstrip(".").strip()  # `mem usage=0.93 GB.` ends a sentence
-        if text in ("True", "true"):
-            return True, ""
-        if text in ("False", "false"):
-            return False, ""
-        number = _NUMBER.fullmatch(text)
-    if number is not None:
-        return (int(text) if number.lastgroup == "int" else float(text)), ""
-    match = _UNIT.match(text)
-    if match:
-        number = float(match["num"])
-        unit = match["unit"].lower()
-        if unit == "%":
-            return number / 100.0, ""
-        return number, {"gib": "gb", "mib": "mb"}.get(unit, unit)
-    if text.startswith("[") and text.endswith("]"):
-        return [_parse_value(item)[0] for item in _split_top_level(text[1:-1])], ""
-    return text, ""
-
-
-_PAIR_CACHE_SIZE = 8192
-# separator → {raw piece → (key, value) or None}: `#running-req: 1`, `token usage: 0.03`, `cuda graph: True`
-# recur on thousands of lines. List values are mutable, so they are never cached.
-_PAIR_CACHES: dict[str, dict[str, tuple[str, Value] | None]] = {}
-_UNSEEN = object()
-
-
-def _parse_pairs(text: str, sep: str) -> dict[str, Value]:
-    """`a: 1, b c: 2.5, flag: True` → {"a": 1, "b_c": 2.5, "flag": True}; units join the key."""
-    pairs: dict[str, Value] = {}
-    cache = _PAIR_CACHES.setdefault(sep, {})
-    for piece in _top_level_pieces(text):
-        pair = cache.get(piece, _UNSEEN)
-        if pair is _UNSEEN:
-            pair = _parse_pair(piece.strip(), sep)
-            if pair is None or type(pair[1]) is not list:
-                if len(cache) >= _PAIR_CACHE_SIZE:
-                    cache.clear()
-                cache[piece] = pair
-        if pair is not None:
-            pairs[pair[0]] = pair[1]  # type: ignore[index]
-    return pairs
-
-
-def _parse_pair(piece: str, sep: str) -> tuple[str, Value] | None:
-    """`gen throughput (token/s): 186.04` → ("gen_throughput", 186.04); None when it holds no pair."""
-    if not piece:
-        return None
-    if sep in piece:
-        raw_key, _, raw_value = piece.partition(sep)
-    else:
-        # `accept-len 2.50` (no colon) in some forks: a trailing number is the value.
-        match = _KEY_AND_NUMBER.match(piece)
-        if not match:
-            return None
-        raw_key, raw_value = match["key"], match["value"]
-    key = _normalize_key(raw_key)
-    if not key:
-        return None
-    value, unit = _parse_value(raw_value)
-    if unit and not key.endswith(f"_{unit}"):
-        key = f"{key}_{unit}"
-    return key, value
-
-
-def _as_int(value: Value | None) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _as_float(value: Value | None) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def _as_bool(value: Value | None) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def _as_str(value: Value | None) -> str | None:
-    return None if value is None else str(value)
-
-
-_CONVERTERS = {int: _as_int, float: _as_float, bool: _as_bool, str: _as_str}
-
-
-def _take(pairs: dict[str, Value], spec: dict[str, tuple[str, type]]) -> dict[str, Any]:
-    """Moves the keys named in `spec` (pair key → (field, type)) out of `pairs`, typed."""
-    out: dict[str, Any] = {}
-    for key, (field_name, kind) in spec.items():
-        if key in pairs:
-            value = pairs[key]
-            # already the right type (the common case): the converter would return it unchanged
-            converted = value if type(value) is kind else _CONVERTERS[kind](value)
-            if converted is not None:
-                out[field_name] = converted
-                del pairs[key]
-    return out
+__all__ = ["parse_line", "parse_lines"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,12 +67,12 @@ _PREFILL_FIELDS = {
 def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
     """Hybrid (SWA / Mamba) models log `#full token` / `full token usage` instead of the plain keys."""
     if "token_usage" not in fields:
-        usages = [_as_float(extra.get(k)) for k in ("full_token_usage", "swa_token_usage")]
+        usages = [as_float(extra.get(k)) for k in ("full_token_usage", "swa_token_usage")]
         usages = [u for u in usages if u is not None]
         if usages:
             fields["token_usage"] = max(usages)
     if "tokens" not in fields:
-        counts = [_as_int(extra.get(k)) for k in ("full_tokens", "swa_tokens")]
+        counts = [as_int(extra.get(k)) for k in ("full_tokens", "swa_tokens")]
         counts = [c for c in counts if c is not None]
         if counts:
             fields["tokens"] = max(counts)
@@ -372,13 +82,13 @@ def _parse_batch(message: str, base: dict[str, Any]) -> LogRecord | None:
     match = _BATCH.match(message)
     if not match:
         return None
-    pairs = _parse_pairs(match["rest"], ":")
+    pairs = parse_pairs(match["rest"], ":")
     forward_iter = int(match["iter"]) if match["iter"] else None
     if match["which"] == "Decode":
-        fields = _take(pairs, _DECODE_FIELDS)
+        fields = take_fields(pairs, _DECODE_FIELDS)
         _hybrid_fallbacks(fields, pairs)
         return DecodeRecord(**base, **fields, forward_iter=forward_iter, extra=pairs)
-    fields = _take(pairs, _PREFILL_FIELDS)
+    fields = take_fields(pairs, _PREFILL_FIELDS)
     _hybrid_fallbacks(fields, pairs)
     return PrefillRecord(**base, **fields, forward_iter=forward_iter, extra=pairs)
 
@@ -397,8 +107,8 @@ _STARTUP_FIELDS = {
 def _parse_startup_summary(message: str, base: dict[str, Any]) -> LogRecord | None:
     if not message.startswith("max_total_num_tokens="):
         return None
-    pairs = _parse_pairs(message, "=")
-    fields = _take(pairs, _STARTUP_FIELDS)
+    pairs = parse_pairs(message, "=")
+    fields = take_fields(pairs, _STARTUP_FIELDS)
     return StartupSummaryRecord(**base, **fields, extra=pairs)
 
 
@@ -416,8 +126,8 @@ def _parse_load_weight(message: str, base: dict[str, Any]) -> LogRecord | None:
     match = _LOAD_WEIGHT.match(message)
     if not match:
         return None
-    pairs = _parse_pairs(match["rest"].rstrip("."), "=")
-    fields = _take(pairs, _LOAD_FIELDS)
+    pairs = parse_pairs(match["rest"].rstrip("."), "=")
+    fields = take_fields(pairs, _LOAD_FIELDS)
     return LoadWeightRecord(**base, phase=match["phase"], **fields, extra=pairs)
 
 
@@ -434,8 +144,8 @@ def _parse_kv_cache(message: str, base: dict[str, Any]) -> LogRecord | None:
     match = _CACHE_ALLOCATED.match(message)
     if not match:
         return None
-    pairs = _parse_pairs(match["rest"], ":")
-    fields = _take(pairs, _KV_FIELDS)
+    pairs = parse_pairs(match["rest"], ":")
+    fields = take_fields(pairs, _KV_FIELDS)
     if "kv_size_gb" not in fields and "k_size_gb" in fields and "v_size_gb" in fields:
         fields["kv_size_gb"] = fields["k_size_gb"] + fields["v_size_gb"]
     return KVCacheRecord(**base, pool=match["pool"], **fields, extra=pairs)
@@ -521,7 +231,7 @@ def _parse_error(message: str, base: dict[str, Any]) -> LogRecord | None:
             if category == "kv_pool_full":
                 match = _RETRACT_PAIRS.search(message)
                 if match:
-                    extra = _parse_pairs(match["rest"] or match["rest2"] or "", ":")
+                    extra = parse_pairs(match["rest"] or match["rest2"] or "", ":")
             return ErrorRecord(**base, category=category, detail=message, extra=extra)
     return None
 
@@ -531,7 +241,7 @@ def _const(value: Value) -> Any:
 
 
 def _group(name: str) -> Any:
-    return lambda match: _parse_value(match[name])[0]
+    return lambda match: parse_value(match[name])[0]
 
 
 # (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
@@ -640,7 +350,7 @@ def parse_line(message: str) -> LogRecord:
     """One raw line (journald, log file or pasted) → its record. Never raises."""
     raw = message if isinstance(message, str) else str(message)
     try:
-        text, timestamp, tags, level = _strip_prefixes(raw)
+        text, timestamp, tags, level = strip_prefixes(raw)
         base: dict[str, Any] = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
         return _dispatch(text, base) or TextRecord(**base)
     except Exception:  # a parser bug must never take the journal pane down

@@ -32,8 +32,8 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     UnitRejected,
 )
-from specdec_tui.hosts.ssh_connect import SUDO_PASSWORD_RE, SSHConnector, run_on
-from specdec_tui.hosts.ssh_journal import JournalFollow, parse_journal_line
+from specdec_tui.hosts.ssh.connect import SUDO_PASSWORD_RE, SSHConnector, run_on
+from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
 
 __all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
 

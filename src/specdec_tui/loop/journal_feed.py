@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import AsyncIterator
 
-from specdec_tui.core.sglang_log import parse_line
-from specdec_tui.core.sglang_stats import LogStats
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import JournalRecord
 
 BATCH_WINDOW_S = 0.05  # a line waits at most this long before it is handed over

@@ -1,0 +1,82 @@
+"""The prefixes before an SGLang message: journald/syslog, then `[YYYY-MM-DD HH:MM:SS DP0 TP0 EP0] `, the level.
+
+Removed once per line before any rule looks at the message, so each rule sees the same text whatever
+wrote the line (journalctl, a syslog file, SGLang's own stdout)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_SYSLOG_SHORT = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_SYSLOG_ISO = re.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:Z|[+-]\d{2}:?\d{2})? \S+ [^\s:\[]+(?:\[\d+\])?: "
+)
+_SGLANG_PREFIX = re.compile(
+    r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)(?P<tags>(?:\s+[A-Z][A-Z_]*\s?\d+)*)\s*\]\s?"
+)
+_TAG = re.compile(r"([A-Z][A-Z_]*)\s?(\d+)")
+_OLD_INNER_TAG = re.compile(r"^\[(?:gpu=(?P<gpu>\d+)|TP ?(?P<tp>\d+))\]\s*")
+_LEVEL = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)")
+
+
+@lru_cache(maxsize=4096)  # a flood repeats the same second thousands of times; strptime is slow
+def _parse_timestamp(text: str) -> datetime | None:
+    text = text.replace("T", " ").replace(",", ".")
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    return None
+
+
+@lru_cache(maxsize=256)
+def _tag_items(tags_text: str) -> tuple[tuple[str, int], ...]:
+    """`" DP0 TP0 EP0"` → (("DP", 0), ("TP", 0), ("EP", 0)); cached, a server has few distinct rank prefixes."""
+    return tuple((name, int(num)) for name, num in _TAG.findall(tags_text))
+
+
+_LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
+
+
+def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
+    """Returns (message, timestamp, tags, level) with every known prefix removed.
+
+    Each regex runs only when the line's first character can start its match (cheap rejects)."""
+    text = (_ANSI.sub("", line) if "\x1b" in line else line).rstrip("\r\n")
+    timestamp: datetime | None = None
+    tags: dict[str, int] = {}
+    level: str | None = None
+    first = text[:1]
+    if first.isdecimal():  # the same characters as the regexes' `\d`
+        match = _SYSLOG_ISO.match(text)
+        if match:
+            timestamp = _parse_timestamp(match["ts"])
+            text = text[match.end() :]
+            first = text[:1]
+    elif "A" <= first <= "Z":
+        match = _SYSLOG_SHORT.match(text)
+        if match:
+            text = text[match.end() :]
+            first = text[:1]
+    if first == "[" or first.isdecimal():
+        match = _SGLANG_PREFIX.match(text)
+        if match:
+            timestamp = _parse_timestamp(match["ts"]) or timestamp
+            tags = dict(_tag_items(match["tags"]))
+            text = text[match.end() :]
+    if text.startswith("["):
+        match = _OLD_INNER_TAG.match(text)
+        if match:
+            tags.setdefault("GPU" if match["gpu"] is not None else "TP", int(match["gpu"] or match["tp"]))
+            text = text[match.end() :]
+    match = _LEVEL.match(text) if text.startswith(_LEVEL_HEADS) else None
+    if match:
+        level = "WARNING" if match["level"] == "WARN" else match["level"]
+        text = text[match.end() :]
+    return text.strip(), timestamp, tags, level
+
+

@@ -1,0 +1,1 @@
+"""The SSH host: a real systemd unit on a remote machine, over asyncssh."""
