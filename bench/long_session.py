@@ -29,7 +29,7 @@ from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.session_export import to_csv, to_json, to_markdown
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import demo_unit_text
-from specdec_tui.loop.trial import change_label
+from specdec_tui.loop.unit_checks import change_label
 
 TARGET_MS = 300.0
 LEVELS = (1, 4, 16, 32, 64)

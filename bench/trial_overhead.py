@@ -1,6 +1,6 @@
 """Per-trial overhead of the workflow: what a trial costs beyond the server's own start and the benchmark.
 
-Runs `TrialRunner.run_trial` on the demo host (the simulated SGLang server, `--time-scale` fast) with a
+Runs `TrialLoop.run_trial` on the demo host (the simulated SGLang server, `--time-scale` fast) with a
 small benchmark, alternating two flag sets so every trial really pushes and restarts. For each trial:
 
   total      Phase("push") → run_trial returned
@@ -31,7 +31,8 @@ from specdec_tui.core.session import Session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.trial import Phase, TrialRunner
+from specdec_tui.loop.events import Phase
+from specdec_tui.loop.trial import TrialLoop
 
 READY_LINE = "ready to roll"
 PROFILE = BenchProfile(name="overhead", concurrency=(1, 4), requests=8, max_tokens=32, temperature=0.0,
@@ -79,7 +80,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="specdec-overhead-") as tmp:
         ws = ensure_demo_workspace(Path(tmp) / "ws", time_scale=args.time_scale)
         host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-        runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
+        runner = TrialLoop(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
                              profile=PROFILE, base_url=ws.base_url, session_path=Path(tmp) / "session.toml",
                              healthy_timeout_s=120)
         base = await runner.read_running()

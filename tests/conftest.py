@@ -12,7 +12,7 @@ from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.trial import TrialRunner
+from specdec_tui.loop.trial import TrialLoop
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
 pytest_plugins = ["tests.hostlab.fixtures"]
@@ -44,12 +44,12 @@ DEMO_TEST_PROFILE = BenchProfile(name="t", concurrency=(1, 4), requests=4, max_t
 
 
 @pytest.fixture
-async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
-    """A TrialRunner on a private demo host (the real simulator, 25× faster) with a session file."""
+async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialLoop]:
+    """A TrialLoop on a private demo host (the real simulator, 25× faster) with a session file."""
     ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
     session = Session(host="demo", unit=ws.unit_name, profile=DEMO_TEST_PROFILE)
-    runner = TrialRunner(host=host, session=session, profile=DEMO_TEST_PROFILE, base_url=ws.base_url,
+    runner = TrialLoop(host=host, session=session, profile=DEMO_TEST_PROFILE, base_url=ws.base_url,
                          session_path=tmp_path / "session.toml", healthy_timeout_s=60)
     try:
         yield runner

@@ -22,7 +22,8 @@ from specdec_tui.core.session import Session, load_session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.state import read_state
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
-from specdec_tui.loop.trial import Phase, TrialRunner
+from specdec_tui.loop.events import Phase, unwrap_bench
+from specdec_tui.loop.trial import TrialLoop
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,14 +57,14 @@ def fault_unit(script: Path, mode: str, port: int) -> str:
 
 
 @pytest.fixture
-async def fault_runner(tmp_path: Path) -> AsyncIterator[tuple[TrialRunner, Path, int]]:
+async def fault_runner(tmp_path: Path) -> AsyncIterator[tuple[TrialLoop, Path, int]]:
     script = tmp_path / "fault_server.py"
     script.write_text(FAULT_SERVER)
     port = free_port()
     host = LocalHost(tmp_path / "ws", "faulty.service", f"http://127.0.0.1:{port}", stop_timeout_s=1)
     await host.connect()
     session = Session(host="faulty", unit="faulty.service", profile=FAULT_PROFILE)
-    runner = TrialRunner(host=host, session=session, profile=FAULT_PROFILE, base_url=f"http://127.0.0.1:{port}",
+    runner = TrialLoop(host=host, session=session, profile=FAULT_PROFILE, base_url=f"http://127.0.0.1:{port}",
                          session_path=tmp_path / "session.toml", healthy_timeout_s=30, auto_rollback=False)
     try:
         yield runner, script, port
@@ -109,13 +110,14 @@ CRASH_PROFILE = BenchProfile(name="crash", concurrency=(1, 4, 8), requests=40, m
 async def test_the_server_killed_mid_level_ends_the_run_and_the_trial_is_saved_with_errors(tmp_path: Path) -> None:
     ws = ensure_demo_workspace(tmp_path / "ws", time_scale=25)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=CRASH_PROFILE),
+    runner = TrialLoop(host=host, session=Session(host="demo", unit=ws.unit_name, profile=CRASH_PROFILE),
                          profile=CRASH_PROFILE, base_url=ws.base_url, session_path=tmp_path / "s.toml",
                          healthy_timeout_s=60, auto_rollback=False)
     killed: list[int] = []
     started: list[int] = []
 
     def on_event(event: object) -> None:
+        event = unwrap_bench(event)
         if isinstance(event, LevelStarted):
             started.append(event.concurrency)
         # Kill the server's process (by its PID) once the second level has measured something.

@@ -1,6 +1,6 @@
 """The panel process SIGKILLed at any moment: nothing finished is lost, nothing half-written is left.
 
-A child process drives `TrialRunner` on the demo host (trial after trial, resuming the same session file)
+A child process drives `TrialLoop` on the demo host (trial after trial, resuming the same session file)
 and prints `FINISHED <id> <status>` after each trial returns. The test kills it at seeded random points
 across several runs, then loads the session: it must parse, and hold every trial the child reported.
 Unpushed edits are kept as drafts: a child saving drafts in a loop is killed and the draft must be one
@@ -29,7 +29,7 @@ from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.hosts.local.host import LocalHost
-from specdec_tui.loop.trial import TrialRunner
+from specdec_tui.loop.trial import TrialLoop
 
 PROFILE = BenchProfile(name="k", concurrency=(1, 2), requests=2, max_tokens=16, temperature=0.0,
                        ignore_eos=True, prompts="repetitive", warmup=0)
@@ -39,7 +39,7 @@ async def main():
     path = Path(sys.argv[2])
     session = load_session(path) if path.exists() else Session(host="demo", unit=ws.unit_name, profile=PROFILE)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    runner = TrialRunner(host=host, session=session, profile=PROFILE, base_url=ws.base_url,
+    runner = TrialLoop(host=host, session=session, profile=PROFILE, base_url=ws.base_url,
                          session_path=path, healthy_timeout_s=30)
     base = await runner.read_running()
     print("STARTED", flush=True)

@@ -17,8 +17,9 @@ from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import HealthState, probe_once
-from specdec_tui.loop.trial import Phase, TrialRunner
+from specdec_tui.loop.trial import TrialLoop
 
 PROFILE = BenchProfile(name="t", concurrency=(1,), requests=2, max_tokens=16, prompts="repetitive", warmup=0)
 
@@ -34,13 +35,13 @@ def edit(text: str, flags: dict[str, str]) -> str:
     return UnitFile.parse(text).set_flags(flags).text
 
 
-async def assert_healthy(runner: TrialRunner) -> None:
+async def assert_healthy(runner: TrialLoop) -> None:
     async with httpx.AsyncClient(timeout=5) as client:
         snap = await probe_once(runner.host, client, runner.base_url)
     assert snap.state is HealthState.READY, snap.detail
 
 
-async def check_failed_start_rolls_back(runner: TrialRunner, case: str, base: dict[str, str] | None = None) -> None:
+async def check_failed_start_rolls_back(runner: TrialLoop, case: str, base: dict[str, str] | None = None) -> None:
     good = edit(await runner.read_running(), base or {})
     if base:  # the edit differs from what is on the host: pushing it leaves a backup to roll back to
         await runner.push(good)
@@ -70,10 +71,10 @@ async def check_failed_start_rolls_back(runner: TrialRunner, case: str, base: di
 
 
 @pytest.fixture
-async def start_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
+async def start_runner(tmp_path: Path) -> AsyncIterator[TrialLoop]:
     ws = ensure_demo_workspace(tmp_path / "ws", time_scale=40)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
+    runner = TrialLoop(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
                          profile=PROFILE, base_url=ws.base_url, session_path=tmp_path / "s.toml",
                          healthy_timeout_s=60)
     try:
@@ -83,11 +84,11 @@ async def start_runner(tmp_path: Path) -> AsyncIterator[TrialRunner]:
 
 
 @pytest.mark.parametrize("case", ["unknown-flag", "cuda-graph-oom"])
-async def test_demo_failed_start_is_named_and_rolled_back(start_runner: TrialRunner, case: str) -> None:
+async def test_demo_failed_start_is_named_and_rolled_back(start_runner: TrialLoop, case: str) -> None:
     await check_failed_start_rolls_back(start_runner, case)
 
 
-async def test_demo_unknown_flag_exits_2_like_argparse(start_runner: TrialRunner) -> None:
+async def test_demo_unknown_flag_exits_2_like_argparse(start_runner: TrialLoop) -> None:
     good = await start_runner.read_running()
     start_runner.auto_rollback = False
     await start_runner.run_trial(edit(good, BAD_STARTS["unknown-flag"][0]), run_bench=False)
@@ -99,15 +100,15 @@ async def test_demo_unknown_flag_exits_2_like_argparse(start_runner: TrialRunner
 
 
 @pytest.fixture
-async def lab_runner(make_ssh_host, lab_service, tmp_path: Path) -> TrialRunner:
+async def lab_runner(make_ssh_host, lab_service, tmp_path: Path) -> TrialLoop:
     host = make_ssh_host()
-    return TrialRunner(host=host, session=Session(host="lab", unit=lab_service.unit, profile=PROFILE),
+    return TrialLoop(host=host, session=Session(host="lab", unit=lab_service.unit, profile=PROFILE),
                        profile=PROFILE, base_url=lab_service.base_url, session_path=tmp_path / "s.toml",
                        healthy_timeout_s=60)
 
 
 @pytest.mark.parametrize("case", ["unknown-flag", "kv-oom"])
-async def test_lab_failed_start_is_named_and_rolled_back_over_ssh(lab_runner: TrialRunner, case: str) -> None:
+async def test_lab_failed_start_is_named_and_rolled_back_over_ssh(lab_runner: TrialLoop, case: str) -> None:
     # The lab's unit sets --speculative-num-steps 3 alone; make it a unit the panel would push.
     await check_failed_start_rolls_back(lab_runner, case, {"speculative-eagle-topk": "1",
                                                            "speculative-num-draft-tokens": "4"})

@@ -10,26 +10,27 @@ from specdec_tui.core.session import Session, Trial, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.replay import ReplayPair, replay_session
 from specdec_tui.loop.sweep import SweepPlan, run_sweep
-from specdec_tui.loop.trial import TrialRunner, WorkflowError
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.unit_checks import WorkflowError
 
 # The sim's run-to-run noise at this size is well under this; steps 1 vs 3 differ by ~60 % at c=1.
 TOLERANCE_PCT = 35.0
 STEPS_1_AND_3 = SweepPlan("speculative-num-steps", ("1", "3"), repeats=1)
 
 
-async def start_on(demo_runner: TrialRunner, text: str) -> None:
+async def start_on(demo_runner: TrialLoop, text: str) -> None:
     await demo_runner.host.push(text)
     await demo_runner.restart()
     await demo_runner.wait_healthy()
 
 
-def reopen(demo_runner: TrialRunner) -> Session:
+def reopen(demo_runner: TrialLoop) -> Session:
     """Continue from the file on disk, as `session replay FILE` does."""
     demo_runner.session = load_session(demo_runner.session_path)
     return demo_runner.session
 
 
-async def test_replay_reproduces_the_session_and_restores_the_unit(demo_runner: TrialRunner) -> None:
+async def test_replay_reproduces_the_session_and_restores_the_unit(demo_runner: TrialLoop) -> None:
     demo_unit = await demo_runner.read_running()
     # Something other than the recorded trials runs before the replay: steps 2.
     before = UnitFile.parse(demo_unit).set_flags({"speculative-num-steps": "2",
@@ -57,7 +58,7 @@ async def test_replay_reproduces_the_session_and_restores_the_unit(demo_runner: 
     assert (await demo_runner.host.status()).active_state == "active"
 
 
-async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(demo_runner: TrialRunner) -> None:
+async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(demo_runner: TrialLoop) -> None:
     await run_sweep(demo_runner, await demo_runner.read_running(), STEPS_1_AND_3)
 
     session = reopen(demo_runner)
@@ -68,7 +69,7 @@ async def test_keep_best_leaves_the_host_on_the_best_replayed_trial(demo_runner:
     assert await demo_runner.host.read_unit() == by_c1.unit_text
 
 
-async def test_unknown_trial_id_is_refused_before_anything_runs(demo_runner: TrialRunner) -> None:
+async def test_unknown_trial_id_is_refused_before_anything_runs(demo_runner: TrialLoop) -> None:
     session = Session(host="demo", trials=[Trial(id=1, unit_text="x")])
     before = await demo_runner.host.read_unit()
     with pytest.raises(WorkflowError, match="no trial 7"):

@@ -23,7 +23,8 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.hosts.ssh.host import parse_journal_line
-from specdec_tui.loop.trial import TrialRunner, api_key_from
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.unit_checks import api_key_from
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-4f1c9be07d2a55e1"
@@ -38,7 +39,7 @@ async def test_a_trial_with_an_api_key_writes_it_nowhere(tmp_path: Path, monkeyp
     monkeypatch.setenv("SPECDEC_TEST_KEY", SECRET)
     ws = ensure_demo_workspace(tmp_path / "ws", time_scale=40)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    runner = TrialRunner(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
+    runner = TrialLoop(host=host, session=Session(host="demo", unit=ws.unit_name, profile=PROFILE),
                          profile=PROFILE, base_url=ws.base_url, session_path=tmp_path / "session.toml",
                          healthy_timeout_s=60, api_key=api_key_from(HostConfig(name="demo", api_key_env="SPECDEC_TEST_KEY")))
     keyed = UnitFile.parse(await runner.read_running()).set_flags({"api-key": SECRET}).text

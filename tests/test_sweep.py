@@ -22,7 +22,7 @@ from specdec_tui.loop.sweep import (
     plan_units,
     run_sweep,
 )
-from specdec_tui.loop.trial import TrialRunner
+from specdec_tui.loop.trial import TrialLoop
 
 STEPS = "speculative-num-steps"
 
@@ -31,7 +31,7 @@ def flags_of(text: str) -> dict[str, str | None]:
     return UnitFile.parse(text).flags()
 
 
-async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialRunner) -> None:
+async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialLoop) -> None:
     events: list[object] = []
     original = await demo_runner.read_running()
     outcome = await run_sweep(demo_runner, original, SweepPlan(STEPS, ("1", "2", "3", "4", "5"), repeats=2,
@@ -66,7 +66,7 @@ async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialRunner) -
     assert await demo_runner.host.read_unit() == original == outcome.final_unit_text
 
 
-async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(demo_runner: TrialRunner) -> None:
+async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(demo_runner: TrialLoop) -> None:
     original = await demo_runner.read_running()
     plan = SweepPlan("mem-fraction-static", ("0.85", "0.5", "0.88"), repeats=1, apply_best=True)
     outcome = await run_sweep(demo_runner, original, plan)
@@ -85,7 +85,7 @@ async def test_value_that_does_not_start_is_recorded_failed_and_rolled_back(demo
     assert (await demo_runner.host.status()).active_state == "active"
 
 
-async def test_capacity_floor_stops_the_sweep(demo_runner: TrialRunner) -> None:
+async def test_capacity_floor_stops_the_sweep(demo_runner: TrialLoop) -> None:
     events: list[object] = []
     original = await demo_runner.read_running()
     plan = SweepPlan(STEPS, ("1", "2", "3", "4"), repeats=1, min_running_requests=20)
@@ -97,7 +97,7 @@ async def test_capacity_floor_stops_the_sweep(demo_runner: TrialRunner) -> None:
     assert await demo_runner.host.read_unit() == original
 
 
-async def test_cancelled_sweep_restores_the_unit_that_ran_before(demo_runner: TrialRunner) -> None:
+async def test_cancelled_sweep_restores_the_unit_that_ran_before(demo_runner: TrialLoop) -> None:
     before = UnitFile.parse(await demo_runner.read_running()).set_flags({STEPS: "2", "speculative-num-draft-tokens": "3"}).text
     await demo_runner.host.push(before)
     await demo_runner.restart()

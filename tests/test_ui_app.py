@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Input
 from specdec_tui.core import drafts
 from specdec_tui.core.config import UIConfig, load_config
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.loop.events import Busy
 from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen
@@ -64,7 +65,7 @@ async def test_validation_error_blocks_push(tmp_path: Path) -> None:
         await pilot.pause()
         refused = [n for n in seen if n.startswith("Push refused")]
         assert refused and "--speculative-eagle-topk 0 is out of range" in refused[0]
-        assert app.busy is None
+        assert app.busy is Busy.IDLE
         assert (tmp_path / "demo" / "units" / "sglang-demo.service").read_text() == app.config_pane.running_text
 
 
@@ -102,7 +103,7 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         # the demo starts its service by itself; push once that start is done
-        await wait_for(pilot, lambda: app.busy is None and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
         seen.clear()
         original = app.config_pane.running_text
         steps = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
@@ -127,7 +128,7 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rollback question")
         await pilot.press("y")
-        await wait_for(pilot, lambda: app.config_pane.running_text == original and app.busy is None, "the rollback", steps=1200)
+        await wait_for(pilot, lambda: app.config_pane.running_text == original and app.busy is Busy.IDLE, "the rollback", steps=1200)
         assert unit_file.read_text() == original
 
 

@@ -10,6 +10,7 @@ from textual import events
 from textual.widgets import Input
 
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.loop.events import Busy
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
@@ -46,7 +47,7 @@ async def keys(pilot, app, *names: str, until, what: str) -> None:
 
 
 async def start_bench(pilot, app) -> None:
-    await wait_for(pilot, lambda: health_state(app) == "ready" and app.busy is None, "the demo to be ready", steps=1200)
+    await wait_for(pilot, lambda: health_state(app) == "ready" and app.busy is Busy.IDLE, "the demo to be ready", steps=1200)
     await pilot.press("b")
     await wait_for(pilot, lambda: table(app).status.startswith("Level c=1"), "the first level to run")
 
@@ -66,7 +67,7 @@ async def test_demo_host_starts_its_inactive_service_by_itself(tmp_path: Path) -
         # It was not serving when the panel opened and is now, with no key pressed. (Which in-between states
         # the watcher samples depends on the machine's load, so they are not asserted.)
         assert states[0] != "ready" and states[-1] == "ready"
-        await wait_for(pilot, lambda: app.busy is None, "the start step to finish")
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the start step to finish")
         assert "26" in app.screen.query_one("#health-pane").section_text("facts")  # steps 1 → 26, as in the seed
         assert any(n.startswith("Server is healthy") for n in seen)
 
@@ -79,18 +80,18 @@ async def test_remote_host_is_never_started_implicitly(tmp_path: Path) -> None:
         # the unit is loaded by the connect worker, which checks the service after; wait for it to end
         await wait_for(pilot, lambda: not any(w.name == "connect_host" for w in app.workers), "the connect step to end")
         await pilot.pause()
-        assert app.busy is None
+        assert app.busy is Busy.IDLE
         assert (await app.host.status()).active_state == "inactive"
 
 
 async def assert_cancelled(pilot, app, seen: list[str]) -> None:
-    assert app.bench_worker is None
+    assert not app.bench_running
     assert "Benchmark cancelled" in table(app).status
     assert app.session.trials[-1].status == "cancelled"
     assert "Benchmark cancelled." in seen
     shown = [table(app).cell_text(c, "progress") for c in (1, 4)]
     assert shown == ["cancelled", "not run"]  # the level in flight was cut short; the next never ran
-    bench_workers = [w for w in app.workers if w.name == "run_bench"]
+    bench_workers = [w for w in app.workers if w.group == "bench"]
     await wait_for(pilot, lambda: all(w.is_finished for w in bench_workers), "the benchmark worker to end")
     await pilot.pause()
     assert [table(app).cell_text(c, "progress") for c in (1, 4)] == shown  # nothing moves after the cancel
@@ -107,8 +108,8 @@ async def test_escape_cancels_a_benchmark_from_a_text_field_and_another_tab(tmp_
         field = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
         field.focus()
         await keys(pilot, app, "end", "c", until=lambda: field.value.endswith("c"), what="c typed into the field")
-        assert app.bench_worker is not None  # a "c" typed into a field is text, not a cancel
-        await keys(pilot, app, "backspace", "escape", until=lambda: app.bench_worker is None, what="the cancel")
+        assert app.bench_running  # a "c" typed into a field is text, not a cancel
+        await keys(pilot, app, "backspace", "escape", until=lambda: not app.bench_running, what="the cancel")
         await assert_cancelled(pilot, app, seen)
         assert app.focused is field  # the cancel took the escape; a second one leaves the field
         await pilot.press("escape")
@@ -123,8 +124,8 @@ async def test_escape_closes_the_journal_filter_first_then_cancels(tmp_path: Pat
         journal = app.screen.query_one("#journal-pane")
         await keys(pilot, app, "slash", until=lambda: journal.has_class("-filtering"), what="the filter to open")
         await keys(pilot, app, "escape", until=lambda: not journal.has_class("-filtering"), what="the filter to close")
-        assert app.bench_worker is not None
-        await keys(pilot, app, "escape", until=lambda: app.bench_worker is None, what="the cancel")
+        assert app.bench_running
+        await keys(pilot, app, "escape", until=lambda: not app.bench_running, what="the cancel")
         await assert_cancelled(pilot, app, seen)
 
 
@@ -134,7 +135,7 @@ async def test_c_cancels_a_benchmark_on_the_bench_tab_and_editor_escape_too(tmp_
     async with app.run_test(size=(120, 40)) as pilot:
         await start_bench(pilot, app)
         app.screen.query_one("#bench-data").focus()
-        await keys(pilot, app, "c", until=lambda: app.bench_worker is None, what="the cancel")
+        await keys(pilot, app, "c", until=lambda: not app.bench_running, what="the cancel")
         await assert_cancelled(pilot, app, seen)
         await pilot.press("b")  # a new run on the same trial's server, cancelled from the unit editor
         await wait_for(pilot, lambda: table(app).status.startswith("Level c=1"), "the second run")
@@ -142,7 +143,7 @@ async def test_c_cancels_a_benchmark_on_the_bench_tab_and_editor_escape_too(tmp_
         await keys(pilot, app, "1", until=lambda: tabs.active == "config", what="the Config tab")
         editor = app.screen.query_one(UnitEditor)
         editor.focus()
-        await keys(pilot, app, "escape", until=lambda: app.bench_worker is None, what="the cancel")
+        await keys(pilot, app, "escape", until=lambda: not app.bench_running, what="the cancel")
         await assert_cancelled(pilot, app, seen)
         assert app.focused is editor
 
@@ -156,7 +157,7 @@ async def test_quit_asks_while_a_benchmark_runs(tmp_path: Path) -> None:
         assert "a running benchmark" in str(app.screen.question)
         await keys(pilot, app, "ctrl+q", "n", until=lambda: not asking(), what="the answer no")
         assert sum(isinstance(s, ConfirmScreen) for s in app.screen_stack) == 0  # ctrl+q did not ask twice
-        assert app.is_running and app.bench_worker is not None
+        assert app.is_running and app.bench_running
         await keys(pilot, app, "ctrl+q", until=asking, what="the quit question again")
         app.post_message(events.Key("y", "y"))
         await wait_for(pilot, lambda: not app.is_running, "the app to exit")

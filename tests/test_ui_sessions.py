@@ -13,6 +13,7 @@ from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.loop.events import Busy
 from specdec_tui.loop.sessions import list_sessions
 from specdec_tui.loop.sweep_form import FormError, SweepForm, plan_from_form
 from specdec_tui.ui.screens.compare_screen import CompareScreen
@@ -174,10 +175,12 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     outcomes: list[object] = []
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
+                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+                       "the demo start to end", steps=1200)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "1..3", "1", "c1"), app.config.profile())
-        app.push_screen(SweepScreen(app.runner(), plan), outcomes.append)
+        app.push_screen(SweepScreen(app.loop, plan), outcomes.append)
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SweepScreen)
@@ -213,9 +216,11 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
     app = demo_app(tmp_path, time_scale=200.0)
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(140, 30)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
+                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+                       "the demo start to end", steps=1200)
         original = unit_file.read_text()
-        runner = app.runner()
+        runner = app.loop
         first = await runner.run_trial(edit_for_value(original, STEPS, "2"))
         assert first.status == "ok" and first.levels
         await runner.run_trial(original)  # back on the original unit before the replay
@@ -237,10 +242,12 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     closed: list[object] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
+                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+                       "the demo start to end", steps=1200)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "2..6", "3", "c1"), app.config.profile())
-        app.push_screen(SweepScreen(app.runner(), plan), closed.append)
+        app.push_screen(SweepScreen(app.loop, plan), closed.append)
         await pilot.pause()
         screen = app.screen
         await wait_for(pilot, lambda: unit_file.read_text() != original, "the first value pushed", steps=2400)
@@ -294,7 +301,7 @@ async def test_sweep_refused_offline_in_words() -> None:
 async def test_S_runs_a_sweep_from_the_panel_and_the_trials_list_follows(tmp_path: Path) -> None:
     app = demo_app(tmp_path, time_scale=200.0)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.busy is None, "the unit to load")
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.busy is Busy.IDLE, "the unit to load")
         await pilot.press("escape")  # out of the text field: S is a key, not a letter
         assert not app.config_pane.dirty
         await pilot.press("S")
@@ -311,7 +318,7 @@ async def test_S_runs_a_sweep_from_the_panel_and_the_trials_list_follows(tmp_pat
         await pilot.press("n")
         await pilot.press("escape")
         await pilot.pause()
-        assert app.busy is None and app.screen is app.main
+        assert app.busy is Busy.IDLE and app.screen is app.main
         assert app.main.query_one("#trials-list").trial_ids == [t.id for t in app.session.trials]
         assert len(app.session.trials) == 3
 
@@ -326,7 +333,7 @@ def test_offline_session_file_builds_an_app_without_a_host(tmp_path: Path) -> No
     assert app is not None and app.host is None and app.session_path == path
     assert [t.label for t in app.session.trials] == ["steps=1", "steps=2", "steps=3"]
     folder = argparse.Namespace(**{**vars(args), "session": str(tmp_path)})
-    assert tui_cmd.offline_app(folder, tui_cmd.resolve_config(None)).open_sessions_from == tmp_path
+    assert tui_cmd.offline_app(folder, tui_cmd.resolve_config(None)).sessions.open_sessions_from == tmp_path
     live = argparse.Namespace(**{**vars(args), "host": "demo"})
     assert tui_cmd.offline_app(live, tui_cmd.resolve_config(None)) is None
 

@@ -6,14 +6,16 @@ import pytest
 
 from specdec_tui.core.session import load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError, change_label
+from specdec_tui.loop.events import Phase
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.unit_checks import WorkflowError, change_label
 
 
 def edit(text: str, **flags: str) -> str:
     return UnitFile.parse(text).set_flags({k.replace("_", "-"): v for k, v in flags.items()}).text
 
 
-async def test_full_trial_records_facts_and_results(demo_runner: TrialRunner) -> None:
+async def test_full_trial_records_facts_and_results(demo_runner: TrialLoop) -> None:
     phases: list[str] = []
     text = edit(await demo_runner.read_running(), speculative_num_steps="3", speculative_num_draft_tokens="4")
     trial = await demo_runner.run_trial(text, on_event=lambda e: phases.append(e.name) if isinstance(e, Phase) else None)
@@ -33,7 +35,7 @@ async def test_full_trial_records_facts_and_results(demo_runner: TrialRunner) ->
     assert await demo_runner.host.read_unit() == text
 
 
-async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialRunner) -> None:
+async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialLoop) -> None:
     good = await demo_runner.read_running()
     first = await demo_runner.run_trial(good, run_bench=False)
     assert first.status == "ok", first.failure
@@ -51,7 +53,7 @@ async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialRunner
     assert [t.status for t in saved.trials] == ["ok", "failed"]
 
 
-async def test_invalid_edit_is_refused_before_anything_is_pushed(demo_runner: TrialRunner) -> None:
+async def test_invalid_edit_is_refused_before_anything_is_pushed(demo_runner: TrialLoop) -> None:
     good = await demo_runner.read_running()
     bad = edit(good, speculative_algorithm="NOT-AN-ALGORITHM")
     with pytest.raises(WorkflowError, match="block a push"):

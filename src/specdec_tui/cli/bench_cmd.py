@@ -197,6 +197,9 @@ class JsonOut:
         import orjson
 
         from specdec_tui.bench.events import LevelDone, RunDone
+        from specdec_tui.loop.events import unwrap_bench
+
+        ev = unwrap_bench(ev)
 
         if isinstance(ev, LevelDone):
             print(orjson.dumps(level_json(ev.result)).decode(), flush=True)
@@ -268,7 +271,9 @@ class LiveTable:
             LevelStarted,
             RunDone,
         )
+        from specdec_tui.loop.events import unwrap_bench
 
+        ev = unwrap_bench(ev)
         if isinstance(ev, LevelStarted):
             planned = f"{ev.planned} requests" if ev.planned else f"{ev.duration_s:g} s"
             self.current = f"c={ev.concurrency}: starting ({planned})"

@@ -72,7 +72,9 @@ async def _run(args: argparse.Namespace) -> int:
         demo_config,
         ensure_demo_workspace,
     )
-    from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
+    from specdec_tui.loop.events import Phase
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.loop.unit_checks import WorkflowError
 
     ws = ensure_demo_workspace(Path(args.workspace) if args.workspace else None,
                                time_scale=getattr(args, "time_scale", 1.0))
@@ -81,7 +83,7 @@ async def _run(args: argparse.Namespace) -> int:
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo", keep_running=args.keep_running)
     session_path = Path(args.session) if getattr(args, "session", None) else default_session_path("demo")
     session = Session(host="demo", unit=ws.unit_name, profile=profile)
-    runner = TrialRunner.for_host(host, config, session, host_name="demo", session_path=session_path, profile=profile)
+    runner = TrialLoop.for_host(host, config, session, host_name="demo", session_path=session_path, profile=profile)
     table = LiveTable(profile)
 
     def on_event(event: object) -> None:

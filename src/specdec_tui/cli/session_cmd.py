@@ -185,11 +185,13 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
     from specdec_tui.cli.render import make_console, replay_table
     from specdec_tui.cli.sweep_cmd import phase_line, progress, trial_line
     from specdec_tui.hosts.base import HostError
+    from specdec_tui.loop.events import Phase
     from specdec_tui.loop.health import NotHealthy
     from specdec_tui.loop.replay import ReplayStarted, replay_session
-    from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.loop.unit_checks import WorkflowError
 
-    runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path,
+    runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path,
                                   profile=session.profile)
 
     def on_event(event: object) -> None:

@@ -109,7 +109,7 @@ def progress(line: str) -> None:
 
 def phase_line(event: object) -> str | None:
     """A progress line for the workflow's phases; None for events the caller shows otherwise."""
-    from specdec_tui.loop.trial import Phase
+    from specdec_tui.loop.events import Phase
 
     if isinstance(event, Phase) and event.name not in ("done", "bench"):
         return f"  · {event.name}{': ' + event.detail if event.detail else ''}"
@@ -197,10 +197,10 @@ async def _run(args: argparse.Namespace, config: Config, host_name: str, host: H
         SweepValueStarted,
         run_sweep,
     )
-    from specdec_tui.loop.trial import TrialRunner
+    from specdec_tui.loop.trial import TrialLoop
 
     session, path = open_session(args, host_name, host.info.unit, profile)
-    runner = TrialRunner.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
+    runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
 
     def on_event(event: object) -> None:
         if isinstance(event, SweepValueStarted):

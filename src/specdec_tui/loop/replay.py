@@ -14,8 +14,10 @@ from typing import Callable, Sequence
 from specdec_tui.core.compare import delta_pct, trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import Objective, score
+from specdec_tui.loop.events import Busy, Phase
 from specdec_tui.loop.sweep import UnitGuard, settle_quietly
-from specdec_tui.loop.trial import Phase, TrialRunner, WorkflowError
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.unit_checks import WorkflowError
 
 EventSink = Callable[[object], None]
 
@@ -76,7 +78,7 @@ def replayable(session: Session, trial_ids: Sequence[int] | None = None) -> list
     return [t for t in session.trials if t.replay_of is None and t.unit_text]
 
 
-async def _replay_one(runner: TrialRunner, old: Trial, emit: EventSink) -> Trial:
+async def _replay_one(runner: TrialLoop, old: Trial, emit: EventSink) -> Trial:
     tagged = False
 
     def tag_then_emit(event: object) -> None:
@@ -102,25 +104,26 @@ def _tag(trial: Trial, old: Trial) -> None:
     trial.label = f"replay of {trial_label(old)}"
 
 
-async def replay_session(runner: TrialRunner, session: Session, *, keep_best: bool = False,
+async def replay_session(runner: TrialLoop, session: Session, *, keep_best: bool = False,
                          trial_ids: Sequence[int] | None = None, objective: Objective = Objective(),
                          on_event: EventSink | None = None) -> ReplayOutcome:
     """Replay `session`'s trials on the runner's host; the new trials go into `runner.session` (pass the
     same session to keep them beside the old ones). `keep_best` leaves the host on the replayed trial
     that scores best under `objective`; otherwise the unit running before is restored byte-identical."""
     emit = on_event or (lambda _event: None)
-    todo = replayable(session, trial_ids)
-    outcome = ReplayOutcome()
-    async with UnitGuard(runner, emit, "replay") as guard:
-        for index, old in enumerate(todo):
-            emit(ReplayStarted(old, index, len(todo)))
-            outcome.pairs.append(ReplayPair(old, await _replay_one(runner, old, emit)))
-        scored = [(s, p.replay) for p in outcome.pairs if (s := score(p.replay, objective)) is not None]
-        best = max(scored, key=lambda pair: pair[0])[1] if scored else None
-        if keep_best and best is not None:
-            problem = await settle_quietly(runner, best.unit_text, emit, f"keeping the best replayed trial {best.id}")
-            outcome.kept, outcome.left_on = best, problem or "best"
-        else:
-            outcome.left_on = await guard.restore() or "original"
-    emit(ReplayDone(outcome))
-    return outcome
+    with runner.task(Busy.REPLAY):
+        todo = replayable(session, trial_ids)
+        outcome = ReplayOutcome()
+        async with UnitGuard(runner, emit, "replay") as guard:
+            for index, old in enumerate(todo):
+                emit(ReplayStarted(old, index, len(todo)))
+                outcome.pairs.append(ReplayPair(old, await _replay_one(runner, old, emit)))
+            scored = [(s, p.replay) for p in outcome.pairs if (s := score(p.replay, objective)) is not None]
+            best = max(scored, key=lambda pair: pair[0])[1] if scored else None
+            if keep_best and best is not None:
+                problem = await settle_quietly(runner, best.unit_text, emit, f"keeping the best replayed trial {best.id}")
+                outcome.kept, outcome.left_on = best, problem or "best"
+            else:
+                outcome.left_on = await guard.restore() or "original"
+        emit(ReplayDone(outcome))
+        return outcome

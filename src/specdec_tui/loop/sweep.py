@@ -25,14 +25,10 @@ from specdec_tui.core.sweep_rules import (
 )
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import HostError
+from specdec_tui.loop.events import Busy, Phase
 from specdec_tui.loop.health import NotHealthy
-from specdec_tui.loop.trial import (
-    Phase,
-    TrialRunner,
-    WorkflowError,
-    check_unit,
-    short_flag,
-)
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.unit_checks import WorkflowError, check_unit, short_flag
 
 STEPS = "speculative-num-steps"
 TOPK = "speculative-eagle-topk"
@@ -174,7 +170,7 @@ def plan_units(base_text: str, plan: SweepPlan) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------- host state
 
 
-async def settle_unit(runner: TrialRunner, text: str, emit: EventSink, why: str, *, running: bool = True) -> None:
+async def settle_unit(runner: TrialLoop, text: str, emit: EventSink, why: str, *, running: bool = True) -> None:
     """Leave the host on exactly `text`: push it (byte-identical, unvalidated — it is a unit that ran
     before) when the host has another, then restart and wait healthy; nothing when it already runs it.
     `running=False` (nothing ran before) puts the text back and stops the service instead."""
@@ -189,11 +185,10 @@ async def settle_unit(runner: TrialRunner, text: str, emit: EventSink, why: str,
     if not running:
         await runner.host.stop()
         return
-    await runner.restart()
-    await runner.wait_healthy()
+    await runner.restart_healthy()
 
 
-async def settle_quietly(runner: TrialRunner, text: str, emit: EventSink, why: str, *, running: bool = True) -> str:
+async def settle_quietly(runner: TrialLoop, text: str, emit: EventSink, why: str, *, running: bool = True) -> str:
     """settle_unit that reports a failure in words instead of raising (used on the way out)."""
     try:
         await settle_unit(runner, text, emit, why, running=running)
@@ -206,7 +201,7 @@ class UnitGuard:
     """`async with UnitGuard(runner, emit, "sweep") as guard:` remembers the unit the host runs now and puts
     it back (byte-identical) when the block raises or is cancelled; `restore()` does it on a normal end."""
 
-    def __init__(self, runner: TrialRunner, emit: EventSink, what: str) -> None:
+    def __init__(self, runner: TrialLoop, emit: EventSink, what: str) -> None:
         self.runner, self.emit, self.what = runner, emit, what
         self.original = ""
         self.was_running = False
@@ -243,7 +238,7 @@ def _tag(trial: Trial, plan: SweepPlan, value: str, repeat: int) -> None:
     trial.label = _label(plan, value, repeat)
 
 
-async def _first_run(runner: TrialRunner, text: str, plan: SweepPlan, value: str, emit: EventSink) -> Trial:
+async def _first_run(runner: TrialLoop, text: str, plan: SweepPlan, value: str, emit: EventSink) -> Trial:
     """push → restart → healthy → bench via the workflow, tagging the trial as soon as it exists."""
     pending = True
 
@@ -260,7 +255,7 @@ async def _first_run(runner: TrialRunner, text: str, plan: SweepPlan, value: str
     return trial
 
 
-async def _repeat_run(runner: TrialRunner, first: Trial, plan: SweepPlan, value: str, repeat: int,
+async def _repeat_run(runner: TrialLoop, first: Trial, plan: SweepPlan, value: str, repeat: int,
                       emit: EventSink) -> Trial:
     """Another benchmark on the same server start (no push, no restart): a trial of its own."""
     trial = runner.start_trial(first.unit_text, profile=first.profile)
@@ -268,16 +263,7 @@ async def _repeat_run(runner: TrialRunner, first: Trial, plan: SweepPlan, value:
     trial.facts, trial.pushed_at = first.facts, first.pushed_at
     runner.record(trial)
     emit(Phase("bench", f"repeat {repeat} of {plan.repeats}"))
-    try:
-        await runner.bench_into(trial, emit)
-    except BaseException:
-        trial.status = "cancelled"
-        runner.record(trial)
-        raise
-    if trial.status == "running":
-        trial.status = "ok"
-    runner.record(trial)
-    return trial
+    return await runner.bench(trial, on_event=emit)
 
 
 def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | None:
@@ -288,7 +274,7 @@ def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | Non
     return reason
 
 
-async def _run_values(runner: TrialRunner, plan: SweepPlan, outcome: SweepOutcome, last_good: str,
+async def _run_values(runner: TrialLoop, plan: SweepPlan, outcome: SweepOutcome, last_good: str,
                       emit: EventSink) -> None:
     """Each value in turn: one start, `repeats` benchmark runs; a start that fails goes back to `last_good`."""
     for index, value in enumerate(plan.values):
@@ -313,28 +299,29 @@ async def _run_values(runner: TrialRunner, plan: SweepPlan, outcome: SweepOutcom
             return
 
 
-async def run_sweep(runner: TrialRunner, base_text: str, plan: SweepPlan, *,
+async def run_sweep(runner: TrialLoop, base_text: str, plan: SweepPlan, *,
                     on_event: EventSink | None = None) -> SweepOutcome:
     """Sweep `plan.flag` over `plan.values`, editing `base_text`. Failed starts are recorded and rolled back
     to the last good unit; the sweep goes on. Raises SweepError before pushing anything when a value's
     edit is invalid. On cancel the unit that ran before is restored, then CancelledError propagates."""
     emit = on_event or (lambda _event: None)
-    units = plan_units(base_text, plan)
-    outcome = SweepOutcome(plan=plan, unit_by_value=units)
-    saved_policy, runner.auto_rollback = runner.auto_rollback, True
-    try:
-        async with UnitGuard(runner, emit, "sweep") as guard:
-            await _run_values(runner, plan, outcome, guard.original, emit)
-            outcome.choice = choose(outcome.trials_by_value, plan.objective)
-            outcome.curve = curve(outcome.trials_by_value)
-            winner = outcome.winner
-            if plan.apply_best and winner is not None:
-                problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
-                outcome.left_on = problem or "winner"
-            else:
-                outcome.left_on = await guard.restore() or "original"
-    finally:
-        runner.auto_rollback = saved_policy
-    outcome.final_unit_text = await runner.host.read_unit()
-    emit(SweepDone(outcome))
-    return outcome
+    with runner.task(Busy.SWEEP):
+        units = plan_units(base_text, plan)
+        outcome = SweepOutcome(plan=plan, unit_by_value=units)
+        saved_policy, runner.auto_rollback = runner.auto_rollback, True
+        try:
+            async with UnitGuard(runner, emit, "sweep") as guard:
+                await _run_values(runner, plan, outcome, guard.original, emit)
+                outcome.choice = choose(outcome.trials_by_value, plan.objective)
+                outcome.curve = curve(outcome.trials_by_value)
+                winner = outcome.winner
+                if plan.apply_best and winner is not None:
+                    problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
+                    outcome.left_on = problem or "winner"
+                else:
+                    outcome.left_on = await guard.restore() or "original"
+        finally:
+            runner.auto_rollback = saved_policy
+        outcome.final_unit_text = await runner.host.read_unit()
+        emit(SweepDone(outcome))
+        return outcome

@@ -1,82 +1,74 @@
-"""One trial of the tuning loop: push → restart → healthy → benchmark → record, with a rollback policy.
+"""The trial loop: one owner for a trial from intent to record (push → restart → healthy → benchmark →
+record, with rollback), for the panel and every headless command alike.
 
-The UI calls the steps one by one (each is a key); the headless commands, the sweep and replay call
-`run_trial`. None of them talks to asyncssh or httpx directly — they go through here.
+`TrialLoop` holds the busy state (`Busy`), the current trial, the benchmark run number and the session;
+each intent is an async method that refuses in words when another step runs (`Refused`), emits
+`loop.events` as it goes and records every outcome, failures included, before it returns. Nothing here
+knows Textual: the panel runs an intent in a worker and renders the events; the CLI prints them.
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import AsyncIterator, Callable
 
-from specdec_tui.core.config import BenchProfile, Config, HostConfig
-from specdec_tui.core.flags import validate
+from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
+from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.core.session import Session, Trial, save_session
+from specdec_tui.core.session import Session, Trial, save_session, utcnow
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
-from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
-from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready
+from specdec_tui.loop.events import (
+    BenchStarted,
+    BenchUpdate,
+    Busy,
+    BusyChanged,
+    Healthy,
+    LoopEvent,
+    Phase,
+    Pushed,
+    Restarted,
+    RolledBack,
+    Step,
+    StepFailed,
+    TrialChanged,
+    TrialEnded,
+    UnitLoaded,
+)
+from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready, watch_health
+from specdec_tui.loop.unit_checks import (
+    WorkflowError,
+    api_key_from,
+    change_label,
+    check_unit,
+)
+
+EventSink = Callable[[LoopEvent], None]
 
 
-class WorkflowError(Exception):
-    """A step of the loop refused or failed; the message says what and what to do."""
+class Refused(WorkflowError):
+    """An intent that cannot start now (another step runs, no host); the message says why and what to do."""
 
 
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """Progress of `run_trial` for headless output: push, restart, wait, bench, rollback, done."""
-
-    name: str
-    detail: str = ""
+def _ignore(_event: LoopEvent) -> None:
+    return None
 
 
-def api_key_from(host_config: HostConfig | None) -> str | None:
-    """The API key comes from the environment variable the config names; it is never stored."""
-    if host_config is None or not host_config.api_key_env:
-        return None
-    return os.environ.get(host_config.api_key_env) or None
-
-
-def check_unit(text: str) -> UnitFile:
-    """Parse and validate an edited unit; raise WorkflowError listing the errors that block a push."""
-    try:
-        unit = UnitFile.parse(text)
-    except UnitSyntaxError as err:
-        raise WorkflowError(f"the unit does not parse: {err} — fix the raw unit before pushing") from err
-    errors = [issue for issue in validate(unit.flags()) if issue.level == "error"]
-    if errors:
-        listed = "; ".join(issue.message for issue in errors)
-        raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed}")
-    return unit
-
-
-def short_flag(name: str) -> str:
-    """`speculative-num-steps` → `steps`, for trial labels that fit a chart legend."""
-    short = name.removeprefix("speculative-").removeprefix("num-")
-    return {"eagle-topk": "topk", "draft-tokens": "draft"}.get(short, short)
-
-
-def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
-    """A short name for a trial: the flags that differ from the previous trial, e.g. `steps=3 draft=4`."""
-    if previous is None:
-        steps = flags.get("speculative-num-steps")
-        return f"steps={steps}" if steps is not None else "baseline"
-    parts = []
-    for name in dict.fromkeys([*previous, *flags]):
-        old, new = previous.get(name, "∅"), flags.get(name, "∅")
-        if old != new:
-            parts.append(f"{short_flag(name)}={'off' if new == '∅' else ('on' if new is None else new)}")
-    return " ".join(parts) or "same flags"
+# Set inside a sweep or replay: the steps it runs belong to it (the busy state stays SWEEP/REPLAY), while an
+# intent from anywhere else (another worker, another key) is still refused.
+_IN_TASK: ContextVar[bool] = ContextVar("specdec_in_task", default=False)
 
 
 @dataclass
-class TrialRunner:
+class TrialLoop:
     """Drives one host through trials and keeps the session file up to date after every step."""
 
     host: Host
@@ -87,11 +79,17 @@ class TrialRunner:
     api_key: str | None = None
     healthy_timeout_s: float = 900.0
     auto_rollback: bool = True
+    sink: EventSink = field(default=_ignore, repr=False)
     running_text: str | None = field(default=None, init=False)  # the unit as last read or pushed
+    busy: Busy = field(default=Busy.IDLE, init=False)
+    trial: Trial | None = field(default=None, init=False)  # pushed or being measured, not yet ended
+    bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
+    facts: ServerFacts | None = field(default=None, init=False)  # what the server last said about itself
+    _listeners: list[EventSink] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def for_host(cls, host: Host, config: Config, session: Session, *, host_name: str,
-                 session_path: Path | None, profile: BenchProfile | None = None) -> "TrialRunner":
+                 session_path: Path | None, profile: BenchProfile | None = None) -> TrialLoop:
         host_config = config.hosts.get(host_name)
         return cls(
             host=host,
@@ -104,11 +102,76 @@ class TrialRunner:
             auto_rollback=config.ui.auto_rollback,
         )
 
-    # ---------------------------------------------------------------- steps (one key each in the UI)
+    # ---------------------------------------------------------------- the busy state
+
+    def refusal(self, what: Busy) -> str | None:
+        """Why `what` cannot start now, in words; None when it can."""
+        if self.busy is Busy.IDLE:
+            return None
+        if self.busy is Busy.BENCH and what is not Busy.BENCH:
+            return f"A benchmark is running: cancel it (escape) before a {what.value}."
+        if self.busy is Busy.BENCH:
+            return "A benchmark is already running (escape cancels it)."
+        return f"Wait for the {self.busy.value} to finish before a {what.value}."
+
+    @contextmanager
+    def _claimed(self, what: Busy) -> Iterator[None]:
+        """Hold the busy state for `what`, or raise Refused; inside a sweep/replay its steps just run."""
+        if _IN_TASK.get():
+            yield
+            return
+        why = self.refusal(what)
+        if why is not None:
+            raise Refused(why)
+        self._set_busy(what)
+        try:
+            yield
+        finally:
+            self._set_busy(Busy.IDLE)
+
+    @contextmanager
+    def task(self, what: Busy) -> Iterator[None]:
+        """`with loop.task(Busy.SWEEP):` — a sweep or replay owns the loop until the block ends."""
+        with self._claimed(what):
+            token = _IN_TASK.set(True)
+            try:
+                yield
+            finally:
+                _IN_TASK.reset(token)
+
+    @contextmanager
+    def listening(self, on_event: EventSink | None) -> Iterator[None]:
+        """Also send this call's events to `on_event` (a sweep tags its trials, a CLI prints phases)."""
+        if on_event is None:
+            yield
+            return
+        self._listeners.append(on_event)
+        try:
+            yield
+        finally:
+            self._listeners.remove(on_event)
+
+    def emit(self, event: LoopEvent) -> None:
+        self.sink(event)
+        for listener in tuple(self._listeners):
+            listener(event)
+
+    def _set_busy(self, busy: Busy) -> None:
+        if busy is not self.busy:
+            self.busy = busy
+            self.emit(BusyChanged(busy))
+
+    # ---------------------------------------------------------------- host steps
 
     async def read_running(self) -> str:
         self.running_text = await self.host.read_unit()
         return self.running_text
+
+    async def load_running(self) -> str:
+        """Read the unit the host runs now and say so (after connect, a sweep or a replay)."""
+        text = await self.read_running()
+        self.emit(UnitLoaded(text))
+        return text
 
     async def push(self, text: str) -> PushResult:
         if has_redacted(text):  # a unit from a session file: its API key comes from the unit on the host
@@ -118,19 +181,25 @@ class TrialRunner:
         self.running_text = text
         return result
 
-    async def restart(self) -> RestartResult:
-        return await self.host.restart()
-
     async def wait_healthy(self, timeout_s: float | None = None) -> HealthSnapshot:
         """Wait for READY; on failure raise NotHealthy whose message carries the journal's error line."""
         try:
-            return await wait_ready(self.host, self.base_url, timeout_s=timeout_s or self.healthy_timeout_s,
+            snap = await wait_ready(self.host, self.base_url, timeout_s=timeout_s or self.healthy_timeout_s,
                                     api_key=self.api_key)
         except NotHealthy as err:
             line = await self.last_error_line()
             if line:
                 raise NotHealthy(err.snapshot, f"{err} — journal: {line}") from None
             raise
+        self.facts = snap.facts or self.facts
+        return snap
+
+    async def watch_health(self) -> AsyncIterator[HealthSnapshot]:
+        """The health watch an operator sees; the facts of the latest READY go into the next trial."""
+        async for snap in watch_health(self.host, self.base_url, api_key=self.api_key):
+            if snap.facts is not None:
+                self.facts = snap.facts
+            yield snap
 
     async def last_error_line(self, lines: int = 400) -> str | None:
         """Why the last start failed, from the unit's journal since systemd last started it.
@@ -151,17 +220,29 @@ class TrialRunner:
             pass
         return min(errors, key=lambda pair: pair[0])[1] if errors else None  # min keeps the first of equals
 
-    def bench(self, profile: BenchProfile | None = None) -> AsyncIterator[object]:
-        from specdec_tui.bench.engine import run_benchmark
+    async def _restart_healthy(self, *, phases: bool = True) -> HealthSnapshot:
+        """restart → healthy; raises NotHealthy (with the journal's cause) or HostError. `phases` False
+        inside a rollback, which is one phase of its own."""
+        if phases:
+            self.emit(Phase("restart"))
+        result: RestartResult = await self.host.restart()
+        self.emit(Restarted(result))
+        if not result.ok:
+            line = await self.last_error_line()
+            raise NotHealthy(None, f"systemd could not restart the unit (job {result.job_result}, state "
+                                   f"{result.status.active_state})" + (f" — journal: {line}" if line else
+                                                                       "; see the journal tab"))
+        if phases:
+            self.emit(Phase("wait", "waiting for /health"))
+        snap = await self.wait_healthy()
+        self.emit(Healthy(snap.facts))
+        return snap
 
-        return run_benchmark(self.base_url, profile or self.profile, api_key=self.api_key)
-
-    async def rollback(self, *, restart: bool = True) -> str:
-        """Restore the previous unit and (by default) restart on it."""
+    async def _rollback_healthy(self) -> str:
         text = await self.host.rollback()
         self.running_text = text
-        if restart:
-            await self.host.restart()
+        self.emit(RolledBack(text))
+        await self._restart_healthy(phases=False)
         return text
 
     # ---------------------------------------------------------------- trials and the session
@@ -180,69 +261,151 @@ class TrialRunner:
         if self.session_path is not None:
             save_session(self.session, self.session_path)
 
-    async def run_trial(
-        self,
-        text: str,
-        *,
-        profile: BenchProfile | None = None,
-        on_event: Callable[[object], None] | None = None,
-        run_bench: bool = True,
-    ) -> Trial:
-        """push → restart → healthy → bench → record. A start that fails is recorded as failed and,
-        with auto_rollback, the previous unit is restored and restarted. Never raises for a failed
-        trial; raises WorkflowError only when the edit itself is invalid."""
-        emit = on_event or (lambda _event: None)
-        check_unit(text)
-        trial = self.start_trial(text, profile=profile)
-        try:
-            emit(Phase("push", trial.label))
-            await self.push(text)
-            trial.pushed_at = datetime.now(timezone.utc).replace(microsecond=0)
-            emit(Phase("restart"))
-            result = await self.restart()
-            if not result.ok:
-                raise NotHealthy(None, f"systemd could not restart the unit (job {result.job_result}, "
-                                       f"state {result.status.active_state})")
-            emit(Phase("wait", "waiting for /health"))
-            snap = await self.wait_healthy()
-            trial.facts = snap.facts or ServerFacts()
-            self.record(trial)
-            if run_bench:
-                emit(Phase("bench"))
-                await self.bench_into(trial, emit)
-            if trial.status == "running":
-                trial.status = "ok"
-        except (HostError, NotHealthy) as err:
-            trial.status = "failed"
-            trial.failure = str(err)
-            self.record(trial)
-            if self.auto_rollback and isinstance(err, NotHealthy):
-                await self._roll_back_after_failure(trial, emit)
-        except BaseException:
-            trial.status = "cancelled"
-            self.record(trial)
-            raise
+    def _fail(self, trial: Trial, reason: str) -> None:
+        trial.status, trial.failure = "failed", reason
+        self._end(trial)
+
+    def _end(self, trial: Trial) -> None:
+        """The trial has its final status: save it, say so, and it is no longer the current one."""
+        if trial.status == "running":
+            trial.status = "ok"
         self.record(trial)
-        emit(Phase("done", trial.status))
+        if self.trial is trial:
+            self.trial = None
+        self.emit(TrialEnded(trial))
+
+    def _note(self, trial: Trial, text: str) -> None:
+        trial.notes = (trial.notes + " " if trial.notes else "") + text
+        self.record(trial)
+
+    # ---------------------------------------------------------------- intents
+
+    async def push_and_restart(self, text: str) -> Trial:
+        """push → restart → healthy. The trial is recorded from the push on; a push that fails keeps
+        nothing on the host (raises WorkflowError for an invalid edit before anything happens); a start
+        that never turns healthy fails the trial and, with auto_rollback, restores the previous unit."""
+        check_unit(text)
+        with self._claimed(Busy.PUSH):
+            return await self._push_and_restart(text)
+
+    async def _push_and_restart(self, text: str, *, profile: BenchProfile | None = None) -> Trial:
+        if self.trial is not None and self.trial.status == "running":
+            self._end(self.trial)  # pushed and healthy but never measured: it ends as it is
+        trial = self.trial = self.start_trial(text, profile=profile)
+        self.emit(Phase("push", trial.label))
+        try:
+            result = await self.push(text)
+        except (HostError, WorkflowError) as err:
+            self._fail(trial, f"push: {in_words(err)}")
+            self.emit(StepFailed(Step.PUSH, in_words(err)))
+            return trial
+        trial.pushed_at = utcnow()
+        self.record(trial)
+        self.emit(Pushed(text, result, trial))
+        await self._restart_for(trial, rollback=self.auto_rollback)
         return trial
 
-    async def bench_into(self, trial: Trial, emit: Callable[[object], None]) -> None:
-        """Run the trial's profile, appending and saving each level as it finishes."""
-        from specdec_tui.bench.events import LevelDone, RunDone
+    async def _restart_for(self, trial: Trial | None, *, rollback: bool) -> None:
+        step = Step.RESTART
+        try:
+            snap = await self._restart_healthy()
+        except (HostError, NotHealthy) as err:
+            step = Step.HEALTHY if isinstance(err, NotHealthy) and "systemd could not" not in str(err) else step
+            if trial is not None:
+                self._fail(trial, f"{step.value}: {in_words(err)}")
+            self.emit(StepFailed(step, in_words(err)))
+            if rollback:
+                await self._roll_back_after_failure(trial)
+            return
+        if trial is not None:
+            trial.facts = snap.facts or ServerFacts()
+            self.record(trial)
+            self.emit(TrialChanged(trial))
 
-        async for event in self.bench(trial.profile):
-            emit(event)
-            if isinstance(event, LevelDone):
-                trial.levels.append(event.result)
-                self.record(trial)
-            elif isinstance(event, RunDone):
-                if event.cancelled:
+    async def restart(self) -> None:
+        """restart → healthy on the unit as it is (a trial pushed but not measured fails if it cannot start)."""
+        with self._claimed(Busy.RESTART):
+            pending = self.trial if self.trial is not None and not self.trial.levels else None
+            await self._restart_for(pending, rollback=False)
+
+    async def start_service(self) -> None:
+        """The demo service was not running at start: start it, as a real host's systemd would have."""
+        with self._claimed(Busy.START):
+            await self._restart_for(None, rollback=False)
+
+    async def rollback(self) -> str | None:
+        """Restore the previous unit, restart and wait healthy; None (and StepFailed) when it could not."""
+        with self._claimed(Busy.ROLLBACK):
+            self.emit(Phase("rollback", "restoring the previous unit"))
+            try:
+                return await self._rollback_healthy()
+            except (HostError, NotHealthy) as err:
+                self.emit(StepFailed(Step.ROLLBACK, in_words(err)))
+                return None
+
+    async def _roll_back_after_failure(self, trial: Trial | None) -> None:
+        self.emit(Phase("rollback", "restoring the previous unit"))
+        try:
+            await self._rollback_healthy()
+        except (HostError, NotHealthy) as err:
+            self.emit(StepFailed(Step.ROLLBACK, in_words(err)))
+            if trial is not None:
+                self._note(trial, f"rollback did not bring the server back: {in_words(err)}")
+            return
+        if trial is not None:
+            self._note(trial, "rolled back to the previous unit; it is healthy again")
+
+    async def bench(self, trial: Trial | None = None, *, on_event: EventSink | None = None) -> Trial:
+        """Benchmark the server as it runs now into `trial`, else the current trial, else a new one for the
+        running unit; each level is saved as it lands. A run that ends in error, or a server that died
+        under it, fails the trial with the reason; a cancel (the caller cancels the task) records it
+        cancelled and re-raises."""
+        with self._claimed(Busy.BENCH), self.listening(on_event):
+            if trial is not None:
+                self.trial = trial
+            return await self._bench()
+
+    async def _bench(self) -> Trial:
+        trial = self.trial
+        if trial is None or trial.levels or trial.status != "running":
+            trial = self.trial = self.start_trial(self.running_text or await self.read_running())
+            trial.facts = self.facts or trial.facts
+        previous = next((t.levels for t in reversed(self.session.trials) if t.levels and t is not trial), None)
+        self.bench_run += 1
+        run = self.bench_run
+        self.emit(Phase("bench"))
+        self.emit(BenchStarted(run, tuple(trial.profile.concurrency), list(previous) if previous else None))
+        try:
+            async for event in self._bench_events(trial.profile):
+                self.emit(BenchUpdate(run, event))
+                if isinstance(event, LevelDone):
+                    trial.levels.append(event.result)
+                    self.record(trial)
+                    self.emit(TrialChanged(trial))
+                elif isinstance(event, RunDone) and event.error:
+                    trial.status, trial.failure = "failed", f"benchmark: {event.error}"
+                elif isinstance(event, RunDone) and event.cancelled:
                     trial.status = "cancelled"
-                if event.error:
-                    trial.status = "failed"
-                    trial.failure = f"benchmark: {event.error}"
-        if trial.status == "running" and trial.errors:
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            trial.status = "cancelled"
+            self.emit(BenchUpdate(run, RunDone(levels=list(trial.levels), cancelled=True)))
+            self._end(trial)
+            raise
+        except Exception as err:  # noqa: BLE001 - the engine failing is the trial failing, in words
+            trial.status, trial.failure = "failed", f"benchmark: {in_words(err)}"
+        if trial.status == "failed":
+            self.emit(StepFailed(Step.BENCH, trial.failure))
+        elif trial.status == "running" and trial.errors:
             await self._check_server_survived(trial)
+        self._end(trial)
+        return trial
+
+    def _bench_events(self, profile: BenchProfile) -> AsyncIterator[BenchEvent]:
+        from specdec_tui.bench.engine import (
+            run_benchmark,  # aiohttp loads with the first benchmark
+        )
+
+        return run_benchmark(self.base_url, profile, api_key=self.api_key)
 
     async def _check_server_survived(self, trial: Trial) -> None:
         """Requests failed: if the server itself is gone, the trial failed (its figures are not the config's)."""
@@ -252,19 +415,37 @@ class TrialRunner:
             return
         if status.is_running:
             return
-        trial.status = "failed"
         why = status.result or status.sub_state or status.active_state
         line = await self.last_error_line()
+        trial.status = "failed"
         trial.failure = f"the server stopped during the benchmark (unit {status.active_state}, {why})" + (
             f" — journal: {line}" if line else "")
-        self.record(trial)
+        self.emit(StepFailed(Step.BENCH, trial.failure))
 
-    async def _roll_back_after_failure(self, trial: Trial, emit: Callable[[object], None]) -> None:
-        emit(Phase("rollback", "restoring the previous unit"))
-        try:
-            await self.rollback(restart=True)
-            await self.wait_healthy()
-            trial.notes = (trial.notes + " " if trial.notes else "") + "rolled back to the previous unit; it is healthy again"
-        except (HostError, NotHealthy) as err:
-            trial.notes = (trial.notes + " " if trial.notes else "") + f"rollback did not bring the server back: {err}"
-        self.record(trial)
+    async def run_trial(self, text: str, *, profile: BenchProfile | None = None, run_bench: bool = True,
+                        on_event: EventSink | None = None) -> Trial:
+        """push → restart → healthy → bench → record, as the panel's p then b. Never raises for a failed
+        trial; raises WorkflowError only when the edit itself is invalid, Refused when busy."""
+        check_unit(text)
+        with self._claimed(Busy.PUSH), self.listening(on_event):
+            try:
+                trial = await self._push_and_restart(text, profile=profile)
+                if run_bench and trial.status == "running":
+                    if self.busy is Busy.PUSH:
+                        self._set_busy(Busy.BENCH)
+                    trial = await self._bench()
+                elif trial.status == "running":
+                    self._end(trial)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                current = self.trial
+                if current is not None and current.status == "running":
+                    current.status = "cancelled"
+                    self._end(current)
+                raise
+            self.emit(Phase("done", trial.status))
+            return trial
+
+    async def restart_healthy(self) -> HealthSnapshot:
+        """restart → healthy for a sweep/replay putting a unit back; raises NotHealthy/HostError in words."""
+        with self._claimed(Busy.RESTART):
+            return await self._restart_healthy()

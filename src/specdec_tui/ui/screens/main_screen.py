@@ -1,26 +1,26 @@
 """The main screen: tabs for Config, Journal, Health, Benchmark and Trials, plus the footer.
 
-Display widgets come from `ui/widgets/` (one a file, written alongside); a widget whose module is not
-there yet is shown as a placeholder so the shell always starts. The screen only lays out and routes:
-state lives in the app's `@on` handlers.
+Display widgets come from `ui/widgets/` (one a file) and are reached through the typed properties here;
+the screen only lays out and routes: state lives in the trial loop, rendered by the app's `@on` handlers.
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import Any
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import Header, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Header, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
+from specdec_tui.ui.widgets.bench_table import BenchTable
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.flag_form import FlagForm
+from specdec_tui.ui.widgets.health_pane import HealthPane
+from specdec_tui.ui.widgets.journal_pane import JournalPane
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+from specdec_tui.ui.widgets.tok_chart import TokChart
+from specdec_tui.ui.widgets.trials_list import TrialsList
 
 TABS: tuple[tuple[str, str], ...] = (
     ("config", "1 Config"),
@@ -31,15 +31,6 @@ TABS: tuple[tuple[str, str], ...] = (
 )
 WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
 HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
-
-
-def optional_widget(module: str, cls: str, widget_id: str, **kwargs: Any) -> Widget:
-    """The display widget `cls` from `ui.widgets.<module>`, or a placeholder if it is not built yet."""
-    try:
-        factory = getattr(importlib.import_module(f"specdec_tui.ui.widgets.{module}"), cls)
-    except (ImportError, AttributeError):
-        return Static(f"({cls} is not available in this build)", id=widget_id, classes="placeholder")
-    return factory(id=widget_id, **kwargs)
 
 
 def is_wide(width: int) -> bool:
@@ -72,18 +63,18 @@ class MainScreen(Screen[None]):
                 yield ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
             with TabPane(TABS[1][1], id="journal"):
                 with Horizontal(id="journal-row"):
-                    yield optional_widget("journal_pane", "JournalPane", "journal-pane", max_lines=self.journal_lines)
-                    yield optional_widget("health_pane", "HealthPane", "journal-health", classes=HEALTH_VIEW)
+                    yield JournalPane(id="journal-pane", max_lines=self.journal_lines)
+                    yield HealthPane(id="journal-health", classes=HEALTH_VIEW)
             with TabPane(TABS[2][1], id="health"):
-                yield optional_widget("health_pane", "HealthPane", "health-pane", classes=HEALTH_VIEW)
+                yield HealthPane(id="health-pane", classes=HEALTH_VIEW)
             with TabPane(TABS[3][1], id="bench"):
                 with Horizontal(id="bench-row"):
                     with Vertical(id="bench-main"):
-                        yield optional_widget("bench_table", "BenchTable", "bench-table")
-                        yield optional_widget("tok_chart", "TokChart", "tok-chart")
-                    yield optional_widget("health_pane", "HealthPane", "health-side", classes=HEALTH_VIEW)
+                        yield BenchTable(id="bench-table")
+                        yield TokChart(id="tok-chart")
+                    yield HealthPane(id="health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
-                yield optional_widget("trials_list", "TrialsList", "trials-list")
+                yield TrialsList(id="trials-list")
         yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     def on_mount(self) -> None:
@@ -97,8 +88,26 @@ class MainScreen(Screen[None]):
     def config_pane(self) -> ConfigPane:
         return self.query_one(ConfigPane)
 
-    def widget(self, widget_id: str) -> Widget:
-        return self.query_one(f"#{widget_id}")
+    @property
+    def journal_pane(self) -> JournalPane:
+        return self.query_one("#journal-pane", JournalPane)
+
+    @property
+    def bench_table(self) -> BenchTable:
+        return self.query_one("#bench-table", BenchTable)
+
+    @property
+    def tok_chart(self) -> TokChart:
+        return self.query_one("#tok-chart", TokChart)
+
+    @property
+    def trials_list(self) -> TrialsList:
+        return self.query_one("#trials-list", TrialsList)
+
+    @property
+    def health_views(self) -> list[HealthPane]:
+        """The Health tab's pane and its copies beside the journal and the benchmark."""
+        return list(self.query(HealthPane))
 
     def action_show_tab(self, tab: str) -> None:
         """A tab key: show the tab and put the focus in it (also when the tab bar had it)."""
@@ -132,14 +141,14 @@ class MainScreen(Screen[None]):
 
     def action_filter_journal(self) -> None:
         self.action_show_tab("journal")
-        journal = self.widget("journal-pane")
+        journal = self.journal_pane
         if hasattr(journal, "open_filter"):
             journal.open_filter()
 
     async def action_in_journal(self, action: str) -> None:
         """A journal key run from the palette: show the journal and run it there ("follow", ...)."""
         self.action_show_tab("journal")
-        await self.widget("journal-pane").run_action(action)
+        await self.journal_pane.run_action(action)
 
     async def action_apply_fix(self) -> None:
         done = await self.config_pane.apply_fix()

@@ -19,13 +19,14 @@ from textual.widgets import DataTable, Footer, Static
 from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.words import in_words
+from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
-from specdec_tui.ui.session_actions import (
+from specdec_tui.ui.screens.task_screen import (
     TaskCancelled,
     TaskEvent,
     TaskFailed,
     TaskScreen,
-    in_words,
 )
 
 TOLERANCE_PCT = 10.0  # drift within ±10 % reproduces (the benchmark's own noise on a shared GPU)
@@ -58,7 +59,7 @@ class ReplayScreen(TaskScreen):
     ReplayScreen #replay-result { padding: 0 1; height: auto; }
     """
 
-    def __init__(self, runner: Any, session: Session, trial_ids: list[int] | None = None) -> None:
+    def __init__(self, runner: TrialLoop, session: Session, trial_ids: list[int] | None = None) -> None:
         super().__init__()
         from specdec_tui.loop.replay import replayable
 
@@ -106,10 +107,10 @@ class ReplayScreen(TaskScreen):
 
     @on(TaskEvent)
     def _event(self, message: TaskEvent) -> None:
+        from specdec_tui.loop.events import Phase, unwrap_bench
         from specdec_tui.loop.replay import ReplayDone, ReplayStarted
-        from specdec_tui.loop.trial import Phase
 
-        event = message.event
+        event = unwrap_bench(message.event)
         if isinstance(event, ReplayStarted):
             self.current = event.original.id
             self._set_status(event.original.id, "starting")

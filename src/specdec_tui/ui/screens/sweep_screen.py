@@ -25,6 +25,8 @@ from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
+from specdec_tui.core.words import in_words
+from specdec_tui.loop.sweep import SweepPlan
 from specdec_tui.loop.sweep_form import (
     OBJECTIVES,
     SWEEP_FLAGS,
@@ -32,15 +34,15 @@ from specdec_tui.loop.sweep_form import (
     SweepForm,
     plan_from_form,
 )
+from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-from specdec_tui.ui.session_actions import (
+from specdec_tui.ui.screens.task_screen import (
     Settled,
     TaskCancelled,
     TaskEvent,
     TaskFailed,
     TaskScreen,
-    in_words,
 )
 
 
@@ -153,7 +155,7 @@ ROW_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 class SweepScreen(TaskScreen):
-    """Runs `plan` through `runner` (a workflow.TrialRunner) and shows the progress; dismisses with the
+    """Runs `plan` through `runner` (a workflow.TrialLoop) and shows the progress; dismisses with the
     `sweep.SweepOutcome` (None when it did not finish). Escape cancels a running sweep first."""
 
     TASK = "sweep"
@@ -166,7 +168,7 @@ class SweepScreen(TaskScreen):
     SweepScreen #sweep-result { padding: 0 1; height: auto; max-height: 12; }
     """
 
-    def __init__(self, runner: Any, plan: Any) -> None:
+    def __init__(self, runner: TrialLoop, plan: SweepPlan) -> None:
         super().__init__()
         self.runner = runner
         self.plan = plan
@@ -221,15 +223,15 @@ class SweepScreen(TaskScreen):
     # -- handlers: own the state -----------------------------------------------------------------
     @on(TaskEvent)
     def _event(self, message: TaskEvent) -> None:
+        from specdec_tui.loop.events import Phase, unwrap_bench
         from specdec_tui.loop.sweep import (
             SweepDone,
             SweepStopped,
             SweepTrialDone,
             SweepValueStarted,
         )
-        from specdec_tui.loop.trial import Phase
 
-        event = message.event
+        event = unwrap_bench(message.event)
         if isinstance(event, SweepValueStarted):
             self.current = event.value
             self._set_status(event.value, "starting")

@@ -1,0 +1,131 @@
+"""What the trial loop tells whoever drives it: the busy state, each step's outcome, trial changes and the
+benchmark's events, in order. The panel renders them; the headless commands print them. Nothing here is
+Textual: the panel wraps each event in one message (`ui.messages.LoopEventMessage`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from specdec_tui.bench.events import BenchEvent
+from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session import Trial
+from specdec_tui.hosts.base import PushResult, RestartResult
+
+
+class Busy(StrEnum):
+    """What the loop is doing now; one thing at a time on one host."""
+
+    IDLE = "idle"
+    START = "start"  # starting a demo service that was not running
+    PUSH = "push"  # push → restart → healthy (→ rollback when it never turns healthy)
+    RESTART = "restart"  # restart → healthy
+    ROLLBACK = "rollback"  # restore → restart → healthy
+    BENCH = "benchmark"
+    SWEEP = "sweep"
+    REPLAY = "replay"
+
+
+class Step(StrEnum):
+    """A step that can fail; `StepFailed` names it."""
+
+    CONNECT = "connect"
+    STATUS = "status"
+    PUSH = "push"
+    RESTART = "restart"
+    HEALTHY = "healthy"
+    ROLLBACK = "rollback"
+    BENCH = "bench"
+    JOURNAL = "journal"
+    HEALTH = "health"
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Progress of a trial for headless output: push, restart, wait, bench, rollback, done."""
+
+    name: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BusyChanged:
+    busy: Busy
+
+
+@dataclass(frozen=True, slots=True)
+class UnitLoaded:
+    """The unit text as it is on the host now (read after connect, or after a sweep/replay)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    text: str
+    result: PushResult
+    trial: Trial
+
+
+@dataclass(frozen=True, slots=True)
+class Restarted:
+    result: RestartResult
+
+
+@dataclass(frozen=True, slots=True)
+class Healthy:
+    """The server answered after a (re)start; `facts` is what it says about itself."""
+
+    facts: ServerFacts | None
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepFailed:
+    """A step failed; `reason` is in words (what failed, what to do)."""
+
+    step: Step
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BenchStarted:
+    run: int
+    concurrency: tuple[int, ...]
+    previous: list[LevelResult] | None  # the last measured trial's levels, for the Δ column
+
+
+@dataclass(frozen=True, slots=True)
+class BenchUpdate:
+    run: int
+    event: BenchEvent
+
+
+@dataclass(frozen=True, slots=True)
+class TrialChanged:
+    """The trial gained a level or its status/facts changed; it has been saved already."""
+
+    trial: Trial
+
+
+@dataclass(frozen=True, slots=True)
+class TrialEnded:
+    """The trial has its final status (ok, failed with `failure`, cancelled) and is saved."""
+
+    trial: Trial
+
+
+LoopEvent = (
+    Phase | BusyChanged | UnitLoaded | Pushed | Restarted | Healthy | RolledBack | StepFailed | BenchStarted
+    | BenchUpdate | TrialChanged | TrialEnded
+)
+
+
+def unwrap_bench(event: object) -> object:
+    """The benchmark's own event inside a `BenchUpdate`; any other event unchanged (for printers that
+    render bench events and loop events from one stream)."""
+    return event.event if isinstance(event, BenchUpdate) else event

@@ -1,0 +1,123 @@
+"""The panel's link to one host: the workers that connect, follow the journal, watch health and run the
+trial loop's intents. Each worker only posts `ui.messages`; it never touches a widget. A collaborator of
+`SpecdecApp` (not a mixin): the app calls `connect()`, `push(text)`, `bench()`..., and renders what arrives."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
+
+from textual.app import App
+from textual.worker import Worker
+
+from specdec_tui.core.words import in_words
+from specdec_tui.hosts.base import Host, HostError, JournalRecord
+from specdec_tui.loop.events import LoopEvent, Step, StepFailed
+from specdec_tui.loop.journal_feed import parsed_batches
+from specdec_tui.loop.trial import Refused, TrialLoop
+from specdec_tui.ui import messages as m
+
+
+class HostLink:
+    """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
+    (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
+
+    def __init__(self, app: App[None], host: Host, loop: TrialLoop, *, journal_lines: int) -> None:
+        self.app = app
+        self.host = host
+        self.loop = loop
+        self.journal_lines = journal_lines
+        self.bench_worker: Worker[None] | None = None
+        loop.sink = self.post_event
+
+    def post_event(self, event: LoopEvent) -> None:
+        self.app.post_message(m.LoopEventMessage(event))
+
+    def _failed(self, step: Step, err: BaseException) -> None:
+        self.post_event(StepFailed(step, in_words(err)))
+
+    def _run(self, job: Coroutine[Any, Any, None], group: str) -> Worker[None]:
+        return self.app.run_worker(job, group=group, exclusive=True, exit_on_error=False)
+
+    # -- following the host --------------------------------------------------------------------
+    def connect(self) -> None:
+        self._run(self._connect(), "connect")
+
+    async def _connect(self) -> None:
+        try:
+            await self.host.connect()
+            await self.loop.load_running()
+        except HostError as err:
+            self._failed(Step.CONNECT, err)
+            return
+        self._run(self._follow_journal(self.host.journal(follow=True, lines=min(self.journal_lines, 500))), "journal")
+        self._run(self._watch_health(), "health")
+        if self.host.info.kind != "local":
+            return  # never start a production unit implicitly
+        try:
+            status = await self.host.status()
+        except HostError as err:
+            self._failed(Step.STATUS, err)
+            return
+        if status.active_state == "inactive":
+            self.app.post_message(m.ServiceInactive(status))
+
+    async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
+        """Batches of parsed lines and the stats folded from them; parsing runs on a thread."""
+        try:
+            async for batch in parsed_batches(source):
+                if batch.records:
+                    self.app.post_message(m.JournalBatch(batch.records, batch.kinds))
+                if batch.stats is not None:
+                    self.app.post_message(m.LogStatsChanged(batch.stats))
+        except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
+            self._failed(Step.JOURNAL, err)
+
+    async def _watch_health(self) -> None:
+        try:
+            async for snapshot in self.loop.watch_health():
+                self.app.post_message(m.HealthChanged(snapshot))
+        except HostError as err:
+            self._failed(Step.HEALTH, err)
+
+    def reload_unit(self) -> None:
+        """After a sweep or replay: the Config tab follows the unit the host runs now."""
+
+        async def read() -> None:
+            try:
+                await self.loop.load_running()
+            except HostError as err:
+                self._failed(Step.CONNECT, err)
+
+        self._run(read(), "reload-unit")
+
+    # -- the loop's intents --------------------------------------------------------------------
+    async def _intent(self, job: Coroutine[Any, Any, object], step: Step) -> None:
+        """Run one intent; a refusal or an unexpected error reaches the user in words."""
+        try:
+            await job
+        except Refused as err:
+            self.post_event(StepFailed(step, str(err)))
+        except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
+            self._failed(step, err)
+
+    def push(self, text: str) -> None:
+        self._run(self._intent(self.loop.push_and_restart(text), Step.PUSH), "step")
+
+    def restart(self) -> None:
+        self._run(self._intent(self.loop.restart(), Step.RESTART), "step")
+
+    def start_service(self) -> None:
+        self._run(self._intent(self.loop.start_service(), Step.RESTART), "step")
+
+    def rollback(self) -> None:
+        self._run(self._intent(self.loop.rollback(), Step.ROLLBACK), "step")
+
+    def bench(self) -> None:
+        self.bench_worker = self._run(self._intent(self.loop.bench(), Step.BENCH), "bench")
+
+    def cancel_bench(self) -> None:
+        """Cancel the running benchmark; the loop records the trial cancelled and says so."""
+        if self.bench_worker is not None:
+            self.bench_worker.cancel()
+            self.bench_worker = None

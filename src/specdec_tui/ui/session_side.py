@@ -1,0 +1,206 @@
+"""The session side of the panel, a collaborator of `SpecdecApp`: `o` saved sessions, `v` compare, `S` sweep,
+`R` replay, and showing a stored trial (bench table, chart, unit) when one is selected — offline as live.
+
+It reads the app's state (session, host, the loop's busy state) and renders into the main screen's widgets;
+the sweep and replay themselves run in the trial loop (`loop.sweep`, `loop.replay`), which owns the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.binding import BindingType
+
+from specdec_tui.core.compare import flag_diff, trial_label
+from specdec_tui.core.paths import sessions_dir
+from specdec_tui.core.session import Session
+from specdec_tui.loop.events import Busy
+from specdec_tui.loop.replay import replayable
+from specdec_tui.loop.sessions import SessionOpenError, open_offline
+from specdec_tui.loop.sweep import SweepPlan
+from specdec_tui.ui.screens.compare_screen import CompareScreen
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.replay_screen import ReplayScreen
+from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+from specdec_tui.ui.screens.task_screen import TaskScreen
+
+if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
+    from specdec_tui.ui.app import SpecdecApp
+
+
+def session_scopes() -> dict[str, Iterable[BindingType]]:
+    """The session screens' keys, for the help screen."""
+    return {"Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS,
+            "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS}
+
+
+class SessionSide:
+    def __init__(self, app: SpecdecApp) -> None:
+        self.app = app
+        self.open_sessions_from: Path | None = None  # set before run: start on the sessions list of this folder
+
+    def start(self) -> None:
+        """Called once the main screen is up: offline, show the last trial; open the list when asked."""
+        app = self.app
+        if app.host is None and app.session.trials:
+            # the main screen was built with this trial's unit: load it once, so a later reload can never
+            # overwrite an edit made right at start (its table and list cursor are all that is left to show)
+            app.call_after_refresh(self.show_trial, app.session.trials[-1].id, False, False)
+        if self.open_sessions_from is not None:
+            app.call_after_refresh(self.open_list)
+
+    def _on_session_screen(self) -> bool:
+        """True while one of the session screens is up: their keys do not stack another one."""
+        return isinstance(self.app.screen, (SessionsScreen, CompareScreen, TaskScreen))
+
+    # -- o: saved sessions ----------------------------------------------------------------------
+    def open_list(self) -> None:
+        if self._on_session_screen():
+            return
+        self.app.push_screen(SessionsScreen(self.open_sessions_from or sessions_dir()), self._session_chosen)
+
+    async def _session_chosen(self, path: Path | None) -> None:
+        if path is None:
+            return
+        app = self.app
+        try:
+            session = open_offline(path)
+        except SessionOpenError as err:
+            app.notify(str(err), title="Cannot open this session", severity="error")
+            return
+        if app.host is not None:  # live: browse it beside the running panel, never replace the live session
+            if len(session.trials) < 2:
+                app.notify(f"{path.name} has {len(session.trials)} trial(s): nothing to compare. "
+                           "Start the panel with --session FILE (no --host) to browse it.", severity="warning")
+                return
+            self._push_compare(session, session.trials[-2].id, session.trials[-1].id)
+            return
+        app.session, app.session_path = session, path
+        app.host_name = session.host or "offline"
+        app.unit_name = session.unit or app.unit_name
+        app.sub_title = f"offline · {app.host_name} · {path.name}"
+        app.show_trials()
+        if session.trials:
+            await self.show_trial(session.trials[-1].id, False)
+        app.notify(f"Opened {path.name} offline: {len(session.trials)} trial(s). v compares, enter on a trial shows it.")
+
+    # -- showing a stored trial ------------------------------------------------------------------
+    async def show_trial(self, trial_id: int, announce: bool = True, load_unit: bool = True) -> None:
+        """The trial's levels in the bench table (deltas against the trial before it) and, offline with
+        `load_unit`, its unit in the Config tab (never over a dirty edit); `announce` says what changed."""
+        app = self.app
+        main = app.main_or_none
+        trials = list(app.session.trials)
+        index = next((i for i, t in enumerate(trials) if t.id == trial_id), None)
+        if index is None or main is None:
+            return
+        trial = trials[index]
+        previous = trials[index - 1] if index > 0 else None
+        if not app.bench_running:  # a live run owns the table while it runs
+            main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None)
+        if load_unit and app.host is None and trial.unit_text:
+            pane = app.config_pane
+            if pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
+                await pane.load_running(trial.unit_text, keep_edit=pane.dirty)
+        if not announce:  # shown on open, not picked: put the trials list's cursor on it (v compares it)
+            table = main.trials_list.table
+            if table.row_count > index:
+                table.move_cursor(row=index)
+            return
+        changes = "; ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) if previous else "first trial"
+        app.notify(f"{changes or 'no flag change'} (v compares in full)", title=f"trial {trial.id} {trial_label(trial)}")
+
+    # -- v: compare ------------------------------------------------------------------------------
+    def selected_trial_id(self) -> int | None:
+        main = self.app.main_or_none
+        if main is None:
+            return None
+        trials_list = main.trials_list
+        ids = trials_list.trial_ids
+        if not ids:
+            return None
+        row = trials_list.table.cursor_row
+        return ids[row] if 0 <= row < len(ids) else ids[-1]
+
+    def compare(self) -> None:
+        app = self.app
+        if self._on_session_screen():
+            return
+        ids = [t.id for t in app.session.trials]
+        if len(ids) < 2:
+            app.notify("Compare needs two trials; this session has "
+                       f"{len(ids)}. Push and benchmark another setting, or press o to open a saved session.",
+                       severity="warning")
+            return
+        b_id = self.selected_trial_id() or ids[-1]
+        i = ids.index(b_id) if b_id in ids else len(ids) - 1
+        i = max(i, 1)  # the first trial is compared with the second
+        self._push_compare(app.session, ids[i - 1], ids[i])
+
+    def _push_compare(self, session: Session, a_id: int, b_id: int) -> None:
+        self.app.push_screen(CompareScreen(session, a_id, b_id))
+
+    # -- S: sweep, R: replay ---------------------------------------------------------------------
+    def _refuse_task(self, what: Busy) -> bool:
+        app = self.app
+        if app.loop is None:
+            app.notify(f"This is an offline session: a {what.value} needs a host. Start with --host NAME (or --demo).",
+                       severity="warning")
+            return True
+        why = app.loop.refusal(what)
+        if why is not None:
+            app.notify(why, severity="warning")
+            return True
+        if app.main_or_none is not None and app.config_pane.dirty:
+            app.notify(f"You have an unpushed edit. Push it or undo it before a {what.value}: the {what.value} starts "
+                       "from the unit running on the host.", severity="warning")
+            return True
+        return False
+
+    def sweep(self) -> None:
+        app = self.app
+        if self._on_session_screen() or self._refuse_task(Busy.SWEEP):
+            return
+
+        def start(plan: SweepPlan | None) -> None:
+            if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:
+                return
+            app.push_screen(SweepScreen(app.loop, plan), self._task_closed)
+
+        app.push_screen(SweepFormScreen(app.config.profile()), start)
+
+    def replay(self) -> None:
+        app = self.app
+        if self._on_session_screen() or self._refuse_task(Busy.REPLAY):
+            return
+        todo = replayable(app.session)
+        if not todo:
+            app.notify("Nothing to replay: the session has no trial with a unit.", severity="warning")
+            return
+
+        def start(yes: bool | None) -> None:
+            if yes and not self._refuse_task(Busy.REPLAY) and app.loop is not None:
+                app.push_screen(ReplayScreen(app.loop, app.session), self._task_closed)
+
+        app.push_screen(ConfirmScreen(
+            f"Replay {len(todo)} trial(s) on {app.host_name}? Each one pushes its unit and restarts the server; "
+            "the unit running now is put back at the end.", yes="Replay"), start)
+
+    def task_blocks_quit(self) -> bool:
+        """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting
+        under it could leave the host on a value that was being tried. Says so and returns True."""
+        app = self.app
+        running = next((s for s in app.screen_stack if isinstance(s, TaskScreen) and s.running), None)
+        if running is None:
+            return False
+        app.notify(f"A {running.TASK} is running. Press escape on it to cancel (it puts back the unit that ran "
+                   f"before), then quit.", severity="warning", title="Not quitting yet")
+        return True
+
+    def _task_closed(self, _outcome: object) -> None:
+        self.app.show_trials()
+        if self.app.link is not None:
+            self.app.link.reload_unit()
