@@ -17,26 +17,13 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Input, Select, Tabs, TextArea
 
-from specdec_tui.core import drafts
 from specdec_tui.core.config import Config, save_ui_theme
 from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.loop.events import (
-    BenchStarted,
-    BenchUpdate,
     Busy,
-    BusyChanged,
-    Healthy,
-    Pushed,
-    Restarted,
-    RolledBack,
-    Step,
-    StepFailed,
-    TrialChanged,
-    TrialEnded,
-    UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.loop.trial import TrialLoop
@@ -44,6 +31,7 @@ from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
+from specdec_tui.ui.loop_renderer import LoopRenderer
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen
@@ -57,7 +45,6 @@ from specdec_tui.ui.widgets.trials_list import TrialsList
 # priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
 # its usual meaning (leave a field, close the journal filter or a dialog).
 CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
-DIALOG_STEPS = (Step.PUSH, Step.RESTART, Step.HEALTHY, Step.ROLLBACK, Step.CONNECT)
 
 
 class SpecdecApp(App[None]):
@@ -82,11 +69,9 @@ class SpecdecApp(App[None]):
         self.loop: TrialLoop | None = None  # built on mount, from the config as it is then
         self.link: HostLink | None = None
         self.sessions = SessionSide(self)
+        self.renderer = LoopRenderer(self)
         self.health: HealthSnapshot | None = None
-        self._busy_shown = Busy.IDLE
         self.log_stats = LogStats()
-        self._draft_offered = False
-        self._bench_when_idle = False  # auto_bench: benchmark once the push that turned healthy has ended
         self._quit_question: ConfirmScreen | None = None
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
@@ -95,7 +80,7 @@ class SpecdecApp(App[None]):
     def busy(self) -> Busy:
         """The loop's busy state as last rendered (its events arrive in order, so a benchmark shown ended
         has its trial recorded and said); refusals ask the loop itself."""
-        return self._busy_shown
+        return self.renderer.busy
 
     @property
     def bench_running(self) -> bool:
@@ -160,88 +145,14 @@ class SpecdecApp(App[None]):
     # -- rendering what the loop says ----------------------------------------------------------
     @on(m.LoopEventMessage)
     async def _loop_event(self, message: m.LoopEventMessage) -> None:
-        main = self.main_or_none
-        if main is None:
-            return  # arrived while the app shuts down
-        event = message.event
-        if isinstance(event, UnitLoaded):
-            pane = self.config_pane
-            await pane.load_running(event.text, keep_edit=pane.dirty)
-            if not self._draft_offered:
-                self._draft_offered = True
-                self._offer_draft(event.text)
-        elif isinstance(event, Pushed):
-            pane = self.config_pane
-            await pane.load_running(event.text, keep_edit=pane.text != event.text)
-            drafts.clear_draft(self.host_name, self.unit_name)
-            self._marker(f"pushed trial {event.trial.id} {event.trial.label}".rstrip())
-            self.show_trials()
-            self.notify(f"Pushed {self.unit_name}; restarting…")
-        elif isinstance(event, Restarted):
-            self._marker(f"restart: {event.result.job_result}")
-        elif isinstance(event, Healthy):
-            self._marker("healthy")
-            self.notify("Server is healthy." + ("" if self.config.ui.auto_bench else " Press b to benchmark."))
-            self._bench_when_idle = self.config.ui.auto_bench and self.busy is Busy.PUSH
-        elif isinstance(event, RolledBack):
-            await self.config_pane.load_running(event.text)
-            self._marker("rolled back")
-            self.notify("Rolled back to the previous unit; restarting…")
-        elif isinstance(event, StepFailed):
-            self._step_failed(event)
-        elif isinstance(event, BenchStarted):
-            main.bench_table.start_run(list(event.concurrency), event.previous)
-            main.action_show_tab("bench")
-        elif isinstance(event, BenchUpdate):
-            if self.loop is not None and event.run == self.loop.bench_run:
-                main.bench_table.apply_event(event.event)
-        elif isinstance(event, TrialChanged):
-            self.show_trials()
-        elif isinstance(event, TrialEnded):
-            self.show_trials()
-            if event.trial.levels or event.trial.status == "cancelled":
-                self.notify({"ok": "Benchmark done; trial recorded.", "cancelled": "Benchmark cancelled."}.get(
-                    event.trial.status, f"Trial {event.trial.id} failed: {event.trial.failure}"),
-                    severity="error" if event.trial.status == "failed" else "information")
-        elif isinstance(event, BusyChanged):
-            self._busy_shown = event.busy
-            self.refresh_bindings()
-            if event.busy is Busy.IDLE and self._bench_when_idle:
-                self._bench_when_idle = False
-                self.action_bench()
-
-    def _step_failed(self, event: StepFailed) -> None:
-        self._bench_when_idle = False
-        self._marker(f"{event.step.value} failed")
-        kept = " Your edit is kept; fix it and press p again." if event.step is Step.PUSH else ""
-        if event.step in DIALOG_STEPS:
-            self.push_screen(ErrorScreen(f"{event.step.value.capitalize()} failed", event.reason + kept))
-        else:
-            self.notify(event.reason, title=f"{event.step.value} failed", severity="error")
-
-    def _offer_draft(self, running: str) -> None:
-        draft = drafts.load_draft(self.host_name, self.unit_name)
-        if draft is None or draft == running:
-            return
-
-        async def answer(restore: bool | None) -> None:
-            if restore:
-                await self.config_pane.set_text(draft)
-                self.notify("Draft restored: the diff shows what a push would change.")
-            else:
-                drafts.clear_draft(self.host_name, self.unit_name)
-
-        self.push_screen(
-            ConfirmScreen(f"An unpushed edit of {self.unit_name} on {self.host_name} was saved earlier.\nRestore it?",
-                          yes="Restore", no="Discard"),
-            answer,
-        )
+        if self.main_or_none is not None:  # else it arrived while the app shuts down
+            await self.renderer.render(message.event)
 
     @on(m.ServiceInactive)
     def _service_inactive(self, _: m.ServiceInactive) -> None:
         if self.busy is not Busy.IDLE or self.main_or_none is None or self.link is None:
             return  # the user already started something (or the app is closing)
-        self._marker("demo service was not running: starting it")
+        self.marker("demo service was not running: starting it")
         self.notify("The demo server was not running; starting it. Health shows starting → loading → ready.")
         self.link.start_service()
 
@@ -264,7 +175,7 @@ class SpecdecApp(App[None]):
             for view in self.main.health_views:
                 view.update_log_stats(message.stats)
 
-    def _marker(self, text: str) -> None:
+    def marker(self, text: str) -> None:
         if self.main_or_none is not None:
             self.main.journal_pane.add_marker(text)
 
@@ -323,7 +234,7 @@ class SpecdecApp(App[None]):
     def action_restart(self) -> None:
         if self._refused(Busy.RESTART) or self.link is None:
             return
-        self._marker("restart requested")
+        self.marker("restart requested")
         self.link.restart()
 
     def action_rollback(self) -> None:

@@ -38,6 +38,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Input, Log, Static
 
+from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS
 
@@ -60,23 +61,9 @@ def line_kind(message: str) -> str:
     if "] Prefill batch" in message:
         return "prefill"
     try:
-        from specdec_tui.core.sglang.parse import parse_line
-    except ImportError:  # the parser is not there yet: a minimal stand-in keeps the pane usable
-        return _fallback_kind(message)
-    try:
         return str(parse_line(message).kind)
     except Exception:  # a parser bug must never take the journal down
         return "text"
-
-
-def _fallback_kind(message: str) -> str:
-    if "Decode batch" in message:
-        return "decode"
-    if "Prefill batch" in message:
-        return "prefill"
-    if re.search(r"\b(error|exception|traceback)\b", message, re.IGNORECASE):
-        return "error"
-    return "text"
 
 
 def format_record(record: JournalRecord) -> str:
