@@ -40,13 +40,6 @@ def fmt_pct(fraction: float | None, digits: int = 0) -> str:
     return f"{fraction * 100:.{digits}f}%"
 
 
-def delta_pct(new: float | None, old: float | None) -> float | None:
-    """Relative change from `old` to `new` in percent; None when either is missing or old is zero."""
-    if new is None or old is None or old == 0:
-        return None
-    return (new - old) / old * 100.0
-
-
 def fmt_delta(pct: float | None) -> str:
     """A signed change: "+12.3%", "-4.0%", "±0.0%"; "–" when unknown."""
     if pct is None:

@@ -33,11 +33,11 @@ from specdec_tui.bench.events import (
     LevelStarted,
     RunDone,
 )
+from specdec_tui.core.compare import delta_pct
 from specdec_tui.core.results import LevelResult
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
     MISSING,
-    delta_pct,
     delta_style,
     fmt_delta,
     fmt_int,
@@ -202,7 +202,7 @@ class BenchTable(Vertical):
     def _fill_done(self, level: LevelResult) -> None:
         self.results[level.concurrency] = level
         previous = self._previous.get(level.concurrency)
-        change = delta_pct(level.output_tok_s, previous.output_tok_s if previous else None)
+        change = delta_pct(previous.output_tok_s if previous else None, level.output_tok_s)
         accept = f"{_fmt_opt(level.accept_length_server)}/{_fmt_opt(level.accept_length_client)}"
         tok_s = fmt_num(level.output_tok_s) + ("~" if level.estimated else "")
         self._update(
