@@ -228,7 +228,8 @@ def main() -> int:
         print("phase on both sides; fixed = the rest of the level's CPU (engine: thread and loop start, session,")
         print("server probes before/after, statistics over all tokens; raw: session open/close). A spawned")
         print("engine's phases are not visible from here: its µs/chunk is total CPU (spawn included) / chunks.")
-        head = f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} {'ratio raw/eng':>14} {'total ratio':>12}"
+        head = (f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
+                f"{'ratio raw/eng':>14} {'total ratio':>12}")
         print(head)
         for c in (int(x) for x in args.levels.split(",")):
             n = LEVEL_REQUESTS.get(c, 4 * c)

@@ -138,7 +138,7 @@ def test_save_ui_theme_rewrites_only_the_theme_and_keeps_comments(tmp_path: Path
     save_ui_theme(path, "specdec-light")
     after = path.read_text()
     assert load_config(path).ui.theme == "specdec-light"
-    changed = [(a, b) for a, b in zip(EXAMPLE.read_text().splitlines(), after.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(EXAMPLE.read_text().splitlines(), after.splitlines(), strict=False) if a != b]
     assert changed == [('theme = "specdec-dark"', 'theme = "specdec-light"')]
 
 

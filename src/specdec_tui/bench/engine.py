@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import AsyncIterator, Callable
 from time import perf_counter_ns
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, Literal
 
 import aiohttp
 import orjson

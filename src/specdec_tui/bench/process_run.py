@@ -73,7 +73,7 @@ class ProcessRun(RunHandle):
         self._process = ctx.Process(target=child_main, args=child_args, name="specdec-bench", daemon=True)
         self._cancelled = False
 
-    def start(self) -> "ProcessRun":
+    def start(self) -> ProcessRun:
         self._process.start()
         self._child_conn.close()  # the child holds its own copy; ours would keep the pipe open
         self._thread.start()

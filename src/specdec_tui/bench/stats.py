@@ -9,8 +9,8 @@ inside that window.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from specdec_tui.bench.client import RequestRecord
 from specdec_tui.bench.validity import content_warnings

@@ -11,10 +11,11 @@ import os
 import re
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import ParseError

@@ -18,8 +18,9 @@ None for an unknown name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Mapping
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from specdec_tui.core.unit import UnitFile

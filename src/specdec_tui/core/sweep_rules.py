@@ -8,8 +8,9 @@ the best (fewer draft steps cost less memory: the seed's max_running_requests fe
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 from specdec_tui.core.session import Trial
 

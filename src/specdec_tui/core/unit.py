@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from specdec_tui.core.systemd_quote import Word, quote_arg, split_prefixes, split_words
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError

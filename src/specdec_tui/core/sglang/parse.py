@@ -10,7 +10,8 @@ The records are in `records`, the prefixes in `prefix`, the rolling `LogStats` i
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from specdec_tui.core.sglang.fields import (
     as_float,

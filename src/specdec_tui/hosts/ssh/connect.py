@@ -115,7 +115,7 @@ class SSHConnector:
             raise HostError(
                 f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
             ) from err
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+        except (TimeoutError, OSError, asyncssh.Error) as err:
             raise HostError(f"cannot reach {address} over SSH: {err}", "check the address, port and network") from err
 
     async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
@@ -131,7 +131,7 @@ class SSHConnector:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s
             )
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+        except (TimeoutError, OSError, asyncssh.Error) as err:
             raise HostError(f"cannot fetch the host key of {host}: {err}") from err
         if key is None:
             raise HostKeyError(f"{host} presented no host key to add")

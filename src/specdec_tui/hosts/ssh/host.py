@@ -11,10 +11,10 @@ import asyncio
 import os
 import re
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import aclosing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
-from typing import AsyncIterator
 
 import asyncssh
 
@@ -317,7 +317,7 @@ def _parse_timestamp(value: str) -> datetime | None:
     value = value.strip()
     if value.startswith("@"):
         try:
-            return datetime.fromtimestamp(float(value[1:]), tz=timezone.utc)
+            return datetime.fromtimestamp(float(value[1:]), tz=UTC)
         except ValueError:
             return None
     return None
