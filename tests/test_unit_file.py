@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_tui.core.unit import UnitFile, UnitSyntaxError, flag_changes, unified_diff
+from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+from specdec_tui.core.unit_diff import flag_changes, unified_diff
 
 UNITS = Path(__file__).parent / "data" / "units"
 UNIT_FILES = sorted(UNITS.glob("*.service"))
