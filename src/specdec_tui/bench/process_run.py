@@ -16,6 +16,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.bench.run_handle import RunHandle
 from specdec_tui.core.config import BenchProfile
@@ -26,7 +27,6 @@ KILL_AFTER_S = 15.0  # a child that has not exited this long after a cancel is k
 
 def child_main(conn: Connection, base_url: str, profile: BenchProfile, api_key: str | None, model: str | None) -> None:
     """Entry point in the spawned process."""
-    from specdec_tui.bench.engine import drive_benchmark
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
