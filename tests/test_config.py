@@ -6,15 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from specdec_tui.core.config import (
-    BenchProfile,
-    Config,
-    ConfigError,
-    find_config_path,
-    load_config,
-    parse_config,
-    save_ui_theme,
-)
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import find_config_path, load_config, parse_config, save_ui_theme
 from specdec_tui.core.paths import default_config_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"

@@ -15,14 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specdec_tui.bench.sse import SseSplitter
-from specdec_tui.core.config import (
-    BenchProfile,
-    Config,
-    ConfigError,
-    HostConfig,
-    UIConfig,
-    parse_config,
-)
+from specdec_tui.core.config import BenchProfile, Config, HostConfig, UIConfig
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import (
     Session,

@@ -7,7 +7,8 @@ from pathlib import Path
 from textual.widgets import DataTable, Input
 
 from specdec_tui.core import drafts
-from specdec_tui.core.config import UIConfig, load_config
+from specdec_tui.core.config import UIConfig
+from specdec_tui.core.config_file import load_config
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen

@@ -76,7 +76,8 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
     profile_name = getattr(args, "bench_profile", None) or getattr(args, "profile", None)
     config = None
     if host_name or profile_name:
-        from specdec_tui.core.config import ConfigError, find_config_path, load_config
+        from specdec_tui.core.config_errors import ConfigError
+        from specdec_tui.core.config_file import find_config_path, load_config
 
         try:
             config = load_config(find_config_path(getattr(args, "config", None)))

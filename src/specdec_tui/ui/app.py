@@ -318,7 +318,7 @@ class SpecdecApp(SessionActions, HostWorkers, App[None]):  # SessionActions: o s
     def _theme_changed(self, theme: Any) -> None:
         if not self.config.source:
             return
-        from specdec_tui.core import config as config_module
+        from specdec_tui.core import config_file as config_module
 
         save = getattr(config_module, "save_ui_theme", None)
         if save is None:
