@@ -39,7 +39,7 @@ FALLBACK_MODEL = "default"
 
 def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> list[bytes]:
     """Pre-serialised request bodies, one per prompt, so the loop does no JSON work on the way out."""
-    common: dict = {
+    common: dict[str, object] = {
         "model": model,
         "max_tokens": profile.max_tokens,
         "temperature": profile.temperature,
@@ -103,7 +103,7 @@ async def run_level(
     profile: BenchProfile,
     concurrency: int,
     emit: Emit,
-    prompt_cycle: itertools.count,
+    prompt_cycle: itertools.count[int],
     repetitive_prompts: bool = False,
 ) -> LevelResult:
     lv = _Level(profile, concurrency)

@@ -13,13 +13,13 @@ Two ways in:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.bench.process_run import ProcessRun
-from specdec_tui.bench.run_handle import RunHandle
+from specdec_tui.bench.run_handle import Emit, RunHandle
 from specdec_tui.core.config import BenchProfile
 
 
@@ -27,10 +27,19 @@ class BenchRun(RunHandle):
     """A benchmark on its own thread and event loop. `on_event` runs on that thread; `on_exit` once,
     after the last event, when every connection is closed."""
 
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
+    def __init__(
+        self,
+        base_url: str,
+        profile: BenchProfile,
+        on_event: Emit,
+        *,
+        api_key: str | None = None,
+        model: str | None = None,
+        on_exit: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(base_url, profile, on_event, api_key=api_key, model=model, on_exit=on_exit)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
 
     def cancel(self) -> None:
@@ -66,7 +75,11 @@ class BenchRun(RunHandle):
         await drive_benchmark(self._base_url, self._profile, emit, api_key=self._api_key, model=self._model)
 
 
-_EXITED = object()
+class _Exited:
+    """The marker `on_exit` puts on the queue after the run's last event."""
+
+
+_EXITED = _Exited()
 
 
 Isolation = Literal["thread", "process"]
@@ -86,9 +99,9 @@ async def run_benchmark(
     if isolation not in ("thread", "process"):
         raise ValueError(f"isolation must be 'thread' or 'process', not {isolation!r}")
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[BenchEvent | _Exited] = asyncio.Queue()
 
-    def hand_over(item: object) -> None:
+    def hand_over(item: BenchEvent | _Exited) -> None:
         try:
             loop.call_soon_threadsafe(queue.put_nowait, item)
         except RuntimeError:  # the caller's loop is gone; nothing left to tell
@@ -101,10 +114,10 @@ async def run_benchmark(
     try:
         while True:
             item = await queue.get()
-            if item is _EXITED:
+            if isinstance(item, _Exited):
                 exited = True
                 return
-            yield item  # type: ignore[misc]
+            yield item
             if isinstance(item, RunDone):
                 continue  # wait for the exit marker so the run is fully closed when we return
     finally:

@@ -7,12 +7,14 @@ import difflib
 import typing
 from dataclasses import MISSING, replace
 from dataclasses import fields as dataclass_fields
-from typing import Any
+from typing import Any, TypeVar
 
 from specdec_tui.core.config import SCHEMA_VERSION, BenchProfile, Config, HostConfig, UIConfig
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_toml_keys import find_line
 from specdec_tui.core.config_values import EXAMPLES, RULES, SECRET_KEY, BadValue, convert, toml_text
+
+DataclassT = TypeVar("DataclassT", HostConfig, BenchProfile, UIConfig)
 
 
 class ConfigReader:
@@ -101,7 +103,7 @@ class ConfigReader:
             hint = f'did you mean "{close[0]}"? ' if close else ""
             raise self.fail(path + (key,), f"unknown setting; {hint}allowed here: {', '.join(allowed)}")
 
-    def read_dataclass(self, cls: type, table: dict[str, Any], path: tuple[str, ...], **fixed: Any) -> Any:
+    def read_dataclass(self, cls: type[DataclassT], table: dict[str, Any], path: tuple[str, ...], **fixed: object) -> DataclassT:
         hints = typing.get_type_hints(cls)
         allowed = tuple(f.name for f in dataclass_fields(cls) if f.name not in fixed)
         self.check_keys(table, path, allowed)

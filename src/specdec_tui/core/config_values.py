@@ -84,11 +84,12 @@ RULES: dict[str, Callable[[Any], str | None]] = {
 }
 
 
-def toml_text(value: Any) -> str:
+def toml_text(value: object) -> str:
+    """The value as it would be written in TOML (repr when TOML cannot hold it)."""
     if isinstance(value, tuple):
         value = list(value)
     try:
-        return tomlkit.item(value).as_string()
+        return str(tomlkit.item(value).as_string())
     except Exception:
         return repr(value)
 

@@ -5,7 +5,7 @@ it resumes after the last cursor seen, backs off between reconnects, and marks e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -39,7 +39,7 @@ class JournalFollow:
 
     async def records(
         self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None
-    ) -> AsyncIterator[JournalRecord]:
+    ) -> AsyncGenerator[JournalRecord, None]:
         cursor = after_cursor
         failures = 0
         while True:
