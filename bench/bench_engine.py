@@ -28,7 +28,7 @@ import aiohttp
 import orjson
 
 from specdec_tui.bench import RunDone, run_benchmark
-from specdec_tui.bench import engine as bench_engine
+from specdec_tui.bench import drive as bench_drive
 from specdec_tui.core.config import BenchProfile
 
 LEVEL_REQUESTS = {1: 48, 16: 256, 64: 512}
@@ -156,7 +156,7 @@ async def raw_aiohttp(url: str, concurrency: int, requests: int, n_events: int, 
 async def engine(url: str, concurrency: int, requests: int, n_events: int, isolation: str, clock: PhaseClock) -> int:
     base_url = url.rsplit("/v1/", 1)[0]
     prof = BenchProfile(concurrency=(concurrency,), requests=requests, warmup=0, max_tokens=n_events)
-    bench_engine.PHASE_HOOK = clock  # seen by the engine thread; a spawned process has its own module
+    bench_drive.PHASE_HOOK = clock  # seen by the engine thread; a spawned process has its own module
     try:
         async for ev in run_benchmark(base_url, prof, model="bench", isolation=isolation):
             if isinstance(ev, RunDone):
@@ -165,7 +165,7 @@ async def engine(url: str, concurrency: int, requests: int, n_events: int, isola
                 assert lv.errors == 0 and lv.output_tokens == requests * n_events, lv
                 return lv.output_tokens  # one token per chunk on this server
     finally:
-        bench_engine.PHASE_HOOK = None
+        bench_drive.PHASE_HOOK = None
     raise RuntimeError("no result")
 
 
@@ -228,7 +228,8 @@ def main() -> int:
         print("phase on both sides; fixed = the rest of the level's CPU (engine: thread and loop start, session,")
         print("server probes before/after, statistics over all tokens; raw: session open/close). A spawned")
         print("engine's phases are not visible from here: its µs/chunk is total CPU (spawn included) / chunks.")
-        head = f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} {'ratio raw/eng':>14} {'total ratio':>12}"
+        head = (f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
+                f"{'ratio raw/eng':>14} {'total ratio':>12}")
         print(head)
         for c in (int(x) for x in args.levels.split(",")):
             n = LEVEL_REQUESTS.get(c, 4 * c)

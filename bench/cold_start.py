@@ -38,7 +38,7 @@ def write_session(path: Path) -> None:
 
     base = UnitFile.parse(demo_unit_text(30000))
     trials = []
-    for i, (steps, c1, mrr) in enumerate(zip((1, 2, 3), (123.0, 186.0, 234.0), (26, 21, 17)), start=1):
+    for i, (steps, c1, mrr) in enumerate(zip((1, 2, 3), (123.0, 186.0, 234.0), (26, 21, 17), strict=True), start=1):
         unit = base.set_flags({"speculative-num-steps": str(steps), "speculative-num-draft-tokens": str(steps + 1)})
         levels = [LevelResult(concurrency=c, requests=32, output_tok_s=c1 * min(c, mrr) / (1 + 0.04 * c)) for c in (1, 4, 16, 32, 64)]
         trials.append(Trial(id=i, unit_text=unit.text, flags=unit.flags(), status="ok", label=f"steps={steps}",

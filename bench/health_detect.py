@@ -79,7 +79,7 @@ class FlippingServer:
         self.flipped_at = time.monotonic()  # the moment a probe could first see READY
         self.ready = True
 
-    def start(self) -> "FlippingServer":
+    def start(self) -> FlippingServer:
         self._thread.start()
         self._call(self._setup())
         return self

@@ -18,9 +18,9 @@ import asyncio
 import random
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 from specdec_tui.core.compare import compare_trials, summary_rows
 from specdec_tui.core.config import BenchProfile, Config
@@ -45,7 +45,7 @@ def make_session(n_trials: int, seed: int = 4) -> Session:
     rng = random.Random(seed)
     base = demo_unit_text(30000)
     profile = BenchProfile(name="default", concurrency=LEVELS)
-    start = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
     session = Session(host="gpu-box", unit="sglang-qwen.service", profile=profile, created=start)
     previous: dict[str, str | None] | None = None
     for i in range(1, n_trials + 1):

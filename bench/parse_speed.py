@@ -18,7 +18,7 @@ import random
 import statistics
 import time
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 from specdec_tui.core.sglang.parse import parse_line
 

@@ -152,7 +152,7 @@ class RunningServer:
         self.base_url = ""
         self._runner: web.AppRunner | None = None
 
-    async def __aenter__(self) -> "RunningServer":
+    async def __aenter__(self) -> RunningServer:
         self._runner = web.AppRunner(make_app(self.spec, self.stats), handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

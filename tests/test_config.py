@@ -6,15 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from specdec_tui.core.config import (
-    BenchProfile,
-    Config,
-    ConfigError,
-    find_config_path,
-    load_config,
-    parse_config,
-    save_ui_theme,
-)
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import find_config_path, load_config, parse_config, save_ui_theme
 from specdec_tui.core.paths import default_config_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
@@ -138,7 +132,7 @@ def test_save_ui_theme_rewrites_only_the_theme_and_keeps_comments(tmp_path: Path
     save_ui_theme(path, "specdec-light")
     after = path.read_text()
     assert load_config(path).ui.theme == "specdec-light"
-    changed = [(a, b) for a, b in zip(EXAMPLE.read_text().splitlines(), after.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(EXAMPLE.read_text().splitlines(), after.splitlines(), strict=False) if a != b]
     assert changed == [('theme = "specdec-dark"', 'theme = "specdec-light"')]
 
 

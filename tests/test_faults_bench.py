@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
 

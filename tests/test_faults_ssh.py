@@ -10,6 +10,7 @@ import asyncio
 import os
 import random
 import signal
+from itertools import pairwise
 
 import pytest
 
@@ -65,7 +66,7 @@ async def test_a_push_cut_mid_way_leaves_the_old_unit_or_the_new_one_never_a_mix
     assert "cut" in outcomes, f"no push was interrupted: {outcomes}"
     # An interrupted push leaves no duplicate backup behind, so a rollback always goes back to a different unit.
     backups = [hostlab.run(["cat", f"{host.history_dir}/{lab_service.unit}.{n}"]).stdout for n in await host.history()]
-    assert all(a != b for a, b in zip(backups, backups[1:])), "two consecutive backups are the same unit"
+    assert all(a != b for a, b in pairwise(backups)), "two consecutive backups are the same unit"
     before = lab_service.read_on_host()  # read now: a rename already running at the last cut may have landed since
     if any(b.encode() != before for b in backups):
         restored = (await host.rollback()).encode()

@@ -6,8 +6,8 @@ On the demo host (the simulated SGLang process under `LocalHost`) and on the rea
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
 import pytest

@@ -22,7 +22,8 @@ BASE = {"model-path": "Qwen/Qwen3.5-122B-A10B"}
 
 
 def spec_run(**flags: str | None) -> dict[str, str | None]:
-    return {**BASE, "speculative-algorithm": "EAGLE3", "speculative-draft-model-path": "d", **{k.replace("_", "-"): v for k, v in flags.items()}}
+    named = {k.replace("_", "-"): v for k, v in flags.items()}
+    return {**BASE, "speculative-algorithm": "EAGLE3", "speculative-draft-model-path": "d", **named}
 
 
 def only(issues: list[Issue], flag: str) -> Issue:

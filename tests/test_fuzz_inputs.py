@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import fields
+from itertools import pairwise
 
 import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specdec_tui.bench.sse import SseSplitter
-from specdec_tui.core.config import (
-    BenchProfile,
-    Config,
-    ConfigError,
-    HostConfig,
-    UIConfig,
-    parse_config,
-)
+from specdec_tui.core.config import BenchProfile, Config, HostConfig, UIConfig
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import (
     Session,
@@ -145,7 +141,7 @@ def test_sse_events_cut_anywhere_come_out_whole_and_in_order(events, eol, cuts) 
     bounds = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
     splitter = SseSplitter()
     got = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         got += splitter.feed(stream[a:b])
     assert got == [(name, b"\n".join(lines)) for name, lines in events]
     assert splitter.pending == b""
@@ -163,7 +159,9 @@ def test_sse_splitter_takes_any_bytes(chunks) -> None:
 
 # ---------------------------------------------------------------------------- systemd and journald text
 
-JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=10), st.lists(st.integers(-5, 300), max_size=5))
+JSON_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=10), st.lists(st.integers(-5, 300), max_size=5)
+)
 
 
 @FAST
@@ -194,7 +192,8 @@ def test_systemctl_show_with_odd_values_gives_a_status(pairs) -> None:
 # ------------------------------------------------------------------------------------- remote commands
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=16), min_size=1, max_size=4))
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=16),
+                min_size=1, max_size=4))
 def test_any_argument_reaches_the_remote_program_as_one_exact_word(args) -> None:
     line = rc.cmd("printf", "%s\\0", *args).line
     out = subprocess.run(["sh", "-c", line], capture_output=True, check=True).stdout

@@ -79,7 +79,7 @@ async def test_unknown_trial_id_is_refused_before_anything_runs(demo_runner: Tri
 
 def _trial(status: str, *tok_s: float) -> Trial:
     return Trial(id=1, unit_text="", status=status,  # type: ignore[arg-type]
-                 levels=[LevelResult(concurrency=c, requests=4, output_tok_s=v) for c, v in zip((1, 4), tok_s)])
+                 levels=[LevelResult(concurrency=c, requests=4, output_tok_s=v) for c, v in zip((1, 4), tok_s, strict=False)])
 
 
 def test_drift_is_percent_per_concurrency_and_status_must_match() -> None:

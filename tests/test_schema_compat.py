@@ -9,7 +9,8 @@ import pytest
 
 from specdec_tui.core.compare import compare_trials, summary_rows
 from specdec_tui.core.config import SCHEMA_VERSION as CONFIG_SCHEMA
-from specdec_tui.core.config import ConfigError, load_config, parse_config
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import load_config, parse_config
 from specdec_tui.core.session import SCHEMA_VERSION as SESSION_SCHEMA
 from specdec_tui.core.session import SessionError, load_session, save_session
 from specdec_tui.core.session_export import to_csv, to_markdown

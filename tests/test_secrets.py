@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from specdec_tui.core.config import BenchProfile, ConfigError, HostConfig, parse_config
+from specdec_tui.core.config import BenchProfile, HostConfig
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.redact import REDACTED, redact_text, restore_secrets
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -45,8 +45,8 @@ def make_session(n_trials: int = 3) -> Session:
             id=i,
             unit_text=UNIT.replace("steps 3", f"steps {i}"),
             flags={"speculative-num-steps": str(i), "enable-metrics": None},
-            started_at=datetime(2026, 12, 2, 15, i, tzinfo=timezone.utc),
-            pushed_at=datetime(2026, 12, 2, 15, i, 30, tzinfo=timezone.utc),
+            started_at=datetime(2026, 12, 2, 15, i, tzinfo=UTC),
+            pushed_at=datetime(2026, 12, 2, 15, i, 30, tzinfo=UTC),
             status="ok",
             facts=ServerFacts(model="qwen", max_running_requests=mrr, max_total_num_tokens=90000,
                               speculative={"algorithm": "EAGLE", "num_steps": i}),

@@ -12,9 +12,10 @@ import dataclasses
 import json
 import random
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ErrorRecord, LogRecord

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from itertools import pairwise
 
 import pytest
 
@@ -73,8 +74,8 @@ def test_seed_unit_memory_plan_reports_the_seeds_max_running_requests(steps, exp
 
 def test_more_steps_cost_kv_tokens_and_concurrency():
     plans = [memory_plan(parse_sim_args(seed_flags(k))) for k in range(1, 7)]
-    assert all(a.max_total_num_tokens > b.max_total_num_tokens for a, b in zip(plans, plans[1:]))
-    assert all(a.max_running_requests > b.max_running_requests for a, b in zip(plans, plans[1:]))
+    assert all(a.max_total_num_tokens > b.max_total_num_tokens for a, b in pairwise(plans))
+    assert all(a.max_running_requests > b.max_running_requests for a, b in pairwise(plans))
 
 
 def test_memory_failures_depend_on_fraction_steps_and_graph_batch():

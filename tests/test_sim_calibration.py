@@ -45,7 +45,7 @@ async def _measure(p: SimProcess) -> tuple[float, int, int]:
 async def test_steps_1_2_3_reproduce_the_seeds_rates_and_capacity(servers):
     for p in servers.values():
         p.wait_ready()
-    measured = dict(zip(servers, await asyncio.gather(*(_measure(p) for p in servers.values()))))
+    measured = dict(zip(servers, await asyncio.gather(*(_measure(p) for p in servers.values())), strict=True))
     for steps, (seed_rate, seed_mrr) in SEED.items():
         rate, tokens, chunks = measured[steps]
         assert tokens == 800

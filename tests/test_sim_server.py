@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+from itertools import pairwise
 
 import aiohttp
 import orjson
@@ -69,7 +70,7 @@ async def test_streaming_chunks_carry_whole_steps_and_match_ground_truth(sim):
     content = [c for c in res.chunks if c["choices"]]
     per_chunk = [c["usage"]["completion_tokens"] for c in content]
     assert per_chunk == sorted(per_chunk) and per_chunk[-1] == 200  # cumulative
-    steps = [b - a for a, b in zip([0] + per_chunk, per_chunk)]
+    steps = [b - a for a, b in pairwise([0, *per_chunk])]
     assert max(steps) == 4 and sum(steps) / len(steps) > 2.5  # several tokens per chunk at steps 3
     rid = content[0]["id"]
     gt = truth["requests"][rid]
@@ -137,7 +138,7 @@ async def test_requests_beyond_max_running_queue(sim):
     running = [int(ln.split("#running-req: ")[1].split(",")[0]) for ln in decode]
     queued = [int(ln.rsplit("#queue-req: ", 1)[1]) for ln in decode]
     assert max(running) == 17
-    assert any(q > 0 for r, q in zip(running, queued) if r == 17)
+    assert any(q > 0 for r, q in zip(running, queued, strict=True) if r == 17)
 
 
 @pytest.mark.parametrize(

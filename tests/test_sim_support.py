@@ -43,7 +43,7 @@ class SimProcess:
     lines: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
 
-    def start(self) -> "SimProcess":
+    def start(self) -> SimProcess:
         cmd = [sys.executable, "-m", "specdec_tui.sim", *self.args, "--host", "127.0.0.1", "--port", str(self.port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         threading.Thread(target=self._pump, daemon=True).start()

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -99,10 +99,10 @@ def test_demo_in_tmux_starts_itself_health_journal_help_quit(tmux: Tmux) -> None
 
     tmux.wait_for(lambda s: "specdec-tui" in s and "Push" in s, "the panel's first frame")
     tmux.keys("3")  # Health tab; the demo starts its (inactive) service by itself, no r needed
-    screen = tmux.wait_for(lambda s: "READY" in s.upper() and "max_running_requests" in s, "health READY")
+    tmux.wait_for(lambda s: "READY" in s.upper() and "max_running_requests" in s, "health READY")
     # steps 1 → SGLang's max_running_requests 26, as in the seed (the facts follow READY within a poll)
-    screen = tmux.wait_for(lambda s: any("max_running_requests" in line and "26" in line for line in s.splitlines()),
-                           "the server's facts")
+    tmux.wait_for(lambda s: any("max_running_requests" in line and "26" in line for line in s.splitlines()),
+                  "the server's facts")
 
     tmux.keys("2")  # Journal tab
     tmux.wait_for(lambda s: "fired up and ready to roll" in s, "the server's ready line in the journal")

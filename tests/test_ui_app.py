@@ -7,7 +7,8 @@ from pathlib import Path
 from textual.widgets import DataTable, Input
 
 from specdec_tui.core import drafts
-from specdec_tui.core.config import UIConfig, load_config
+from specdec_tui.core.config import UIConfig
+from specdec_tui.core.config_file import load_config
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.events import Busy
 from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
@@ -103,7 +104,8 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         # the demo starts its service by itself; push once that start is done
-        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo start", steps=1200)
         seen.clear()
         original = app.config_pane.running_text
         steps = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)

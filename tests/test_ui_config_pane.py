@@ -94,7 +94,8 @@ async def test_api_key_is_masked_on_screen_and_a_push_after_an_edit_sends_the_re
 
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
-        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo start", steps=1200)
         pane = app.config_pane
         editor = app.screen.query_one(UnitEditor)
         assert "--api-key <redacted>" in editor.text and secret not in editor.text

@@ -35,5 +35,6 @@ async def test_a_tab_key_puts_the_focus_on_that_tabs_widget() -> None:
                     "5": ("trials", DataTable, "trials-data"), "1": ("config", Select, widget_id("field", "speculative-algorithm"))}
         for key, (tab, kind, wid) in expected.items():
             await pilot.press("escape", key)  # escape leaves a field, so the digit is a tab key
-            await wait_for(pilot, lambda: tabs.active == tab and app.focused is not None and app.focused.id == wid, f"focus in {tab}")
+            await wait_for(pilot, lambda tab=tab, wid=wid: tabs.active == tab and app.focused is not None and app.focused.id == wid,
+                           f"focus in {tab}")
             assert isinstance(app.focused, kind)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from .ui_helpers import (
 )
 
 STEPS = "speculative-num-steps"
-WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
 
 def level(c: int, tok_s: float, req: float, ttft: float) -> LevelResult:
@@ -67,7 +67,7 @@ def test_sweep_form_parses_ranges_and_refuses_in_words() -> None:
 
 
 def test_sessions_are_listed_newest_first_with_best_c1_and_unreadable_files_named(tmp_path: Path) -> None:
-    save_session(seed_session("old-box", datetime(2026, 1, 1, tzinfo=timezone.utc)), tmp_path / "a.toml")
+    save_session(seed_session("old-box", datetime(2026, 1, 1, tzinfo=UTC)), tmp_path / "a.toml")
     save_session(seed_session("new-box"), tmp_path / "b.toml")
     (tmp_path / "broken.toml").write_text("schema_version = 99\n")
     rows = list_sessions(tmp_path)
@@ -85,7 +85,7 @@ async def test_sessions_screen_lists_saved_files_and_opens_one_offline() -> None
     directory = sessions_dir()
     directory.mkdir(parents=True)
     save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
-    save_session(seed_session("other", datetime(2026, 2, 1, tzinfo=timezone.utc)), directory / "20260201-other.toml")
+    save_session(seed_session("other", datetime(2026, 2, 1, tzinfo=UTC)), directory / "20260201-other.toml")
     app = offline_app()
     chosen: list[Path | None] = []
     async with app.run_test(size=(120, 30)) as pilot:

@@ -11,8 +11,8 @@ batches, log stats) and the widgets' public APIs: no clocks, ports that vary, PI
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Awaitable, Callable
 
 import pytest
 from textual.pilot import Pilot
@@ -90,7 +90,7 @@ def levels(c1: float, mrr: int) -> list[LevelResult]:
 
 def seed_trials() -> list[Trial]:
     trials = []
-    for i, (steps, c1, mrr) in enumerate(zip((1, 2, 3), SEED_C1, SEED_MRR), start=1):
+    for i, (steps, c1, mrr) in enumerate(zip((1, 2, 3), SEED_C1, SEED_MRR, strict=True), start=1):
         unit = UnitFile.parse(OFFLINE_UNIT).set_flags({"speculative-num-steps": str(steps), "speculative-num-draft-tokens": str(steps + 1)})
         trials.append(Trial(id=i, unit_text=unit.text, flags=unit.flags(), started_at=T0, status="ok", label=f"steps={steps}",
                             facts=facts(steps, mrr), levels=levels(c1, mrr)))

@@ -85,7 +85,7 @@ async def test_filter_substring_regex_and_invalid_regex_message() -> None:
         await pilot.press("slash")
         await pilot.press(*"prefill")
         await pilot.pause()
-        assert [l for l in pane.shown_lines] == [f"14:03:07 {PREFILL}"]
+        assert list(pane.shown_lines) == [f"14:03:07 {PREFILL}"]
         assert "filter: prefill" in str(pane.query_one("#journal-status").render())
 
         assert pane.set_filter("/accept len: 3\\.\\d+|out of memory/") is None

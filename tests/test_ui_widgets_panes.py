@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual.app import App, ComposeResult
 
@@ -100,7 +100,7 @@ def trial(i: int, steps: str, c1: float, cmax: float, mrr: int, status: str = "o
         id=i,
         unit_text="",
         flags={"speculative-num-steps": steps, "speculative-eagle-topk": "1"},
-        pushed_at=datetime(2025, 3, 1, 14, i, 0, tzinfo=timezone.utc),
+        pushed_at=datetime(2025, 3, 1, 14, i, 0, tzinfo=UTC),
         status=status,
         failure="not healthy in 900 s" if status == "failed" else "",
         facts=ServerFacts(max_running_requests=mrr) if status == "ok" else None,

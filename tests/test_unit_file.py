@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec_tui.core.unit import UnitFile, UnitSyntaxError, flag_changes, unified_diff
+from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+from specdec_tui.core.unit_diff import flag_changes, unified_diff
 
 UNITS = Path(__file__).parent / "data" / "units"
 UNIT_FILES = sorted(UNITS.glob("*.service"))
@@ -22,7 +23,7 @@ def changed_lines(old: str, new: str) -> list[tuple[str, str]]:
     """Pairs of (old line, new line) that differ, for edits that keep the line count."""
     old_lines, new_lines = old.split("\n"), new.split("\n")
     assert len(old_lines) == len(new_lines), unified_diff(old, new)
-    return [(a, b) for a, b in zip(old_lines, new_lines) if a != b]
+    return [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
 
 
 @pytest.mark.parametrize("path", UNIT_FILES, ids=lambda p: p.name)
@@ -194,7 +195,7 @@ def test_unterminated_quote_in_execstart_names_its_physical_line() -> None:
 def test_missing_or_reset_execstart_is_reported() -> None:
     for text in ("[Unit]\nDescription=x\n", "[Service]\nExecStart=/bin/x\nExecStart=\n"):
         with pytest.raises(UnitSyntaxError, match="no ExecStart"):
-            UnitFile.parse(text).exec_start
+            _ = UnitFile.parse(text).exec_start
 
 
 def test_unified_diff_and_flag_changes() -> None:

@@ -12,9 +12,9 @@ import json
 import os
 import sys
 import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -138,7 +138,7 @@ def ticker_service(hostlab: HostLab) -> Iterator[LabService]:
 
 
 @pytest.fixture
-async def make_ssh_host(hostlab: HostLab) -> AsyncIterator[Callable[..., "SSHHost"]]:
+async def make_ssh_host(hostlab: HostLab) -> AsyncIterator[Callable[..., SSHHost]]:
     """Builds SSHHost objects for the lab (trusted host key unless `trust=False`); closes them after."""
     made: list[SSHHost] = []
 

@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 _HOME = {
-    "BenchRun": "engine", "drive_benchmark": "engine", "run_benchmark": "engine",
+    "BenchRun": "engine", "drive_benchmark": "drive", "run_benchmark": "engine",
     "BenchEvent": "events", "LevelDone": "events", "LevelProgress": "events", "LevelStarted": "events", "RunDone": "events",
     "PromptSetError": "prompts", "load_prompt_set": "prompts",
 }

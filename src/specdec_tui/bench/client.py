@@ -32,8 +32,8 @@ class RequestRecord:
     start_ns: int = 0
     end_ns: int = 0  # last content chunk (or the failure time)
     first_content_ns: int | None = None
-    times: array = field(default_factory=lambda: array("q"))  # content chunk arrival times
-    deltas: array = field(default_factory=lambda: array("i"))  # completion_tokens change, -1 = no usage
+    times: array[int] = field(default_factory=lambda: array("q"))  # content chunk arrival times
+    deltas: array[int] = field(default_factory=lambda: array("i"))  # completion_tokens change, -1 = no usage
     usage_total: int | None = None
     finish_reason: str | None = None
     error: str | None = None  # error kind: http_500, stall, reset, stream_error, bad_json, ...

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
 
+from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
-from specdec_tui.bench.run_handle import RunHandle
+from specdec_tui.bench.run_handle import Emit, RunHandle
 from specdec_tui.core.config import BenchProfile
 
 CANCEL = "cancel"
@@ -26,7 +27,6 @@ KILL_AFTER_S = 15.0  # a child that has not exited this long after a cancel is k
 
 def child_main(conn: Connection, base_url: str, profile: BenchProfile, api_key: str | None, model: str | None) -> None:
     """Entry point in the spawned process."""
-    from specdec_tui.bench.engine import drive_benchmark
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -65,15 +65,24 @@ class ProcessRun(RunHandle):
 
     thread_name = "specdec-bench-pipe"
 
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
+    def __init__(
+        self,
+        base_url: str,
+        profile: BenchProfile,
+        on_event: Emit,
+        *,
+        api_key: str | None = None,
+        model: str | None = None,
+        on_exit: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(base_url, profile, on_event, api_key=api_key, model=model, on_exit=on_exit)
         ctx = multiprocessing.get_context("spawn")
         self._conn, self._child_conn = ctx.Pipe(duplex=True)
         child_args = (self._child_conn, self._base_url, self._profile, self._api_key, self._model)
         self._process = ctx.Process(target=child_main, args=child_args, name="specdec-bench", daemon=True)
         self._cancelled = False
 
-    def start(self) -> "ProcessRun":
+    def start(self) -> ProcessRun:
         self._process.start()
         self._child_conn.close()  # the child holds its own copy; ours would keep the pipe open
         self._thread.start()

@@ -4,7 +4,7 @@ background thread that delivers events, join/running, and the levels finished so
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from specdec_tui.bench.events import BenchEvent
 from specdec_tui.core.config import BenchProfile
@@ -38,7 +38,7 @@ class RunHandle:
         self._lock = threading.Lock()
         self.levels: list[LevelResult] = []
 
-    def start(self) -> "RunHandle":
+    def start(self) -> RunHandle:
         self._thread.start()
         return self
 

@@ -9,7 +9,6 @@ since that covers exactly the level. Any endpoint may be missing: the figure is 
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ async def get_body(session: aiohttp.ClientSession, url: str, timeout_s: float = 
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
             return await resp.read() if resp.status == 200 else None
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+    except (TimeoutError, aiohttp.ClientError, OSError):
         return None
 
 

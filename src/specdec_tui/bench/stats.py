@@ -9,8 +9,8 @@ inside that window.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from specdec_tui.bench.client import RequestRecord
 from specdec_tui.bench.validity import content_warnings
@@ -82,7 +82,7 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
             ttft.append(st.ttft_ms)
         if st.e2e_ms is not None:
             e2e.append(st.e2e_ms)
-        if st.decode_tok_s is not None:
+        if st.decode_tok_s is not None and st.tpot_ms is not None:  # set together by request_stats
             rate.append(st.decode_tok_s)
             tpot.append(st.tpot_ms)
         itl.extend(st.itl_ms)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 MIN_WORDS = 20  # shorter outputs say too little to call degenerate
 UNIQUE_RATIO_FLOOR = 0.3

@@ -76,7 +76,8 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
     profile_name = getattr(args, "bench_profile", None) or getattr(args, "profile", None)
     config = None
     if host_name or profile_name:
-        from specdec_tui.core.config import ConfigError, find_config_path, load_config
+        from specdec_tui.core.config_errors import ConfigError
+        from specdec_tui.core.config_file import find_config_path, load_config
 
         try:
             config = load_config(find_config_path(getattr(args, "config", None)))
@@ -187,7 +188,7 @@ def level_json(lv: LevelResult) -> dict[str, Any]:
 
 
 class JsonOut:
-    def __enter__(self) -> "JsonOut":
+    def __enter__(self) -> JsonOut:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -251,7 +252,7 @@ class LiveTable:
         self.current: str = ""
         self.live: Any = None
 
-    def __enter__(self) -> "LiveTable":
+    def __enter__(self) -> LiveTable:
         from rich.live import Live
 
         self.live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)

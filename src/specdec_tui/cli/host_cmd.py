@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from specdec_tui.hosts.base import Host, HostError
 
@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.main import CliError
-    from specdec_tui.core.config import ConfigError, find_config_path, load_config
+    from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.core.config_file import find_config_path, load_config
     from specdec_tui.hosts.factory import open_host
 
     try:

@@ -6,7 +6,8 @@ side by side, a sweep's curves and a replay's drift. They build `rich` objects a
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -149,7 +150,7 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     return table
 
 
-def replay_table(outcome: "ReplayOutcome", tolerance_pct: float) -> Table:
+def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
     """Each replayed trial: status then and now, output tok/s per concurrency then → now (drift)."""
     cs = sorted({c for p in outcome.pairs for c in p.drift})
     table = Table(title="replay")

@@ -74,7 +74,8 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
 
 def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
     """The config and the chosen host name; `demo` works without a config (its workspace is created)."""
-    from specdec_tui.core.config import ConfigError, find_config_path, load_config
+    from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.core.config_file import find_config_path, load_config
     from specdec_tui.hosts.base import HostError
     from specdec_tui.hosts.factory import pick_host_name
     from specdec_tui.hosts.local.workspace import (

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.main import CliError
-from specdec_tui.core.config import Config, ConfigError, find_config_path, load_config
+from specdec_tui.core.config import Config
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_file import find_config_path, load_config
 from specdec_tui.core.session import (
     Session,
     SessionError,

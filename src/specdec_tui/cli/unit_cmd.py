@@ -16,13 +16,8 @@ from pathlib import Path
 from specdec_tui.cli.main import CliError
 from specdec_tui.core.flags import Issue, spec_for, validate
 from specdec_tui.core.systemd_quote import join_args
-from specdec_tui.core.unit import (
-    UnitEditError,
-    UnitFile,
-    UnitSyntaxError,
-    flag_changes,
-    unified_diff,
-)
+from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
+from specdec_tui.core.unit_diff import flag_changes, unified_diff
 
 
 def register(sub: argparse._SubParsersAction) -> None:

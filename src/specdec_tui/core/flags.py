@@ -18,11 +18,9 @@ None for an unknown name.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Mapping
-
-if TYPE_CHECKING:
-    from specdec_tui.core.unit import UnitFile
+from typing import Literal, Protocol, Self, TypeVar
 
 FlagType = Literal["int", "float", "str", "bool", "choice", "int_list"]
 Group = Literal["speculative", "capacity", "server"]
@@ -332,7 +330,17 @@ def validate(flags: Mapping[str, str | None]) -> list[Issue]:
     return issues
 
 
-def apply_fix(unit: UnitFile, issue: Issue) -> UnitFile:
+class FlagEditable(Protocol):
+    """What `apply_fix` needs of a unit (`unit.UnitFile` is one); a protocol, so this module does not
+    import the unit model, which imports this one for flag names."""
+
+    def set_flags(self, mapping: Mapping[str, str | None], unset: Iterable[str] = ()) -> Self: ...
+
+
+EditableT = TypeVar("EditableT", bound=FlagEditable)
+
+
+def apply_fix(unit: EditableT, issue: Issue) -> EditableT:
     """Returns the unit with the issue's fix applied (unchanged when the issue has none)."""
     return unit.set_flags(issue.fix or {}, unset=issue.remove)
 

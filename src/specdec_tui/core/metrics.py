@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from specdec_tui.core.results import Dist
 
@@ -98,7 +98,7 @@ def request_stats(
     carries k > 1 tokens, those were produced before t_first and are excluded ((n - k) rather than
     (n - 1), identical when k = 1). Each later chunk's gap is split evenly over its tokens for ITL.
     """
-    tl = [(t, k) for t, k in zip(times_ns, tokens) if k > 0]
+    tl = [(t, k) for t, k in zip(times_ns, tokens, strict=False) if k > 0]
     n = sum(k for _, k in tl)
     if first_content_ns is None and tl:
         first_content_ns = tl[0][0]

@@ -20,7 +20,7 @@ class Dist:
     p99: float | None = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Dist":
+    def from_dict(cls, d: dict[str, Any] | None) -> Dist:
         d = d or {}
         return cls(**{k: (float(d[k]) if d.get(k) is not None else None) for k in ("mean", "p50", "p90", "p99")})
 
@@ -53,7 +53,7 @@ class LevelResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LevelResult":
+    def from_dict(cls, d: dict[str, Any]) -> LevelResult:
         known = {f.name for f in fields(cls)}
         kw: dict[str, Any] = {}
         for k, v in d.items():
@@ -85,6 +85,6 @@ class ServerFacts:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ServerFacts":
+    def from_dict(cls, d: dict[str, Any]) -> ServerFacts:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +31,7 @@ class SessionError(Exception):
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 @dataclass(slots=True)
@@ -177,7 +177,7 @@ def _profile_from(d: Any, where: str) -> BenchProfile:
 
 def _as_datetime(value: Any, where: str) -> datetime:
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     raise SessionError(f"{where}: expected a date-time, found {value!r}")
 
 

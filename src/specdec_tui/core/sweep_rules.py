@@ -8,8 +8,9 @@ the best (fewer draft steps cost less memory: the seed's max_running_requests fe
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 from specdec_tui.core.session import Trial
 
@@ -98,7 +99,7 @@ def _value_key(value: str) -> tuple[int, float | str]:
         return (1, value)
 
 
-def summarise(trials_by_value: dict[str, Sequence[Trial]], objective: Objective) -> list[ValueStats]:
+def summarise(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective) -> list[ValueStats]:
     out = []
     for value, trials in trials_by_value.items():
         ok = [t for t in trials if t.status == "ok"]
@@ -119,7 +120,7 @@ def summarise(trials_by_value: dict[str, Sequence[Trial]], objective: Objective)
     return out
 
 
-def choose(trials_by_value: dict[str, Sequence[Trial]], objective: Objective = Objective()) -> SweepChoice:
+def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective = Objective()) -> SweepChoice:
     """Pick the winning value and say why, in words the operator can check."""
     stats = summarise(trials_by_value, objective)
     reasons: list[str] = [f"objective: {objective.describe()}"]
@@ -194,7 +195,7 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def curve(trials_by_value: dict[str, Sequence[Trial]]) -> list[CurvePoint]:
+def curve(trials_by_value: Mapping[str, Sequence[Trial]]) -> list[CurvePoint]:
     """The curves the operator of the seed drew by hand, one point per value in sweep order."""
     points = []
     for value, trials in trials_by_value.items():

@@ -7,9 +7,10 @@ No Textual here; records are plain dataclasses so they cross thread/process boun
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import AsyncIterator, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 JournalKind = Literal["line", "gap", "marker"]
 

@@ -71,7 +71,7 @@ class RemoteCommand:
     def line(self) -> str:
         return shlex.join(self.argv)
 
-    def with_sudo(self) -> "RemoteCommand":
+    def with_sudo(self) -> RemoteCommand:
         """`sudo -n` never prompts: a password requirement fails at once instead of hanging."""
         return RemoteCommand(("sudo", "-n", "--", *self.argv))
 

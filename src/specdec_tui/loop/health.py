@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.hosts.base import Host, HostError, ServiceStatus
@@ -50,7 +51,7 @@ class HealthSnapshot:
     detail: str = ""
     checked_at: float = 0.0  # time.monotonic() of the probe
 
-    def same_view(self, other: "HealthSnapshot | None") -> bool:
+    def same_view(self, other: HealthSnapshot | None) -> bool:
         """True when nothing the operator sees differs (ignores the probe time)."""
         return other is not None and replace(self, checked_at=0.0) == replace(other, checked_at=0.0)
 
@@ -248,7 +249,7 @@ async def wait_ready(
 
     try:
         return await asyncio.wait_for(_watch(), timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         detail = f" (last state: {last.state.value}, {last.detail})" if last else ""
         raise NotHealthy(last, f"the server did not become ready within {timeout_s:.0f} s{detail}") from None
 

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import dataclasses
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import AsyncIterator
+from datetime import UTC, datetime
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.stats import LogStats
@@ -30,7 +30,7 @@ BUFFER_MAX_LINES = 20_000
 
 def skipped_gap(count: int, before: JournalRecord | None) -> JournalRecord:
     """The gap record standing for `count` dropped lines (placed before the next line kept)."""
-    when = before.timestamp if before is not None else datetime.now(timezone.utc)
+    when = before.timestamp if before is not None else datetime.now(UTC)
     plural = "line" if count == 1 else "lines"
     return JournalRecord(cursor="", timestamp=when, kind="gap",
                          message=f"{count} journal {plural} skipped: the panel fell behind the log")
@@ -143,7 +143,7 @@ class ParsedBatch:
 
 
 async def parsed_batches(
-    source: AsyncIterator[JournalRecord], *, stats_every_s: float = 0.2, clock=None
+    source: AsyncIterator[JournalRecord], *, stats_every_s: float = 0.2, clock: Callable[[], float] | None = None
 ) -> AsyncIterator[ParsedBatch]:
     """Batches of `source`, parsed on a thread; stats ride along at most every `stats_every_s`.
 

@@ -8,8 +8,8 @@ claim; replaying it says whether it still holds. The host ends on the unit it ra
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from specdec_tui.core.compare import delta_pct, trial_label
 from specdec_tui.core.session import Session, Trial

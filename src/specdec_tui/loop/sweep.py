@@ -9,8 +9,8 @@ known unit: the one running before the sweep, or the winner when asked — also 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
 from specdec_tui.core.session import Trial
@@ -206,7 +206,7 @@ class UnitGuard:
         self.original = ""
         self.was_running = False
 
-    async def __aenter__(self) -> "UnitGuard":
+    async def __aenter__(self) -> UnitGuard:
         self.original = await self.runner.host.read_unit()
         self.was_running = (await self.runner.host.status()).is_running
         return self

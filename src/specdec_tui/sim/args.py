@@ -7,8 +7,9 @@ speculative rules SGLang applies after parsing are applied here with SGLang's ow
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from specdec_tui.sim import model
 

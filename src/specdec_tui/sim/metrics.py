@@ -13,7 +13,7 @@ def _esc(v: str) -> str:
     return v.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def prometheus_text(engine: "Engine", model_name: str, plan: "MemoryPlan") -> str:
+def prometheus_text(engine: Engine, model_name: str, plan: MemoryPlan) -> str:
     sched = f'engine_type="unified",model_name="{_esc(model_name)}",pp_rank="0",tp_rank="0"'
     tok = f'model_name="{_esc(model_name)}"'
     used = sum(r.prompt_tokens + r.emitted for r in engine.running)

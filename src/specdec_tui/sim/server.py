@@ -9,7 +9,8 @@ import asyncio
 import signal
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from aiohttp import web

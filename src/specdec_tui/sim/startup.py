@@ -68,7 +68,8 @@ def _fail_cuda_graph(log: SimLog, plan: model.MemoryPlan) -> None:
     )
     frames = [
         (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
-        (f"{SGLANG_SRT}/model_executor/model_runner.py", 2211, "init_device_graphs", "self.graph_runner = graph_runners[self.device](self)"),
+        (f"{SGLANG_SRT}/model_executor/model_runner.py", 2211, "init_device_graphs",
+         "self.graph_runner = graph_runners[self.device](self)"),
         (f"{SGLANG_SRT}/model_executor/cuda_graph_runner.py", 412, "__init__", "raise Exception("),
     ]
     exc = f"Exception: Capture cuda graph failed: {oom}\n{CUDA_GRAPH_HELP.rstrip()}"

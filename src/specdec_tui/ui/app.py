@@ -17,7 +17,8 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Input, Select, Tabs, TextArea
 
-from specdec_tui.core.config import Config, save_ui_theme
+from specdec_tui.core.config import Config
+from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.words import in_words
@@ -245,7 +246,8 @@ class SpecdecApp(App[None]):
             if yes and self.link is not None and not self._refused(Busy.ROLLBACK):
                 self.link.rollback()
 
-        self.push_screen(ConfirmScreen(f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?", yes="Roll back"), go)
+        question = f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?"
+        self.push_screen(ConfirmScreen(question, yes="Roll back"), go)
 
     def action_bench(self) -> None:
         if self.loop is None:

@@ -6,9 +6,9 @@ but missing from the palette.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterator
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -28,7 +28,7 @@ class PaletteEntry:
     run: Callable[[], object]
 
 
-def palette_entries(app: "SpecdecAppLike") -> Iterator[PaletteEntry]:
+def palette_entries(app: SpecdecAppLike) -> Iterator[PaletteEntry]:
     """What the palette offers, in a stable order: app actions, tab/screen actions, then themes."""
     keymap = app.effective_keymap
     for scope, items in (("app", APP_BINDINGS), ("screen", MAIN_SCREEN_BINDINGS), ("journal", JOURNAL_BINDINGS)):

@@ -7,8 +7,8 @@ command palette all read the same list.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from textual.binding import Binding, BindingType
 

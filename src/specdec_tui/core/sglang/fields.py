@@ -109,11 +109,11 @@ def parse_value(text: str) -> tuple[Value, str]:
         return (int(text) if number.lastgroup == "int" else float(text)), ""
     match = _UNIT.match(text)
     if match:
-        number = float(match["num"])
+        amount = float(match["num"])
         unit = match["unit"].lower()
         if unit == "%":
-            return number / 100.0, ""
-        return number, {"gib": "gb", "mib": "mb"}.get(unit, unit)
+            return amount / 100.0, ""
+        return amount, {"gib": "gb", "mib": "mb"}.get(unit, unit)
     if text.startswith("[") and text.endswith("]"):
         return [parse_value(item)[0] for item in _split_top_level(text[1:-1])], ""
     return text, ""

@@ -10,7 +10,9 @@ The records are in `records`, the prefixes in `prefix`, the rolling `LogStats` i
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any, TypedDict
 
 from specdec_tui.core.sglang.fields import (
     as_float,
@@ -42,6 +44,16 @@ __all__ = ["parse_line", "parse_lines"]
 # ---------------------------------------------------------------------------------------------
 # Line kinds
 
+class _Base(TypedDict):
+    """The LogRecord fields every parser passes through: the line and its stripped prefixes."""
+
+    raw: str
+    message: str
+    timestamp: datetime | None
+    tags: dict[str, int]
+    level: str | None
+
+
 _BATCH = re.compile(r"^(?P<which>Decode|Prefill) batch(?:\s*\[(?P<iter>\d+)\])?\s*[.,]?\s*(?P<rest>.*)$")
 _DECODE_FIELDS = {
     "running_req": ("running_req", int),
@@ -67,18 +79,16 @@ _PREFILL_FIELDS = {
 def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
     """Hybrid (SWA / Mamba) models log `#full token` / `full token usage` instead of the plain keys."""
     if "token_usage" not in fields:
-        usages = [as_float(extra.get(k)) for k in ("full_token_usage", "swa_token_usage")]
-        usages = [u for u in usages if u is not None]
+        usages = [u for k in ("full_token_usage", "swa_token_usage") if (u := as_float(extra.get(k))) is not None]
         if usages:
             fields["token_usage"] = max(usages)
     if "tokens" not in fields:
-        counts = [as_int(extra.get(k)) for k in ("full_tokens", "swa_tokens")]
-        counts = [c for c in counts if c is not None]
+        counts = [c for k in ("full_tokens", "swa_tokens") if (c := as_int(extra.get(k))) is not None]
         if counts:
             fields["tokens"] = max(counts)
 
 
-def _parse_batch(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_batch(message: str, base: _Base) -> LogRecord | None:
     match = _BATCH.match(message)
     if not match:
         return None
@@ -104,7 +114,7 @@ _STARTUP_FIELDS = {
 }
 
 
-def _parse_startup_summary(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_startup_summary(message: str, base: _Base) -> LogRecord | None:
     if not message.startswith("max_total_num_tokens="):
         return None
     pairs = parse_pairs(message, "=")
@@ -122,7 +132,7 @@ _LOAD_FIELDS = {
 }
 
 
-def _parse_load_weight(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_load_weight(message: str, base: _Base) -> LogRecord | None:
     match = _LOAD_WEIGHT.match(message)
     if not match:
         return None
@@ -140,7 +150,7 @@ _KV_FIELDS = {
 }
 
 
-def _parse_kv_cache(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_kv_cache(message: str, base: _Base) -> LogRecord | None:
     match = _CACHE_ALLOCATED.match(message)
     if not match:
         return None
@@ -167,7 +177,7 @@ def _search_float(pattern: re.Pattern[str], text: str) -> float | None:
         return None
 
 
-def _parse_cuda_graph(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_cuda_graph(message: str, base: _Base) -> LogRecord | None:
     match = _CAPTURE.match(message)
     if not match:
         return None
@@ -182,7 +192,7 @@ def _parse_cuda_graph(message: str, base: dict[str, Any]) -> LogRecord | None:
     )
 
 
-def _parse_ready(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_ready(message: str, base: _Base) -> LogRecord | None:
     if "The server is fired up and ready to roll" in message:
         return ReadyRecord(**base)
     return None
@@ -193,7 +203,7 @@ _ACCESS = re.compile(
 )
 
 
-def _parse_access(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_access(message: str, base: _Base) -> LogRecord | None:
     match = _ACCESS.search(message)
     if not match:
         return None
@@ -224,7 +234,7 @@ _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _RETRACT_PAIRS = re.compile(r"Retract requests\.\s*(?P<rest>.*)$|happened\.\s*(?P<rest2>.*)$")
 
 
-def _parse_error(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_error(message: str, base: _Base) -> LogRecord | None:
     for category, pattern in _ERROR_RULES:
         if pattern.search(message):
             extra: dict[str, Value] = {}
@@ -236,17 +246,20 @@ def _parse_error(message: str, base: dict[str, Any]) -> LogRecord | None:
     return None
 
 
-def _const(value: Value) -> Any:
+ValueFromMatch = Callable[[re.Match[str]], Value]
+
+
+def _const(value: Value) -> ValueFromMatch:
     return lambda _match: value
 
 
-def _group(name: str) -> Any:
+def _group(name: str) -> ValueFromMatch:
     return lambda match: parse_value(match[name])[0]
 
 
 # (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
 # (server_args.py `_handle_speculative_decoding` and friends); first match wins.
-_ADJUST_RULES: tuple[tuple[re.Pattern[str], str, Any], ...] = (
+_ADJUST_RULES: tuple[tuple[re.Pattern[str], str, ValueFromMatch], ...] = (
     (
         re.compile(r"speculative_num_draft_tokens is adjusted to speculative_num_steps \+ 1"),
         "speculative_num_draft_tokens",
@@ -286,7 +299,7 @@ _ADJUST_RULES: tuple[tuple[re.Pattern[str], str, Any], ...] = (
 )
 
 
-def _parse_adjust(message: str, base: dict[str, Any]) -> LogRecord | None:
+def _parse_adjust(message: str, base: _Base) -> LogRecord | None:
     for pattern, setting, get_value in _ADJUST_RULES:
         match = pattern.search(message)
         if match:
@@ -318,7 +331,7 @@ def _mentions(folded: str | None, hints: tuple[str, ...]) -> bool:
     return False
 
 
-def _dispatch(text: str, base: dict[str, Any]) -> LogRecord | None:
+def _dispatch(text: str, base: _Base) -> LogRecord | None:
     """The first parser that reads `text`, in priority order: metric lines first (most frequent),
     errors before the generic adjust rules. A gate that fails means its parser would return None."""
     if text.startswith(_BATCH_HEADS):
@@ -351,7 +364,7 @@ def parse_line(message: str) -> LogRecord:
     raw = message if isinstance(message, str) else str(message)
     try:
         text, timestamp, tags, level = strip_prefixes(raw)
-        base: dict[str, Any] = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
+        base: _Base = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
         return _dispatch(text, base) or TextRecord(**base)
     except Exception:  # a parser bug must never take the journal pane down
         return TextRecord(raw=raw, message=raw.strip())

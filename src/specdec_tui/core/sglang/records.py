@@ -6,9 +6,10 @@ pulling in the regex tables; `sglang_log` re-exports every name here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
     "Value",

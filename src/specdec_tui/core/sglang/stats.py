@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
@@ -79,13 +79,13 @@ class LogStats:
         elif isinstance(record, AdjustRecord):
             self.adjustments.append(record)
 
-    def feed(self, lines: Iterable[str]) -> "LogStats":
+    def feed(self, lines: Iterable[str]) -> LogStats:
         for line in lines:
             self.update(parse_line(line))
         return self
 
     @classmethod
-    def from_records(cls, records: Iterable[LogRecord]) -> "LogStats":
+    def from_records(cls, records: Iterable[LogRecord]) -> LogStats:
         stats = cls()
         for record in records:
             stats.update(record)

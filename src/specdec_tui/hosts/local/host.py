@@ -24,9 +24,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import AsyncIterator, Callable
 
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (

@@ -14,9 +14,9 @@ import fcntl
 import os
 import threading
 from collections import deque
+from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import AsyncIterator, Iterable
 
 import orjson
 

@@ -53,7 +53,9 @@ class ServiceState:
 
     def supervisor_running(self) -> bool:
         pid = self.supervisor_pid
-        return bool(pid) and pid_running(pid) and cmdline_has(int(pid), SUPERVISOR_MODULE.encode())
+        if not pid:
+            return False
+        return pid_running(pid) and cmdline_has(pid, SUPERVISOR_MODULE.encode())
 
     def service_alive(self) -> bool:
         return group_alive(self.pgid)

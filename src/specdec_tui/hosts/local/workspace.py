@@ -119,9 +119,10 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
         write_atomic(ws_unit, demo_unit_text(port, time_scale=time_scale, workdir=root))
         return DemoWorkspace(root, DEMO_UNIT, port)
     text = ws_unit.read_text(encoding="utf-8")
-    port = unit_port(text)
-    if port is None:
+    written_port = unit_port(text)
+    if written_port is None:
         return DemoWorkspace(root, DEMO_UNIT, 30000)
+    port = written_port
     if not port_is_free(port) and not service_running(root, DEMO_UNIT):
         port = free_port()
         write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))

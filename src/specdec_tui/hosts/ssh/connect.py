@@ -11,9 +11,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, cast
 
 import asyncssh
+from asyncssh.known_hosts import KnownHostsArg
 
 from specdec_tui.core.config import HostConfig
 from specdec_tui.hosts import commands as rc
@@ -23,12 +26,56 @@ DEFAULT_SSH_DIR = Path("~/.ssh")
 SUDO_PASSWORD_RE = re.compile(r"password is required|a terminal is required|no tty present|askpass", re.I)
 
 
-async def run_on(conn, command: rc.RemoteCommand, stdin: bytes | None = None):
+@dataclass
+class RemoteResult:
+    """A finished remote command, output as bytes. `returncode` is 255 when the channel closed without an
+    exit status; `exit_status` and `exit_signal` are asyncssh's (both None: the link dropped mid-command)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    exit_status: int | None
+    exit_signal: tuple[str, bool, str, str] | None
+
+
+class SSHOptions(TypedDict, total=False):
+    """The keyword arguments `SSHConnector.options` passes to asyncssh.connect."""
+
+    known_hosts: KnownHostsArg
+    keepalive_interval: float
+    keepalive_count_max: int
+    connect_timeout: float
+    config: list[str]
+    port: int
+    username: str
+    client_keys: list[str]
+    agent_path: str | None
+
+
+class _HostKeyProbeOptions(TypedDict, total=False):
+    """The options of `options()` that also shape asyncssh.get_server_host_key's connection."""
+
+    config: list[str]
+    port: int
+
+
+def _as_bytes(output: bytes | str | None) -> bytes:
+    if isinstance(output, str):  # not with encoding=None; kept total for the type
+        return output.encode()
+    return output or b""
+
+
+async def run_on(conn: asyncssh.SSHClientConnection, command: rc.RemoteCommand, stdin: bytes | None = None) -> RemoteResult:
     """Runs `command` on `conn` as bytes, never raising on a non-zero exit; `returncode` is 255 when
     the channel closed without an exit status."""
     result = await conn.run(command.line, input=stdin, encoding=None, check=False)
-    result.returncode = result.exit_status if result.exit_status is not None else 255
-    return result
+    return RemoteResult(
+        returncode=result.exit_status if result.exit_status is not None else 255,
+        stdout=_as_bytes(result.stdout),
+        stderr=_as_bytes(result.stderr),
+        exit_status=result.exit_status,
+        exit_signal=result.exit_signal,
+    )
 
 
 class SSHConnector:
@@ -39,9 +86,9 @@ class SSHConnector:
         self,
         config: HostConfig,
         *,
-        known_hosts: str | os.PathLike | None = None,
-        ssh_config: str | os.PathLike | None = None,
-        client_keys: list[str | os.PathLike] | None = None,
+        known_hosts: str | os.PathLike[str] | None = None,
+        ssh_config: str | os.PathLike[str] | None = None,
+        client_keys: list[str | os.PathLike[str]] | None = None,
         agent_path: str | None = "default",
         keepalive_interval_s: float = 15.0,
     ) -> None:
@@ -55,9 +102,11 @@ class SSHConnector:
         self._last_match: tuple[str, str, int | None, bool] | None = None  # host, addr, port, key known?
 
     # --- options and host keys ---------------------------------------------------------------------
-    def options(self) -> dict:
-        opts: dict = {
-            "known_hosts": self._match_known_hosts,
+    def options(self) -> SSHOptions:
+        # asyncssh types a known_hosts callable as returning Sequence[str]; it takes (and SSHKnownHosts.match
+        # gives) the tuple of matching keys, CA keys and revoked keys.
+        opts: SSHOptions = {
+            "known_hosts": cast(KnownHostsArg, self._match_known_hosts),
             "keepalive_interval": self.keepalive_interval_s,
             "keepalive_count_max": 3,
             "connect_timeout": self.config.connect_timeout_s,
@@ -76,7 +125,7 @@ class SSHConnector:
             opts["agent_path"] = self.agent_path
         return opts
 
-    def _match_known_hosts(self, host: str, addr: str, port: int | None):
+    def _match_known_hosts(self, host: str, addr: str, port: int | None) -> tuple[object, ...]:
         """asyncssh asks this with the resolved host/address/port; remembering whether any key was on
         file lets the error say 'unknown' or 'CHANGED'."""
         try:
@@ -115,7 +164,7 @@ class SSHConnector:
             raise HostError(
                 f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
             ) from err
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+        except (TimeoutError, OSError, asyncssh.Error) as err:
             raise HostError(f"cannot reach {address} over SSH: {err}", "check the address, port and network") from err
 
     async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
@@ -126,12 +175,17 @@ class SSHConnector:
 
     async def _add_new_host_key(self, host: str, port: int | None) -> None:
         """Fetches the key the way the real connection would go (alias, ProxyJump from the config)."""
-        opts = {k: v for k, v in self.options().items() if k in ("config", "port")}
+        everything = self.options()
+        opts: _HostKeyProbeOptions = {}
+        if "config" in everything:
+            opts["config"] = everything["config"]
+        if "port" in everything:
+            opts["port"] = everything["port"]
         try:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s
             )
-        except (OSError, asyncio.TimeoutError, asyncssh.Error) as err:
+        except (TimeoutError, OSError, asyncssh.Error) as err:
             raise HostError(f"cannot fetch the host key of {host}: {err}") from err
         if key is None:
             raise HostKeyError(f"{host} presented no host key to add")

@@ -11,10 +11,10 @@ import asyncio
 import os
 import re
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import aclosing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
-from typing import AsyncIterator
 
 import asyncssh
 
@@ -32,7 +32,7 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     UnitRejected,
 )
-from specdec_tui.hosts.ssh.connect import SUDO_PASSWORD_RE, SSHConnector, run_on
+from specdec_tui.hosts.ssh.connect import SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
 from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
 
 __all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
@@ -46,9 +46,9 @@ class SSHHost:
         self,
         config: HostConfig,
         *,
-        known_hosts: str | os.PathLike | None = None,
-        ssh_config: str | os.PathLike | None = None,
-        client_keys: list[str | os.PathLike] | None = None,
+        known_hosts: str | os.PathLike[str] | None = None,
+        ssh_config: str | os.PathLike[str] | None = None,
+        client_keys: list[str | os.PathLike[str]] | None = None,
         agent_path: str | None = "default",
         keepalive_interval_s: float = 15.0,
         reconnect_delays: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0, 5.0, 5.0, 5.0),
@@ -107,7 +107,7 @@ class SSHHost:
             f"connect as root or set sudo = true for host {self.config.name!r}",
         )
 
-    async def _run(self, command: rc.RemoteCommand, *, privileged: bool = True, check: bool = True, what: str = ""):
+    async def _run(self, command: rc.RemoteCommand, *, privileged: bool = True, check: bool = True, what: str = "") -> RemoteResult:
         for attempt in (1, 2):
             conn = await self._connection()  # first: it learns whether we are root
             final = self._privileged(command) if privileged else command
@@ -317,7 +317,7 @@ def _parse_timestamp(value: str) -> datetime | None:
     value = value.strip()
     if value.startswith("@"):
         try:
-            return datetime.fromtimestamp(float(value[1:]), tz=timezone.utc)
+            return datetime.fromtimestamp(float(value[1:]), tz=UTC)
         except ValueError:
             return None
     return None

@@ -5,9 +5,9 @@ it resumes after the last cursor seen, backs off between reconnects, and marks e
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 
 import asyncssh
 import orjson
@@ -39,7 +39,7 @@ class JournalFollow:
 
     async def records(
         self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None
-    ) -> AsyncIterator[JournalRecord]:
+    ) -> AsyncGenerator[JournalRecord, None]:
         cursor = after_cursor
         failures = 0
         while True:
@@ -78,7 +78,7 @@ class JournalFollow:
                 except HostError:
                     continue
                 yield JournalRecord(
-                    cursor=cursor or "", timestamp=datetime.now(timezone.utc), kind="gap",
+                    cursor=cursor or "", timestamp=datetime.now(UTC), kind="gap",
                     message=f"connection to {self.address} lost ({err}); reconnected, resuming after the last line",
                 )
 
@@ -100,9 +100,9 @@ def parse_journal_line(raw: bytes) -> JournalRecord | None:
     elif message is None:
         message = ""
     try:
-        stamp = datetime.fromtimestamp(int(entry.get("__REALTIME_TIMESTAMP", 0)) / 1e6, tz=timezone.utc)
+        stamp = datetime.fromtimestamp(int(entry.get("__REALTIME_TIMESTAMP", 0)) / 1e6, tz=UTC)
     except (TypeError, ValueError):
-        stamp = datetime.now(timezone.utc)
+        stamp = datetime.now(UTC)
     try:
         priority = int(entry.get("PRIORITY", 6))
     except (TypeError, ValueError):

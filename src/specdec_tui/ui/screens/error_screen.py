@@ -14,7 +14,9 @@ class ErrorScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter,q", "close", "Close", id="error-close")]
     DEFAULT_CSS = """
     ErrorScreen { align: center middle; }
-    ErrorScreen > Vertical { width: 72; max-width: 95%; height: auto; max-height: 90%; border: thick $error; background: $surface; padding: 1 2; }
+    ErrorScreen > Vertical {
+        width: 72; max-width: 95%; height: auto; max-height: 90%; border: thick $error; background: $surface; padding: 1 2;
+    }
     ErrorScreen #error-title { text-style: bold; color: $error; }
     ErrorScreen #error-detail { margin: 1 0; }
     """

@@ -134,7 +134,7 @@ class ReplayScreen(TaskScreen):
         for pair in outcome.pairs:
             self.replays[pair.original.id] = pair.replay
             self.status_by_id[pair.original.id] = pair.replay.status
-            for (key, _), cell in zip(COLUMNS, self._cells(pair.original, pair)):
+            for (key, _), cell in zip(COLUMNS, self._cells(pair.original, pair), strict=True):
                 table.update_cell(str(pair.original.id), key, cell, update_width=True)
         held = sum(1 for p in outcome.pairs if p.within(TOLERANCE_PCT))
         where = {"original": "The host runs the unit it ran before the replay.",

@@ -311,7 +311,7 @@ class SweepScreen(TaskScreen):
     def _update_row(self, value: str, point: CurvePoint | None = None) -> None:
         table = self.query_one("#sweep-values-table", DataTable)
         point = point or self._points().get(value)
-        for (key, _), cell in zip(ROW_COLUMNS, self._cells(value, point)):
+        for (key, _), cell in zip(ROW_COLUMNS, self._cells(value, point), strict=True):
             table.update_cell(value, key, cell, update_width=True)
 
     def _cells(self, value: str, point: CurvePoint | None) -> list[Text]:

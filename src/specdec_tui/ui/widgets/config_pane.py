@@ -11,8 +11,9 @@ edit or the host's unit, so `text` (what a push sends) keeps it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult

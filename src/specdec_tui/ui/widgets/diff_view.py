@@ -32,7 +32,7 @@ def colored_diff(diff: str) -> Text:
 def make_diff(running: str, edited: str) -> str:
     """`core.unit.unified_diff` (the shared one), with difflib as a stand-in until it lands."""
     try:
-        from specdec_tui.core.unit import unified_diff
+        from specdec_tui.core.unit_diff import unified_diff
     except ImportError:
         import difflib
 

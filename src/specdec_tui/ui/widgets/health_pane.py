@@ -15,7 +15,8 @@ Public API (for the app shell):
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Callable, Iterable
 
 from rich.highlighter import Highlighter
 from rich.text import Text
@@ -246,7 +246,7 @@ class JournalPane(Vertical):
         lines = [format_record(record) for record in records]
         self._pending.extend(lines)
         if kinds is not None:
-            self._kinds.update(zip(lines, kinds))
+            self._kinds.update(zip(lines, kinds, strict=False))
             if len(self._kinds) > 2 * self.max_lines:  # forget lines that scrolled out of what is kept
                 live = (*self._kept, *self._pending)
                 self._kinds = {line: self._kinds[line] for line in live if line in self._kinds}
@@ -343,7 +343,7 @@ class JournalPane(Vertical):
         self.flush()
         log = self.log_view
         log.clear()
-        lines = list(self._kept) if self._filter is None else [l for l in self._kept if self._filter.match(l)]
+        lines = list(self._kept) if self._filter is None else [line for line in self._kept if self._filter.match(line)]
         log.write_lines(lines, scroll_end=True)
         self.following = True
         self.new_lines = 0

@@ -1,0 +1,208 @@
+"""The measuring itself: per concurrency level, exactly C workers each send their next streaming request
+as soon as their last one ends, over one pooled client. `drive_benchmark` runs every level of a profile
+on the caller's loop; `engine.BenchRun` (a thread) and `process_run.ProcessRun` (a spawned process) run
+it away from the caller's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from time import perf_counter_ns
+
+import aiohttp
+import orjson
+
+from specdec_tui.bench.client import RequestRecord, make_client, stream_request
+from specdec_tui.bench.events import (
+    BenchEvent,
+    LevelDone,
+    LevelProgress,
+    LevelStarted,
+    RunDone,
+)
+from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
+from specdec_tui.bench.server_stats import accept_length_between, get_body, snapshot
+from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.metrics import NS_PER_S
+from specdec_tui.core.results import LevelResult
+
+Emit = Callable[[BenchEvent], None]
+PROGRESS_INTERVAL_S = 0.2  # ≤ 5 progress events per second
+TEXT_SAMPLE_REQUESTS = 32  # per level: enough outputs for a median repetition, no text kept for the rest
+PHASE_HOOK: Callable[[str, int], None] | None = None  # bench/bench_engine.py: ("stream_start"|"stream_end", c)
+ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+FALLBACK_MODEL = "default"
+
+
+def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> list[bytes]:
+    """Pre-serialised request bodies, one per prompt, so the loop does no JSON work on the way out."""
+    common: dict[str, object] = {
+        "model": model,
+        "max_tokens": profile.max_tokens,
+        "temperature": profile.temperature,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+    if profile.ignore_eos:
+        common["ignore_eos"] = True
+    bodies = []
+    for p in prompts.prompts:
+        if profile.endpoint == "chat":
+            body = {**common, "messages": [{"role": "user", "content": p.text}]}
+        else:
+            body = {**common, "prompt": p.text}
+        bodies.append(orjson.dumps(body))
+    return bodies
+
+
+async def resolve_model(client: aiohttp.ClientSession, base_url: str) -> str:
+    """First model id of /v1/models; a placeholder when the server does not say (SGLang ignores it)."""
+    body = await get_body(client, f"{base_url}/v1/models", 10.0)
+    try:
+        data = orjson.loads(body) if body else {}
+        ids = [m.get("id") for m in data.get("data", []) if isinstance(m, dict)]
+        return next((i for i in ids if isinstance(i, str) and i), FALLBACK_MODEL)
+    except (orjson.JSONDecodeError, AttributeError, TypeError):
+        return FALLBACK_MODEL
+
+
+class _Level:
+    """Shared state of one level's workers: tickets, the measured window, progress counters."""
+
+    def __init__(self, profile: BenchProfile, concurrency: int) -> None:
+        self.c = concurrency
+        self.duration_ns = int(profile.duration_s * NS_PER_S) if profile.duration_s else None
+        self.planned = 0 if self.duration_ns else max(profile.requests or 1, concurrency)
+        self.issued = 0
+        self.w0: int | None = None
+        self.records: list[RequestRecord] = []
+        self.done = self.errors = self.tokens = 0
+        self.sampled = 0  # measured requests whose text is kept for the degeneracy check
+
+    def take_ticket(self) -> bool:
+        """Whether a worker may start another measured request (no await between check and take)."""
+        if self.duration_ns is not None:
+            return self.w0 is None or perf_counter_ns() < self.w0 + self.duration_ns
+        if self.issued >= self.planned:
+            return False
+        self.issued += 1
+        return True
+
+    def progress(self) -> LevelProgress:
+        elapsed = (perf_counter_ns() - self.w0) / NS_PER_S if self.w0 else 0.0
+        return LevelProgress(self.c, self.done, self.errors, self.tokens, self.tokens / elapsed if elapsed > 0 else 0.0)
+
+
+async def run_level(
+    client: aiohttp.ClientSession,
+    base_url: str,
+    bodies: list[bytes],
+    profile: BenchProfile,
+    concurrency: int,
+    emit: Emit,
+    prompt_cycle: itertools.count[int],
+    repetitive_prompts: bool = False,
+) -> LevelResult:
+    lv = _Level(profile, concurrency)
+    emit(LevelStarted(concurrency, lv.planned, profile.duration_s))
+    url = base_url + ENDPOINT_PATHS[profile.endpoint]
+    chat = profile.endpoint == "chat"
+    warnings: list[str] = []
+    if profile.requests and not profile.duration_s and profile.requests < concurrency:
+        warnings.append(f"{profile.requests} requests asked at concurrency {concurrency}: ran {lv.planned} so every worker is measured")
+    before = await snapshot(client, base_url)
+
+    async def one(measured: bool) -> None:
+        rec = RequestRecord(measured, keep_text=measured and lv.sampled < TEXT_SAMPLE_REQUESTS)
+        lv.sampled += rec.keep_text
+        lv.records.append(rec)
+        body = bodies[next(prompt_cycle) % len(bodies)]
+        if measured and lv.w0 is None:
+            lv.w0 = perf_counter_ns()
+        await stream_request(client, url, body, chat, rec, profile.request_timeout_s)
+        if measured:
+            lv.done += 1
+            if rec.ok:
+                lv.tokens += rec.usage_total if rec.usage_total is not None else len(rec.times)
+            else:
+                lv.errors += 1
+
+    async def worker() -> None:
+        for _ in range(profile.warmup):
+            await one(False)
+        while lv.take_ticket():
+            await one(True)
+
+    async def report_progress() -> None:
+        last = None
+        while True:
+            await asyncio.sleep(PROGRESS_INTERVAL_S)
+            p = lv.progress()
+            if (p.done, p.tokens) != last:
+                emit(p)
+                last = (p.done, p.tokens)
+
+    ticker = asyncio.create_task(report_progress())
+    if PHASE_HOOK is not None:
+        PHASE_HOOK("stream_start", concurrency)
+    try:
+        async with asyncio.timeout(profile.level_timeout_s):
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(concurrency):
+                    tg.create_task(worker())
+    except TimeoutError:
+        cut = 0
+        for rec in lv.records:
+            if rec.error == "cancelled":
+                rec.error, cut = "level_timeout", cut + 1
+        warnings.append(f"level stopped after its {profile.level_timeout_s:g} s limit; {cut} requests were cut off")
+    finally:
+        ticker.cancel()
+        if PHASE_HOOK is not None:
+            PHASE_HOOK("stream_end", concurrency)
+    after = await snapshot(client, base_url)
+    inputs = LevelInputs(
+        concurrency=concurrency,
+        duration_s=profile.duration_s,
+        temperature=profile.temperature,
+        ignore_eos=profile.ignore_eos,
+        repetitive_prompts=repetitive_prompts,
+        accept_length_server=accept_length_between(before, after),
+        warnings=warnings,
+    )
+    return build_level_result(lv.records, inputs)
+
+
+async def drive_benchmark(
+    base_url: str, profile: BenchProfile, emit: Emit, *, api_key: str | None = None, model: str | None = None
+) -> list[LevelResult]:
+    """Run every level of `profile` on the current loop, reporting through `emit`; ends with RunDone."""
+    base_url = base_url.rstrip("/")
+    levels: list[LevelResult] = []
+    try:
+        prompts = load_prompt_set(profile.prompts)
+    except PromptSetError as err:
+        emit(RunDone(levels, False, str(err)))
+        return levels
+    if not profile.concurrency or min(profile.concurrency) < 1:
+        emit(RunDone(levels, False, "concurrency levels must be whole numbers ≥ 1"))
+        return levels
+    client = make_client(max(profile.concurrency), profile.stall_timeout_s, api_key)
+    try:
+        chosen = model or profile.model or await resolve_model(client, base_url)
+        bodies = request_bodies(profile, chosen, prompts)
+        cycle = itertools.count()
+        for c in profile.concurrency:
+            res = await run_level(client, base_url, bodies, profile, c, emit, cycle, prompts.repetitive)
+            levels.append(res)
+            emit(LevelDone(res))
+        emit(RunDone(levels, False))
+    except asyncio.CancelledError:
+        emit(RunDone(levels, True))
+        raise
+    finally:
+        await client.close()
+    return levels

@@ -1,0 +1,77 @@
+"""The config file: where it is, loading and parsing it into a `Config`, and saving the UI theme back
+without touching the rest of the file. A bad file is reported as one `ConfigError` naming file, line and key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+
+from specdec_tui.core.config import SCHEMA_VERSION, Config
+from specdec_tui.core.config_errors import ConfigError
+from specdec_tui.core.config_reader import ConfigReader
+from specdec_tui.core.config_toml_keys import key_at_line
+
+CONFIG_ENV_VAR = "SPECDEC_TUI_CONFIG"
+
+
+def find_config_path(cli_value: str | None) -> Path | None:
+    """`--config`, else `$SPECDEC_TUI_CONFIG`, else the user config file if it exists."""
+    from specdec_tui.core.paths import default_config_file
+
+    if cli_value:
+        return Path(cli_value).expanduser()
+    from_env = os.environ.get(CONFIG_ENV_VAR)
+    if from_env:
+        return Path(from_env).expanduser()
+    default = default_config_file()
+    return default if default.is_file() else None
+
+
+def load_config(path: Path | str | None) -> Config:
+    """No path → the defaults. A path that names no file is an error (the user asked for it)."""
+    if path is None:
+        return Config()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), None, "", "no such file; copy config.example.toml there or drop --config") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(str(path), None, "", f"cannot read the file ({err})") from None
+    return parse_config(text, str(path))
+
+
+def parse_config(text: str, source: str = "<config>") -> Config:
+    """Parses and validates config TOML; raises one `ConfigError` for the first mistake."""
+    try:
+        data = tomlkit.parse(text).unwrap()
+    except ParseError as err:
+        what = re.sub(r"\s+at line \d+ col \d+$", "", str(err))
+        raise ConfigError(source, err.line, key_at_line(text, err.line), f"TOML syntax error: {what} (column {err.col})") from None
+    return ConfigReader(text, source).read(data)
+
+
+def save_ui_theme(path: Path | str, theme: str) -> None:
+    """Rewrites only `ui.theme`, keeping every comment and the rest of the file as written."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as err:
+        raise ConfigError(str(path), err.line, "", "cannot save the theme: the file is not valid TOML; fix it first") from None
+    if not text.strip():
+        doc["schema_version"] = SCHEMA_VERSION
+    ui = doc.get("ui")
+    if ui is None:
+        doc["ui"] = tomlkit.table()
+        ui = doc["ui"]
+    ui["theme"] = theme
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    os.replace(tmp, path)

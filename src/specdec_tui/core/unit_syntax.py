@@ -1,0 +1,161 @@
+"""The layout of a systemd unit file, kept byte for byte: physical lines, [Section]s, `Key=value` entries
+with their continuation lines, and the blank/comment trivia between them.
+
+`parse_layout` reads text into that layout (raising UnitSyntaxError, with the 1-based line, for a malformed
+section header, a key line without "=", or an assignment before the first section); `render_layout` gives
+the exact text back. `logical_value` joins an entry's lines the way systemd does and maps each character
+back to its (line, column), so edits can touch only the bytes they are about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from specdec_tui.core.unit_errors import UnitSyntaxError
+
+COMMENT_CHARS = "#;"
+PHYSICAL_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+CONTINUATION_TAIL = re.compile(r"([ \t]*)\\\Z")
+
+
+def physical_lines(text: str) -> list[str]:
+    return PHYSICAL_LINE.findall(text)
+
+
+def split_eol(line: str) -> tuple[str, str]:
+    """Splits a physical line into (content, line ending); CRLF stays CRLF, a missing final newline stays missing."""
+    if line.endswith("\r\n"):
+        return line[:-2], "\r\n"
+    if line.endswith("\n"):
+        return line[:-1], "\n"
+    if line.endswith("\r"):
+        return line[:-1], "\r"
+    return line, ""
+
+
+def continues(content: str) -> bool:
+    return content.endswith("\\")
+
+
+def is_comment(content: str) -> bool:
+    stripped = content.lstrip(" \t")
+    return bool(stripped) and stripped[0] in COMMENT_CHARS
+
+
+@dataclass(frozen=True)
+class Trivia:
+    """Blank lines and comments between entries, kept verbatim."""
+
+    lines: tuple[str, ...]
+    first_line: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One `Key=value` assignment with all its physical lines (continuations and interleaved comments)."""
+
+    key: str
+    lines: tuple[str, ...]
+    first_line: int
+    value: str
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    header: str
+    first_line: int
+    items: tuple[Entry | Trivia, ...]
+
+
+def parse_layout(text: str) -> tuple[tuple[Trivia, ...], tuple[Section, ...]]:
+    """Reads unit text into (preamble, sections); raises UnitSyntaxError on lines systemd would reject."""
+    lines = physical_lines(text)
+    preamble: list[Trivia] = []
+    sections: list[Section] = []
+    current: tuple[str, str, int] | None = None
+    items: list[Entry | Trivia] = []
+    trivia: list[str] = []
+    trivia_start = 1
+
+    def flush_trivia() -> None:
+        nonlocal trivia
+        if trivia:
+            (items if current else preamble).append(Trivia(tuple(trivia), trivia_start))
+            trivia = []
+
+    i = 0
+    while i < len(lines):
+        number = i + 1
+        content, _ = split_eol(lines[i])
+        stripped = content.strip(" \t\r")
+        if not stripped or stripped[0] in COMMENT_CHARS:
+            if not trivia:
+                trivia_start = number
+            trivia.append(lines[i])
+            i += 1
+            continue
+        flush_trivia()
+        if stripped.startswith("["):
+            if not stripped.endswith("]") or len(stripped) < 3:
+                raise UnitSyntaxError(f"section header {stripped!r} is not of the form [Name]", number)
+            if current:
+                sections.append(Section(current[0], current[1], current[2], tuple(items)))
+            current, items = (stripped[1:-1], lines[i], number), []
+            i += 1
+            continue
+        if "=" not in stripped:
+            raise UnitSyntaxError(f"{stripped[:60]!r} is neither Key=value, a [Section] nor a comment", number)
+        key = stripped.split("=", 1)[0].strip(" \t")
+        if not key:
+            raise UnitSyntaxError("an assignment has no key before '='", number)
+        if current is None:
+            raise UnitSyntaxError(f"{key}= comes before the first [Section] header", number)
+        j = i + 1
+        while j < len(lines):  # comment lines inside a continuation do not end it (systemd.syntax)
+            previous = split_eol(lines[j - 1])[0]
+            if not (continues(previous) or (j - 1 > i and is_comment(previous))):
+                break
+            j += 1
+        entry_lines = tuple(lines[i:j])
+        items.append(Entry(key, entry_lines, number, logical_value(entry_lines)[0].strip(" \t\r\n")))
+        i = j
+    if current:
+        flush_trivia()
+        sections.append(Section(current[0], current[1], current[2], tuple(items)))
+    else:
+        flush_trivia()
+    return tuple(preamble), tuple(sections)
+
+
+def render_layout(preamble: tuple[Trivia, ...], sections: tuple[Section, ...]) -> str:
+    """The text of a layout: exactly the parsed bytes until an entry was replaced."""
+    parts: list[str] = [line for t in preamble for line in t.lines]
+    for section in sections:
+        parts.append(section.header)
+        for item in section.items:
+            parts.extend(item.lines)
+    return "".join(parts)
+
+
+def logical_value(lines: tuple[str, ...] | list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Joins an entry's physical lines the way systemd does: the value after "=", each trailing backslash
+    replaced by a space, comment lines inside the continuation skipped. Also returns, for each character,
+    its (line index, column) so word spans map back to the file."""
+    chars: list[str] = []
+    where: list[tuple[int, int]] = []
+    for index, line in enumerate(lines):
+        content, _ = split_eol(line)
+        if index > 0 and is_comment(content):
+            continue
+        start = content.index("=") + 1 if index == 0 else 0
+        body_end = len(content) - 1 if continues(content) else len(content)
+        for col in range(start, body_end):
+            chars.append(content[col])
+            where.append((index, col))
+        if continues(content):
+            chars.append(" ")
+            where.append((index, body_end))
+    where.append(where[-1] if where else (0, 0))  # sentinel for end offsets
+    return "".join(chars), where

@@ -1,0 +1,1 @@
+"""Where the SGLang server runs: the `Host` interface, the local (demo) host and the SSH host."""
