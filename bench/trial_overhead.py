@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
-
 from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.trial import Phase, TrialRunner
 
 READY_LINE = "ready to roll"

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.trial import TrialRunner
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from specdec_tui.hosts.local.host.workspace import demo_config, ensure_demo_workspace
 
 from specdec_tui.core import paths
 from specdec_tui.core.config import Config, HostConfig
@@ -18,6 +17,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 
 pytestmark = pytest.mark.timeout(60)
 FAST = 50.0  # time scale: the simulated startup takes a fraction of a second

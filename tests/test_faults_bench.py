@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace, free_port
 
 from specdec_tui.bench.events import LevelProgress, LevelStarted
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.state import read_state
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
 from specdec_tui.loop.trial import Phase, TrialRunner
 
 REPO = Path(__file__).resolve().parents[1]

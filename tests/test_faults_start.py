@@ -11,12 +11,12 @@ from typing import AsyncIterator
 
 import httpx
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.health import HealthState, probe_once
 from specdec_tui.loop.trial import Phase, TrialRunner
 

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile, ConfigError, HostConfig, parse_config
 from specdec_tui.core.redact import REDACTED, redact_text, restore_secrets
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.hosts.ssh.host import parse_journal_line
 from specdec_tui.loop.trial import TrialRunner, api_key_from
 

@@ -142,9 +142,8 @@ def test_entry_point_runs_as_a_process(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_a_sweep_restores_the_unit(tmp_path: Path) -> None:
-    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
-
     from specdec_tui.core.paths import demo_dir
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
     ws = ensure_demo_workspace(demo_dir(), time_scale=25)
     before = ws.unit_path.read_bytes()

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
 
 from specdec_tui.core import paths
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from tests.conftest import require
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from specdec_tui.hosts.local.host.workspace import (
-    demo_config,
-    demo_unit_text,
-    ensure_demo_workspace,
-)
 from textual.pilot import Pilot
 
 from specdec_tui.core.config import BenchProfile, Config, UIConfig
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import (
+    demo_config,
+    demo_unit_text,
+    ensure_demo_workspace,
+)
 from specdec_tui.ui.app import SpecdecApp, make_app
 
 FAST_PROFILE = BenchProfile(concurrency=(1, 4), requests=4, warmup=0, max_tokens=16)

@@ -38,9 +38,8 @@ def open_demo_host(
     name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False
 ) -> Host:
     """A LocalHost on the demo workspace (created on first use); see `LocalHost` for `keep_running`."""
-    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
-
     from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
     ws = ensure_demo_workspace(root, time_scale=time_scale)
     return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name, keep_running=keep_running)
