@@ -20,7 +20,14 @@ import pytest
 
 from specdec_tui.core.config import HostConfig
 from specdec_tui.hosts.ssh.host import SSHHost
-from tests.hostlab.fixtures import install_service, lab_unavailable, unit_problem, wait_until_serving
+from tests.hostlab.fixtures import (
+    TICKER_UNIT,
+    install_service,
+    lab_unavailable,
+    unit_problem,
+    wait_until_serving,
+    while_unit_runs,
+)
 from tests.hostlab.lab import HostLab, LabUnavailable, free_port, missing_requirements, paths_a_unit_needs
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
@@ -126,3 +133,17 @@ def test_a_directory_the_lab_cannot_show_is_refused_in_words_at_boot():
         lab.shutdown()
     assert "need /tmp, but /tmp itself is one of the lab's private directories" in str(err.value)
     assert "Refusing to boot" in str(err.value)
+
+
+@pytest.mark.timeout(30)  # without the watch, the follow below would wait for a line forever
+async def test_a_journal_follow_on_a_unit_that_died_fails_at_once_in_words(make_ssh_host, hostlab, ticker_service):
+    host = make_ssh_host(unit=TICKER_UNIT)
+    stream = host.journal(lines=1, follow=True)
+    with pytest.raises(pytest.fail.Exception) as err:
+        async for record in while_unit_runs(stream, hostlab, TICKER_UNIT):
+            if record.message.startswith("tick "):
+                hostlab.run(["systemctl", "kill", "--signal=KILL", TICKER_UNIT])
+    await stream.aclose()
+    text = str(err.value)
+    assert f"{TICKER_UNIT} is not running" in text and "ActiveState=failed" in text, text
+    assert "Result=signal" in text and "signal=KILL" in text, text  # systemctl status names how it ended

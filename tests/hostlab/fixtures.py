@@ -149,6 +149,7 @@ async def while_unit_runs(stream: AsyncIterator[T], lab: HostLab, unit: str, eve
             problem = await asyncio.to_thread(unit_problem, lab, unit)
             if problem:
                 step.cancel()
+                await asyncio.wait({step})  # let the stream finish cancelling, so it can be closed
                 pytest.fail(problem, pytrace=False)
         try:
             item = step.result()
