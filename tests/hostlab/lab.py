@@ -252,7 +252,8 @@ class HostLab:
         if check.returncode != 0:
             raise LabUnavailable(
                 f"inside the lab host, {sys.executable} cannot import specdec_tui from {REPO} "
-                f"(directories init.sh was asked to show there: {', '.join(map(str, self.visible))}): {(check.stderr or check.stdout).strip()[-600:]}"
+                f"(directories init.sh was asked to show there: {', '.join(map(str, self.visible))}): "
+                f"{(check.stderr or check.stdout).strip()[-600:]}"
             )
 
     def _is_running(self) -> bool:
