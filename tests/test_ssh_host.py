@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from specdec_tui.hosts.base import HostKeyError, PrivilegeError, UnitRejected
-from tests.hostlab.fixtures import TICKER_UNIT, UNIT
+from tests.hostlab.fixtures import TICKER_UNIT, UNIT, while_unit_runs
 from tests.hostlab.lab import NOPASSWD_USER, TEST_USER
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
@@ -99,10 +99,11 @@ async def test_journal_shows_the_new_process_starting(make_ssh_host, lab_service
     host = make_ssh_host()
     await host.push(lab_service.text_with(4))
     restarted = await host.restart()
+    assert restarted.ok and restarted.status.main_pid, restarted
     new_pid = restarted.status.main_pid
     seen = []
     stream = host.journal(lines=200, follow=True)
-    async for record in stream:
+    async for record in while_unit_runs(stream, lab_service.lab, lab_service.unit):
         if record.pid == new_pid:
             seen.append(record.message)
         if any("speculative_num_steps=4" in m for m in seen):
@@ -121,7 +122,7 @@ async def test_journal_resumes_after_a_dropped_connection_without_loss(make_ssh_
     records = []
     stream = host.journal(lines=5, follow=True)
     killed = False
-    async for record in stream:
+    async for record in while_unit_runs(stream, hostlab, TICKER_UNIT):
         records.append(record)
         ticks = tick_numbers(records, pid)
         if not killed and len(ticks) >= 5:

@@ -8,6 +8,7 @@ where a missing lab is a FAILURE, so CI can never pass by skipping.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -29,6 +31,7 @@ from tests.hostlab.lab import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
 ARGV_SERVER = Path(__file__).resolve().parent / "argv_server.py"
 SIM_MAIN = REPO / "src" / "specdec_tui" / "sim" / "__main__.py"
 UNIT = "specdec-lab.service"
@@ -100,29 +103,79 @@ class LabService:
         return self.lab.run(["cat", path or self.path]).stdout.encode()
 
     def server_info(self, timeout: float = 20.0) -> dict:
-        def fetch() -> dict | None:
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/get_server_info", timeout=1) as resp:
-                    return json.loads(resp.read())
-            except OSError:
-                return None
-
-        return wait_for(fetch, timeout, f"{self.base_url}/get_server_info", interval=0.1)
+        """The running server's /get_server_info; fails at once, in words, if the unit is not running."""
+        return wait_until_serving(self.lab, self.unit, self.port, timeout)
 
 
-def install_service(lab: HostLab, unit: str, text: str) -> None:
+def unit_problem(lab: HostLab, unit: str) -> str | None:
+    """None while `unit` is starting or running; otherwise what systemd says about it: its state,
+    `systemctl status` (which names the failed step, e.g. status=203/EXEC) and the journal of this start."""
+    props = lab.run(["systemctl", "show", "-p", "ActiveState", "-p", "SubState", "-p", "Result",
+                     "-p", "ExecMainStatus", "-p", "InvocationID", unit], check=False).stdout
+    state = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
+    if state.get("ActiveState") in ("active", "activating", "reloading"):
+        return None
+    invocation = state.pop("InvocationID", "")
+    journal = lab.run(["journalctl", f"_SYSTEMD_INVOCATION_ID={invocation}", "-n", "15", "--no-pager", "-o", "cat"],
+                      check=False).stdout.rstrip() if invocation else ""
+    status = lab.run(["systemctl", "status", "--no-pager", "--full", "-n", "0", unit], check=False).stdout.rstrip()
+    return (f"{unit} is not running: " + " ".join(f"{k}={v}" for k, v in sorted(state.items()))
+            + "\n" + status + "\nits journal (this start) ends with:\n" + (journal or "(no lines)"))
+
+
+def wait_until_serving(lab: HostLab, unit: str, port: int, timeout: float = 20.0) -> dict:
+    """Waits for the unit's server to answer /get_server_info; fails AT ONCE, with the unit's state and
+    journal, when the unit has failed or stopped (nothing would ever answer)."""
+    def fetch() -> dict | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/get_server_info", timeout=1) as resp:
+                return json.loads(resp.read())
+        except OSError:
+            problem = unit_problem(lab, unit)
+            if problem:
+                pytest.fail(problem, pytrace=False)
+            return None
+
+    return wait_for(fetch, timeout, f"{unit} to answer on 127.0.0.1:{port}/get_server_info", interval=0.1)
+
+
+async def while_unit_runs(stream: AsyncIterator[T], lab: HostLab, unit: str, every: float = 0.5) -> AsyncIterator[T]:
+    """Yields what `stream` yields (a journal follow); whenever it is silent for `every` seconds, checks
+    the unit: a follow waiting for lines from a unit that failed fails AT ONCE with its state and journal
+    instead of waiting out the test's time limit."""
+    iterator = stream.__aiter__()
+    while True:
+        step = asyncio.ensure_future(iterator.__anext__())
+        while not (await asyncio.wait({step}, timeout=every))[0]:
+            problem = await asyncio.to_thread(unit_problem, lab, unit)
+            if problem:
+                step.cancel()
+                await asyncio.wait({step})  # let the stream finish cancelling, so it can be closed
+                pytest.fail(problem, pytrace=False)
+        try:
+            item = step.result()
+        except StopAsyncIteration:
+            return
+        yield item
+
+
+def install_service(lab: HostLab, unit: str, text: str, port: int) -> None:
+    """Installs and starts `unit`, and returns once its server answers: a unit that cannot start fails
+    the test at once with systemd's state and the unit's journal."""
     lab.run(["systemctl", "stop", unit], check=False)
+    lab.run(["systemctl", "reset-failed", unit], check=False)
     lab.run(["rm", "-rf", f"/etc/systemd/system/{unit}", "/etc/systemd/system/.specdec"])
     lab.run(["tee", f"/etc/systemd/system/{unit}"], input=text)
     lab.run(["systemctl", "daemon-reload"])
     lab.run(["systemctl", "start", unit])
+    wait_until_serving(lab, unit, port)
 
 
 @pytest.fixture
 def lab_service(hostlab: HostLab) -> Iterator[LabService]:
     port = free_port()
     service = LabService(hostlab, UNIT, port, unit_text(server_exec(port, 3)))
-    install_service(hostlab, UNIT, service.text)
+    install_service(hostlab, UNIT, service.text, port)
     yield service
     hostlab.run(["systemctl", "stop", UNIT], check=False)
 
@@ -132,7 +185,7 @@ def ticker_service(hostlab: HostLab) -> Iterator[LabService]:
     """A unit that prints numbered `tick N` lines ten times a second (journal loss/duplicate checks)."""
     port = free_port()
     text = unit_text(f"{sys.executable} -u {ARGV_SERVER} --port {port} --tick-interval 0.05", "specdec ticker")
-    install_service(hostlab, TICKER_UNIT, text)
+    install_service(hostlab, TICKER_UNIT, text, port)
     yield LabService(hostlab, TICKER_UNIT, port, text)
     hostlab.run(["systemctl", "stop", TICKER_UNIT], check=False)
 

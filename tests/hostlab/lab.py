@@ -4,6 +4,11 @@ sshd running inside it on 127.0.0.1:<free port>.
 Everything systemd could write to is a private tmpfs inside the namespace (see init.sh, which checks
 this before it execs systemd); the harness's own files live in /var/lib/specdec-hostlab-<pid>,
 NOT in /tmp. Nothing is killed by name: processes are found and stopped by their PID.
+
+The lab's units run this test process's python on this checkout, which may live under a directory the
+lab hides (a clone in /tmp, a venv in /home/...): init.sh bind-mounts those directories, read-only and at
+the same path, on top of the private mounts (`HostLab.visible`), and boot() checks that the python and
+the package really are usable inside before any test runs, or says in words why not.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 INIT_SCRIPT = HERE / "init.sh"
 VENDOR_UNITS = Path("/lib/systemd/system")
 COPIED_UNITS = (
@@ -67,6 +74,20 @@ def missing_requirements() -> str | None:
     return None
 
 
+def paths_a_unit_needs() -> list[Path]:
+    """The directories a lab unit running `sys.executable` on this checkout reads: the checkout, the venv,
+    the base python and every import path, as absolute paths (and their resolved form when a symlink
+    differs), sorted. init.sh makes the ones it would hide visible inside the namespace."""
+    found: set[Path] = set()
+    exe = Path(os.path.abspath(sys.executable))
+    for p in (REPO, Path(sys.prefix), Path(sys.exec_prefix), Path(sys.base_prefix), exe.parent,
+              Path(os.path.realpath(exe)).parent, *(Path(e) for e in sys.path if e)):
+        for q in {Path(os.path.abspath(p)), Path(os.path.realpath(p))}:
+            if q.is_dir():
+                found.add(q)
+    return sorted(found)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -102,6 +123,8 @@ class HostLab:
     """One booted test host. `root_dir` holds keys, configs and the machine-side copies of files."""
 
     root_dir: Path = field(default_factory=lambda: Path(f"/var/lib/specdec-hostlab-{os.getpid()}"))
+    # Directories of the machine the lab's units must see at the same path (read-only): see init.sh.
+    visible: list[Path] = field(default_factory=paths_a_unit_needs)
     ssh_port: int = 0
     init_pid: int | None = None  # the namespace's PID 1, as seen from the machine
     _unshare: subprocess.Popen | None = None
@@ -142,6 +165,7 @@ class HostLab:
         for name, body in TARGETS.items():
             (units / name).write_text(f"[Unit]\nDescription=hostlab {name}\n{body}")
         (units / "default.target").symlink_to("multi-user.target")
+        (self.root_dir / "visible").write_text("".join(f"{p}\n" for p in self.visible))
         for key in (self.host_key, self.client_key):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
         (self.root_dir / "authorized_keys").write_text(self.client_key.with_suffix(".pub").read_text())
@@ -194,7 +218,7 @@ class HostLab:
         if reason:
             raise LabUnavailable(reason)
         self._prepare()
-        self.cgroup = f"specdec-hostlab-{os.getpid()}"
+        self.cgroup = self.root_dir.name  # specdec-hostlab-<pid>[-suffix]: one per lab, never shared
         for hierarchy in ("systemd", "unified"):
             base = Path("/sys/fs/cgroup") / hierarchy
             if base.is_dir():
@@ -217,7 +241,20 @@ class HostLab:
             wait_for(self._is_running, timeout, "systemd to reach running/degraded", interval=0.2)
         except TimeoutError as err:
             raise LabUnavailable(f"{err}; console: {self.console_tail()}") from err
+        self._check_python()
         self._start_sshd()
+
+    def _check_python(self) -> None:
+        """The lab's units run this python on this checkout: make sure they can, inside, before any
+        test waits for a unit that could never start."""
+        check = self.run(["env", f"PYTHONPATH={REPO / 'src'}", sys.executable, "-c",
+                          f"import os, specdec_tui; os.chdir({str(REPO)!r})"], check=False)
+        if check.returncode != 0:
+            raise LabUnavailable(
+                f"inside the lab host, {sys.executable} cannot import specdec_tui from {REPO} "
+                f"(directories init.sh was asked to show there: {', '.join(map(str, self.visible))}): "
+                f"{(check.stderr or check.stdout).strip()[-600:]}"
+            )
 
     def _is_running(self) -> bool:
         if self._unshare is not None and self._unshare.poll() is not None:
