@@ -22,14 +22,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from specdec_tui.core.compare import compare_trials, summary_rows
+from specdec_tui.core.compare import change_label, compare_trials, summary_rows
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.session_export import to_csv, to_json, to_markdown
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import demo_unit_text
-from specdec_tui.loop.unit_checks import change_label
 
 TARGET_MS = 300.0
 LEVELS = (1, 4, 16, 32, 64)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from textual.app import App, ComposeResult
 
+from specdec_tui.core.compare import change_label
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sglang.stats import LogStats
@@ -13,7 +14,7 @@ from specdec_tui.hosts.base import GpuFact, ServiceStatus
 from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui.widgets.health_pane import HealthPane
 from specdec_tui.ui.widgets.tok_chart import TokChart
-from specdec_tui.ui.widgets.trials_list import TrialsList, flag_changes
+from specdec_tui.ui.widgets.trials_list import TrialsList
 
 DECODE = (
     "[2025-03-01 14:03:07 TP0] Decode batch, #running-req: 3, #token: 912, token usage: 0.12, "
@@ -114,8 +115,8 @@ async def test_trials_list_rows_and_selection_message() -> None:
         widget = app.query_one(TrialsList)
         widget.set_trials([trial(1, "1", 123, 1500, 26), trial(2, "2", 186, 1480, 21), trial(3, "4", 0, 0, 0, "failed")])
         await pilot.pause()
-        assert widget.cell_text(1, "change") == "first"
-        assert widget.cell_text(2, "change") == "num-steps=2"
+        assert widget.cell_text(1, "change") == "trial 1"  # unlabelled (an old session): its number
+        assert widget.cell_text(2, "change") == "steps=2"  # else what it changed, as the loop labels trials
         assert widget.cell_text(2, "c1") == "186.0" and widget.cell_text(2, "cmax") == "1,480 @64"
         assert widget.cell_text(2, "mrr") == "21"
         assert widget.cell_text(3, "status").startswith("failed: not healthy")
@@ -125,6 +126,7 @@ async def test_trials_list_rows_and_selection_message() -> None:
         assert app.selected == [(1, 2)]
 
 
-def test_flag_changes_names_added_changed_and_removed_flags() -> None:
-    assert flag_changes({"a": "1", "b": None}, {"a": "2", "c": None}) == "a=2, -b, c"
-    assert flag_changes({"a": "1"}, {"a": "1"}) == "no change"
+def test_change_label_names_changed_added_and_removed_flags() -> None:
+    steps = "speculative-num-steps"
+    assert change_label({steps: "1", "b": None}, {steps: "2", "c": None}) == "steps=2 b=off c=on"
+    assert change_label({"a": "1"}, {"a": "1"}) == "same flags"

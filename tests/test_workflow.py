@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from specdec_tui.core.compare import change_label
 from specdec_tui.core.session import load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.trial import TrialLoop
-from specdec_tui.loop.unit_checks import WorkflowError, change_label
+from specdec_tui.loop.unit_checks import WorkflowError
 
 
 def edit(text: str, **flags: str) -> str:

@@ -88,8 +88,30 @@ def concurrencies_of(session: Session) -> list[int]:
     return sorted({lv.concurrency for t in session.trials for lv in t.levels})
 
 
-def trial_label(trial: Trial) -> str:
-    return trial.label or f"trial {trial.id}"
+def short_flag(name: str) -> str:
+    """`speculative-num-steps` → `steps`, for trial labels that fit a chart legend."""
+    short = name.removeprefix("speculative-").removeprefix("num-")
+    return {"eagle-topk": "topk", "draft-tokens": "draft"}.get(short, short)
+
+
+def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
+    """A short name for a trial: the flags that differ from the previous trial, e.g. `steps=3 draft=4`."""
+    if previous is None:
+        steps = flags.get("speculative-num-steps")
+        return f"steps={steps}" if steps is not None else "baseline"
+    parts = []
+    for name in dict.fromkeys([*previous, *flags]):
+        old, new = previous.get(name, "∅"), flags.get(name, "∅")
+        if old != new:
+            parts.append(f"{short_flag(name)}={'off' if new == '∅' else ('on' if new is None else new)}")
+    return " ".join(parts) or "same flags"
+
+
+def trial_label(trial: Trial, previous: Trial | None = None) -> str:
+    """The one name a trial goes by: its label, else what it changed against `previous`, else `trial N`."""
+    if trial.label:
+        return trial.label
+    return change_label(previous.flags, trial.flags) if previous is not None else f"trial {trial.id}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from specdec_tui.core.compare import short_flag
 from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import (
@@ -28,7 +29,7 @@ from specdec_tui.hosts.base import HostError
 from specdec_tui.loop.events import Busy, Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.trial import TrialLoop
-from specdec_tui.loop.unit_checks import WorkflowError, check_unit, short_flag
+from specdec_tui.loop.unit_checks import WorkflowError, check_unit
 
 STEPS = "speculative-num-steps"
 TOPK = "speculative-eagle-topk"

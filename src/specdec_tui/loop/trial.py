@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
+from specdec_tui.core.compare import change_label
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
@@ -44,12 +45,7 @@ from specdec_tui.loop.events import (
     UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready, watch_health
-from specdec_tui.loop.unit_checks import (
-    WorkflowError,
-    api_key_from,
-    change_label,
-    check_unit,
-)
+from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
 EventSink = Callable[[LoopEvent], None]
 

@@ -1,4 +1,4 @@
-"""What must hold before an edit is pushed, and the short name a trial gets from what it changed."""
+"""What must hold before an edit is pushed: the unit parses and its flags hold no error; the API key's source."""
 
 from __future__ import annotations
 
@@ -31,22 +31,3 @@ def check_unit(text: str) -> UnitFile:
         listed = "; ".join(issue.message for issue in errors)
         raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed}")
     return unit
-
-
-def short_flag(name: str) -> str:
-    """`speculative-num-steps` → `steps`, for trial labels that fit a chart legend."""
-    short = name.removeprefix("speculative-").removeprefix("num-")
-    return {"eagle-topk": "topk", "draft-tokens": "draft"}.get(short, short)
-
-
-def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
-    """A short name for a trial: the flags that differ from the previous trial, e.g. `steps=3 draft=4`."""
-    if previous is None:
-        steps = flags.get("speculative-num-steps")
-        return f"steps={steps}" if steps is not None else "baseline"
-    parts = []
-    for name in dict.fromkeys([*previous, *flags]):
-        old, new = previous.get(name, "∅"), flags.get(name, "∅")
-        if old != new:
-            parts.append(f"{short_flag(name)}={'off' if new == '∅' else ('on' if new is None else new)}")
-    return " ".join(parts) or "same flags"

@@ -20,6 +20,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable
 
+from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Trial
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
@@ -34,25 +35,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "status"),
 )
 _STATUS_CLASS = {"ok": "trials--ok", "failed": "trials--failed", "cancelled": "trials--muted", "running": "trials--running"}
-
-
-def flag_changes(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
-    """"steps=3, topk=1" — the flags that differ from the previous trial ("first" for the first one)."""
-    if previous is None:
-        return "first"
-    parts = []
-    for name in sorted(set(previous) | set(flags)):
-        if name in flags and (name not in previous or previous[name] != flags[name]):
-            value = flags[name]
-            parts.append(name.removeprefix("speculative-") if value is None else f"{name.removeprefix('speculative-')}={value}")
-        elif name not in flags:
-            parts.append(f"-{name.removeprefix('speculative-')}")
-    return ", ".join(parts) or "no change"
-
-
-def trial_label(trial: Trial, previous: Trial | None) -> str:
-    """The trial's own label, else its flag change against the previous trial."""
-    return trial.label or flag_changes(previous.flags if previous else None, trial.flags)
 
 
 class TrialsList(Vertical):
