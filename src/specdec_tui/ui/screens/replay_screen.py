@@ -8,7 +8,6 @@ replay module puts back the unit that ran before (also on cancel); the screen sa
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +19,7 @@ from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.words import in_words
+from specdec_tui.loop.replay import ReplayOutcome, ReplayPair
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
 from specdec_tui.ui.screens.task_screen import (
@@ -127,7 +127,7 @@ class ReplayScreen(TaskScreen):
         elif isinstance(event, ReplayDone):
             self._done(event.outcome)
 
-    def _done(self, outcome: Any) -> None:
+    def _done(self, outcome: ReplayOutcome) -> None:
         self.outcome = outcome
         self.running = False
         table = self.query_one("#replay-table", DataTable)
@@ -143,7 +143,7 @@ class ReplayScreen(TaskScreen):
             f"{held} of {len(outcome.pairs)} trial(s) reproduce within ±{TOLERANCE_PCT:.0f}%. {where}\n"
             "The replayed trials are in the session (label \"replay of …\"). Press escape to go back.")
 
-    def _cells(self, trial: Trial, pair: Any = None) -> list[Text]:
+    def _cells(self, trial: Trial, pair: ReplayPair | None = None) -> list[Text]:
         status = self.status_by_id.get(trial.id, "pending")
         cells = [Text(str(trial.id), justify="right"), Text(trial_label(trial)), Text(status),
                  Text(fmt_num(_low_c_tok_s(trial)), justify="right")]

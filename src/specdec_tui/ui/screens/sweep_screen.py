@@ -10,7 +10,6 @@ so, and applies the winner only when the user confirms.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -26,7 +25,7 @@ from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
-from specdec_tui.loop.sweep import SweepPlan
+from specdec_tui.loop.sweep import SweepOutcome, SweepPlan
 from specdec_tui.loop.sweep_form import (
     OBJECTIVES,
     SWEEP_FLAGS,
@@ -46,7 +45,7 @@ from specdec_tui.ui.screens.task_screen import (
 )
 
 
-class SweepFormScreen(ModalScreen[Any]):
+class SweepFormScreen(ModalScreen[SweepPlan | None]):
     """Asks for the sweep; dismisses with a `sweep.SweepPlan`, or None when cancelled."""
 
     BINDINGS = [Binding("escape", "close", "Cancel", id="sweep-form-close")]
@@ -269,7 +268,7 @@ class SweepScreen(TaskScreen):
             self.applied = f"The host now runs the winner ({self.plan.flag} {message.value})."
         self._show_result()
 
-    def _done(self, outcome: Any) -> None:
+    def _done(self, outcome: SweepOutcome) -> None:
         self.outcome = outcome
         self.running = False
         self._refresh_curves()
