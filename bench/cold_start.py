@@ -31,7 +31,7 @@ ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[PX^_].*?\x1b\\|\x1b\][^\x07]*(
 
 def write_session(path: Path) -> None:
     """A session like the seed's: steps 1 → 2 → 3, five levels each."""
-    from specdec_tui.hosts.local.host.workspace import demo_unit_text
+    from specdec_tui.hosts.local.workspace import demo_unit_text
 
     from specdec_tui.core.results import LevelResult, ServerFacts
     from specdec_tui.core.session import Session, Trial, save_session

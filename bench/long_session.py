@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from specdec_tui.hosts.local.host.workspace import demo_unit_text
+from specdec_tui.hosts.local.workspace import demo_unit_text
 
 from specdec_tui.core.compare import compare_trials, summary_rows
 from specdec_tui.core.config import BenchProfile, Config

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
 from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.config import BenchProfile

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session

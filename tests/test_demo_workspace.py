@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from specdec_tui.hosts.local.host.workspace import demo_config, ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 
 from specdec_tui.core import paths
 from specdec_tui.core.config import Config, HostConfig

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace, free_port
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
 
 from specdec_tui.bench.events import LevelProgress, LevelStarted
 from specdec_tui.core.config import BenchProfile

@@ -27,7 +27,7 @@ from pathlib import Path
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.loop.trial import TrialRunner
 

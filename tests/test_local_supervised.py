@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
 from specdec_tui.core import paths
 from specdec_tui.hosts.local.state import read_state, state_path
@@ -130,7 +130,7 @@ def test_bench_on_a_configured_ssh_host_uses_its_base_url_without_connecting(tmp
 PANEL = r"""
 import asyncio, os, signal, sys
 from pathlib import Path
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.state import read_state, state_path
 

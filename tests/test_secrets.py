@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
 from specdec_tui.core.config import BenchProfile, ConfigError, HostConfig, parse_config
 from specdec_tui.core.redact import REDACTED, redact_text, restore_secrets

@@ -142,7 +142,7 @@ def test_entry_point_runs_as_a_process(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_a_sweep_restores_the_unit(tmp_path: Path) -> None:
-    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
     from specdec_tui.core.paths import demo_dir
 

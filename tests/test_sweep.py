@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import demo_unit_text
+from specdec_tui.hosts.local.workspace import demo_unit_text
 
 from specdec_tui.core.session import load_session
 from specdec_tui.core.sweep_rules import choose, sweep_groups

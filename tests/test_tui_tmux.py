@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
 from specdec_tui.core import paths
 from tests.conftest import require

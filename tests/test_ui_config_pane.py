@@ -74,7 +74,7 @@ async def test_unknown_flag_gets_its_own_row() -> None:
 async def test_api_key_is_masked_on_screen_and_a_push_after_an_edit_sends_the_real_key(tmp_path, monkeypatch) -> None:
     import dataclasses
 
-    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
     from specdec_tui.core.unit import UnitFile
 

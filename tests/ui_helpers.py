@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from specdec_tui.hosts.local.host.workspace import (
+from specdec_tui.hosts.local.workspace import (
     demo_config,
     demo_unit_text,
     ensure_demo_workspace,

@@ -16,7 +16,7 @@ from specdec_tui.cli.main import CliError
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.local.host.workspace import DEMO_PROFILE
+from specdec_tui.hosts.local.workspace import DEMO_PROFILE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,7 +68,7 @@ async def _run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.bench_cmd import LiveTable
     from specdec_tui.hosts.base import HostError
     from specdec_tui.hosts.local.host import LocalHost
-    from specdec_tui.hosts.local.host.workspace import (
+    from specdec_tui.hosts.local.workspace import (
         demo_config,
         ensure_demo_workspace,
     )

@@ -77,7 +77,7 @@ def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
     from specdec_tui.core.config import ConfigError, find_config_path, load_config
     from specdec_tui.hosts.base import HostError
     from specdec_tui.hosts.factory import pick_host_name
-    from specdec_tui.hosts.local.host.workspace import (
+    from specdec_tui.hosts.local.workspace import (
         demo_host_config,
         ensure_demo_workspace,
     )

@@ -110,7 +110,7 @@ def run_demo(args: argparse.Namespace) -> int:
                                       max_tokens=None, workspace=None, keep_running=False)
         return demo_cmd.run(argparse.Namespace(**{**vars(defaults), **vars(args)}))
     from specdec_tui.hosts.local.host import LocalHost
-    from specdec_tui.hosts.local.host.workspace import (
+    from specdec_tui.hosts.local.workspace import (
         demo_config,
         ensure_demo_workspace,
     )

@@ -38,7 +38,7 @@ def open_demo_host(
     name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False
 ) -> Host:
     """A LocalHost on the demo workspace (created on first use); see `LocalHost` for `keep_running`."""
-    from specdec_tui.hosts.local.host.workspace import ensure_demo_workspace
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 
     from specdec_tui.hosts.local.host import LocalHost
 
