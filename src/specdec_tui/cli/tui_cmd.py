@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import Config, ConfigError, find_config_path, load_config
 from specdec_tui.core.session import (
     Session,

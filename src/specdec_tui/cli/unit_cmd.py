@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.flags import Issue, spec_for, validate
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.unit import (
