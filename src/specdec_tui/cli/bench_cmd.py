@@ -144,12 +144,16 @@ def _load_config(args: argparse.Namespace) -> Any:
 def wait_for_server(config: Any, name: str, *, quiet: bool, api_key: str | None = None) -> str:
     """The base URL of host `name`, once its server is ready to be measured.
 
-    A unit that is not running is refused in words (benchmarking it would only count connection errors);
-    a unit that is starting (e.g. right after `host restart`, which returns at once) is waited for, up to
-    the host's healthy_timeout_s, saying so on stderr unless `quiet`."""
+    On a local host (the demo), a unit that is not running is refused in words (benchmarking it would only
+    count connection errors); a unit that is starting (e.g. right after `host restart`, which returns at once)
+    is waited for, up to the host's healthy_timeout_s, saying so on stderr unless `quiet`."""
     from specdec_tui.hosts.base import HostError
 
     host = open_cli_host(config, name, keep_running=True)
+    if host.info.kind != "local":
+        # An SSH host is not contacted (bench needs only its base_url, and SSH may not even be reachable from
+        # here); a run against a server that is not up fails as a whole below (`run_error`), in words.
+        return host.info.base_url
     timeout = healthy_timeout_of(config.hosts.get(name))
     try:
         asyncio.run(_wait_ready(host, name, timeout, quiet=quiet, api_key=api_key or api_key_of(config.hosts.get(name))))
