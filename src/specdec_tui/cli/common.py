@@ -69,10 +69,6 @@ def open_cli_host(config: Config, name: str, *, keep_running: bool = False) -> H
         raise CliError(str(err)) from None
 
 
-def host_settings(config: Config, name: str) -> HostConfig | None:
-    return config.hosts.get(name)
-
-
 def api_key_of(host_config: HostConfig | None) -> str | None:
     """The API key from the environment variable the host config names (keys are never stored)."""
     if host_config is None or not host_config.api_key_env:
