@@ -216,3 +216,32 @@ def test_cli_host_status_and_cat_over_ssh(hostlab, lab_service, monkeypatch, tmp
     assert capsys.readouterr().out == lab_service.text
     assert main(["host", "status", "--host", "lab", "--config", str(config)]) == 0
     assert f"{UNIT}: active (running)" in capsys.readouterr().out
+
+
+def test_cli_host_rollback_over_ssh_restarts_and_waits_healthy(hostlab, lab_service, monkeypatch, tmp_path, capsys):
+    """`host rollback` on a real systemd host means what `u` means in the panel: restore, daemon-reload,
+    restart, wait until healthy — the server then runs the restored flags."""
+    from specdec_tui.cli.main import main
+
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\nbase_url = "{lab_service.base_url}"\n'
+                      "healthy_timeout_s = 60\n")
+    edited = tmp_path / "steps4.service"
+    edited.write_text(lab_service.text_with(4))
+    where = ["--host", "lab", "--config", str(config)]
+    assert main(["host", "push", str(edited), *where]) == 0
+    assert main(["host", "restart", *where]) == 0
+    assert lab_service.server_info()["speculative_num_steps"] == 4
+    capsys.readouterr()
+
+    assert main(["host", "rollback", *where]) == 0
+    out = capsys.readouterr().out
+    assert "--speculative-num-steps 4 → 3" in out and "healthy again" in out
+    assert lab_service.read_on_host() == lab_service.text.encode()
+    assert lab_service.server_info()["speculative_num_steps"] == 3

@@ -10,19 +10,29 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import sys
 from typing import Any
 
+from specdec_tui.cli.common import (
+    add_target_options,
+    healthy_timeout_of,
+    load_cli_config,
+    open_cli_host,
+    parse_concurrency,
+)
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.loop.unit_checks import api_key_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `bench` command."""
     p = sub.add_parser("bench", help="benchmark a server: tok/s, TTFT, TPOT, ITL and acceptance per concurrency")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:30000")
-    where.add_argument("--host", dest="bench_host", metavar="NAME", help="host from the config (its base_url)")
-    p.add_argument("--profile", dest="bench_profile", metavar="NAME", help="benchmark profile from the config")
+    where.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:30000 (no host is contacted)")
+    add_target_options(p, host_group=where)
+    p.add_argument("--profile", default=argparse.SUPPRESS, metavar="NAME", help="benchmark profile from the config")
     p.add_argument("--concurrency", metavar="LIST", help="levels, e.g. 1,4,16,32,64")
     p.add_argument("--requests", type=int, metavar="N", help="measured requests per level")
     p.add_argument("--duration", type=float, metavar="S", help="seconds per level instead of a request count")
@@ -39,8 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.main import CliError
-
     base_url, api_key, profile = resolve(args)
     from specdec_tui.bench import run_benchmark
     from specdec_tui.bench.events import RunDone
@@ -51,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     async def go() -> None:
         nonlocal done
         async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
-            out.on_event(ev)
             if isinstance(ev, RunDone):
+                ev = dataclasses.replace(ev, error=run_error(ev, base_url))
                 done = ev
+            out.on_event(ev)
 
     try:
         with out:
@@ -68,28 +77,42 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
-    """URL, API key and the profile with command-line overrides applied."""
-    from specdec_tui.cli.main import CliError
+def run_error(done: Any, base_url: str) -> str | None:
+    """The run's failure in words: the engine's, or "every request failed" (a run without one answered
+    request measured nothing, whatever its table says)."""
+    if done.error or done.cancelled:
+        return done.error
+    total = sum(lv.requests for lv in done.levels)
+    failed = sum(lv.errors for lv in done.levels)
+    if total == 0 or failed < total:
+        return None
+    kinds: dict[str, int] = {}
+    for lv in done.levels:
+        for kind, n in lv.error_kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    listed = ", ".join(f"{kind} ×{n}" for kind, n in kinds.items())
+    why = (f"nothing accepted the connection at {base_url}" if set(kinds) == {"connect"}
+           else f"the server at {base_url} did not answer them")
+    return (f"all {total} requests failed ({listed or 'errors'}): {why}; the figures measure nothing — "
+            "check that the server is up and ready (`specdec-tui host status`, `host journal`)")
 
-    host_name = getattr(args, "bench_host", None) or (None if args.url else getattr(args, "host", None))
-    profile_name = getattr(args, "bench_profile", None) or getattr(args, "profile", None)
+
+def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
+    """URL, API key and the profile with command-line overrides applied. With --host, the host's server
+    is checked and waited for until ready (see `wait_for_server`)."""
+    host_name = None if args.url else getattr(args, "host", None)
+    profile_name = getattr(args, "profile", None)
     config = None
     if host_name or profile_name:
-        from specdec_tui.core.config_errors import ConfigError
-        from specdec_tui.core.config_file import find_config_path, load_config
-
-        try:
-            config = load_config(find_config_path(getattr(args, "config", None)))
-        except ConfigError as err:
-            raise CliError(str(err)) from None
+        config, host_name = load_cli_config(args) if host_name else (_load_config(args), None)
     api_key_env = args.api_key_env
     if args.url:
         base_url = args.url
     elif host_name and config is not None:
-        base_url = host_base_url(config, host_name)
         host_config = config.hosts.get(host_name)
         api_key_env = api_key_env or (host_config.api_key_env if host_config else None)
+        base_url = wait_for_server(config, host_name, quiet=args.json,
+                                   api_key=os.environ.get(api_key_env) if api_key_env else None)
     else:
         raise CliError("say where to send requests: --url URL or --host NAME")
     if not base_url.startswith(("http://", "https://")):
@@ -109,39 +132,68 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
     return base_url, api_key, apply_overrides(profile, args)
 
 
-def host_base_url(config: Any, name: str) -> str:
-    """The base URL of host `name` as the host factory resolves it (so the built-in `demo` works too).
-
-    A local host's service is checked first: benchmarking a server that is not running would only
-    count connection errors. An SSH host is not contacted; its configured base_url is used as is."""
-    from specdec_tui.cli.main import CliError
-    from specdec_tui.hosts.base import HostError
-    from specdec_tui.hosts.factory import open_host
+def _load_config(args: argparse.Namespace) -> Any:
+    from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.core.config_file import find_config_path, load_config
 
     try:
-        host = open_host(config, name, keep_running=True)
-        if host.info.kind == "local":
-            status = asyncio.run(host.status())
-            if not status.is_running:
-                why = f"{status.active_state}, result {status.result}" if status.result else status.active_state
-                raise CliError(f"the {name} host's service is not running ({host.info.unit}: {why}): "
-                               f"start it with `specdec-tui host restart --host {name}`")
+        return load_config(find_config_path(getattr(args, "config", None)))
+    except ConfigError as err:
+        raise CliError(str(err)) from None
+
+
+def wait_for_server(config: Any, name: str, *, quiet: bool, api_key: str | None = None) -> str:
+    """The base URL of host `name`, once its server is ready to be measured.
+
+    On a local host (the demo), a unit that is not running is refused in words (benchmarking it would only
+    count connection errors); a unit that is starting (e.g. right after `host restart`, which returns at once)
+    is waited for, up to the host's healthy_timeout_s, saying so on stderr unless `quiet`."""
+    from specdec_tui.hosts.base import HostError
+
+    host = open_cli_host(config, name, keep_running=True)
+    if host.info.kind != "local":
+        # An SSH host is not contacted (bench needs only its base_url, and SSH may not even be reachable from
+        # here); a run against a server that is not up fails as a whole below (`run_error`), in words.
+        return host.info.base_url
+    timeout = healthy_timeout_of(config.hosts.get(name))
+    try:
+        asyncio.run(_wait_ready(host, name, timeout, quiet=quiet, api_key=api_key or api_key_from(config.hosts.get(name))))
     except HostError as err:
-        raise CliError(f"{err}; or pass --url") from None
+        raise CliError(f"{name}: {err}; or pass --url") from None
     return host.info.base_url
 
 
-def parse_concurrency(text: str) -> tuple[int, ...]:
-    """`--concurrency 1,4,16` → (1, 4, 16); a CliError in words for anything else."""
-    from specdec_tui.cli.main import CliError
+async def _wait_ready(host: Any, name: str, timeout: float, *, quiet: bool, api_key: str | None) -> None:
+    from specdec_tui.loop.health import NotHealthy, wait_ready
+    from specdec_tui.loop.start_failure import start_failure_cause
 
+    await host.connect()
     try:
-        levels = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise CliError(f"--concurrency takes whole numbers separated by commas (got {text!r})") from None
-    if not levels or min(levels) < 1:
-        raise CliError("--concurrency levels must be ≥ 1")
-    return levels
+        status = await host.status()
+        if not status.is_running:
+            why = f"{status.active_state}, result {status.result}" if status.result else status.active_state
+            cause = await start_failure_cause(host) if status.is_failed else None
+            raise CliError(f"the {name} host's service is not running ({host.info.unit}: {why})"
+                           + (f" — journal: {cause}" if cause else "")
+                           + f": start it with `specdec-tui host restart --host {name}`")
+        try:  # already serving: no message
+            await wait_ready(host, host.info.base_url, timeout_s=min(0.5, timeout), api_key=api_key)
+            return
+        except NotHealthy as err:
+            if err.snapshot is not None and err.snapshot.status is not None and err.snapshot.status.is_failed:
+                raise CliError(f"{name}: {err}") from None
+        if not quiet:
+            print(f"waiting for {name} ({host.info.base_url}) to be ready before benchmarking "
+                  f"(up to {timeout:.0f} s)…", file=sys.stderr, flush=True)
+        try:
+            await wait_ready(host, host.info.base_url, timeout_s=timeout, api_key=api_key)
+        except NotHealthy as err:
+            cause = await start_failure_cause(host)
+            raise CliError(f"{name}: not benchmarking: {err}" + (f" — journal: {cause}" if cause else "")) from None
+        if not quiet:
+            print(f"{name} is ready", file=sys.stderr, flush=True)
+    finally:
+        await host.close()
 
 
 def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchProfile:
@@ -200,8 +252,7 @@ class JsonOut:
         from specdec_tui.bench.events import LevelDone, RunDone
         from specdec_tui.loop.events import unwrap_bench
 
-        ev = unwrap_bench(ev)
-
+        ev = unwrap_bench(ev)  # the trial loop wraps each benchmark event with its run number
         if isinstance(ev, LevelDone):
             print(orjson.dumps(level_json(ev.result)).decode(), flush=True)
         elif isinstance(ev, RunDone):
@@ -274,7 +325,7 @@ class LiveTable:
         )
         from specdec_tui.loop.events import unwrap_bench
 
-        ev = unwrap_bench(ev)
+        ev = unwrap_bench(ev)  # the trial loop wraps each benchmark event with its run number
         if isinstance(ev, LevelStarted):
             planned = f"{ev.planned} requests" if ev.planned else f"{ev.duration_s:g} s"
             self.current = f"c={ev.concurrency}: starting ({planned})"

@@ -12,7 +12,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.common import parse_concurrency
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.unit import UnitFile
@@ -41,8 +42,6 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
 def demo_profile(args: argparse.Namespace) -> BenchProfile:
     profile = replace(DEMO_PROFILE, concurrency=(1, 4, 16))
     if getattr(args, "concurrency", None):
-        from specdec_tui.cli.bench_cmd import parse_concurrency
-
         profile = replace(profile, concurrency=parse_concurrency(args.concurrency))
     if getattr(args, "requests", None):
         profile = replace(profile, requests=args.requests)

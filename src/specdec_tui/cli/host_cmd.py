@@ -7,9 +7,24 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from specdec_tui.cli.common import (
+    add_target_options,
+    healthy_timeout_of,
+    load_cli_config,
+    open_cli_host,
+    progress,
+)
+from specdec_tui.cli.errors import CliError
 from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.loop.start_failure import start_failure_cause
+from specdec_tui.loop.unit_checks import api_key_from
+
+if TYPE_CHECKING:
+    from specdec_tui.core.config import HostConfig
 
 ACTIONS = ("status", "cat", "push", "restart", "stop", "rollback", "journal")
 
@@ -24,63 +39,64 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("push", "atomically replace the unit with FILE (keeps a backup; systemd-analyze verify first)"),
         ("restart", "daemon-reload and restart the unit"),
         ("stop", "stop the unit"),
-        ("rollback", "restore the newest backup over the unit (then run `host restart`)"),
+        ("rollback", "restore the newest backup over the unit, daemon-reload, restart and wait until healthy"),
         ("journal", "print the unit's journal"),
     ):
         action = actions.add_parser(name, help=help_text)
-        # SUPPRESS: do not overwrite the top-level --host/--config when given before the command.
-        action.add_argument("--host", default=argparse.SUPPRESS, metavar="NAME", help="host from the config")
-        action.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file")
+        add_target_options(action)
         if name == "push":
             action.add_argument("file", metavar="FILE", help="the edited unit file")
+        if name == "rollback":
+            action.add_argument("--no-restart", action="store_true",
+                                help="only restore the file (and daemon-reload); the server keeps running its "
+                                     "current flags until `host restart`")
         if name == "journal":
             action.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
             action.add_argument("-n", "--lines", type=int, default=50, help="lines of history (default 50)")
         action.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.main import CliError
-    from specdec_tui.core.config_errors import ConfigError
-    from specdec_tui.core.config_file import find_config_path, load_config
-    from specdec_tui.hosts.factory import open_host
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The host a command acts on, with its settings from the config (None for a host not in it)."""
 
+    name: str
+    settings: HostConfig | None
+
+
+def run(args: argparse.Namespace) -> int:
+    config, name = load_cli_config(args)
+    # A script's `host restart` must leave the service running, as on a real systemd host.
+    host = open_cli_host(config, name, keep_running=True)
+    target = Target(name, config.hosts.get(name))
+    action: Callable[[Host, argparse.Namespace, Target], Awaitable[int]] = HANDLERS[args.host_command]
     try:
-        config = load_config(find_config_path(getattr(args, "config", None)))
-        # A script's `host restart` must leave the service running, as on a real systemd host.
-        host = open_host(config, getattr(args, "host", None), keep_running=True)
-    except (ConfigError, HostError) as err:
-        raise CliError(str(err)) from None
-    action: Callable[[Host, argparse.Namespace], Awaitable[int]] = HANDLERS[args.host_command]
-    try:
-        return asyncio.run(_with_host(host, args, action))
+        return asyncio.run(_with_host(host, args, target, action))
     except HostError as err:
         raise CliError(str(err)) from None
 
 
-async def _with_host(host: Host, args: argparse.Namespace, action) -> int:
+async def _with_host(host: Host, args: argparse.Namespace, target: Target, action) -> int:
     await host.connect()
     try:
-        return await action(host, args)
+        return await action(host, args, target)
     finally:
         await host.close()
 
 
-async def _status(host: Host, _args) -> int:
+async def _status(host: Host, _args, _target: Target) -> int:
     s = await host.status()
     print(f"{s.unit}: {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'} restarts={s.n_restarts} "
           f"result={s.result or '-'} since={s.active_enter.isoformat() if s.active_enter else '-'}")
     return 0 if s.is_running else 3  # 3: like `systemctl status` for a unit that is not running
 
 
-async def _cat(host: Host, _args) -> int:
+async def _cat(host: Host, _args, _target: Target) -> int:
     sys.stdout.write(await host.read_unit())
     return 0
 
 
-async def _push(host: Host, args) -> int:
-    from specdec_tui.cli.main import CliError
-
+async def _push(host: Host, args, _target: Target) -> int:
     try:
         text = Path(args.file).read_text()
     except OSError as err:
@@ -94,28 +110,79 @@ async def _push(host: Host, args) -> int:
     return 0
 
 
-async def _restart(host: Host, _args) -> int:
+async def _restart(host: Host, _args, _target: Target) -> int:
     result = await host.restart()
     s = result.status
     print(f"{s.unit}: job {result.job_result}; now {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'}")
     return 0 if result.ok else 1
 
 
-async def _stop(host: Host, _args) -> int:
+async def _stop(host: Host, _args, _target: Target) -> int:
     await host.stop()
     s = await host.status()
     print(f"{s.unit}: stopped; now {s.active_state} ({s.sub_state}) result={s.result or '-'}")
     return 0
 
 
-async def _rollback(host: Host, _args) -> int:
-    await host.rollback()
-    left = await host.history()
-    print(f"{host.info.unit}: restored the newest backup ({len(left)} older left); run `host restart` to apply")
+async def _rollback(host: Host, args, target: Target) -> int:
+    """Restore the newest backup, daemon-reload, restart and wait until the server is healthy again — what
+    `u` does in the panel. `--no-restart` restores the file alone."""
+    from specdec_tui.loop.health import NotHealthy, wait_ready
+
+    unit = host.info.unit
+    if not await host.history():
+        raise CliError(f"{unit}: there is no backup to roll back to on {target.name} "
+                       "(each `host push` that changes the unit keeps one)")
+    before = await host.read_unit()
+    restored = await host.rollback()
+    left = len(await host.history())
+    what = restored_changes(before, restored)
+    print(f"{unit}: restored the newest backup ({what}; {left} older backup(s) left)", flush=True)
+    if args.no_restart:
+        print(f"{unit}: not restarted (--no-restart): the server keeps running its current flags until "
+              f"`specdec-tui host restart --host {target.name}`", flush=True)
+        return 0
+    result = await host.restart()
+    s = result.status
+    if not result.ok:
+        cause = await start_failure_cause(host)
+        raise CliError(f"{unit}: restored, but systemd could not restart it (job {result.job_result}, now "
+                       f"{s.active_state} ({s.sub_state}))" + (f" — journal: {cause}" if cause else ""))
+    timeout = healthy_timeout_of(target.settings)
+    progress(f"{unit}: restarted (pid {s.main_pid or '-'}); waiting for {host.info.base_url} to be ready "
+             f"(up to {timeout:.0f} s)…")
+    try:
+        snap = await wait_ready(host, host.info.base_url, timeout_s=timeout, api_key=api_key_from(target.settings))
+    except NotHealthy as err:
+        cause = await start_failure_cause(host)
+        raise CliError(f"{unit}: restored and restarted, but the server is not healthy: {err}"
+                       + (f" — journal: {cause}" if cause else "")
+                       + f"; see `specdec-tui host journal --host {target.name}`") from None
+    model = f", model {snap.model}" if snap.model else ""
+    print(f"{unit}: healthy again on the restored unit ({snap.detail}{model})", flush=True)
     return 0
 
 
-async def _journal(host: Host, args) -> int:
+def restored_changes(before: str, restored: str) -> str:
+    """What the rollback changed, in flags: `--speculative-num-steps 4 → 3`; in words when they cannot be read."""
+    from specdec_tui.core.unit import UnitFile, UnitSyntaxError, flag_changes
+
+    if before == restored:
+        return "the same text as before"
+    try:
+        changes = flag_changes(UnitFile.parse(before), UnitFile.parse(restored))
+    except UnitSyntaxError:
+        return "the flags could not be compared"
+    if not changes:
+        return "no flag changes, other lines differ"
+
+    def shown(value: str | None) -> str:
+        return "absent" if value is None else value or "(switch)"
+
+    return ", ".join(f"--{c.name} {shown(c.old)} → {shown(c.new)}" for c in changes)
+
+
+async def _journal(host: Host, args, _target: Target) -> int:
     stream = host.journal(follow=args.follow, lines=args.lines)
     try:
         async for record in stream:

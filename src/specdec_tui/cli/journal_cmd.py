@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _open_lines(name: str) -> Iterator[str]:
-    from specdec_tui.cli.main import CliError
+    from specdec_tui.cli.errors import CliError
 
     if name == "-":
         yield from sys.stdin

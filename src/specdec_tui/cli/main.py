@@ -12,6 +12,9 @@ import sys
 from collections.abc import Sequence
 
 from specdec_tui import __version__
+from specdec_tui.cli.errors import CliError
+
+__all__ = ["CliError", "build_parser", "main", "panel_args"]
 
 # Command modules, in the order they appear in --help.
 COMMAND_MODULES = (
@@ -24,14 +27,6 @@ COMMAND_MODULES = (
     "sweep_cmd",
     "demo_cmd",
 )
-
-
-class CliError(Exception):
-    """A failure to report to the user as one message; exit code 1 unless given."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 PROG = "specdec-tui"
@@ -102,6 +97,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as err:
+        # A bad config or an unreachable host that a command did not word itself: still one line, no traceback.
+        words = _user_error(err)
+        if words is None:
+            raise
+        print(f"specdec-tui: {words}", file=sys.stderr)
+        return 1
+
+
+def _user_error(err: Exception) -> str | None:
+    """The message of an error the user can act on (ConfigError, HostError); None for a bug."""
+    from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.hosts.base import HostError
+
+    return str(err) if isinstance(err, (ConfigError, HostError)) else None
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.session import Session, SessionError, load_session
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `session` command group."""
-    from specdec_tui.cli.sweep_cmd import add_host_options
+    from specdec_tui.cli.common import add_target_options, add_time_scale_option
 
     p = sub.add_parser("session", help="saved sessions: list, show, compare, export, replay")
     actions = p.add_subparsers(dest="session_command", metavar="ACTION", required=True)
@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = actions.add_parser("replay", help="run every trial's unit again on a host and record the drift")
     a.add_argument("file", metavar="FILE")
-    add_host_options(a)
+    add_target_options(a)
+    add_time_scale_option(a)
     a.add_argument("--keep-best", action="store_true", help="leave the host on the best replayed trial")
     a.add_argument("--trials", metavar="IDS", help="only these trial ids, e.g. 1,3")
     a.add_argument("--tolerance", type=float, default=10.0, metavar="PCT",
@@ -132,7 +133,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     session, _path = open_session_file(args.file)
     trials = [session.trial(args.a), session.trial(args.b)]
-    missing = [str(i) for i, t in zip((args.a, args.b), trials) if t is None]
+    missing = [str(i) for i, t in zip((args.a, args.b), trials, strict=True) if t is None]
     if missing:
         known = ", ".join(str(t.id) for t in session.trials) or "none"
         raise CliError(f"no trial {' or '.join(missing)} in {args.file} (trials: {known})")
@@ -173,7 +174,7 @@ def parse_ids(text: str | None) -> list[int] | None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.sweep_cmd import load_cli_config, open_cli_host
+    from specdec_tui.cli.common import load_cli_config, open_cli_host
 
     session, path = open_session_file(args.file)
     config, host_name = load_cli_config(args)
@@ -182,8 +183,9 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace, session: Session, path: Path, config, host_name: str, host) -> int:
+    from specdec_tui.cli.common import progress
     from specdec_tui.cli.render import make_console, replay_table
-    from specdec_tui.cli.sweep_cmd import phase_line, progress, trial_line
+    from specdec_tui.cli.sweep_cmd import phase_line, trial_line
     from specdec_tui.hosts.base import HostError
     from specdec_tui.loop.events import Phase
     from specdec_tui.loop.health import NotHealthy

@@ -9,11 +9,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Any
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.common import (
+    add_target_options,
+    add_time_scale_option,
+    load_cli_config,
+    open_cli_host,
+    progress,
+)
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import (
     Session,
@@ -62,50 +68,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_host_options(p: argparse.ArgumentParser) -> None:
-    # SUPPRESS: do not overwrite the top-level --host/--config when given before the command.
-    p.add_argument("--host", default=argparse.SUPPRESS, metavar="NAME", help="host from the config, or demo")
-    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="config file")
-    p.add_argument("--time-scale", type=float, default=25.0, metavar="X",
-                   help="with --host demo: a new demo workspace's simulated server runs X times faster (default 25)")
+    """`--host`, `--config` (as every command takes them) and `--time-scale` for the demo host."""
+    add_target_options(p)
+    add_time_scale_option(p)
 
 
 # ---------------------------------------------------------------------------------------------- shared with `session replay`
-
-
-def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
-    """The config and the chosen host name; `demo` works without a config (its workspace is created)."""
-    from specdec_tui.core.config_errors import ConfigError
-    from specdec_tui.core.config_file import find_config_path, load_config
-    from specdec_tui.hosts.base import HostError
-    from specdec_tui.hosts.factory import pick_host_name
-    from specdec_tui.hosts.local.workspace import (
-        demo_host_config,
-        ensure_demo_workspace,
-    )
-
-    try:
-        config = load_config(find_config_path(getattr(args, "config", None)))
-        name = pick_host_name(config, getattr(args, "host", None))
-    except (ConfigError, HostError) as err:
-        raise CliError(str(err)) from None
-    if name == "demo" and "demo" not in config.hosts:
-        ws = ensure_demo_workspace(time_scale=getattr(args, "time_scale", 1.0))
-        config = dataclasses.replace(config, hosts={**config.hosts, "demo": demo_host_config(ws)})
-    return config, name
-
-
-def open_cli_host(config: Config, name: str) -> Host:
-    from specdec_tui.hosts.base import HostError
-    from specdec_tui.hosts.factory import open_host
-
-    try:
-        return open_host(config, name)
-    except HostError as err:
-        raise CliError(str(err)) from None
-
-
-def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def phase_line(event: object) -> str | None:
@@ -148,7 +116,7 @@ def parse_objective(text: str, floor_ratio: float, profile: BenchProfile) -> Obj
 
 def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> BenchProfile:
     from specdec_tui.cli.bench_cmd import apply_overrides
-    from specdec_tui.cli.demo_cmd import DEMO_PROFILE
+    from specdec_tui.hosts.local.workspace import DEMO_PROFILE
 
     name = getattr(args, "profile", None)
     if name:

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import find_config_path, load_config
@@ -52,7 +52,7 @@ def build_app(config: Config, host: Host | None, session: Session, session_path:
     from specdec_tui.ui.app import make_app
 
     app = make_app(config, host, session, session_path=session_path)
-    app.sessions.open_sessions_from = sessions_from
+    app.open_sessions_from = sessions_from
     return app
 
 

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from specdec_tui.cli.main import CliError
+from specdec_tui.cli.errors import CliError
 from specdec_tui.core.flags import Issue, spec_for, validate
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
@@ -73,7 +73,7 @@ def load_unit(path: str) -> UnitFile:
     text = read_unit_text(path)
     try:
         unit = UnitFile.parse(text)
-        unit.exec_start  # surfaces ExecStart quoting problems with their line number
+        _ = unit.exec_start  # surfaces ExecStart quoting problems with their line number
     except UnitSyntaxError as err:
         raise CliError(f"{path}: {err}") from None
     return unit

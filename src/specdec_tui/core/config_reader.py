@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from specdec_tui.core.config import SCHEMA_VERSION, BenchProfile, Config, HostConfig, UIConfig
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_toml_keys import find_line
+from specdec_tui.core.config_unit_path import check_unit_path
 from specdec_tui.core.config_values import EXAMPLES, RULES, SECRET_KEY, BadValue, convert, toml_text
 
 DataclassT = TypeVar("DataclassT", HostConfig, BenchProfile, UIConfig)
@@ -48,6 +49,10 @@ class ConfigReader:
             name: self.read_dataclass(HostConfig, table, ("hosts", name), name=name)
             for name, table in self.tables(data, "hosts").items()
         }
+        for name, host in hosts.items():
+            bad = check_unit_path(host)
+            if bad is not None:
+                raise self.fail(("hosts", name, bad[0]), bad[1])
         profiles: dict[str, BenchProfile] = {"default": BenchProfile()}
         for name, table in self.tables(data, "profiles").items():
             profiles[name] = self.read_profile(table, name)

@@ -67,4 +67,7 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
         from specdec_tui.hosts.ssh.host import SSHHost
     except ImportError as err:
         raise HostError(f"SSH support cannot be loaded ({err})", "reinstall specdec-tui with its dependencies") from None
-    return SSHHost(host_config)
+    try:
+        return SSHHost(host_config)
+    except ValueError as err:  # a unit / unit_path the remote commands refuse (the config loader checks it too)
+        raise HostError(f"host {chosen!r}: {err}", "fix unit / unit_path in the host's config table") from None

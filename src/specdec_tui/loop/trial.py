@@ -22,8 +22,6 @@ from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
-from specdec_tui.core.sglang.parse import parse_line
-from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
@@ -45,6 +43,7 @@ from specdec_tui.loop.events import (
     UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready, watch_health
+from specdec_tui.loop.start_failure import start_failure_cause
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
 EventSink = Callable[[LoopEvent], None]
@@ -198,23 +197,8 @@ class TrialLoop:
             yield snap
 
     async def last_error_line(self, lines: int = 400) -> str | None:
-        """Why the last start failed, from the unit's journal since systemd last started it.
-
-        SGLang prints the cause (e.g. "Not enough memory") and then generic follow-ups ("Received sigquit
-        from a child process"); the first specific error is the one worth showing."""
-        errors: list[tuple[int, str]] = []
-        try:
-            async for record in self.host.journal(follow=False, lines=lines):
-                message = record.message.strip()
-                if message.startswith(("Started ", "Starting ")):
-                    errors.clear()
-                    continue
-                parsed = parse_line(message)
-                if isinstance(parsed, ErrorRecord) and parsed.fatal:
-                    errors.append((cause_rank(parsed), message))
-        except HostError:
-            pass
-        return min(errors, key=lambda pair: pair[0])[1] if errors else None  # min keeps the first of equals
+        """Why the last start failed, from the unit's journal (`loop.start_failure`)."""
+        return await start_failure_cause(self.host, lines)
 
     async def _restart_healthy(self, *, phases: bool = True) -> HealthSnapshot:
         """restart → healthy; raises NotHealthy (with the journal's cause) or HostError. `phases` False
