@@ -165,7 +165,8 @@ async def _rollback(host: Host, args, target: Target) -> int:
 
 def restored_changes(before: str, restored: str) -> str:
     """What the rollback changed, in flags: `--speculative-num-steps 4 → 3`; in words when they cannot be read."""
-    from specdec_tui.core.unit import UnitFile, UnitSyntaxError, flag_changes
+    from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+    from specdec_tui.core.unit_diff import flag_changes
 
     if before == restored:
         return "the same text as before"
