@@ -25,7 +25,6 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
-from textual.widgets.text_area import Selection
 
 from specdec_tui.core import drafts
 from specdec_tui.core.flags import Issue, apply_fix, validate
@@ -216,22 +215,9 @@ class ConfigPane(Vertical):
         return True
 
     # -- views ---------------------------------------------------------------------------------
-    def _render_editor(self) -> None:
-        """Show `text` in the editor: a render, so no Changed, and the cursor, the selection and
-        the scroll position stay where they were (clamped to the new text)."""
-        editor = self._editor
-        shown = redact_text(self.text)
-        if editor.text == shown:
-            return
-        selection, scroll = editor.selection, editor.scroll_offset
-        with editor.prevent(TextArea.Changed):
-            editor.load_text(shown)
-            editor.selection = Selection(editor.clamp_visitable(selection.start), editor.clamp_visitable(selection.end))
-        editor.scroll_to(scroll.x, scroll.y, animate=False, immediate=True)
-
     async def _refresh_views(self, *, update_editor: bool) -> None:
         if update_editor:
-            self._render_editor()
+            self._editor.show_text(redact_text(self.text))
         try:
             flags = UnitFile.parse(self.text).flags()
         except UnitSyntaxError as err:
