@@ -78,7 +78,7 @@ async def test_a_burst_of_keys_in_the_steps_field_ends_on_what_was_typed() -> No
     async with app.run_test(size=(120, 40)) as pilot:
         steps = await focus_field(pilot, app, STEPS)
         assert steps.value == "1"
-        await type_fast(pilot, app, "end", "backspace", "3", "backspace", "2", "backspace", "3")
+        burst(app, "end", "backspace", "3", "backspace", "2", "backspace", "3")  # one read
         await settle(pilot, app, lambda: steps.value == "3" and unit_flags(app).get(STEPS) == "3", "steps 3")
         editor = app.screen.query_one(UnitEditor)
         assert "--speculative-num-steps 3 \\" in editor.text
@@ -86,10 +86,11 @@ async def test_a_burst_of_keys_in_the_steps_field_ends_on_what_was_typed() -> No
 
 
 async def test_a_longer_burst_keeps_every_key_and_the_cursor() -> None:
+    """Editing keys (BackSpace, Home, End) read together with characters act in typing order."""
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
         steps = await focus_field(pilot, app, STEPS)
-        await type_fast(pilot, app, "end", "backspace", *"31", "backspace", *"22", "backspace", *"4", "home", "9", "end", "5")
+        burst(app, "end", "backspace", *"31", "backspace", *"22", "backspace", *"4", "home", "9", "end", "5")
         await settle(pilot, app, lambda: steps.value == "93245" and unit_flags(app).get(STEPS) == "93245", "steps 93245")
         assert steps.cursor_position == 5
 
