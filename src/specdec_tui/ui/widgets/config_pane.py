@@ -1,8 +1,13 @@
 """The Config tab: the speculative flags as a form, the raw unit, validation and the diff to the host.
 
-The unit text is the source of truth. A form edit goes through `UnitFile.set_flag` into the text;
-a text edit is parsed back into the form. Every change is validated (`core.flags.validate`) and
-saved as a draft (debounced), so an edit survives a crash or a quit.
+The unit text (`text`) is the one source of truth, and data flows one way: an edit (a field typed
+in, a key in the raw editor, a fix, a restored draft) is an intent applied to the text once; the
+form, the editor, the issues and the diff are then rendered from the text. A render never writes
+back what it renders (no change event of a render is taken for an edit), never moves the editor's
+cursor, and never replaces what the person is typing (a focused field keeps its own text; keys
+typed in the editor that the pane has not seen yet are taken into the text before a form edit
+applies). Every change is validated (`core.flags.validate`) and saved as a draft (debounced), so an
+edit survives a crash or a quit.
 
 API keys never reach the screen or the draft file: the editor, the form and the diff show
 `<redacted>` (`core.redact`), and whatever comes back from them gets the real key restored from the
@@ -13,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -23,6 +27,7 @@ from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
 from specdec_tui.core import drafts
+from specdec_tui.core.flags import Issue, apply_fix, validate
 from specdec_tui.core.redact import (
     REDACTED,
     SECRET_FLAGS,
@@ -40,20 +45,9 @@ from specdec_tui.ui.widgets.unit_editor import UnitEditor
 DRAFT_DEBOUNCE_S = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class SyntaxIssue:
-    """A unit that does not parse, shaped like `core.flags.Issue` so one list shows both."""
-
-    message: str
-    level: str = "error"
-    flag: str = ""
-    fix: dict[str, Any] | None = None
-
-
-def validate_flags(flags: dict[str, str | None]) -> list[Any]:
-    from specdec_tui.core.flags import validate
-
-    return list(validate(flags))
+def syntax_issue(err: UnitSyntaxError) -> Issue:
+    """A unit that does not parse, as an error of no flag (no fix): listed with the flag issues."""
+    return Issue("error", None, f"the unit does not parse: {err}")
 
 
 def _with_flag(unit: UnitFile, name: str, value: str | None) -> UnitFile:
@@ -63,20 +57,26 @@ def _with_flag(unit: UnitFile, name: str, value: str | None) -> UnitFile:
     return unit.set_flag(name, value)
 
 
-def describe_issue(issue: Any) -> str:
+def describe_issue(issue: Issue) -> str:
     mark = "✗" if issue.level == "error" else "!"
     where = f"--{issue.flag}: " if issue.flag else ""
-    fix = "  [f: apply fix]" if getattr(issue, "fix", None) or getattr(issue, "remove", None) else ""
+    fix = "  [f: apply fix]" if issue.fixable else ""
     return f"{mark} {where}{issue.message}{fix}"
 
 
-def issue_summary(issues: list[Any], has_row: Callable[[str], bool]) -> str:
+def describe_fix(issue: Issue) -> str:
+    """What `apply_fix` does for `issue`, in words: "--a 1, removed --b"."""
+    changes = [f"--{n}" + ("" if v is None else f" {v}") for n, v in (issue.fix or {}).items()]
+    return ", ".join(changes + [f"removed --{n}" for n in issue.remove])
+
+
+def issue_summary(issues: list[Issue], has_row: Callable[[str | None], bool]) -> str:
     """"✗ 1 error, ! 1 warning (under the fields; f applies a fix)" and the issues without a form row."""
     errors = sum(1 for i in issues if i.level == "error")
     warnings = len(issues) - errors
     counts = [f"✗ {errors} error{'s' * (errors != 1)}"] if errors else []
     counts += [f"! {warnings} warning{'s' * (warnings != 1)}"] if warnings else []
-    fixable = any(getattr(i, "fix", None) or getattr(i, "remove", None) for i in issues)
+    fixable = any(i.fixable for i in issues)
     rowless = [describe_issue(i) for i in issues if not has_row(i.flag)]
     if len(rowless) == len(issues):
         return "\n".join(rowless)
@@ -111,7 +111,7 @@ class ConfigPane(Vertical):
         self.running_text = running_text
         self.text = running_text
         self.draft_key = draft_key
-        self.issues: list[Any] = []
+        self.issues: list[Issue] = []
         self.diff = ""
         self._draft_timer: Timer | None = None
         self._draft_pending = False
@@ -134,6 +134,10 @@ class ConfigPane(Vertical):
     async def on_mount(self) -> None:
         await self._refresh_views(update_editor=False)
 
+    @property
+    def _editor(self) -> UnitEditor:
+        return self.query_one(UnitEditor)
+
     # -- state ---------------------------------------------------------------------------------
     @property
     def dirty(self) -> bool:
@@ -141,12 +145,12 @@ class ConfigPane(Vertical):
         return self.text != self.running_text
 
     @property
-    def errors(self) -> list[Any]:
+    def errors(self) -> list[Issue]:
         return [i for i in self.issues if i.level == "error"]
 
-    def first_fix(self) -> Any | None:
+    def first_fix(self) -> Issue | None:
         """The first issue that carries a fix, errors before warnings."""
-        fixable = [i for i in self.issues if getattr(i, "fix", None) or getattr(i, "remove", None)]
+        fixable = [i for i in self.issues if i.fixable]
         fixable.sort(key=lambda i: i.level != "error")
         return fixable[0] if fixable else None
 
@@ -155,6 +159,8 @@ class ConfigPane(Vertical):
         self.running_text = text
         if not keep_edit:
             self.text = text
+        elif await self._take_editor_keys():
+            return  # rendered with the keys taken
         await self._refresh_views(update_editor=not keep_edit)
 
     async def set_text(self, text: str) -> None:
@@ -167,46 +173,58 @@ class ConfigPane(Vertical):
         """Apply one flag change to the unit text; False (and a notification) if it cannot be."""
         if name in SECRET_FLAGS and value == REDACTED:
             return True  # the masked value shown in the form: the real key stays
-        try:
-            unit = _with_flag(UnitFile.parse(self.text), name, value)
-        except (UnitSyntaxError, UnitEditError) as err:
-            self.notify(f"Cannot change --{name}: {err}. Fix the unit text first.", severity="error")
-            return False
-        await self.set_text(unit.text)
-        return True
+        error = await self._edit(lambda unit: _with_flag(unit, name, value))
+        if error is not None:
+            self.notify(f"Cannot change --{name}: {error}. Fix the unit text first.", severity="error")
+        return error is None
 
     async def apply_fix(self) -> str | None:
-        """Apply the first available fix (`Issue.fix` sets, `Issue.remove` deletes); says what it did."""
+        """Apply the first available fix with `core.flags.apply_fix` (`Issue.fix` sets, `Issue.remove`
+        deletes); says what it did."""
+        await self._take_editor_keys()  # the fix is for the text on screen
         issue = self.first_fix()
         if issue is None:
             return None
-        fix = dict(issue.fix or {})
-        removed = tuple(getattr(issue, "remove", ()) or ())
+        error = await self._edit(lambda unit: apply_fix(unit, issue))
+        if error is not None:
+            return f"Could not apply the fix: {error}"
+        return "Applied fix: " + describe_fix(issue)
+
+    async def _edit(self, change: Callable[[UnitFile], UnitFile]) -> str | None:
+        """Apply one intent to the current text, once; the error when the unit cannot take it.
+        Keys already typed in the editor come first (they are older than this intent)."""
+        await self._take_editor_keys()
         try:
-            unit = UnitFile.parse(self.text)
-            for name, value in fix.items():
-                unit = unit.set_flag(name, value)
-            for name in removed:
-                unit = unit.remove_flag(name)
+            unit = change(UnitFile.parse(self.text))
         except (UnitSyntaxError, UnitEditError) as err:
-            return f"Could not apply the fix: {err}"
-        await self.set_text(unit.text)
-        changes = [f"--{n}" + ("" if v is None else f" {v}") for n, v in fix.items()] + [f"removed --{n}" for n in removed]
-        return "Applied fix: " + ", ".join(changes)
+            return str(err)
+        if unit.text != self.text:
+            await self.set_text(unit.text)
+        return None
+
+    async def _take_editor_keys(self) -> bool:
+        """Take what the editor shows into `text` when it is ahead (keys whose Changed is still
+        queued): an intent applied now must not undo them when the editor is rendered. True when
+        there was something to take (and the views were refreshed)."""
+        editor = self._editor
+        if editor.text == redact_text(self.text):
+            return False
+        self.text = self._with_secrets(editor.text)
+        await self._refresh_views(update_editor=False)
+        self._changed()
+        return True
 
     # -- views ---------------------------------------------------------------------------------
     async def _refresh_views(self, *, update_editor: bool) -> None:
         if update_editor:
-            editor = self.query_one(UnitEditor)
-            if editor.text != redact_text(self.text):
-                editor.load_text(redact_text(self.text))
+            self._editor.show_text(redact_text(self.text))
         try:
             flags = UnitFile.parse(self.text).flags()
         except UnitSyntaxError as err:
-            self.issues = [SyntaxIssue(f"the unit does not parse: {err}")]
+            self.issues = [syntax_issue(err)]
             flags = None
         else:
-            self.issues = validate_flags(flags)
+            self.issues = list(validate(flags))
         form = self.query_one(FlagForm)
         if flags is not None:
             await form.show_values(redact_flags(flags))
@@ -231,9 +249,11 @@ class ConfigPane(Vertical):
 
     @on(TextArea.Changed, "#unit-editor")
     async def _text_edited(self, event: TextArea.Changed) -> None:
+        """Keys typed (or pasted) in the editor: its current text is the edit. A burst posts one
+        Changed per key; the first takes the whole burst, the rest find nothing new."""
         event.stop()
         if event.text_area.text == redact_text(self.text):
-            return  # our own load_text
+            return  # already taken (a burst, or a form edit that came first)
         self.text = self._with_secrets(event.text_area.text)
         await self._refresh_views(update_editor=False)
         self._changed()

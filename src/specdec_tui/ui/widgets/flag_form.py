@@ -1,21 +1,29 @@
 """The speculative flags as a form: one row per flag, inline validation under each row.
 
-The form never edits the unit itself: it posts `FlagForm.FlagEdited(name, value)` and the Config
-pane applies it to the unit text (the source of truth), then calls `show_values` back. Values set
-programmatically are remembered, so their change events are not mistaken for user edits.
+Data flows one way. The form never edits the unit itself: a key typed (or a paste) in a field posts
+`FlagForm.FlagEdited(name, value)`, an intent the Config pane applies once to the unit text (the
+source of truth); the pane then renders the unit back through `show_values`. Rendering never posts
+an edit (the fields are written with their change events prevented, new rows are built the same
+way), and it never touches the field the person is typing in: a focused field keeps its own text
+and cursor, so a burst of keys or a paste ends on exactly what was typed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
+
+if TYPE_CHECKING:
+    from specdec_tui.core.flags import Issue
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -57,6 +65,27 @@ def flag_help(name: str) -> str:
     return str(getattr(spec, "help", "") or "") if spec else ""
 
 
+class FlagInput(Input):
+    """An Input whose own editing keys (BackSpace, End, ...) act in the order they were typed.
+
+    Textual runs a widget's key bindings only once the key has bubbled up to the app, while
+    characters are inserted at once; keys read together (fast typing, a busy frame) would have
+    BackSpace act after the characters typed behind it. Here the field's own bindings run as the
+    key arrives; other keys (Tab, app commands) go on as before."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not event.is_printable:
+            for binding in self._bindings.key_to_bindings.get(event.key, []):
+                if self.check_action(binding.action, ()) is False:
+                    continue
+                event.stop()
+                event.prevent_default()
+                self._restart_blink()
+                await self.run_action(binding.action)
+                return
+        await super()._on_key(event)
+
+
 class FlagForm(VerticalScroll):
     """Rows for `FORM_FLAGS` plus every other flag of the unit. Empty field = flag removed.
 
@@ -94,12 +123,13 @@ class FlagForm(VerticalScroll):
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
-        """Remember `flags`; True when the set of rows must change (a recompose)."""
+        """Remember `flags`; True when the set of rows must change (a recompose). A flag turning into
+        a switch or back only changes a placeholder, so the row (and a cursor in it) stays."""
         other = tuple(n for n in flags if n not in FORM_FLAGS)
-        switches = {n for n, v in flags.items() if v is None}
+        self._switches = {n for n, v in flags.items() if v is None}
         self._values = {**{n: flags.get(n) for n in FORM_FLAGS}, **{n: flags[n] for n in other}}
-        reshaped = other != self._other or switches != self._switches
-        self._other, self._switches = other, switches
+        reshaped = other != self._other
+        self._other = other
         return reshaped
 
     def compose(self) -> ComposeResult:
@@ -110,21 +140,28 @@ class FlagForm(VerticalScroll):
         for name in self._other:
             yield from self._row(name)
 
-    def _row(self, name: str) -> Iterable[Any]:
+    def _row(self, name: str) -> Iterator[Widget]:
         value = self._values.get(name)
         with Horizontal(classes="flag-row"):
             yield Label(name, classes="flag-name")
+            yield self._field(name, value)
+        yield Static("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+
+    def _field(self, name: str, value: str | None) -> Input | Select[str]:
+        """A new field showing `value`. Built with its change events prevented: the Changed a field
+        posts on mount is a render, not an edit."""
+        with self.prevent(Input.Changed, Select.Changed):
             if name == ALGORITHM_FLAG:
                 options = [(c, c) for c in algorithm_choices()]
                 if value and value not in dict(options):
                     options.append((value, value))
-                yield Select(options, value=value or Select.NULL, compact=True, id=widget_id("field", name), prompt="(none)")
-            else:
-                placeholder = "(switch)" if name in self._switches else "(default)"
-                field = Input(value=value or "", placeholder=placeholder, compact=True, id=widget_id("field", name))
-                field.tooltip = flag_help(name) or None
-                yield field
-        yield Static("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+                return Select(options, value=value or Select.NULL, compact=True, id=widget_id("field", name), prompt="(none)")
+            field = FlagInput(value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
+            field.tooltip = flag_help(name) or None
+            return field
+
+    def _placeholder(self, name: str) -> str:
+        return "(switch)" if name in self._switches else "(default)"
 
     def has_row(self, name: str) -> bool:
         """True when `name` has a field here (its issues show under it)."""
@@ -135,13 +172,17 @@ class FlagForm(VerticalScroll):
         return dict(self._values)
 
     async def show_values(self, flags: Mapping[str, str | None]) -> None:
-        """Make the fields show `flags` (the unit's current flags); adds/removes "other" rows."""
+        """Make the fields show `flags` (the unit's current flags); adds/removes "other" rows.
+
+        A render only: no `FlagEdited` comes of it, and the field that has focus keeps its own text
+        (the person is typing there; what they type reaches the unit as their edit)."""
         if self._take(flags):
             focused = self.screen.focused if self.is_attached else None
             kept = focused.id if focused is not None and self in focused.ancestors else None
             self._rebuilding = True
             try:
-                await self.recompose()
+                with self.prevent(Input.Changed, Select.Changed):
+                    await self.recompose()
             finally:
                 self._rebuilding = False
             if kept or self._focus_wanted:  # the rows were rebuilt under the cursor: keep it on its field
@@ -165,22 +206,28 @@ class FlagForm(VerticalScroll):
             self.screen.set_focus(target, scroll_visible=False)
 
     def _set_field(self, name: str, value: str | None) -> None:
+        """Render one value; never posts an edit, never rewrites the text of a focused input."""
         matches = self.query(f"#{widget_id('field', name)}")
         if not matches:
             return
         field = matches.first()
-        if isinstance(field, Select):
-            if value and value not in algorithm_choices():
-                field.set_options([(c, c) for c in (*algorithm_choices(), value)])
-            field.value = value if value else Select.NULL
-        elif isinstance(field, Input) and field.value != (value or ""):
-            field.value = value or ""
+        with field.prevent(Input.Changed, Select.Changed):
+            if isinstance(field, Select):
+                if value and value not in algorithm_choices():
+                    field.set_options([(c, c) for c in (*algorithm_choices(), value)])
+                wanted = value if value else Select.NULL
+                if field.value != wanted:
+                    field.value = wanted
+            elif isinstance(field, Input):
+                field.placeholder = self._placeholder(name)
+                if not field.has_focus and field.value != (value or ""):
+                    field.value = value or ""
 
-    def show_issues(self, issues: Iterable[Any]) -> None:
+    def show_issues(self, issues: Iterable[Issue]) -> None:
         """Inline messages under each field (`Issue.flag` names the row); clears the others."""
-        by_flag: dict[str, list[Any]] = {}
+        by_flag: dict[str, list[Issue]] = {}
         for issue in issues:
-            by_flag.setdefault(str(getattr(issue, "flag", "") or ""), []).append(issue)
+            by_flag.setdefault(issue.flag or "", []).append(issue)
         for line in self.query(".flag-issue").results(Static):
             name = next((n for n in (*FORM_FLAGS, *self._other) if widget_id("issue", n) == line.id), "")
             found = by_flag.get(name, [])
@@ -196,15 +243,19 @@ class FlagForm(VerticalScroll):
         return None
 
     def _edited(self, name: str | None, value: str | None) -> None:
-        if name is None or self._values.get(name) == value:
-            return  # a value we set ourselves, or no change
-        self._values[name] = value
-        self.post_message(self.FlagEdited(name, value))
+        """The person's edit, sent once. Not compared with `values` (the last render, which may lag
+        behind the keys already typed): a value the unit already has changes nothing there."""
+        if name is not None:
+            self.post_message(self.FlagEdited(name, value))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """Live edits apply as you type; emptying a field waits for enter (so retyping a value
-        does not move the flag to the end of ExecStart)."""
+        does not move the flag to the end of ExecStart). Only renders are prevented from posting
+        Changed, so every one here was typed or pasted; in a burst only the latest is applied (one
+        whose value the field has already moved past is superseded by the one still queued)."""
         event.stop()
+        if event.value != event.input.value:
+            return
         value = event.value.strip()
         if value:
             self._edited(self._flag_of(event.input.id), value)
@@ -217,5 +268,7 @@ class FlagForm(VerticalScroll):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
+        if event.value != event.select.value:
+            return  # superseded by a later choice
         value = None if event.value is Select.NULL else str(event.value)
         self._edited(self._flag_of(event.select.id), value)

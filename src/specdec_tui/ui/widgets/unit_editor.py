@@ -6,6 +6,7 @@ escape hands the focus back to the flag form, where they are commands again."""
 from __future__ import annotations
 
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 
 from specdec_tui.ui.keymap import EDITOR_BINDINGS
 
@@ -27,6 +28,18 @@ class UnitEditor(TextArea):
         if "ini" in self.available_languages:
             self.language = "ini"
         self.border_title = TITLE_IDLE
+
+    def show_text(self, text: str) -> None:
+        """Render `text` (the unit, from the Config pane): no `Changed` comes of it, so it is never
+        taken for an edit, and the cursor, the selection and the scroll position stay where they
+        were (clamped to the new text)."""
+        if self.text == text:
+            return
+        selection, scroll = self.selection, self.scroll_offset
+        with self.prevent(TextArea.Changed):
+            self.load_text(text)
+            self.selection = Selection(self.clamp_visitable(selection.start), self.clamp_visitable(selection.end))
+        self.scroll_to(scroll.x, scroll.y, animate=False, immediate=True)
 
     def on_focus(self) -> None:
         self.border_title = TITLE_EDITING
