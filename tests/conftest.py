@@ -15,7 +15,7 @@ from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.trial import TrialLoop
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
-pytest_plugins = ["tests.hostlab.fixtures"]
+pytest_plugins = ["tests.hostlab.fixtures", "tests.tmux_session"]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

@@ -12,7 +12,7 @@ import pytest
 
 from specdec_tui.core import drafts, paths
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from tests.test_tui_tmux import Tmux, program, tmux  # noqa: F401 (the fixture)
+from tests.tmux_session import Tmux, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 

@@ -113,7 +113,7 @@ async def test_bursts_and_pastes_in_every_field_end_on_exactly_what_was_typed() 
             else:  # typed: clear, then the value key by key
                 await type_fast(pilot, app, "end", *["backspace"] * len(old), *value)
             typed[name] = value
-            await settle(pilot, app, lambda: unit_flags(app).get(name) == value and target.value == value, f"{name} = {value}")
+            await settle(pilot, app, lambda n=name, v=value, t=target: unit_flags(app).get(n) == v and t.value == v, f"{name} = {value}")
         flags = unit_flags(app)
         for name, value in typed.items():
             assert flags.get(name) == value, name
