@@ -52,7 +52,7 @@ def build_app(config: Config, host: Host | None, session: Session, session_path:
     from specdec_tui.ui.app import make_app
 
     app = make_app(config, host, session, session_path=session_path)
-    app.open_sessions_from = sessions_from
+    app.sessions.open_sessions_from = sessions_from
     return app
 
 
