@@ -63,10 +63,7 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
         )
     if is_local(host_config):
         return open_demo_host(host_config.name, keep_running=keep_running)
-    try:
-        from specdec_tui.hosts.ssh.host import SSHHost
-    except ImportError as err:
-        raise HostError(f"SSH support cannot be loaded ({err})", "reinstall specdec-tui with its dependencies") from None
+    from specdec_tui.hosts.ssh.host import SSHHost  # asyncssh loads only when an SSH host is opened
     try:
         return SSHHost(host_config)
     except ValueError as err:  # a unit / unit_path the remote commands refuse (the config loader checks it too)

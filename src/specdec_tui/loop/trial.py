@@ -10,9 +10,7 @@ knows Textual: the panel runs an intent in a worker and renders the events; the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,13 +23,12 @@ from specdec_tui.core.session import Session, Trial, save_session, utcnow
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
+from specdec_tui.loop.busy import BusyState, EventSink
 from specdec_tui.loop.events import (
     BenchStarted,
     BenchUpdate,
     Busy,
-    BusyChanged,
     Healthy,
-    LoopEvent,
     Phase,
     Pushed,
     Restarted,
@@ -46,24 +43,9 @@ from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready, watc
 from specdec_tui.loop.start_failure import start_failure_cause
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
-EventSink = Callable[[LoopEvent], None]
-
-
-class Refused(WorkflowError):
-    """An intent that cannot start now (another step runs, no host); the message says why and what to do."""
-
-
-def _ignore(_event: LoopEvent) -> None:
-    return None
-
-
-# Set inside a sweep or replay: the steps it runs belong to it (the busy state stays SWEEP/REPLAY), while an
-# intent from anywhere else (another worker, another key) is still refused.
-_IN_TASK: ContextVar[bool] = ContextVar("specdec_in_task", default=False)
-
 
 @dataclass
-class TrialLoop:
+class TrialLoop(BusyState):
     """Drives one host through trials and keeps the session file up to date after every step."""
 
     host: Host
@@ -74,13 +56,10 @@ class TrialLoop:
     api_key: str | None = None
     healthy_timeout_s: float = 900.0
     auto_rollback: bool = True
-    sink: EventSink = field(default=_ignore, repr=False)
     running_text: str | None = field(default=None, init=False)  # the unit as last read or pushed
-    busy: Busy = field(default=Busy.IDLE, init=False)
     trial: Trial | None = field(default=None, init=False)  # pushed or being measured, not yet ended
     bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
     facts: ServerFacts | None = field(default=None, init=False)  # what the server last said about itself
-    _listeners: list[EventSink] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def for_host(cls, host: Host, config: Config, session: Session, *, host_name: str,
@@ -96,65 +75,6 @@ class TrialLoop:
             healthy_timeout_s=host_config.healthy_timeout_s if host_config else 900.0,
             auto_rollback=config.ui.auto_rollback,
         )
-
-    # ---------------------------------------------------------------- the busy state
-
-    def refusal(self, what: Busy) -> str | None:
-        """Why `what` cannot start now, in words; None when it can."""
-        if self.busy is Busy.IDLE:
-            return None
-        if self.busy is Busy.BENCH and what is not Busy.BENCH:
-            return f"A benchmark is running: cancel it (escape) before a {what.value}."
-        if self.busy is Busy.BENCH:
-            return "A benchmark is already running (escape cancels it)."
-        return f"Wait for the {self.busy.value} to finish before a {what.value}."
-
-    @contextmanager
-    def _claimed(self, what: Busy) -> Iterator[None]:
-        """Hold the busy state for `what`, or raise Refused; inside a sweep/replay its steps just run."""
-        if _IN_TASK.get():
-            yield
-            return
-        why = self.refusal(what)
-        if why is not None:
-            raise Refused(why)
-        self._set_busy(what)
-        try:
-            yield
-        finally:
-            self._set_busy(Busy.IDLE)
-
-    @contextmanager
-    def task(self, what: Busy) -> Iterator[None]:
-        """`with loop.task(Busy.SWEEP):` — a sweep or replay owns the loop until the block ends."""
-        with self._claimed(what):
-            token = _IN_TASK.set(True)
-            try:
-                yield
-            finally:
-                _IN_TASK.reset(token)
-
-    @contextmanager
-    def listening(self, on_event: EventSink | None) -> Iterator[None]:
-        """Also send this call's events to `on_event` (a sweep tags its trials, a CLI prints phases)."""
-        if on_event is None:
-            yield
-            return
-        self._listeners.append(on_event)
-        try:
-            yield
-        finally:
-            self._listeners.remove(on_event)
-
-    def emit(self, event: LoopEvent) -> None:
-        self.sink(event)
-        for listener in tuple(self._listeners):
-            listener(event)
-
-    def _set_busy(self, busy: Busy) -> None:
-        if busy is not self.busy:
-            self.busy = busy
-            self.emit(BusyChanged(busy))
 
     # ---------------------------------------------------------------- host steps
 

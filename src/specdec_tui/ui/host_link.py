@@ -12,9 +12,10 @@ from textual.worker import Worker
 
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, JournalRecord
+from specdec_tui.loop.busy import Refused
 from specdec_tui.loop.events import LoopEvent, Step, StepFailed
 from specdec_tui.loop.journal_feed import parsed_batches
-from specdec_tui.loop.trial import Refused, TrialLoop
+from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 
 

@@ -7,6 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from specdec_tui.core.unit_diff import unified_diff
+
 NO_CHANGES = "No changes: the edit matches the unit on the host."
 HIDDEN_CHANGE = "Only a hidden value (an API key) differs from the unit on the host."
 
@@ -30,13 +32,7 @@ def colored_diff(diff: str) -> Text:
 
 
 def make_diff(running: str, edited: str) -> str:
-    """`core.unit.unified_diff` (the shared one), with difflib as a stand-in until it lands."""
-    try:
-        from specdec_tui.core.unit_diff import unified_diff
-    except ImportError:
-        import difflib
-
-        return "".join(difflib.unified_diff(running.splitlines(True), edited.splitlines(True), "host", "edited"))
+    """The shared `core.unit_diff.unified_diff`, labelled host → edited."""
     return unified_diff(running, edited, "host", "edited")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from textual import events
 from textual.app import ComposeResult
@@ -22,8 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
-if TYPE_CHECKING:
-    from specdec_tui.core.flags import Issue
+from specdec_tui.core.flags import FLAGS, Issue
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -37,7 +35,6 @@ FORM_FLAGS: tuple[str, ...] = (
     "cuda-graph-max-bs",
 )
 ALGORITHM_FLAG = "speculative-algorithm"
-FALLBACK_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -47,22 +44,14 @@ def widget_id(prefix: str, flag: str) -> str:
 
 
 def algorithm_choices() -> tuple[str, ...]:
-    try:
-        from specdec_tui.core.flags import FLAGS
-
-        choices = getattr(FLAGS.get(ALGORITHM_FLAG), "choices", None)
-        return tuple(str(c) for c in choices) if choices else FALLBACK_ALGORITHMS
-    except ImportError:
-        return FALLBACK_ALGORITHMS
+    """The algorithms the dropdown offers: SGLang's, from the flag table."""
+    spec = FLAGS.get(ALGORITHM_FLAG)
+    return spec.choices if spec is not None else ()
 
 
 def flag_help(name: str) -> str:
-    try:
-        from specdec_tui.core.flags import FLAGS
-    except ImportError:
-        return ""
     spec = FLAGS.get(name)
-    return str(getattr(spec, "help", "") or "") if spec else ""
+    return spec.help if spec is not None else ""
 
 
 class FlagInput(Input):

@@ -1,0 +1,94 @@
+"""The busy state of a trial loop and its event stream: one step at a time on one host, a refusal in words
+for anything else, and every event sent to the loop's sink and to the listeners of the call in progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from specdec_tui.loop.events import Busy, BusyChanged, LoopEvent
+from specdec_tui.loop.unit_checks import WorkflowError
+
+EventSink = Callable[[LoopEvent], None]
+
+
+class Refused(WorkflowError):
+    """An intent that cannot start now (another step runs, no host); the message says why and what to do."""
+
+
+def _ignore(_event: LoopEvent) -> None:
+    return None
+
+
+# Set inside a sweep or replay: the steps it runs belong to it (the busy state stays SWEEP/REPLAY), while an
+# intent from anywhere else (another worker, another key) is still refused.
+_IN_TASK: ContextVar[bool] = ContextVar("specdec_in_task", default=False)
+
+
+@dataclass
+class BusyState:
+    """Held by `TrialLoop`: what runs now (`busy`), where its events go (`sink`, set by the driver)."""
+
+    sink: EventSink = field(default_factory=lambda: _ignore, init=False, repr=False)
+    busy: Busy = field(default=Busy.IDLE, init=False)
+    _listeners: list[EventSink] = field(default_factory=list, init=False, repr=False)
+
+
+    def refusal(self, what: Busy) -> str | None:
+        """Why `what` cannot start now, in words; None when it can."""
+        if self.busy is Busy.IDLE:
+            return None
+        if self.busy is Busy.BENCH and what is not Busy.BENCH:
+            return f"A benchmark is running: cancel it (escape) before a {what.value}."
+        if self.busy is Busy.BENCH:
+            return "A benchmark is already running (escape cancels it)."
+        return f"Wait for the {self.busy.value} to finish before a {what.value}."
+
+    @contextmanager
+    def _claimed(self, what: Busy) -> Iterator[None]:
+        """Hold the busy state for `what`, or raise Refused; inside a sweep/replay its steps just run."""
+        if _IN_TASK.get():
+            yield
+            return
+        why = self.refusal(what)
+        if why is not None:
+            raise Refused(why)
+        self._set_busy(what)
+        try:
+            yield
+        finally:
+            self._set_busy(Busy.IDLE)
+
+    @contextmanager
+    def task(self, what: Busy) -> Iterator[None]:
+        """`with loop.task(Busy.SWEEP):` — a sweep or replay owns the loop until the block ends."""
+        with self._claimed(what):
+            token = _IN_TASK.set(True)
+            try:
+                yield
+            finally:
+                _IN_TASK.reset(token)
+
+    @contextmanager
+    def listening(self, on_event: EventSink | None) -> Iterator[None]:
+        """Also send this call's events to `on_event` (a sweep tags its trials, a CLI prints phases)."""
+        if on_event is None:
+            yield
+            return
+        self._listeners.append(on_event)
+        try:
+            yield
+        finally:
+            self._listeners.remove(on_event)
+
+    def emit(self, event: LoopEvent) -> None:
+        self.sink(event)
+        for listener in tuple(self._listeners):
+            listener(event)
+
+    def _set_busy(self, busy: Busy) -> None:
+        if busy is not self.busy:
+            self.busy = busy
+            self.emit(BusyChanged(busy))
