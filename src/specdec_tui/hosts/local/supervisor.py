@@ -157,11 +157,12 @@ class Supervisor:
         for line in lines:
             self._log(f"{self.unit}: {line}", priority=3)
         code_word, status_word, result = exit_words(code)
+        # the state first: whoever reads "Failed with result" in the journal then sees the unit failed
+        self._set("failed", "failed", result=result, exec_main_status=code, main_pid=None, pgid=None,
+                  start_job=self.state.start_job or "failed")  # fmt: skip
         self._log(f"{self.unit}: Main process exited, code={code_word}, status={status_word}", priority=5)
         self._log(f"{self.unit}: Failed with result '{result}'.", priority=4)
         self._log(f"Failed to start {self.spec.display_name}.", priority=3)
-        self._set("failed", "failed", result=result, exec_main_status=code, main_pid=None, pgid=None,
-                  start_job=self.state.start_job or "failed")  # fmt: skip
         self.done = True
 
     # -- output ----------------------------------------------------------------------------------
@@ -281,10 +282,10 @@ class Supervisor:
         spec, unit = self.spec, self.unit
         self.done = True
         if self.stop_timed_out:
+            self._set("failed", "failed", result="timeout", exec_main_status=None, main_pid=None, pgid=None)
             self._log(f"{unit}: Main process exited, code=killed, status=9/KILL", priority=5)
             self._log(f"{unit}: Failed with result 'timeout'.", priority=4)
             self._log(f"Stopped {spec.display_name}.")
-            self._set("failed", "failed", result="timeout", exec_main_status=None, main_pid=None, pgid=None)
             return
         if returncode == 0 or (self.stopping and returncode == -signal.SIGTERM) or spec.ignore_failure:
             self._log(f"{unit}: Deactivated successfully.")
@@ -294,10 +295,11 @@ class Supervisor:
                       pgid=None)  # fmt: skip
             return
         code_word, status_word, result = exit_words(returncode)
+        status = returncode if returncode > 0 else -returncode
+        # the state first: whoever reads "Failed with result" in the journal then sees the unit failed
+        self._set("failed", "failed", result=result, exec_main_status=status, main_pid=None, pgid=None)
         self._log(f"{unit}: Main process exited, code={code_word}, status={status_word}", priority=5)
         self._log(f"{unit}: Failed with result '{result}'.", priority=4)
-        status = returncode if returncode > 0 else -returncode
-        self._set("failed", "failed", result=result, exec_main_status=status, main_pid=None, pgid=None)
         if not self.stopping and restart_wanted(spec.restart, returncode):
             self._schedule_restart()
 
