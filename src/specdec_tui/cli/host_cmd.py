@@ -20,7 +20,6 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.hosts.base import Host, HostError
-from specdec_tui.loop.start_failure import start_failure_cause
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
@@ -127,39 +126,54 @@ async def _stop(host: Host, _args, _target: Target) -> int:
 async def _rollback(host: Host, args, target: Target) -> int:
     """Restore the newest backup, daemon-reload, restart and wait until the server is healthy again — what
     `u` does in the panel. `--no-restart` restores the file alone."""
-    from specdec_tui.loop.health import NotHealthy, wait_ready
 
     unit = host.info.unit
     if not await host.history():
         raise CliError(f"{unit}: there is no backup to roll back to on {target.name} "
                        "(each `host push` that changes the unit keeps one)")
     before = await host.read_unit()
-    restored = await host.rollback()
-    left = len(await host.history())
-    what = restored_changes(before, restored)
-    print(f"{unit}: restored the newest backup ({what}; {left} older backup(s) left)", flush=True)
     if args.no_restart:
+        restored = await host.rollback()
+        print(f"{unit}: restored the newest backup ({restored_changes(before, restored)}; "
+              f"{len(await host.history())} older backup(s) left)", flush=True)
         print(f"{unit}: not restarted (--no-restart): the server keeps running its current flags until "
               f"`specdec-tui host restart --host {target.name}`", flush=True)
         return 0
-    result = await host.restart()
-    s = result.status
-    if not result.ok:
-        cause = await start_failure_cause(host)
-        raise CliError(f"{unit}: restored, but systemd could not restart it (job {result.job_result}, now "
-                       f"{s.active_state} ({s.sub_state}))" + (f" — journal: {cause}" if cause else ""))
+    return await _rollback_with_loop(host, target, before)
+
+
+async def _rollback_with_loop(host: Host, target: Target, before: str) -> int:
+    """`TrialLoop.rollback`, the code path of the panel's `u`: restore, restart, wait healthy; its events
+    are printed as they come, a failure in words (the journal's cause rides along)."""
+    from specdec_tui.core.config import BenchProfile
+    from specdec_tui.core.session import Session
+    from specdec_tui.loop.events import Healthy, LoopEvent, Restarted, RolledBack, StepFailed
+    from specdec_tui.loop.trial import TrialLoop
+
+    unit = host.info.unit
     timeout = healthy_timeout_of(target.settings)
-    progress(f"{unit}: restarted (pid {s.main_pid or '-'}); waiting for {host.info.base_url} to be ready "
-             f"(up to {timeout:.0f} s)…")
-    try:
-        snap = await wait_ready(host, host.info.base_url, timeout_s=timeout, api_key=api_key_from(target.settings))
-    except NotHealthy as err:
-        cause = await start_failure_cause(host)
-        raise CliError(f"{unit}: restored and restarted, but the server is not healthy: {err}"
-                       + (f" — journal: {cause}" if cause else "")
-                       + f"; see `specdec-tui host journal --host {target.name}`") from None
-    model = f", model {snap.model}" if snap.model else ""
-    print(f"{unit}: healthy again on the restored unit ({snap.detail}{model})", flush=True)
+    loop = TrialLoop(host=host, session=Session(host=target.name, unit=unit), profile=BenchProfile(),
+                     base_url=host.info.base_url, api_key=api_key_from(target.settings), healthy_timeout_s=timeout)
+    failed: list[str] = []
+    model: list[str] = []
+
+    def say(event: LoopEvent) -> None:
+        if isinstance(event, RolledBack):
+            print(f"{unit}: restored the newest backup ({restored_changes(before, event.text)})", flush=True)
+        elif isinstance(event, Restarted) and event.result.ok:
+            progress(f"{unit}: restarted (pid {event.result.status.main_pid or '-'}); waiting for "
+                     f"{host.info.base_url} to be ready (up to {timeout:.0f} s)…")
+        elif isinstance(event, Healthy) and event.facts is not None and event.facts.model:
+            model.append(event.facts.model)
+        elif isinstance(event, StepFailed):
+            failed.append(event.reason)
+
+    loop.sink = say
+    restored = await loop.rollback()
+    if restored is None or failed:
+        what = failed[-1] if failed else "the rollback did not finish"
+        raise CliError(f"{unit}: {what}; see `specdec-tui host journal --host {target.name}`")
+    print(f"{unit}: healthy again on the restored unit" + (f" (model {model[-1]})" if model else ""), flush=True)
     return 0
 
 
