@@ -13,13 +13,13 @@ Two ways in:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.bench.process_run import ProcessRun
-from specdec_tui.bench.run_handle import Emit, RunHandle
+from specdec_tui.bench.run_handle import RunHandle
 from specdec_tui.core.config import BenchProfile
 
 
@@ -27,17 +27,7 @@ class BenchRun(RunHandle):
     """A benchmark on its own thread and event loop. `on_event` runs on that thread; `on_exit` once,
     after the last event, when every connection is closed."""
 
-    def __init__(
-        self,
-        base_url: str,
-        profile: BenchProfile,
-        on_event: Emit,
-        *,
-        api_key: str | None = None,
-        model: str | None = None,
-        on_exit: Callable[[], None] | None = None,
-    ) -> None:
-        super().__init__(base_url, profile, on_event, api_key=api_key, model=model, on_exit=on_exit)
+    def _setup(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False

@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
-from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
-from specdec_tui.bench.run_handle import Emit, RunHandle
+from specdec_tui.bench.run_handle import RunHandle
 from specdec_tui.core.config import BenchProfile
 
 CANCEL = "cancel"
@@ -65,17 +64,7 @@ class ProcessRun(RunHandle):
 
     thread_name = "specdec-bench-pipe"
 
-    def __init__(
-        self,
-        base_url: str,
-        profile: BenchProfile,
-        on_event: Emit,
-        *,
-        api_key: str | None = None,
-        model: str | None = None,
-        on_exit: Callable[[], None] | None = None,
-    ) -> None:
-        super().__init__(base_url, profile, on_event, api_key=api_key, model=model, on_exit=on_exit)
+    def _setup(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         self._conn, self._child_conn = ctx.Pipe(duplex=True)
         child_args = (self._child_conn, self._base_url, self._profile, self._api_key, self._model)

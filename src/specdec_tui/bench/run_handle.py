@@ -14,7 +14,7 @@ Emit = Callable[[BenchEvent], None]
 
 
 class RunHandle:
-    """Subclasses implement `_main` (runs on the handle's thread) and `cancel`."""
+    """Subclasses implement `_main` (runs on the handle's thread) and `cancel`, and may prepare in `_setup`."""
 
     thread_name = "specdec-bench"
 
@@ -37,6 +37,10 @@ class RunHandle:
         self._thread = threading.Thread(target=self._main, name=self.thread_name, daemon=True)
         self._lock = threading.Lock()
         self.levels: list[LevelResult] = []
+        self._setup()
+
+    def _setup(self) -> None:
+        """What a subclass prepares once the shared state is set (its loop slot, its pipe and process)."""
 
     def start(self) -> RunHandle:
         self._thread.start()
