@@ -50,7 +50,7 @@ def demo() -> Iterator[DemoWorkspace]:
 
 def served_steps(base_url: str) -> int:
     asyncio.run(wait_ready(None, base_url, timeout_s=120))
-    with urllib.request.urlopen(f"{base_url}/get_server_info", timeout=10) as resp:
+    with urllib.request.urlopen(f"{base_url}/server_info", timeout=10) as resp:
         return int(json.load(resp)["speculative_num_steps"])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 
 import pytest
@@ -13,6 +14,7 @@ from specdec_tui.loop.health import (
     HealthState,
     HttpProbe,
     NotHealthy,
+    dead_subprocess_from,
     derive_state,
     facts_from,
     wait_ready,
@@ -39,13 +41,34 @@ REFUSED = HttpProbe(reachable=False, error="connection refused")
         (status("active", "running"), HttpProbe(reachable=True, health_status=200), HealthState.LOADING),
         (None, READY_PROBE, HealthState.READY),
         (None, REFUSED, HealthState.DOWN),
-        (None, HttpProbe(reachable=True, health_status=503), HealthState.FAILING),
+        (None, HttpProbe(reachable=True, health_status=503), HealthState.WARMING_UP),
+        (status("active", "running"), HttpProbe(reachable=True, health_status=503), HealthState.WARMING_UP),
+        (None, HttpProbe(reachable=True, health_status=500), HealthState.FAILING),
+        (status("active", "running"), HttpProbe(reachable=True, health_status=503, dead_subprocess="scheduler (pid 7) is dead"),
+         HealthState.FAILING),
     ],
 )
 def test_state_derivation(svc: ServiceStatus | None, probe: HttpProbe, expected: HealthState) -> None:
     state, detail = derive_state(svc, probe)
     assert state is expected
     assert detail
+
+
+def test_a_503_after_serving_is_not_warmup() -> None:
+    state, detail = derive_state(status("active", "running"), HttpProbe(reachable=True, health_status=503), was_ready=True)
+    assert state is HealthState.FAILING and "shutting down" in detail
+
+
+@pytest.mark.parametrize(
+    "exit_code, words",
+    [(1, "scheduler_0 (pid 4242) exited with code 1"), (-9, "scheduler_0 (pid 4242) was killed by signal 9"),
+     (None, "scheduler_0 (pid 4242) is dead")],
+)
+def test_the_dead_subprocess_503_body_is_read_in_words(exit_code: int | None, words: str) -> None:
+    # upstream: python/sglang/srt/entrypoints/http_server.py _make_health_error_json
+    body = json.dumps({"error": "subprocess not alive", "component": "scheduler_0", "pid": 4242, "exit_code": exit_code})
+    assert dead_subprocess_from(body.encode()) == words
+    assert dead_subprocess_from(b"") == "" and dead_subprocess_from(b"not json") == ""
 
 
 def test_failed_unit_detail_names_exit_status() -> None:

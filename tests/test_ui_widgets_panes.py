@@ -130,3 +130,14 @@ def test_change_label_names_changed_added_and_removed_flags() -> None:
     steps = "speculative-num-steps"
     assert change_label({steps: "1", "b": None}, {steps: "2", "c": None}) == "steps=2 b=off c=on"
     assert change_label({"a": "1"}, {"a": "1"}) == "same flags"
+
+
+async def test_health_pane_says_warming_up_in_the_warning_colour_not_failing() -> None:
+    app = Host(HealthPane())
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_health(HealthSnapshot(state=HealthState.WARMING_UP, status=None, http_ok=False,
+                                          detail="port open, /health 503 until the warmup request finishes"))
+        await pilot.pause()
+        assert pane.has_class("-warming-up") and not pane.has_class("-failing")
+        assert pane.section_text("badge").startswith("◕ WARMING UP — port open, /health 503")

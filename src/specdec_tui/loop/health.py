@@ -1,6 +1,9 @@
 """Is the server up? Readiness from systemd's state plus SGLang's HTTP endpoints.
 
-SGLang binds its port only when the model is loaded, so "process alive, port refused" means loading.
+SGLang binds its port only when the model is loaded, so "process alive, port refused" means loading; from bind
+until its warmup request finishes `/health` answers 503 with no body ("warming up"). A 503 once it has served
+means it is shutting down or unhealthy; a 503 whose JSON body names a dead subprocess is a failure.
+(upstream: python/sglang/srt/entrypoints/http_server.py health_generate, _dead_subprocess_response)
 The watcher polls fast while the server is not ready (detection within ~100 ms of /health turning 200)
 and slowly once it is, and yields a snapshot only when something the operator sees has changed.
 """
@@ -25,6 +28,7 @@ class HealthState(StrEnum):
     DOWN = "down"  # not running (inactive), or nothing answers and systemd is unknown
     STARTING = "starting"  # systemd is starting the unit
     LOADING = "loading"  # process alive, port not open yet (weights, KV cache, cuda graphs)
+    WARMING_UP = "warming up"  # port open, /health 503 until the warmup request is done
     READY = "ready"  # /health 200 and /v1/models answers
     FAILING = "failing"  # unit failed, or the server answers with errors
 
@@ -39,6 +43,7 @@ class HttpProbe:
     max_model_len: int | None = None
     server_info: dict[str, Any] | None = None
     error: str = ""
+    dead_subprocess: str = ""  # from a 503 body: "scheduler_0 (pid 4242) exited with code 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +61,10 @@ class HealthSnapshot:
         return other is not None and replace(self, checked_at=0.0) == replace(other, checked_at=0.0)
 
 
-def derive_state(status: ServiceStatus | None, probe: HttpProbe) -> tuple[HealthState, str]:
-    """Combine systemd's view and the HTTP probe into one state and a line of explanation."""
+def derive_state(status: ServiceStatus | None, probe: HttpProbe, *, was_ready: bool = False) -> tuple[HealthState, str]:
+    """Combine systemd's view and the HTTP probe into one state and a line of explanation.
+
+    `was_ready`: the server answered 200 since it last started, so a plain 503 is no longer its warmup."""
     if status is not None:
         if status.is_failed:
             code = f", exit status {status.exec_main_status}" if status.exec_main_status not in (None, 0) else ""
@@ -70,6 +77,12 @@ def derive_state(status: ServiceStatus | None, probe: HttpProbe) -> tuple[Health
         return HealthState.READY, "serving"
     if probe.health_status == 200:
         return HealthState.LOADING, "/health is 200 but /v1/models does not answer yet"
+    if probe.dead_subprocess:
+        return HealthState.FAILING, f"/health 503: subprocess {probe.dead_subprocess}"
+    if probe.health_status == 503 and not was_ready:
+        return HealthState.WARMING_UP, "port open, /health 503 until the warmup request finishes"
+    if probe.health_status == 503:
+        return HealthState.FAILING, "/health 503 after serving: the server is shutting down or cannot generate"
     if probe.reachable:
         if probe.health_status is not None and probe.health_status >= 500:
             return HealthState.FAILING if status is None else HealthState.LOADING, f"/health returned {probe.health_status}"
@@ -80,7 +93,7 @@ def derive_state(status: ServiceStatus | None, probe: HttpProbe) -> tuple[Health
 
 
 def facts_from(server_info: dict[str, Any] | None, models: tuple[str, ...], max_model_len: int | None) -> ServerFacts | None:
-    """ServerFacts from /get_server_info (SGLang puts server args at the top level) and /v1/models."""
+    """ServerFacts from /server_info (SGLang puts server args at the top level) and /v1/models."""
     if server_info is None and not models:
         return None
     info = server_info or {}
@@ -110,8 +123,37 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
+def dead_subprocess_from(body: bytes) -> str:
+    """The dead component named in a 503 body (`{"error": "subprocess not alive", "component": ..., "pid": ...,
+    "exit_code": ...}`), in words; "" for any other body (warmup and shutdown 503s have none)."""
+    import orjson
+
+    try:
+        detail = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return ""
+    if not isinstance(detail, dict) or detail.get("error") != "subprocess not alive":
+        return ""
+    code = detail.get("exit_code")
+    if not isinstance(code, int):
+        how = "is dead"
+    else:
+        how = f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
+    return f"{detail.get('component', '?')} (pid {detail.get('pid', '?')}) {how}"
+
+
+async def server_info_of(client: httpx.AsyncClient, base: str) -> dict[str, Any] | None:
+    """GET /server_info; /get_server_info only when that is 404 (an older server), since a current server writes
+    a deprecation WARNING into its journal on every /get_server_info call."""
+    resp = await client.get(f"{base}/server_info")
+    if resp.status_code == 404:
+        resp = await client.get(f"{base}/get_server_info")
+    info = resp.json() if resp.status_code == 200 else None
+    return info if isinstance(info, dict) else None
+
+
 async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: bool = True) -> HttpProbe:
-    """GET /health; when it is 200, /v1/models and (optionally) /get_server_info. Never raises."""
+    """GET /health; when it is 200, /v1/models and (optionally) /server_info. Never raises."""
     import httpx
 
     base = base_url.rstrip("/")
@@ -124,7 +166,9 @@ async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: boo
     except httpx.HTTPError as err:
         return HttpProbe(reachable=False, error=_short(err))
     if resp.status_code != 200:
-        return HttpProbe(reachable=True, health_status=resp.status_code, error=f"/health returned {resp.status_code}")
+        dead = dead_subprocess_from(resp.content) if resp.status_code == 503 else ""
+        return HttpProbe(reachable=True, health_status=resp.status_code, error=f"/health returned {resp.status_code}",
+                         dead_subprocess=dead)
     models: tuple[str, ...] = ()
     max_len: int | None = None
     info: dict[str, Any] | None = None
@@ -136,11 +180,7 @@ async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: boo
             if data and isinstance(data[0], dict):
                 max_len = _int_or_none(data[0].get("max_model_len"))
         if want_info:
-            iresp = await client.get(f"{base}/get_server_info")
-            if iresp.status_code == 404:
-                iresp = await client.get(f"{base}/server_info")
-            if iresp.status_code == 200 and isinstance(iresp.json(), dict):
-                info = iresp.json()
+            info = await server_info_of(client, base)
     except (httpx.HTTPError, ValueError) as err:
         return HttpProbe(reachable=True, health_status=200, models=models, error=f"server info: {_short(err)}")
     return HttpProbe(reachable=True, health_status=200, models=models, max_model_len=max_len, server_info=info)
@@ -151,9 +191,11 @@ def _short(err: BaseException) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def snapshot(status: ServiceStatus | None, probe: HttpProbe, facts: ServerFacts | None, detail: str | None = None) -> HealthSnapshot:
+def snapshot(
+    status: ServiceStatus | None, probe: HttpProbe, facts: ServerFacts | None, detail: str | None = None, *, was_ready: bool = False
+) -> HealthSnapshot:
     """One snapshot from systemd's view and an HTTP probe; `facts` only count while READY."""
-    state, derived = derive_state(status, probe)
+    state, derived = derive_state(status, probe, was_ready=was_ready)
     facts = facts if state is HealthState.READY else None
     return HealthSnapshot(
         state=state,
@@ -200,6 +242,7 @@ async def watch_health(
     last: HealthSnapshot | None = None
     last_status: ServiceStatus | None = None
     last_status_at = -1e9
+    served = False  # /health was 200 since the port last opened: a later 503 is not warmup
     async with await asyncio.to_thread(_new_client, api_key) as client:
         while True:
             now = time.monotonic()
@@ -215,7 +258,9 @@ async def watch_health(
                 facts = last.facts  # server info is read once, on the way into READY
             else:
                 facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
-            snap = snapshot(last_status, probe, facts)
+            served = served and probe.reachable
+            snap = snapshot(last_status, probe, facts, was_ready=served)
+            served = served or snap.state is HealthState.READY
             if not snap.same_view(last):
                 last = snap
                 yield snap

@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 import orjson
@@ -34,6 +35,21 @@ STATE_KEY = web.AppKey("sim_state", object)
 SENT_STATUS = "sim_sent_status"  # request key: the status of a response whose headers are on the wire
 
 
+# upstream: python/sglang/srt/entrypoints/http_server.py (the deprecated aliases log this on every call)
+DEPRECATED_ENDPOINT = ("Endpoint '{old}' is deprecated and will be removed in a future version. "
+                       "Please use '{new}' instead.")
+# upstream: python/sglang/srt/model_executor/graph_memory_usage.py GRAPH_MEMORY_USAGE_KEYS
+GRAPH_PHASES = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode", "draft_extend")
+
+
+class ServerStatus(Enum):
+    """Upstream's tokenizer-manager status as /health sees it: 503 until warmup ends and while shutting down."""
+
+    STARTING = "starting"
+    UP = "up"
+    SHUTTING_DOWN = "shutting down"
+
+
 def _json(obj: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
 
@@ -41,11 +57,13 @@ def _json(obj: Any, status: int = 200) -> web.Response:
 class SimServer:
     """Holds the resolved args, the memory plan and the engine; serves the routes."""
 
-    def __init__(self, a: SimArgs, plan: model.MemoryPlan, log: SimLog) -> None:
+    def __init__(self, a: SimArgs, plan: model.MemoryPlan, log: SimLog, startup_s: float = 0.0) -> None:
         self.a = a
         self.plan = plan
         self.log = log
         self.created = int(time.time())
+        self.status = ServerStatus.STARTING
+        self.startup_time = {"scheduler_e2e": round(startup_s, 3)}  # upstream: phase -> seconds
         s = a.server
         self.model_name = s["served_model_name"]
         self.engine = Engine(
@@ -71,9 +89,9 @@ class SimServer:
         r.add_get("/health_generate", self.health_generate)
         r.add_get("/v1/models", self.models)
         r.add_get("/server_info", self.server_info)
-        r.add_get("/get_server_info", self.server_info)
+        r.add_get("/get_server_info", self.get_server_info)
         r.add_get("/model_info", self.model_info)
-        r.add_get("/get_model_info", self.model_info)
+        r.add_get("/get_model_info", self.get_model_info)
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/sim/ground_truth", self.ground_truth)
@@ -108,10 +126,22 @@ class SimServer:
         return await handler(request)
 
     # ---- routes -------------------------------------------------------------------------------------------------
+    def _not_serving(self) -> web.Response | None:
+        """Upstream's 503 answers: during shutdown (logged) and from bind until warmup ends (silent)."""
+        if self.status is ServerStatus.SHUTTING_DOWN:
+            self.log.line("Health check request received during shutdown. Returning 503.")
+            return web.Response(status=503)
+        if self.status is ServerStatus.STARTING:
+            return web.Response(status=503)
+        return None
+
     async def health(self, request: web.Request) -> web.Response:
-        return web.Response(status=200)
+        return self._not_serving() or web.Response(status=200)
 
     async def health_generate(self, request: web.Request) -> web.Response:
+        refused = self._not_serving()
+        if refused is not None:
+            return refused
         req = self.engine.submit(GenParams(prompt="health", max_tokens=1, temperature=0.0, ignore_eos=False))
         while not req.done:
             await req.out.get()
@@ -128,16 +158,38 @@ class SimServer:
                       "has_image_understanding": False, "has_audio_understanding": False,
                       "model_type": "qwen3_5_moe", "architectures": [model.MODEL_ARCH]})
 
+    async def get_model_info(self, request: web.Request) -> web.Response:
+        self.log.line(DEPRECATED_ENDPOINT.format(old="/get_model_info", new="/model_info"))
+        return await self.model_info(request)
+
+    def _graph_memory(self) -> dict[str, float]:
+        """Per-phase capture memory as upstream reports it; the plan's one figure split where a spec server spends it."""
+        graph = dict.fromkeys(GRAPH_PHASES, 0.0)
+        total = self.plan.graph_gb
+        if self.a.spec_steps > 0:
+            graph.update(target_verify=round(total * 0.6, 3), draft_decode=round(total * 0.25, 3),
+                         draft_extend=round(total - round(total * 0.6, 3) - round(total * 0.25, 3), 3))
+        else:
+            graph["decode"] = round(total, 3)
+        return graph
+
     def _internal_state(self) -> dict[str, Any]:
         e = self.engine
+        p = self.plan
         state: dict[str, Any] = dict(self.a.server)
         state.update({
+            "world_size": self.a.server["tp_size"],
+            "startup_time": self.startup_time,
+            "effective_max_running_requests_per_dp": p.max_running_requests,
             "last_gen_throughput": e.last_gen_throughput,
-            "memory_usage": {"weight": round(self.plan.weights_gb + self.plan.draft_weights_gb, 2),
-                             "kvcache": round(self.plan.kv_gb + self.plan.state_gb, 2),
-                             "token_capacity": self.plan.max_total_num_tokens,
-                             "graph": round(self.plan.graph_gb, 2)},
-            "effective_max_running_requests_per_dp": self.plan.max_running_requests,
+            # upstream: python/sglang/srt/managers/scheduler_components/memory_usage.py build_memory_usage
+            "memory_usage": {"weight": round(p.weights_gb + p.draft_weights_gb, 3),
+                             "kvcache": round(p.kv_gb + p.state_gb, 3),
+                             "startup_available": round(p.init_avail_gb, 3),
+                             "token_capacity": p.max_total_num_tokens,
+                             "token_capacity_per_dcp_rank": p.max_total_num_tokens,
+                             "token_capacity_swa": None,
+                             "graph": self._graph_memory()},
         })
         if self.a.spec_steps > 0:
             state["avg_spec_accept_length"] = e.avg_accept_length
@@ -148,10 +200,16 @@ class SimServer:
         info.update({
             "max_total_num_tokens": self.plan.max_total_num_tokens,
             "max_req_input_len": self.a.server["context_length"] - 5,
+            "startup_time": self.startup_time,
             "internal_states": [self._internal_state()],
             "version": SGLANG_VERSION,
+            "kv_events": None,
         })
         return _json(info)
+
+    async def get_server_info(self, request: web.Request) -> web.Response:
+        self.log.line(DEPRECATED_ENDPOINT.format(old="/get_server_info", new="/server_info"))
+        return await self.server_info(request)
 
     async def metrics(self, request: web.Request) -> web.Response:
         text = prometheus_text(self.engine, self.model_name, self.plan)
@@ -219,15 +277,17 @@ def _reason(status: int) -> str:
         return ""
 
 
-async def _warmup(server: SimServer) -> None:
-    """SGLang's warmup: one short generate request before announcing readiness."""
+async def warm_up(server: SimServer) -> None:
+    """SGLang's warmup: one short generate request, then readiness. /health answers 503 until this returns."""
     log = server.log
-    log.line('INFO:     127.0.0.1:0 - "GET /model_info HTTP/1.1" 200 OK')
-    req = server.engine.submit(GenParams(prompt="The capital city of France is", max_tokens=1, temperature=0.0,
-                                         ignore_eos=False))
-    while not req.done:
-        await req.out.get()
-    log.line('INFO:     127.0.0.1:0 - "POST /generate HTTP/1.1" 200 OK')
+    if not server.a.server.get("skip_server_warmup"):
+        log.line('INFO:     127.0.0.1:0 - "GET /model_info HTTP/1.1" 200 OK')
+        req = server.engine.submit(GenParams(prompt="The capital city of France is", max_tokens=1, temperature=0.0,
+                                             ignore_eos=False))
+        while not req.done:
+            await req.out.get()
+        log.line('INFO:     127.0.0.1:0 - "POST /generate HTTP/1.1" 200 OK')
+    server.status = ServerStatus.UP
     log.line("The server is fired up and ready to roll!", important=True)
 
 
@@ -236,6 +296,7 @@ async def serve(a: SimArgs, log: SimLog) -> int:
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    began = time.monotonic()
     startup = asyncio.create_task(run_startup(a, log))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -247,7 +308,7 @@ async def serve(a: SimArgs, log: SimLog) -> int:
         plan = startup.result()
     except StartupFailed:
         return 1
-    server = SimServer(a, plan, log)
+    server = SimServer(a, plan, log, startup_s=(time.monotonic() - began) * a.time_scale)
     server.engine.start()
     runner = web.AppRunner(server.build_app(), access_log=None, handle_signals=False)
     await runner.setup()
@@ -261,16 +322,14 @@ async def serve(a: SimArgs, log: SimLog) -> int:
         await runner.cleanup()
         return 1
     log_uvicorn_start(log, host, port)
-    if not a.server.get("skip_server_warmup"):
-        await _warmup(server)
-    else:
-        log.line("The server is fired up and ready to roll!", important=True)
+    await warm_up(server)
     crash: asyncio.Task | None = None
     if a.sim_fail == "crash-after-ready":
         crash = asyncio.create_task(asyncio.sleep(max(0.5, a.load_seconds) / a.time_scale))
     waiter = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({t for t in (waiter, crash) if t}, return_when=asyncio.FIRST_COMPLETED)
     code = 0
+    server.status = ServerStatus.SHUTTING_DOWN
     if crash is not None and crash in done:
         log.line("Scheduler hit an exception: Traceback (most recent call last):\n"
                  "RuntimeError: CUDA error: an illegal memory access was encountered", tp_rank=0, important=True)

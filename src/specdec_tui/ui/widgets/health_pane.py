@@ -9,7 +9,7 @@ Public API (for the app shell):
     .update_health(snapshot: HealthSnapshot)   # from specdec_tui.loop.health.watch_health
     .update_log_stats(stats: LogStats)         # folded from the journal; redrawn at most ~5×/s
     .update_gpus(gpus: list[GpuFact])          # from Host.gpu_facts(); [] hides the GPU section
-    .state: str                                # "down" | "starting" | "loading" | "ready" | "failing" | "unknown"
+    .state: str                                # "down" | "starting" | "loading" | "warming up" | "ready" | "failing" | "unknown"
     .section_text(name) -> str                 # plain text of "badge", "service", "facts", "live", "error", "gpus"
 """
 
@@ -30,7 +30,7 @@ from specdec_tui.hosts.base import GpuFact
 from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
 
-STATES = ("down", "starting", "loading", "ready", "failing")
+STATES = ("down", "starting", "loading", "warming up", "ready", "failing")
 SECTIONS = ("badge", "service", "facts", "live", "error", "gpus")
 _LABEL_WIDTH = 22
 STATS_REDRAW_S = 0.2
@@ -48,7 +48,7 @@ class HealthPane(VerticalScroll):
             background: $panel; color: $text-muted;
         }
         &.-ready #health-badge { background: $success; color: $text; }
-        &.-loading #health-badge, &.-starting #health-badge { background: $warning; color: $text; }
+        &.-loading #health-badge, &.-starting #health-badge, &.-warming-up #health-badge { background: $warning; color: $text; }
         &.-failing #health-badge { background: $error; color: $text; }
         &.-down #health-badge { background: $error-muted; color: $text-error; }
         #health-service { color: $text-muted; margin-bottom: 1; }
@@ -87,7 +87,7 @@ class HealthPane(VerticalScroll):
         self._snapshot = snapshot
         self.state = str(snapshot.state.value if hasattr(snapshot.state, "value") else snapshot.state)
         for state in STATES:
-            self.set_class(self.state == state, f"-{state}")
+            self.set_class(self.state == state, f"-{state.replace(' ', '-')}")
         badge = f"{_BADGE_ICON.get(self.state, '?')} {self.state.upper()}"
         if snapshot.detail:
             badge += f" — {snapshot.detail}"
@@ -152,7 +152,7 @@ class HealthPane(VerticalScroll):
         self.query_one(f"#health-{section}", Static).update(content)
 
 
-_BADGE_ICON = {"ready": "●", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
+_BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
 
 
 def speculative_summary(spec: dict[str, Any]) -> str:
