@@ -69,8 +69,9 @@ check_private
 cp -a "$lab/units/." /lib/systemd/system/
 mkdir -p /var/log/journal /run/sshd /etc/systemd/system/.specdec
 chmod 0755 /run/sshd
-# A private user database (copy of the machine's plus the test user): bind-mounted, machine untouched.
-for f in passwd group shadow; do
+# A private user database (copy of the machine's plus the test user) and /etc/hosts (plus a name only the
+# lab resolves, for the jump-host tests): bind-mounted, machine untouched.
+for f in passwd group shadow hosts; do
     if [ -f "$lab/etc/$f" ]; then mount --bind "$lab/etc/$f" "/etc/$f"; fi
 done
 if [ -d "$lab/home" ]; then mount --bind "$lab/home" /home; fi

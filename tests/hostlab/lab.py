@@ -55,6 +55,8 @@ TARGETS = {
 TEST_USER = "specdec-sudoer"  # sudo with a password: the panel must refuse, not hang
 NOPASSWD_USER = "specdec-nopw"  # passwordless sudo: the panel's sudo path must work
 TEST_UID = 64990
+# A name only the lab resolves (its private /etc/hosts): reachable through the lab as a jump host, not directly.
+INNER_NAME = "specdec-lab-inner"
 
 
 class LabUnavailable(RuntimeError):
@@ -209,6 +211,8 @@ class HostLab:
                 f"root ALL=(ALL:ALL) ALL\n{TEST_USER} ALL=(ALL:ALL) ALL\n{NOPASSWD_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n"
             )
             sudoers.chmod(0o440)
+        machine_hosts = Path("/etc/hosts").read_text() if Path("/etc/hosts").exists() else ""
+        (etc / "hosts").write_text(f"{machine_hosts.rstrip()}\n127.0.0.1 {INNER_NAME}\n".lstrip())
         os.chown(self.root_dir, 0, 0)
         self.root_dir.chmod(0o711)  # the test user's sshd must reach authorized_keys
 
@@ -291,6 +295,18 @@ class HostLab:
                 return False
 
         wait_for(listening, 10, f"sshd on 127.0.0.1:{self.ssh_port}")
+
+    def freeze_sshd(self) -> None:
+        """Stops the listening sshd (SIGSTOP): new connections get a TCP handshake and then silence."""
+        assert self.sshd_pid is not None
+        os.kill(self.sshd_pid, signal.SIGSTOP)
+
+    def thaw_sshd(self) -> None:
+        """Continues the listening sshd, and nsenter above it: nsenter stops itself when its child stops
+        (job-control mimicry) and would otherwise never reap sshd at shutdown."""
+        assert self.sshd_pid is not None and self._sshd is not None
+        os.kill(self.sshd_pid, signal.SIGCONT)
+        os.kill(self._sshd.pid, signal.SIGCONT)
 
     def session_pids(self) -> list[int]:
         """The sshd processes serving live connections (children of the listening sshd), by PID."""

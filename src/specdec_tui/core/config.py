@@ -28,6 +28,7 @@ class HostConfig:
     api_key_env: str | None = None
     accept_new_host_key: bool = False
     connect_timeout_s: float = 10.0
+    jump: str | None = None  # ProxyJump: another [hosts.NAME], or [user@]host[:port]
     healthy_timeout_s: float = 900.0  # restart → healthy, else the trial fails (and may roll back)
 
     @property

@@ -22,6 +22,7 @@ EXAMPLES: dict[str, Any] = {
     "port": 22,
     "user": "root",
     "identity_file": "~/.ssh/id_ed25519",
+    "jump": "bastion",
     "unit_path": "/etc/systemd/system/sglang.service",
     "api_key_env": "SGLANG_API_KEY",
     "requests": 32,

@@ -64,7 +64,9 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
     if is_local(host_config):
         return open_demo_host(host_config.name, keep_running=keep_running)
     from specdec_tui.hosts.ssh.host import SSHHost  # asyncssh loads only when an SSH host is opened
+    from specdec_tui.hosts.ssh.jump import resolve_jump
+
     try:
-        return SSHHost(host_config)
+        return SSHHost(host_config, jump=resolve_jump(host_config, config.hosts))
     except ValueError as err:  # a unit / unit_path the remote commands refuse (the config loader checks it too)
         raise HostError(f"host {chosen!r}: {err}", "fix unit / unit_path in the host's config table") from None

@@ -1,7 +1,10 @@
 """Opening one verified SSH connection the OpenSSH way, and learning what it may do.
 
 ~/.ssh/config (aliases, HostName, Port, User, IdentityFile, ProxyJump), the ssh-agent and
-~/.ssh/known_hosts. Unknown or changed host keys are refused with what to do about it;
+~/.ssh/known_hosts, plus the host table's `jump` (opened here with the same host-key policy and keys, so a
+bastion's key is checked like any other). Keepalives notice a link that died without a FIN (a frozen peer, a
+pulled cable) within KEEPALIVE_INTERVAL_S × (KEEPALIVE_COUNT_MAX + 1) = 12 s.
+Unknown or changed host keys are refused with what to do about it;
 `accept_new_host_key` adds an UNKNOWN key (never replaces a changed one). After login the connection is
 probed for root and, if sudo is configured, for passwordless `sudo -n`.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict, cast
@@ -23,6 +27,8 @@ from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.base import HostError, HostKeyError, PrivilegeError
 
 DEFAULT_SSH_DIR = Path("~/.ssh")
+KEEPALIVE_INTERVAL_S = 4.0
+KEEPALIVE_COUNT_MAX = 2  # unanswered keepalives before asyncssh closes the connection
 SUDO_PASSWORD_RE = re.compile(r"password is required|a terminal is required|no tty present|askpass", re.I)
 
 
@@ -50,6 +56,7 @@ class SSHOptions(TypedDict, total=False):
     username: str
     client_keys: list[str]
     agent_path: str | None
+    tunnel: asyncssh.SSHClientConnection
 
 
 class _HostKeyProbeOptions(TypedDict, total=False):
@@ -57,6 +64,7 @@ class _HostKeyProbeOptions(TypedDict, total=False):
 
     config: list[str]
     port: int
+    tunnel: asyncssh.SSHClientConnection
 
 
 def _as_bytes(output: bytes | str | None) -> bytes:
@@ -88,11 +96,14 @@ class SSHConnector:
         *,
         known_hosts: str | os.PathLike[str] | None = None,
         ssh_config: str | os.PathLike[str] | None = None,
-        client_keys: list[str | os.PathLike[str]] | None = None,
+        client_keys: Sequence[str | os.PathLike[str]] | None = None,
         agent_path: str | None = "default",
-        keepalive_interval_s: float = 15.0,
+        keepalive_interval_s: float = KEEPALIVE_INTERVAL_S,
+        jump: HostConfig | None = None,
     ) -> None:
         self.config = config
+        self.jump = jump
+        self.jump_conn: asyncssh.SSHClientConnection | None = None
         self.known_hosts = Path(known_hosts or DEFAULT_SSH_DIR / "known_hosts").expanduser()
         default_config = (DEFAULT_SSH_DIR / "config").expanduser()
         self.ssh_config = Path(ssh_config).expanduser() if ssh_config else default_config
@@ -108,7 +119,7 @@ class SSHConnector:
         opts: SSHOptions = {
             "known_hosts": cast(KnownHostsArg, self._match_known_hosts),
             "keepalive_interval": self.keepalive_interval_s,
-            "keepalive_count_max": 3,
+            "keepalive_count_max": KEEPALIVE_COUNT_MAX,
             "connect_timeout": self.config.connect_timeout_s,
         }
         if self.ssh_config.exists():
@@ -123,6 +134,8 @@ class SSHConnector:
             opts["client_keys"] = [str(Path(self.config.identity_file).expanduser())]
         if self.agent_path != "default":
             opts["agent_path"] = self.agent_path
+        if self.jump_conn is not None:
+            opts["tunnel"] = self.jump_conn
         return opts
 
     def _match_known_hosts(self, host: str, addr: str, port: int | None) -> tuple[object, ...]:
@@ -137,8 +150,28 @@ class SSHConnector:
         return result
 
     # --- opening -----------------------------------------------------------------------------------
+    async def _open_jump(self) -> None:
+        """(Re)opens the jump connection when there is one: same known_hosts, keys and agent as the target."""
+        if self.jump is None or (self.jump_conn is not None and not self.jump_conn.is_closed()):
+            return
+        self.close_jump()
+        via = SSHConnector(self.jump, known_hosts=self.known_hosts, ssh_config=self.ssh_config,
+                           client_keys=self.client_keys,
+                           agent_path=self.agent_path, keepalive_interval_s=self.keepalive_interval_s)
+        try:
+            self.jump_conn = await via.open()
+        except HostError as err:
+            raise type(err)(f"jump host {self.jump.address} (for {self.config.address}): {err.message}", err.hint) from err
+
+    def close_jump(self) -> None:
+        conn, self.jump_conn = self.jump_conn, None
+        if conn is not None:
+            conn.close()
+
     async def open(self) -> asyncssh.SSHClientConnection:
         address = self.config.address
+        await self._open_jump()
+        via = f" via jump host {self.jump.address}" if self.jump is not None else ""
         try:
             return await asyncssh.connect(address, **self.options())
         except asyncssh.HostKeyNotVerifiable as err:
@@ -165,7 +198,7 @@ class SSHConnector:
                 f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
             ) from err
         except (TimeoutError, OSError, asyncssh.Error) as err:
-            raise HostError(f"cannot reach {address} over SSH: {err}", "check the address, port and network") from err
+            raise HostError(f"cannot reach {address} over SSH{via}: {err}", "check the address, port and network") from err
 
     async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
         try:
@@ -181,6 +214,8 @@ class SSHConnector:
             opts["config"] = everything["config"]
         if "port" in everything:
             opts["port"] = everything["port"]
+        if "tunnel" in everything:
+            opts["tunnel"] = everything["tunnel"]
         try:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s

@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -32,7 +32,7 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     UnitRejected,
 )
-from specdec_tui.hosts.ssh.connect import SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
+from specdec_tui.hosts.ssh.connect import KEEPALIVE_INTERVAL_S, SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
 from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
 
 __all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
@@ -48,9 +48,10 @@ class SSHHost:
         *,
         known_hosts: str | os.PathLike[str] | None = None,
         ssh_config: str | os.PathLike[str] | None = None,
-        client_keys: list[str | os.PathLike[str]] | None = None,
+        client_keys: Sequence[str | os.PathLike[str]] | None = None,
         agent_path: str | None = "default",
-        keepalive_interval_s: float = 15.0,
+        keepalive_interval_s: float = KEEPALIVE_INTERVAL_S,
+        jump: HostConfig | None = None,
         reconnect_delays: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 5.0, 5.0, 5.0, 5.0),
     ) -> None:
         rc.valid_unit_name(config.unit)
@@ -58,7 +59,7 @@ class SSHHost:
         self.config = config
         self.connector = SSHConnector(
             config, known_hosts=known_hosts, ssh_config=ssh_config, client_keys=client_keys,
-            agent_path=agent_path, keepalive_interval_s=keepalive_interval_s,
+            agent_path=agent_path, keepalive_interval_s=keepalive_interval_s, jump=jump,
         )
         self.reconnect_delays = reconnect_delays
         unit_path = PurePosixPath(config.resolved_unit_path)
@@ -83,6 +84,7 @@ class SSHHost:
         if conn is not None:
             conn.close()
             await conn.wait_closed()
+        self.connector.close_jump()
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
         async with self._connect_lock:
