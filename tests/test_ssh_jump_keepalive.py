@@ -150,3 +150,22 @@ async def test_a_push_when_the_host_stays_silent_fails_in_words_instead_of_hangi
     assert "hostlab" in str(err.value) and ("dropped" in str(err.value) or "cannot reach" in str(err.value))
     assert err.value.hint  # what to do about it
     assert lab_service.read_on_host() == before  # nothing was half-written
+
+
+async def test_proxyjump_from_the_ssh_config_is_followed(hostlab: HostLab, lab_service, tmp_path) -> None:
+    """No `jump` key: the ~/.ssh/config alias's own ProxyJump takes the connection through the bastion."""
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        f"Host inner\n  HostName {INNER_NAME}\n  Port {hostlab.ssh_port}\n  User root\n  ProxyJump bastion\n"
+        f"  IdentityFile {hostlab.client_key}\n"
+        f"Host bastion\n  HostName 127.0.0.1\n  Port {hostlab.ssh_port}\n  User root\n"
+        f"  IdentityFile {hostlab.client_key}\n  UserKnownHostsFile {hostlab.known_hosts}\n"
+    )
+    pub = hostlab.host_key.with_suffix(".pub").read_text().split()
+    hostlab.known_hosts.write_text(hostlab.host_key_line() + f"[{INNER_NAME}]:{hostlab.ssh_port} {pub[0]} {pub[1]}\n")
+    host = SSHHost(HostConfig(name="inner", address="inner", unit=UNIT), known_hosts=hostlab.known_hosts,
+                   ssh_config=config, client_keys=[hostlab.client_key], agent_path=None)
+    try:
+        assert "--speculative-num-steps 3" in await host.read_unit()
+    finally:
+        await host.close()
