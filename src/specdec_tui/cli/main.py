@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "sim_cmd",
     "session_cmd",
     "sweep_cmd",
+    "fleet_cmd",
     "demo_cmd",
 )
 

@@ -29,6 +29,7 @@ class HostConfig:
     accept_new_host_key: bool = False
     connect_timeout_s: float = 10.0
     jump: str | None = None  # ProxyJump: another [hosts.NAME], or [user@]host[:port]
+    workspace: str | None = None  # local (simulated) hosts: their own demo workspace dir; None: the shared demo
     healthy_timeout_s: float = 900.0  # restart → healthy, else the trial fails (and may roll back)
 
     @property

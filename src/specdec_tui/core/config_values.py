@@ -23,6 +23,7 @@ EXAMPLES: dict[str, Any] = {
     "user": "root",
     "identity_file": "~/.ssh/id_ed25519",
     "jump": "bastion",
+    "workspace": "~/specdec-demo-2",
     "unit_path": "/etc/systemd/system/sglang.service",
     "api_key_env": "SGLANG_API_KEY",
     "requests": 32,

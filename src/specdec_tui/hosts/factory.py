@@ -62,7 +62,8 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
             "pick one of those with --host, or add a [hosts.<name>] table to the config",
         )
     if is_local(host_config):
-        return open_demo_host(host_config.name, keep_running=keep_running)
+        root = Path(host_config.workspace).expanduser() if host_config.workspace else None
+        return open_demo_host(host_config.name, root, keep_running=keep_running)
     from specdec_tui.hosts.ssh.host import SSHHost  # asyncssh loads only when an SSH host is opened
     from specdec_tui.hosts.ssh.jump import resolve_jump
 
