@@ -147,17 +147,30 @@ class FleetPoller:
         self.timeout_s = timeout_s
         self._open = opener or (lambda cfg, name: open_host(cfg, name, keep_running=True))
         self._seen: dict[str, _Seen] = {name: _Seen() for name in self.names}
+        self._shared_client: httpx.AsyncClient | None = None  # for every host without an API key (one TLS setup)
 
     async def poll(self) -> list[FleetRow]:
         """One row per host, in name order; a host that does not answer within `timeout_s` is UNREACHABLE."""
+        if self._shared_client is None:  # built off the loop: httpx's import and TLS setup take ~150 ms
+            self._shared_client = await asyncio.to_thread(_new_client, None)
         return list(await asyncio.gather(*(self._poll_one(name) for name in self.names)))
 
     async def close(self) -> None:
         for name, seen in self._seen.items():
             await self._forget(name)
             client, seen.client = seen.client, None
-            if client is not None:
+            if client is not None and client is not self._shared_client:
                 await client.aclose()
+        if self._shared_client is not None:
+            await self._shared_client.aclose()
+            self._shared_client = None
+
+    async def _client_for(self, name: str) -> httpx.AsyncClient:
+        api_key = api_key_from(self.config.hosts.get(name))
+        if api_key:
+            return await asyncio.to_thread(_new_client, api_key)
+        assert self._shared_client is not None  # made by poll()
+        return self._shared_client
 
     async def _poll_one(self, name: str) -> FleetRow:
         started = time.monotonic()
@@ -189,7 +202,7 @@ class FleetPoller:
             await seen.host.connect()
         host = seen.host
         if seen.client is None:
-            seen.client = await asyncio.to_thread(_new_client, api_key_from(self.config.hosts.get(name)))
+            seen.client = await self._client_for(name)
         status, text = await asyncio.gather(host.status(), host.read_unit())
         was_ready = seen.facts is not None and seen.started == status.active_enter
         probe = await probe_http(seen.client, host.info.base_url, want_info=not was_ready)
