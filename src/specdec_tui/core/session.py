@@ -52,6 +52,7 @@ class Trial:
     label: str = ""  # short human name, e.g. "steps=3"; derived from the flag change when empty
     replay_of: int | None = None  # id of the trial this one re-ran
     sweep: dict[str, Any] = field(default_factory=dict)  # {"flag": ..., "value": ..., "repeat": n} for sweep trials
+    host: str = ""  # the host it ran on ("" in files written before the panel could switch hosts: the session's)
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -118,6 +119,8 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     if trial.label:
         doc["label"] = trial.label
     doc["status"] = trial.status
+    if trial.host:
+        doc["host"] = trial.host
     doc["started_at"] = trial.started_at
     if trial.pushed_at is not None:
         doc["pushed_at"] = trial.pushed_at
@@ -201,6 +204,7 @@ def _trial_from(d: Any, where: str) -> Trial:
             label=str(d.get("label", "")),
             replay_of=int(d["replay_of"]) if "replay_of" in d else None,
             sweep=dict(d.get("sweep", {})),
+            host=str(d.get("host", "")),
         )
     except SessionError:
         raise

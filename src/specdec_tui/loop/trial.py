@@ -151,7 +151,7 @@ class TrialLoop(BusyState):
         flags = UnitFile.parse(text).flags()
         previous = next((t.flags for t in reversed(self.session.trials) if t.status == "ok"), None)
         trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags,
-                      profile=profile or self.profile, label=change_label(previous, flags))
+                      profile=profile or self.profile, label=change_label(previous, flags), host=self.host.info.name)
         self.session.add(trial)
         return trial
 
