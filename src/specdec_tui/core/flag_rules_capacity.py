@@ -1,0 +1,87 @@
+"""Rules for the capacity flags: memory fraction, the per-phase CUDA graphs, and what SGLang needs to start.
+
+Source read (not copied), sgl-project/sglang:
+  - `python/sglang/srt/model_executor/cuda_graph_config.py`: `parse_cuda_graph_config_arg` (the JSON of
+    --cuda-graph-config: an object of phases "decode"/"prefill", each an object with keys backend, max_bs, bs,
+    tc_compiler) and its ArgumentTypeError texts; ALLOWED_BACKENDS_PER_PHASE (prefill: breakable, tc_piecewise,
+    disabled; "full is rejected for prefill").
+  - `python/sglang/srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: precedence JSON > per-phase
+    flags > --disable-{phase}-cuda-graph > legacy --disable-cuda-graph > defaults.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from specdec_tui.core.flag_issue import Issue
+from specdec_tui.core.flag_table import CUDA_GRAPH_BACKENDS, PREFILL_GRAPH_BACKENDS
+
+Flags = Mapping[str, str | None]
+
+PHASES = ("decode", "prefill")
+PHASE_KEYS = ("backend", "max_bs", "bs", "tc_compiler")
+DECODE_SIZE_FLAGS = ("cuda-graph-max-bs", "cuda-graph-bs", "cuda-graph-max-bs-decode", "cuda-graph-bs-decode")
+
+
+def cuda_graph_config_error(raw: str) -> str | None:
+    """SGLang's argparse error for a --cuda-graph-config value, or None when SGLang accepts it."""
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        return f"--cuda-graph-config must be JSON: {e}"
+    if not isinstance(parsed, dict):
+        return f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}"
+    for phase, settings in parsed.items():
+        if phase not in PHASES:
+            return f"--cuda-graph-config: unknown phase '{phase}', expected one of {PHASES}"
+        if not isinstance(settings, dict):
+            return f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}"
+        for key in settings:
+            if key not in PHASE_KEYS:
+                return f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {PHASE_KEYS}"
+    return None
+
+
+def _json_backends(flags: Flags) -> dict[str, str]:
+    raw = flags.get("cuda-graph-config")
+    if raw is None or cuda_graph_config_error(raw) is not None:
+        return {}
+    return {phase: str(settings["backend"]) for phase, settings in json.loads(raw).items() if "backend" in settings}
+
+
+def graph_backend(flags: Flags, phase: str) -> str | None:
+    """The backend a phase ends up with from the unit's flags (None = SGLang's default), by SGLang's precedence."""
+    backend = None
+    if "disable-cuda-graph" in flags:
+        backend = "disabled"
+    if f"disable-{phase}-cuda-graph" in flags:
+        backend = "disabled"
+    backend = flags.get(f"cuda-graph-backend-{phase}") or backend
+    return _json_backends(flags).get(phase, backend)
+
+
+def capacity_rules(flags: Flags) -> list[Issue]:
+    """Cross-flag rules for the capacity flags (names canonical, without "--")."""
+    issues: list[Issue] = []
+    try:
+        fraction = float(flags["mem-fraction-static"] or "")
+    except (KeyError, ValueError):
+        fraction = None
+    if fraction is not None and 0.95 < fraction < 1:
+        issues.append(Issue("warning", "mem-fraction-static", f"--mem-fraction-static {fraction:g} leaves little "
+                            "memory for activations and CUDA graphs; startup or the first large batch may run "
+                            "out of memory."))
+    sizes = tuple(n for n in DECODE_SIZE_FLAGS if n in flags)
+    if sizes and graph_backend(flags, "decode") == "disabled":
+        issues.append(Issue("warning", sizes[0], "decode CUDA graph batch sizes do nothing while the decode CUDA "
+                            "graph is disabled.", remove=sizes))
+    prefill = graph_backend(flags, "prefill")
+    if prefill is not None and prefill not in PREFILL_GRAPH_BACKENDS and prefill in CUDA_GRAPH_BACKENDS:
+        where = "cuda-graph-config" if "prefill" in _json_backends(flags) else "cuda-graph-backend-prefill"
+        issues.append(Issue("error", where, f"the prefill phase cannot use the '{prefill}' CUDA graph backend "
+                            "(full is decode-only: prefill shapes vary); use one of "
+                            + ", ".join(PREFILL_GRAPH_BACKENDS) + "."))
+    if "model-path" not in flags:
+        issues.append(Issue("error", "model-path", "SGLang needs --model-path (or --model) to start."))
+    return issues
