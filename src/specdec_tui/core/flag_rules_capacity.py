@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from specdec_tui.core.flag_issue import Issue
 from specdec_tui.core.flag_table import CUDA_GRAPH_BACKENDS, PREFILL_GRAPH_BACKENDS
@@ -43,22 +44,42 @@ def cuda_graph_config_error(raw: str) -> str | None:
     return None
 
 
-def _json_backends(flags: Flags) -> dict[str, str]:
+def _json_phases(flags: Flags) -> dict[str, dict[str, Any]]:
     raw = flags.get("cuda-graph-config")
     if raw is None or cuda_graph_config_error(raw) is not None:
         return {}
-    return {phase: str(settings["backend"]) for phase, settings in json.loads(raw).items() if "backend" in settings}
+    parsed: dict[str, dict[str, Any]] = json.loads(raw)
+    return parsed
 
 
-def graph_backend(flags: Flags, phase: str) -> str | None:
-    """The backend a phase ends up with from the unit's flags (None = SGLang's default), by SGLang's precedence."""
-    backend = None
-    if "disable-cuda-graph" in flags:
-        backend = "disabled"
-    if f"disable-{phase}-cuda-graph" in flags:
-        backend = "disabled"
-    backend = flags.get(f"cuda-graph-backend-{phase}") or backend
-    return _json_backends(flags).get(phase, backend)
+def _ints(text: str | None) -> list[int] | None:
+    try:
+        return [int(part) for part in text.split()] if text else None
+    except ValueError:
+        return None
+
+
+def graph_phase_settings(flags: Flags) -> dict[str, dict[str, Any]]:
+    """Per phase, the CUDA-graph settings the unit's flags set (backend, max_bs, bs; a key is absent when SGLang's
+    default applies), by SGLang's precedence: --cuda-graph-config JSON > --cuda-graph-{backend,max-bs,bs}-{phase} >
+    --disable-{phase}-cuda-graph > the deprecated --disable-cuda-graph. `flags` holds canonical names; the
+    deprecated --cuda-graph-max-bs/--cuda-graph-bs stand for the decode flags they alias."""
+    settings: dict[str, dict[str, Any]] = {phase: {} for phase in PHASES}
+    for phase in PHASES:
+        current = settings[phase]
+        if "disable-cuda-graph" in flags or f"disable-{phase}-cuda-graph" in flags:
+            current["backend"] = "disabled"
+        if flags.get(f"cuda-graph-backend-{phase}"):
+            current["backend"] = flags[f"cuda-graph-backend-{phase}"]
+        legacy = phase == "decode"
+        max_bs = flags.get(f"cuda-graph-max-bs-{phase}") or (flags.get("cuda-graph-max-bs") if legacy else None)
+        if max_bs is not None and max_bs.isdigit():
+            current["max_bs"] = int(max_bs)
+        sizes = _ints(flags.get(f"cuda-graph-bs-{phase}") or (flags.get("cuda-graph-bs") if legacy else None))
+        if sizes:
+            current["bs"] = sizes
+        current.update(_json_phases(flags).get(phase, {}))
+    return settings
 
 
 def capacity_rules(flags: Flags) -> list[Issue]:
@@ -72,13 +93,15 @@ def capacity_rules(flags: Flags) -> list[Issue]:
         issues.append(Issue("warning", "mem-fraction-static", f"--mem-fraction-static {fraction:g} leaves little "
                             "memory for activations and CUDA graphs; startup or the first large batch may run "
                             "out of memory."))
+    phases = graph_phase_settings(flags)
     sizes = tuple(n for n in DECODE_SIZE_FLAGS if n in flags)
-    if sizes and graph_backend(flags, "decode") == "disabled":
+    if sizes and phases["decode"].get("backend") == "disabled":
         issues.append(Issue("warning", sizes[0], "decode CUDA graph batch sizes do nothing while the decode CUDA "
                             "graph is disabled.", remove=sizes))
-    prefill = graph_backend(flags, "prefill")
+    prefill = phases["prefill"].get("backend")
     if prefill is not None and prefill not in PREFILL_GRAPH_BACKENDS and prefill in CUDA_GRAPH_BACKENDS:
-        where = "cuda-graph-config" if "prefill" in _json_backends(flags) else "cuda-graph-backend-prefill"
+        json_backend = "backend" in _json_phases(flags).get("prefill", {})
+        where = "cuda-graph-config" if json_backend else "cuda-graph-backend-prefill"
         issues.append(Issue("error", where, f"the prefill phase cannot use the '{prefill}' CUDA graph backend "
                             "(full is decode-only: prefill shapes vary); use one of "
                             + ", ".join(PREFILL_GRAPH_BACKENDS) + "."))
