@@ -112,6 +112,8 @@ def test_graph_sizes_do_nothing_when_the_decode_graph_is_off() -> None:
     ('{"verify": {}}', "--cuda-graph-config: unknown phase 'verify', expected one of ('decode', 'prefill')"),
     ('{"decode": {"size": 4}}',
      "--cuda-graph-config['decode']: unknown key 'size', expected one of ('backend', 'max_bs', 'bs', 'tc_compiler')"),
+    ('{"decode": {"full_prefill_max_req": 4}}', "--cuda-graph-config['decode']: unknown key 'full_prefill_max_req', "
+     "expected one of ('backend', 'max_bs', 'bs', 'tc_compiler')"),
     ('[1]', "--cuda-graph-config must be a JSON object, got list"),
     ('{"decode": 4}', "--cuda-graph-config['decode'] must be a JSON object, got int"),
 ])
@@ -120,10 +122,14 @@ def test_cuda_graph_config_errors_are_sglangs(raw: str, error: str) -> None:
     assert issue.level == "error" and issue.message.endswith(error)
 
 
-def test_full_is_decode_only() -> None:
-    assert on(validate({**NEXTN, "cuda-graph-backend-prefill": "full"}), "cuda-graph-backend-prefill").level == "error"
-    json_full = on(validate({**NEXTN, "cuda-graph-config": '{"prefill": {"backend": "full"}}'}), "cuda-graph-config")
-    assert "full is decode-only" in json_full.message
+def test_full_prefill_is_opt_in_now_and_refused_by_earlier_releases() -> None:
+    # upstream changed: an earlier cuda_graph_config.py allowed full for decode only, the newest allows it for prefill
+    flag = on(validate({**NEXTN, "cuda-graph-backend-prefill": "full"}), "cuda-graph-backend-prefill")
+    assert flag.level == "warning" and "decode-only" in flag.message
+    json_full = on(validate({**NEXTN, "cuda-graph-config": '{"prefill": {"backend": "full", "full_prefill_max_req": 8}}'}),
+                   "cuda-graph-config")
+    assert json_full.level == "warning" and "opt-in" in json_full.message
+    assert validate({**NEXTN, "cuda-graph-backend-prefill": "breakable"}) == []
 
 
 # --- the algorithm name
@@ -256,3 +262,12 @@ def test_the_draft_window_has_no_effect_outside_eagle3_and_dflash() -> None:
     assert issue.message == ("--speculative-draft-window-size has no effect with speculative_algorithm=EAGLE "
                              "(honored by Llama EAGLE-3 and DFLASH only).")
     assert validate({**TREE, "speculative-num-draft-tokens": "8", "speculative-draft-window-size": "512"}) == []
+
+
+def test_an_old_alias_after_its_new_flag_is_the_value_sglang_keeps() -> None:
+    # upstream: both store into cuda_graph_max_bs_decode, so argparse keeps the later one
+    later = on(validate({**NEXTN, "cuda-graph-max-bs-decode": "32", "cuda-graph-max-bs": "64"}), "cuda-graph-max-bs")
+    assert later.fix == {"cuda-graph-max-bs-decode": "64"} and later.remove == ("cuda-graph-max-bs",)
+    earlier = on(validate({**NEXTN, "cuda-graph-max-bs": "64", "cuda-graph-max-bs-decode": "32"}), "cuda-graph-max-bs")
+    assert earlier.fix is None and earlier.remove == ("cuda-graph-max-bs",)
+    assert "--cuda-graph-max-bs-decode is also set, so the fix only removes the old flag" in earlier.message

@@ -32,10 +32,18 @@ class Deprecation:
     replacements: tuple[tuple[str, str | None], ...]
 
     def rewrite(self, value: str | None, present: Mapping[str, str | None]) -> dict[str, str | None]:
-        """The new flags for `--old value`, leaving out any the unit already sets (SGLang lets an explicit new
-        flag win over the old one, or keeps the last of two that share a destination)."""
-        return {name: value if new is VALUE else new
-                for name, new in self.replacements if name not in present}
+        """The new flags for `--old value` in a unit whose flags (canonical names, in command-line order) are
+        `present`. A new flag the unit already sets is left alone, except where it shares the old flag's argparse
+        destination and comes first: SGLang keeps the later of the two, so the old flag's value is the one to keep.
+        An explicit per-phase backend always wins over --disable-cuda-graph (it has the higher precedence)."""
+        order = list(present)
+        result: dict[str, str | None] = {}
+        for name, new in self.replacements:
+            if name not in present:
+                result[name] = value if new is VALUE else new
+            elif new is VALUE and self.old in present and order.index(self.old) > order.index(name):
+                result[name] = value
+        return result
 
 
 DEPRECATIONS: dict[str, Deprecation] = {d.old: d for d in (

@@ -2,9 +2,10 @@
 
 Source read (not copied), sgl-project/sglang:
   - `python/sglang/srt/model_executor/cuda_graph_config.py`: `parse_cuda_graph_config_arg` (the JSON of
-    --cuda-graph-config: an object of phases "decode"/"prefill", each an object with keys backend, max_bs, bs,
-    tc_compiler) and its ArgumentTypeError texts; ALLOWED_BACKENDS_PER_PHASE (prefill: breakable, tc_piecewise,
-    disabled; "full is rejected for prefill").
+    --cuda-graph-config: an object of phases "decode"/"prefill", each an object of ALLOWED_KEYS_PER_PHASE) and its
+    ArgumentTypeError texts. The newest copy allows "full" for prefill ("Opt-in: the padding waste is the
+    operator's call") and the prefill keys full_prefill_max_req / full_prefill_prefix_chunk_tokens; an earlier
+    copy (same flags) rejected full for prefill ("full is decode-only").
   - `python/sglang/srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: precedence JSON > per-phase
     flags > --disable-{phase}-cuda-graph > legacy --disable-cuda-graph > defaults.
 """
@@ -16,12 +17,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from specdec_tui.core.flag_issue import Issue
-from specdec_tui.core.flag_table import CUDA_GRAPH_BACKENDS, PREFILL_GRAPH_BACKENDS
 
 Flags = Mapping[str, str | None]
 
 PHASES = ("decode", "prefill")
-PHASE_KEYS = ("backend", "max_bs", "bs", "tc_compiler")
+PHASE_KEYS = {
+    "decode": ("backend", "max_bs", "bs", "tc_compiler"),
+    "prefill": ("backend", "max_bs", "bs", "tc_compiler", "full_prefill_max_req", "full_prefill_prefix_chunk_tokens"),
+}
 DECODE_SIZE_FLAGS = ("cuda-graph-max-bs", "cuda-graph-bs", "cuda-graph-max-bs-decode", "cuda-graph-bs-decode")
 
 
@@ -39,8 +42,8 @@ def cuda_graph_config_error(raw: str) -> str | None:
         if not isinstance(settings, dict):
             return f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}"
         for key in settings:
-            if key not in PHASE_KEYS:
-                return f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {PHASE_KEYS}"
+            if key not in PHASE_KEYS[phase]:
+                return f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {PHASE_KEYS[phase]}"
     return None
 
 
@@ -98,13 +101,12 @@ def capacity_rules(flags: Flags) -> list[Issue]:
     if sizes and phases["decode"].get("backend") == "disabled":
         issues.append(Issue("warning", sizes[0], "decode CUDA graph batch sizes do nothing while the decode CUDA "
                             "graph is disabled.", remove=sizes))
-    prefill = phases["prefill"].get("backend")
-    if prefill is not None and prefill not in PREFILL_GRAPH_BACKENDS and prefill in CUDA_GRAPH_BACKENDS:
+    if phases["prefill"].get("backend") == "full":
         json_backend = "backend" in _json_phases(flags).get("prefill", {})
         where = "cuda-graph-config" if json_backend else "cuda-graph-backend-prefill"
-        issues.append(Issue("error", where, f"the prefill phase cannot use the '{prefill}' CUDA graph backend "
-                            "(full is decode-only: prefill shapes vary); use one of "
-                            + ", ".join(PREFILL_GRAPH_BACKENDS) + "."))
+        issues.append(Issue("warning", where, "a full prefill CUDA graph is opt-in in current SGLang (each batch is "
+                            "padded up to a captured token bucket) and SGLang releases from before it took full as "
+                            "decode-only and refuse it; breakable, tc_piecewise and disabled work on both."))
     if "model-path" not in flags:
         issues.append(Issue("error", "model-path", "SGLang needs --model-path (or --model) to start."))
     return issues

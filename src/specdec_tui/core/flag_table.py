@@ -33,7 +33,6 @@ BUILTIN_ALGORITHMS = (*SPEC_ALGORITHMS, "FROZEN_KV_MTP")
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
 TREE_FLAGS = ("speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens")
 CUDA_GRAPH_BACKENDS = ("full", "breakable", "tc_piecewise", "disabled")
-PREFILL_GRAPH_BACKENDS = ("breakable", "tc_piecewise", "disabled")  # "full is decode-only"
 
 
 @dataclass(frozen=True)
@@ -193,7 +192,8 @@ _CAPACITY = [
     _spec("cuda-graph-backend-decode", "choice", "capacity", "CUDA graph backend for the decode phase.",
           choices=CUDA_GRAPH_BACKENDS),
     _spec("cuda-graph-backend-prefill", "choice", "capacity",
-          "CUDA graph backend for the prefill phase (full is decode-only).", choices=CUDA_GRAPH_BACKENDS),
+          "CUDA graph backend for the prefill phase (full is opt-in there; older releases refuse it).",
+          choices=CUDA_GRAPH_BACKENDS),
     _spec("cuda-graph-max-bs-decode", "int", "capacity",
           "Maximum batch size captured for the decode CUDA graph.", minimum=1),
     _spec("cuda-graph-max-bs-prefill", "int", "capacity",
