@@ -80,6 +80,7 @@ _SPECULATIVE = [
     _spec("speculative-algorithm", "choice", "speculative",
           "Speculative algorithm (SGLang upper-cases it). NEXTN is an alias of EAGLE (the model's own MTP head "
           "drafts); plugins may register other names.", choices=SPEC_ALGORITHMS, open_choices=True),
+    _spec("uno-lora-path", "str", "speculative", "Path to the UNO draft LoRA checkpoint."),
     _spec("speculative-draft-model-path", "str", "speculative",
           "The path of the draft model weights: a local folder or a Hugging Face repo ID.",
           aliases=("speculative-draft-model",)),
