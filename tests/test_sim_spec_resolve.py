@@ -70,6 +70,12 @@ def test_topk_without_steps_trips_sglangs_assert(capsys: pytest.CaptureFixture[s
     assert err == "AssertionError"
 
 
+def test_steps_without_topk_stops_sglang_where_it_compares_topk(capsys: pytest.CaptureFixture[str]) -> None:
+    # upstream: `speculative_eagle_topk > 1` (the page-size rule) with topk None
+    err = failure(["--model-path", "m", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3"], capsys)
+    assert err == "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
+
+
 def test_adaptive_lifts_the_assert_and_chains_topk_one() -> None:
     a = parse_sim_args(["--model-path", "m", "--speculative-algorithm", "NEXTN", "--speculative-adaptive",
                         "--speculative-num-draft-tokens", "9", "--speculative-num-steps", "2"])

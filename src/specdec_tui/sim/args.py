@@ -94,7 +94,7 @@ def _json_config(raw: str) -> dict[str, Any]:
     return parsed
 
 
-def _add_table_flag(p: argparse.ArgumentParser | argparse._ArgumentGroup, spec: FlagSpec) -> None:
+def _add_table_flag(p: argparse.ArgumentParser, spec: FlagSpec) -> None:
     """Declares one flag of core's table the way SGLang's argparse does (types, choices, nargs)."""
     names = [f"--{spec.name}", *(f"--{alias}" for alias in spec.aliases)]
     dest = spec.name.replace("-", "_")
