@@ -10,11 +10,8 @@ from itertools import pairwise
 import pytest
 
 from specdec_tui.sim import model
-from specdec_tui.sim.args import (
-    MSG_DRAFT_TOKENS_ADJUSTED,
-    MSG_MAX_RUNNING_48,
-    parse_sim_args,
-)
+from specdec_tui.sim.args import parse_sim_args
+from specdec_tui.sim.spec_resolve import MSG_DRAFT_TOKENS_ADJUSTED, MSG_MAX_RUNNING_48
 from specdec_tui.sim.startup import memory_plan
 from tests.test_sim_support import SEED_MODEL, seed_flags
 
@@ -47,7 +44,6 @@ def test_aliases_and_sim_options():
     [
         (["--model-path", "m", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
         (["--model-path", "m", "--tp", "four"], "argument --tp-size/--tp/--tensor-parallel-size: invalid int value: 'four'"),
-        (["--model-path", "m", "--speculative-algorithm", "MEDUSA"], "argument --speculative-algorithm: invalid choice: 'MEDUSA'"),
         (["--tp", "4"], "the following arguments are required: --model-path/--model"),
     ],
 )

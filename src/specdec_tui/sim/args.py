@@ -1,29 +1,40 @@
 """Command line of the simulated server: `python -m sglang.launch_server`'s flags plus a few sim-only ones.
 
 Parsed with argparse the way SGLang does, so an unknown flag is an argparse error (exit 2), and the
-speculative rules SGLang applies after parsing are applied here with SGLang's own log messages.
+speculative rules SGLang applies after parsing are applied here with SGLang's own log messages (the rules
+themselves: sim/spec_resolve.py). The speculative and per-phase CUDA-graph flags are declared from the
+flag table in core/flag_table.py, so the sim and the validator know the same flags with the same types.
+
+Upstream read (not copied), sgl-project/sglang: `python/sglang/srt/server_args.py` (deprecated aliases:
+`--cuda-graph-max-bs` stores into cuda_graph_max_bs_decode, `--cuda-graph-bs` into cuda_graph_bs_decode,
+`--disable-cuda-graph` stores True), `python/sglang/srt/arg_groups/argparse_actions.py` (their warning,
+bold yellow, logged while argparse runs, before logging is configured, so it reaches stderr bare).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdec_tui.core.flag_deprecations import DEPRECATIONS, deprecation_message
+from specdec_tui.core.flag_rules_capacity import cuda_graph_config_error, graph_phase_settings
+from specdec_tui.core.flag_table import FLAGS, FlagSpec
 from specdec_tui.sim import model
+from specdec_tui.sim.spec_resolve import resolve_speculative
 
-SPEC_ALGORITHMS = ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"]
 LOG_LEVELS = ["debug", "info", "warning", "error", "critical"]
 SIM_FAILURES = ["not-enough-memory", "cuda-graph-oom", "hang-loading", "crash-after-ready"]
 
-MSG_MAX_RUNNING_48 = (
-    "Max running requests is reset to 48 for speculative decoding. "
-    "You can override this by explicitly setting --max-running-requests."
-)
-MSG_DRAFT_TOKENS_ADJUSTED = (
-    "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
-)
+# Flags of the table the sim declares from it (the rest of its command line is written out below).
+_GRAPH_FLAGS = ("cuda-graph-config", "cuda-graph-backend-decode", "cuda-graph-backend-prefill",
+                "cuda-graph-max-bs-decode", "cuda-graph-max-bs-prefill", "cuda-graph-bs-decode",
+                "cuda-graph-bs-prefill", "cuda-graph-tc-compiler", "disable-decode-cuda-graph",
+                "disable-prefill-cuda-graph")
+_DEPRECATED_KEY = "_deprecated_options"
+DEPRECATION_COLOR = ("\033[1;33m", "\033[0m")  # upstream's print_deprecated_warning
 
 
 @dataclass(slots=True)
@@ -37,6 +48,7 @@ class SimArgs:
     gpu_mem_gb: float
     sim_fail: str | None
     warnings: list[str] = field(default_factory=list)
+    deprecated_options: list[str] = field(default_factory=list)  # deprecated flags as typed, in order
 
     @property
     def spec_steps(self) -> int:
@@ -44,6 +56,57 @@ class SimArgs:
         if not self.server.get("speculative_algorithm"):
             return 0
         return int(self.server.get("speculative_num_steps") or 0)
+
+    @property
+    def decode_graph_disabled(self) -> bool:
+        """No decode CUDA graph, by SGLang's precedence of --cuda-graph-config, the per-phase flags and the
+        deprecated --disable-cuda-graph."""
+        return self.server["cuda_graph_config"]["decode"].get("backend") == "disabled"
+
+    @property
+    def decode_graph_max_bs(self) -> int | None:
+        """The largest decode batch captured in a CUDA graph (None = SGLang's default)."""
+        value = self.server["cuda_graph_config"]["decode"].get("max_bs")
+        return int(value) if value is not None else None
+
+
+class _DeprecatedAlias(argparse.Action):
+    """Stores like the flag it stands for and remembers it was used, for SGLang's deprecation line."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+        used = getattr(namespace, _DEPRECATED_KEY, None) or []
+        setattr(namespace, _DEPRECATED_KEY, [*used, option_string or ""])
+
+
+def deprecation_warnings(a: SimArgs) -> list[str]:
+    """The lines SGLang prints for the deprecated flags of this command line, in its words and colour."""
+    start, end = DEPRECATION_COLOR
+    return [f"{start}{deprecation_message(option)}{end}" for option in a.deprecated_options]
+
+
+def _json_config(raw: str) -> dict[str, Any]:
+    error = cuda_graph_config_error(raw)
+    if error is not None:
+        raise argparse.ArgumentTypeError(error)
+    parsed: dict[str, Any] = json.loads(raw)
+    return parsed
+
+
+def _add_table_flag(p: argparse.ArgumentParser, spec: FlagSpec) -> None:
+    """Declares one flag of core's table the way SGLang's argparse does (types, choices, nargs)."""
+    names = [f"--{spec.name}", *(f"--{alias}" for alias in spec.aliases)]
+    dest = spec.name.replace("-", "_")
+    if spec.type == "bool":
+        p.add_argument(*names, dest=dest, action="store_true", help=spec.help)
+        return
+    kinds: dict[str, Any] = {"int": int, "float": float, "str": str, "choice": str, "int_list": int,
+                             "json": _json_config}
+    extra: dict[str, Any] = {"nargs": "+"} if spec.type == "int_list" else {}
+    if spec.choices and not spec.open_choices:
+        extra["choices"] = list(spec.choices)
+    p.add_argument(*names, dest=dest, type=kinds[spec.type], default=spec.default, help=spec.help, **extra)
 
 
 def _bool_flag(p: argparse.ArgumentParser, *names: str, help: str) -> None:
@@ -88,24 +151,28 @@ def build_parser(prog: str = "python -m specdec_tui.sim") -> argparse.ArgumentPa
     _bool_flag(p, "--enable-dp-attention", help="Data parallelism for attention.")
     # kernels and graphs
     p.add_argument("--attention-backend", type=str, default=None)
-    p.add_argument("--cuda-graph-max-bs", type=int, default=None)
-    p.add_argument("--cuda-graph-bs", type=int, nargs="+", default=None)
-    _bool_flag(p, "--disable-cuda-graph", help="Disable cuda graph.")
+    p.add_argument("--prefill-attention-backend", type=str, default=None)
+    p.add_argument("--decode-attention-backend", type=str, default=None)
+    for name in _GRAPH_FLAGS:
+        _add_table_flag(p, FLAGS[name])
+    p.add_argument("--cuda-graph-max-bs", type=int, action=_DeprecatedAlias, dest="cuda_graph_max_bs_decode",
+                   help="Deprecated alias for --cuda-graph-max-bs-decode.")
+    p.add_argument("--cuda-graph-bs", type=int, nargs="+", action=_DeprecatedAlias, dest="cuda_graph_bs_decode",
+                   help="Deprecated alias for --cuda-graph-bs-decode.")
+    p.add_argument("--disable-cuda-graph", nargs=0, action=_DeprecatedAlias, default=False,
+                   help="Deprecated. Use --cuda-graph-backend-{decode,prefill}=disabled instead.")
+    _bool_flag(p, "--enable-deterministic-inference", help="Batch-invariant, deterministic inference.")
     _bool_flag(p, "--enable-torch-compile", help="Optimize the model with torch.compile.")
     _bool_flag(p, "--disable-overlap-schedule", help="Disable the overlap scheduler.")
     _bool_flag(p, "--enable-mixed-chunk", help="Mix prefill and decode in a batch.")
     p.add_argument("--mamba-ssm-dtype", type=str, default="float32", choices=["float32", "bfloat16"])
-    # speculative decoding
-    p.add_argument("--speculative-algorithm", type=str, default=None, choices=SPEC_ALGORITHMS)
-    p.add_argument("--speculative-draft-model-path", "--speculative-draft-model", dest="speculative_draft_model_path",
-                   type=str, default=None)
-    p.add_argument("--speculative-draft-model-revision", type=str, default=None)
-    p.add_argument("--speculative-num-steps", type=int, default=None)
-    p.add_argument("--speculative-eagle-topk", type=int, default=None)
-    p.add_argument("--speculative-num-draft-tokens", type=int, default=None)
-    p.add_argument("--speculative-accept-threshold-single", type=float, default=1.0)
-    p.add_argument("--speculative-accept-threshold-acc", type=float, default=1.0)
-    p.add_argument("--speculative-token-map", type=str, default=None)
+    # speculative decoding (no choices for the algorithm: SGLang upper-cases it and plugins may register more)
+    for spec in FLAGS.values():
+        if spec.group == "speculative":
+            _add_table_flag(p, spec)
+    window = DEPRECATIONS["speculative-dflash-draft-window-size"]
+    p.add_argument(f"--{window.old}", type=int, action=_DeprecatedAlias, dest="speculative_draft_window_size",
+                   help=argparse.SUPPRESS)
     # logging and observability
     p.add_argument("--log-level", type=str, default="info", choices=LOG_LEVELS)
     p.add_argument("--log-level-http", type=str, default=None)
@@ -129,31 +196,6 @@ def build_parser(prog: str = "python -m specdec_tui.sim") -> argparse.ArgumentPa
     return p
 
 
-def _resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> None:
-    """SGLang's post-parse rules for speculative decoding, with its log messages."""
-    if ns.speculative_algorithm == "NEXTN":
-        ns.speculative_algorithm = "EAGLE"  # NEXTN shares the EAGLE implementation
-    if ns.speculative_algorithm not in ("EAGLE", "EAGLE3", "STANDALONE"):
-        return
-    if ns.max_running_requests is None:
-        ns.max_running_requests = 48
-        warnings.append(MSG_MAX_RUNNING_48)
-    if ns.speculative_draft_model_path is None:
-        ns.speculative_draft_model_path = ns.model_path  # MTP heads ship inside the target checkpoint
-    if ns.speculative_num_steps is None:
-        # SGLang's auto choice for Qwen3-Next/Qwen3.5 style MTP models
-        ns.speculative_num_steps = 3
-        ns.speculative_eagle_topk = 1 if ns.speculative_eagle_topk is None else ns.speculative_eagle_topk
-        ns.speculative_num_draft_tokens = ns.speculative_num_draft_tokens or 4
-    if ns.speculative_eagle_topk is None:
-        ns.speculative_eagle_topk = 1
-    if ns.speculative_num_draft_tokens is None:
-        ns.speculative_num_draft_tokens = ns.speculative_num_steps + 1
-    if ns.speculative_eagle_topk == 1 and ns.speculative_num_draft_tokens != ns.speculative_num_steps + 1:
-        warnings.append(MSG_DRAFT_TOKENS_ADJUSTED)
-        ns.speculative_num_draft_tokens = ns.speculative_num_steps + 1
-
-
 def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m specdec_tui.sim") -> SimArgs:
     """Parses and resolves; argparse exits 2 on unknown flags or bad values, as SGLang's launcher does."""
     parser = build_parser(prog)
@@ -164,8 +206,12 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         parser.error("argument --speculative-num-steps: must be >= 1")
     if ns.mem_fraction_static is not None and not 0.0 < ns.mem_fraction_static < 1.0:
         parser.error("argument --mem-fraction-static: must be between 0 and 1")
+    deprecated = vars(ns).pop(_DEPRECATED_KEY, None) or []
     warnings: list[str] = []
-    _resolve_speculative(ns, warnings)
+    failure = resolve_speculative(ns, warnings)
+    if failure is not None:
+        parser.exit(1, f"{failure}\n")
+    ns.cuda_graph_config = graph_phase_settings(_as_unit_flags(ns, (*_GRAPH_FLAGS, "disable-cuda-graph")))
     if ns.served_model_name is None:
         ns.served_model_name = ns.model_path
     if ns.tokenizer_path is None:
@@ -190,7 +236,27 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         gpu_mem_gb=ns.gpu_mem_gb,
         sim_fail=ns.sim_fail,
         warnings=warnings,
+        deprecated_options=deprecated,
     )
+
+
+def _as_unit_flags(ns: argparse.Namespace, names: Sequence[str]) -> dict[str, str | None]:
+    """The parsed values of `names` in a unit's words (a set switch is a bare None, a list is space-separated),
+    leaving out what the command line did not set; core's CUDA-graph precedence reads this shape."""
+    flags: dict[str, str | None] = {}
+    for name in names:
+        value = getattr(ns, name.replace("-", "_"), None)
+        if value is None or value is False:
+            continue
+        if value is True:
+            flags[name] = None
+        elif isinstance(value, dict):
+            flags[name] = json.dumps(value)
+        elif isinstance(value, list):
+            flags[name] = " ".join(str(v) for v in value)
+        else:
+            flags[name] = str(value)
+    return flags
 
 
 def server_args_repr(server: dict[str, Any]) -> str:

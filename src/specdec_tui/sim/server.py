@@ -73,7 +73,7 @@ class SimServer:
                 max_running_requests=plan.max_running_requests,
                 max_total_num_tokens=plan.max_total_num_tokens,
                 decode_log_interval=max(1, int(s["decode_log_interval"])),
-                cuda_graph=not s.get("disable_cuda_graph"),
+                cuda_graph=not a.decode_graph_disabled,
                 time_scale=a.time_scale,
                 seed=a.sim_seed,
             ),

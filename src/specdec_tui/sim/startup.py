@@ -10,7 +10,7 @@ import asyncio
 import os
 
 from specdec_tui.sim import model
-from specdec_tui.sim.args import SimArgs, server_args_repr
+from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
 from specdec_tui.sim.logs import (
     CUDA_GRAPH_HELP,
     NOT_ENOUGH_MEMORY,
@@ -35,8 +35,8 @@ def memory_plan(a: SimArgs) -> model.MemoryPlan:
         num_draft_tokens=int(s.get("speculative_num_draft_tokens") or 1),
         requested_max_running=s.get("max_running_requests"),
         max_total_tokens=s.get("max_total_tokens"),
-        cuda_graph_max_bs=s.get("cuda_graph_max_bs"),
-        disable_cuda_graph=bool(s.get("disable_cuda_graph")),
+        cuda_graph_max_bs=a.decode_graph_max_bs,
+        disable_cuda_graph=a.decode_graph_disabled,
     )
 
 
@@ -83,6 +83,8 @@ async def _pause(seconds: float, a: SimArgs) -> None:
 async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
     """Logs the start-up sequence; returns the memory plan, or raises StartupFailed after logging why."""
     s = a.server
+    for line in deprecation_warnings(a):
+        log.raw(line)
     for w in a.warnings:
         log.line(w)
     log.line(f"server_args={server_args_repr(s)}")
@@ -122,7 +124,7 @@ async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
     log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_num_tokens}, K size: {k_gb:.2f} GB, V size: {k_gb:.2f} GB")
     avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
     log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
-    cuda_graph = not s.get("disable_cuda_graph")
+    cuda_graph = not a.decode_graph_disabled
     if cuda_graph:
         bs_list = [b for b in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256) if b <= plan.graph_bs]
         log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={avail_after_pool:.2f} GB")
