@@ -109,6 +109,6 @@ async def lab_runner(make_ssh_host, lab_service, tmp_path: Path) -> TrialLoop:
 
 @pytest.mark.parametrize("case", ["unknown-flag", "kv-oom"])
 async def test_lab_failed_start_is_named_and_rolled_back_over_ssh(lab_runner: TrialLoop, case: str) -> None:
-    # The lab's unit sets --speculative-num-steps 3 alone; make it a unit the panel would push.
+    # The unit as the panel would push it (the lab's already is: steps, topk 1, draft tokens steps+1).
     await check_failed_start_rolls_back(lab_runner, case, {"speculative-eagle-topk": "1",
                                                            "speculative-num-draft-tokens": "4"})

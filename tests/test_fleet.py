@@ -134,5 +134,5 @@ async def test_an_ssh_host_is_polled_over_one_reused_connection(hostlab: HostLab
     finally:
         await poller.close()
     assert [r.state for r in rows] == ["ready"] * 3
-    assert rows[0].spec_text == "EAGLE steps=3" and rows[0].max_running_requests is not None
+    assert rows[0].spec_text == "EAGLE steps=3 topk=1 draft=4" and rows[0].max_running_requests is not None
     assert len(during) == 1, during  # three polls, one SSH connection

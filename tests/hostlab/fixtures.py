@@ -66,7 +66,8 @@ def server_exec(port: int, steps: int) -> str:
     if SIM_MAIN.exists():
         return (
             f"{sys.executable} -m specdec_tui.sim --model-path sim-model --tp-size 4 "
-            f"--speculative-algorithm EAGLE --port {port} --speculative-num-steps {steps} --time-scale 20"
+            f"--speculative-algorithm EAGLE --port {port} --speculative-num-steps {steps} "
+            f"--speculative-eagle-topk 1 --speculative-num-draft-tokens {steps + 1} --time-scale 20"
         )
     return f"{sys.executable} -u {ARGV_SERVER} --port {port} --speculative-num-steps {steps}"
 
