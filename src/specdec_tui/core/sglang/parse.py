@@ -25,8 +25,10 @@ from specdec_tui.core.sglang.prefix import strip_prefixes
 from specdec_tui.core.sglang.records import (
     AccessRecord,
     AdjustRecord,
+    ConcurrencyLimitRecord,
     CudaGraphRecord,
     DecodeRecord,
+    DeprecationRecord,
     ErrorRecord,
     KVCacheRecord,
     LoadWeightRecord,
@@ -76,14 +78,28 @@ _PREFILL_FIELDS = {
 }
 
 
+# Pool keys as `fields` names them (`#full token` → full_tokens, `mamba usage` → mamba_usage, `#gpu token` →
+# gpu_tokens). upstream: managers/scheduler_components/pool_stats_observer.py, `PoolStats`.
+_POOL_USAGES = ("full_token_usage", "swa_token_usage", "mamba_usage")
+_POOL_COUNTS = ("full_tokens", "swa_tokens")
+
+
 def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
-    """Hybrid (SWA / Mamba) models log `#full token` / `full token usage` instead of the plain keys."""
+    """Hybrid (SWA / Mamba) and HiSparse servers log per-pool keys instead of `#token` / `token usage`.
+
+    token usage is the fullest pool, mamba included, as upstream's `token_usage` gauge is
+    (`PoolStats.get_max_pool_usage`); the token count is the larger KV pool, mamba excluded
+    (`get_kv_token_stats`). A HiSparse line names only its GPU/CPU tiers: the GPU tier is the pool."""
     if "token_usage" not in fields:
-        usages = [u for k in ("full_token_usage", "swa_token_usage") if (u := as_float(extra.get(k))) is not None]
+        usages = [u for k in _POOL_USAGES if (u := as_float(extra.get(k))) is not None]
+        if not usages and (gpu := as_float(extra.get("gpu_token_usage"))) is not None:
+            usages = [gpu]
         if usages:
             fields["token_usage"] = max(usages)
     if "tokens" not in fields:
-        counts = [c for k in ("full_tokens", "swa_tokens") if (c := as_int(extra.get(k))) is not None]
+        counts = [c for k in _POOL_COUNTS if (c := as_int(extra.get(k))) is not None]
+        if not counts and (gpu_tokens := as_int(extra.get("gpu_tokens"))) is not None:
+            counts = [gpu_tokens]
         if counts:
             fields["tokens"] = max(counts)
 
@@ -216,8 +232,49 @@ def _parse_access(message: str, base: _Base) -> LogRecord | None:
     )
 
 
+# upstream: mem_cache/concurrency_limit.py `format_concurrency_report`: the reduced form (logged at WARNING) and
+# the plain one (INFO); `detail` never holds a parenthesis, `other limits` never a full stop.
+_CONCURRENCY = re.compile(
+    r"^max_running_requests(?: reduced from the requested (?P<requested>\d+) to |=)(?P<value>\d+)"
+    r"(?: \(per dp worker\))?, bound by (?P<bound>\w+)(?: \((?P<detail>[^()]*)\))?"
+    r"(?:; other limits: (?P<others>[^.]*))?\.?(?:\s*To raise it: (?P<remedy>.*?)\.?)?\s*$"
+)
+_OTHER_LIMIT = re.compile(r"(\w+)=(\d+)")
+
+
+def _parse_concurrency_limit(message: str, base: _Base) -> LogRecord | None:
+    match = _CONCURRENCY.match(message)
+    if not match:
+        return None
+    return ConcurrencyLimitRecord(
+        **base,
+        value=int(match["value"]),
+        requested=int(match["requested"]) if match["requested"] else None,
+        bound=match["bound"],
+        detail=match["detail"] or "",
+        other_limits={name: int(number) for name, number in _OTHER_LIMIT.findall(match["others"] or "")},
+        remedy=match["remedy"] or "",
+    )
+
+
+# upstream: server_args.py `print_deprecated_warning` (flags, wrapped in ANSI bold yellow, which `prefix` strips)
+# and entrypoints/http_server.py (`Endpoint '/get_server_info' is deprecated … Please use '/server_info' instead.`).
+_DEPRECATED = re.compile(
+    r"^(?:Endpoint |The command line argument )?'(?P<name>[^']+)' is deprecated\b"
+    r"(?:.*?\b[Uu]se '(?P<replacement>[^']+)' instead)?"
+)
+
+
+def _parse_deprecation(message: str, base: _Base) -> LogRecord | None:
+    match = _DEPRECATED.match(message)
+    if not match:
+        return None
+    return DeprecationRecord(**base, name=match["name"], replacement=match["replacement"] or "")
+
+
 # (category, pattern) in priority order: the first match wins.
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("health_check_failed", re.compile(r"^Health check failed\b")),  # upstream: entrypoints/http_server.py
     ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
     ("cuda_graph_failed", re.compile(r"Capture .*graph failed", re.IGNORECASE)),
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", re.IGNORECASE)),
@@ -234,15 +291,40 @@ _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _RETRACT_PAIRS = re.compile(r"Retract requests\.\s*(?P<rest>.*)$|happened\.\s*(?P<rest2>.*)$")
 
 
+# upstream: http_server.py `Health check failed. Server couldn't get a response from detokenizer for last
+# {HEALTH_CHECK_TIMEOUT} seconds. tic start time: {H:M:S}. last_heartbeat time: {H:M:S}`
+_HEALTH_CHECK = re.compile(
+    r"for last (?P<timeout>\d+) seconds\.(?: tic start time: (?P<tic>[\d:]+)\.)?(?: last_heartbeat time: (?P<beat>[\d:]+))?"
+)
+# upstream: MemoryPoolConfig.__post_init__ `Not enough memory. … Current value: mem_fraction_static={value}`
+_MEM_FRACTION = re.compile(r"mem_fraction_static=(?P<v>\d+(?:\.\d+)?)")
+
+
+def _error_extra(category: str, message: str) -> dict[str, Value]:
+    """The numbers an error line carries, typed (an integer stays an int)."""
+    if category == "kv_pool_full":
+        match = _RETRACT_PAIRS.search(message)
+        return parse_pairs(match["rest"] or match["rest2"] or "", ":") if match else {}
+    if category == "not_enough_memory":
+        fraction = _MEM_FRACTION.search(message)
+        return {"mem_fraction_static": parse_value(fraction["v"])[0]} if fraction else {}
+    if category == "health_check_failed":
+        health = _HEALTH_CHECK.search(message)
+        if not health:
+            return {}
+        extra: dict[str, Value] = {"timeout_s": int(health["timeout"])}
+        if health["tic"]:
+            extra["tic_start_time"] = health["tic"]
+        if health["beat"]:
+            extra["last_heartbeat_time"] = health["beat"]
+        return extra
+    return {}
+
+
 def _parse_error(message: str, base: _Base) -> LogRecord | None:
     for category, pattern in _ERROR_RULES:
         if pattern.search(message):
-            extra: dict[str, Value] = {}
-            if category == "kv_pool_full":
-                match = _RETRACT_PAIRS.search(message)
-                if match:
-                    extra = parse_pairs(match["rest"] or match["rest2"] or "", ":")
-            return ErrorRecord(**base, category=category, detail=message, extra=extra)
+            return ErrorRecord(**base, category=category, detail=message, extra=_error_extra(category, message))
     return None
 
 
@@ -260,6 +342,10 @@ def _group(name: str) -> ValueFromMatch:
 # (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
 # (server_args.py `_handle_speculative_decoding` and friends); first match wins.
 _ADJUST_RULES: tuple[tuple[re.Pattern[str], str, ValueFromMatch], ...] = (
+    # upstream: arg_groups/speculative_hook.py: which speculative path (v1, or v2 with the overlap scheduler) runs;
+    # SGLANG_ENABLE_SPEC_V2 is the knob. "Overlap scheduler is disabled when spec v2 is off" stays an overlap rule.
+    (re.compile(r"^Spec v1 is used for "), "SGLANG_ENABLE_SPEC_V2", _const(False)),
+    (re.compile(r"\b[Ss]pec v2 is (?:enabled|used)\b"), "SGLANG_ENABLE_SPEC_V2", _const(True)),
     (
         re.compile(r"speculative_num_draft_tokens is adjusted to speculative_num_steps \+ 1"),
         "speculative_num_draft_tokens",
@@ -316,7 +402,7 @@ _ERROR_HINTS = (  # each `_ERROR_RULES` pattern contains one of these (lower-cas
     "unrecognized arguments", "traceback",
 )
 _ADJUST_HINTS = (  # each `_ADJUST_RULES` pattern contains one of these (lower-cased)
-    "is adjusted", "is reset", "is disabled", "is incompatible", "is turned on", "forced as chunk cache",
+    "spec v1 is used", "spec v2 is", "is adjusted", "is reset", "is disabled", "is incompatible", "is turned on", "forced as chunk cache",
     "page_size", "overriding", "is set", "is changed", "is forced", "is automatically set",
 )
 
@@ -340,6 +426,10 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
             return record
     if text.startswith("max_total_num_tokens="):
         return _parse_startup_summary(text, base)
+    if text.startswith("max_running_requests"):
+        record = _parse_concurrency_limit(text, base)
+        if record is not None:
+            return record
     folded = text.lower() if text.isascii() else None
     record = None
     if text.startswith("Load weight "):
@@ -352,6 +442,8 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
         record = _parse_ready(text, base)
     if record is None and ' - "' in text and " HTTP/" in text:
         record = _parse_access(text, base)
+    if record is None and (folded is None or " is deprecated" in folded):
+        record = _parse_deprecation(text, base)
     if record is None and _mentions(folded, _ERROR_HINTS):
         record = _parse_error(text, base)
     if record is None and _mentions(folded, _ADJUST_HINTS):

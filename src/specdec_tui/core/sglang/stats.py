@@ -9,6 +9,7 @@ from datetime import datetime
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
     AdjustRecord,
+    ConcurrencyLimitRecord,
     DecodeRecord,
     ErrorRecord,
     KVCacheRecord,
@@ -34,6 +35,7 @@ class LogStats:
     queue_req: int | None = None
     token_usage: float | None = None
     max_running_requests: int | None = None
+    concurrency_limit: ConcurrencyLimitRecord | None = None  # what bound max_running_requests, since the last start
     max_total_num_tokens: int | None = None
     context_len: int | None = None
     kv_cache_tokens: int | None = None
@@ -66,9 +68,16 @@ class LogStats:
             self.context_len = record.context_len or self.context_len
         elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
             self.kv_cache_tokens = record.tokens
+        elif isinstance(record, ConcurrencyLimitRecord):
+            self.concurrency_limit = record
+            if isinstance(record.value, int):
+                self.max_running_requests = record.value
+            if record.reduced:
+                self.adjustments.append(record)
         elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
             self.ready = False
             self._restarted = True
+            self.concurrency_limit = None  # the new start resolves it again
         elif isinstance(record, ReadyRecord):
             self.ready = True
         elif isinstance(record, ErrorRecord):
@@ -78,6 +87,13 @@ class LogStats:
             self._restarted = False
         elif isinstance(record, AdjustRecord):
             self.adjustments.append(record)
+
+    def max_running_bound(self, value: int | None) -> str:
+        """What bound `value` in words ("mamba state"), when the journal's concurrency line resolved to it; else ""."""
+        limit = self.concurrency_limit
+        if limit is None or value is None or limit.value != value:
+            return ""
+        return limit.bound_words
 
     def feed(self, lines: Iterable[str]) -> LogStats:
         for line in lines:
