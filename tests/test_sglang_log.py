@@ -328,3 +328,20 @@ def test_integer_values_stay_integers() -> None:
     record = parse_line("[2026-01-01 00:00:00] Decode batch, #running-req: 3, mamba num: 12, buffer: 64 MB, ratio: 1.0, ")
     assert [(k, type(v)) for k, v in record.extra.items()] == [("mamba_num", int), ("buffer_mb", int), ("ratio", float)]
     assert record.running_req == 3 and type(record.running_req) is int
+
+
+def test_server_args_line_gives_draft_tokens_and_older_lines_get_upstreams_accept_rate() -> None:
+    # upstream: the launcher's `server_args=ServerArgs(...)` line; accept rate as
+    # python/sglang/srt/managers/scheduler_components/metrics_reporter.py computes it (2025 lines did not print it)
+    args = parse_line(
+        "[2026-11-20 09:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', mem_fraction_static=0.85, "
+        "max_running_requests=48, json_model_override_args='{\"a\": 1, \"b\": [2, 3]}', speculative_algorithm='EAGLE', "
+        "speculative_draft_model_path=None, speculative_num_steps=3, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=4, speculative_accept_threshold_single=1.0)"
+    )
+    assert args.kind == "server_args"
+    assert (args.speculative_algorithm, args.speculative_num_steps, args.speculative_num_draft_tokens) == ("EAGLE", 3, 4)
+    assert (args.max_running_requests, args.mem_fraction_static) == (48, 0.85)
+    stats = LogStats.from_records([args] + records("era_2025_spec_period.log")[1:2])
+    assert stats.accept_len == 3.40 and stats.accept_rate == pytest.approx(2.40 / 3)
+    assert LogStats.from_records(records("era_2025_spec_period.log")[1:2]).accept_rate is None  # draft tokens unknown

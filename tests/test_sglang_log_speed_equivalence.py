@@ -62,7 +62,7 @@ def test_golden_corpus_covers_every_record_kind() -> None:
     assert kinds == {
         "DecodeRecord", "PrefillRecord", "StartupSummaryRecord", "LoadWeightRecord", "KVCacheRecord",
         "CudaGraphRecord", "ReadyRecord", "ErrorRecord", "AccessRecord", "AdjustRecord", "TextRecord",
-        "ConcurrencyLimitRecord", "DeprecationRecord",
+        "ConcurrencyLimitRecord", "DeprecationRecord", "ServerArgsRecord",
     }
 
 
@@ -139,6 +139,8 @@ _EXTRA_LINES = (
     "",
     "   ",
     "\x1b[31m\x1b[0m",
+    "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, max_running_requests=None, "
+    "speculative_algorithm='EAGLE', speculative_num_steps=1, speculative_num_draft_tokens=2, x={'a': [1, 2]})",
 )
 
 

@@ -295,3 +295,23 @@ def test_spec_v2_notices(line: str, setting: str, value: bool) -> None:
     record = parse_line(line)
     assert isinstance(record, AdjustRecord) and (record.setting, record.value) == (setting, value)
     assert not record.message.startswith(("WARNING", "server_args.py"))
+
+
+# ---------------------------------------------------------------------------------------------
+# upstream: the launcher logs `server_args=ServerArgs(...)` (python/sglang/srt/server_args.py's dataclass repr);
+# the accept rate then follows python/sglang/srt/managers/scheduler_components/metrics_reporter.py
+
+
+def test_server_args_line_and_accept_rate_of_a_line_without_one() -> None:
+    args = parse_line(
+        "[2026-10-02 17:38:59] server_args=ServerArgs(model_path='Qwen/Qwen3-Next-80B-A3B-Instruct', "
+        "tokenizer_path='Qwen/Qwen3-Next-80B-A3B-Instruct', mem_fraction_static=0.9, max_running_requests=None, "
+        "lora_paths=None, speculative_algorithm='EAGLE', speculative_num_steps=2, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=3, disable_overlap_schedule=False)"
+    )
+    assert args.kind == "server_args" and args.summary().startswith("server args algorithm=EAGLE steps=2")
+    stats = LogStats.from_records([args, parse_line(
+        "[2026-10-02 17:50:00 TP0] Decode batch, #running-req: 1, #token: 900, token usage: 0.01, accept len: 2.40, "
+        "cuda graph: True, gen throughput (token/s): 150.00, #queue-req: 0"
+    )])
+    assert stats.num_draft_tokens == 3 and stats.accept_rate == pytest.approx(0.70)

@@ -14,9 +14,9 @@ import pytest
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ConcurrencyLimitRecord, DecodeRecord, PrefillRecord
-from specdec_tui.core.sglang.stats import LogStats
+from specdec_tui.core.sglang.stats import LogStats, spec_accept_rate
 from specdec_tui.sim.args import parse_sim_args
-from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line, spec_accept_rate
+from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line
 from specdec_tui.sim.startup import run_startup
 from tests.test_sim_support import seed_flags
 

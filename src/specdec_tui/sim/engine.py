@@ -15,8 +15,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdec_tui.core.sglang.stats import spec_accept_rate
 from specdec_tui.sim import model
-from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line, spec_accept_rate
+from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line
 from specdec_tui.sim.textgen import TextStream, count_prompt_tokens
 
 KEPT_FINISHED = 10000  # records of ended requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)

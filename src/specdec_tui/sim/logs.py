@@ -88,15 +88,6 @@ def mamba_pool(max_running_requests: int, num_draft_tokens: int) -> MambaPool:
     return MambaPool(size=max(max_running_requests, 0) * slots, slots_per_request=slots)
 
 
-def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
-    """Upstream's accept rate: correct drafts over drafts proposed, (accept len - 1) / (draft tokens - 1).
-
-    upstream: managers/scheduler_components/metrics_reporter.py `report_decode_stats` (the bonus token counts in
-    accept len but was never a draft)."""
-    drafts = num_draft_tokens - 1
-    return (accept_len - 1.0) / drafts if drafts > 0 else 0.0
-
-
 def _pool_parts(used_tokens: int, token_usage: float, mamba: MambaPool | None, running: int, *, decode: bool) -> str:
     """upstream: pool_stats_observer.py `PoolStats.get_decode_usage_msg_parts` / `get_prefill_usage_msg_parts`."""
     if mamba is None:

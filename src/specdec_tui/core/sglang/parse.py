@@ -35,6 +35,7 @@ from specdec_tui.core.sglang.records import (
     LogRecord,
     PrefillRecord,
     ReadyRecord,
+    ServerArgsRecord,
     StartupSummaryRecord,
     TextRecord,
     Value,
@@ -230,6 +231,32 @@ def _parse_access(message: str, base: _Base) -> LogRecord | None:
         path=match["path"],
         status=int(match["status"]),
     )
+
+
+# upstream: the launcher logs `server_args=ServerArgs(…)` (a dataclass repr: `name=value, ` with quoted strings).
+# Only flat values are read, so a nested dict or list in the repr cannot derail it.
+_SERVER_ARG = re.compile(
+    r"[(,] ?(?P<name>speculative_algorithm|speculative_num_steps|speculative_num_draft_tokens|max_running_requests"
+    r"|mem_fraction_static)=(?P<value>'[^']*'|None|[\d.]+)"
+)
+_SERVER_ARG_FIELDS = {
+    "speculative_algorithm": ("speculative_algorithm", str),
+    "speculative_num_steps": ("speculative_num_steps", int),
+    "speculative_num_draft_tokens": ("speculative_num_draft_tokens", int),
+    "max_running_requests": ("max_running_requests", int),
+    "mem_fraction_static": ("mem_fraction_static", float),
+}
+
+
+def _parse_server_args(message: str, base: _Base) -> LogRecord | None:
+    if not message.startswith("server_args=ServerArgs("):
+        return None
+    pairs: dict[str, Value] = {}
+    for match in _SERVER_ARG.finditer(message):
+        value = match["value"]
+        if value != "None":
+            pairs[match["name"]] = value.strip("'") if value.startswith("'") else parse_value(value)[0]
+    return ServerArgsRecord(**base, **take_fields(pairs, _SERVER_ARG_FIELDS))
 
 
 # upstream: mem_cache/concurrency_limit.py `format_concurrency_report`: the reduced form (logged at WARNING) and
@@ -428,6 +455,10 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
         return _parse_startup_summary(text, base)
     if text.startswith("max_running_requests"):
         record = _parse_concurrency_limit(text, base)
+        if record is not None:
+            return record
+    if text.startswith("server_args="):
+        record = _parse_server_args(text, base)
         if record is not None:
             return record
     folded = text.lower() if text.isascii() else None

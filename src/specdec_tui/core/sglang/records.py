@@ -26,6 +26,7 @@ __all__ = [
     "AdjustRecord",
     "ConcurrencyLimitRecord",
     "DeprecationRecord",
+    "ServerArgsRecord",
     "TextRecord",
     "bound_in_words",
     "FATAL_ERROR_CATEGORIES",
@@ -317,6 +318,29 @@ class DeprecationRecord(LogRecord):
     def summary(self) -> str:
         instead = f" → use {self.replacement}" if self.replacement else ""
         return f"deprecated: {self.name}{instead}"
+
+
+@dataclass(slots=True, kw_only=True)
+class ServerArgsRecord(LogRecord):
+    """`server_args=ServerArgs(model_path='…', …)`, the settings a start resolved; the few the panel reads."""
+
+    kind: str = "server_args"
+    speculative_algorithm: str | None = None
+    speculative_num_steps: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    max_running_requests: int | None = None  # as requested (or SGLang's own default), before memory cut it
+    mem_fraction_static: float | None = None
+
+    def summary(self) -> str:
+        return "server args " + _pairs_summary(
+            [
+                ("algorithm", self.speculative_algorithm),
+                ("steps", self.speculative_num_steps),
+                ("draft_tokens", self.speculative_num_draft_tokens),
+                ("max_running_requests", self.max_running_requests),
+                ("mem_fraction_static", self.mem_fraction_static),
+            ]
+        )
 
 
 @dataclass(slots=True, kw_only=True)

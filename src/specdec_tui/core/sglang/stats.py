@@ -17,11 +17,21 @@ from specdec_tui.core.sglang.records import (
     LogRecord,
     PrefillRecord,
     ReadyRecord,
+    ServerArgsRecord,
     StartupSummaryRecord,
     cause_rank,
 )
 
-__all__ = ["LogStats"]
+__all__ = ["LogStats", "spec_accept_rate"]
+
+
+def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
+    """Upstream's accept rate: correct drafts over drafts proposed, (accept len - 1) / (draft tokens - 1).
+
+    upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py `report_decode_stats` (the bonus
+    token counts in accept len but was never a draft)."""
+    drafts = num_draft_tokens - 1
+    return (accept_len - 1.0) / drafts if drafts > 0 else 0.0
 
 
 @dataclass(slots=True)
@@ -36,6 +46,7 @@ class LogStats:
     token_usage: float | None = None
     max_running_requests: int | None = None
     concurrency_limit: ConcurrencyLimitRecord | None = None  # what bound max_running_requests, since the last start
+    num_draft_tokens: int | None = None  # from the start's server_args line
     max_total_num_tokens: int | None = None
     context_len: int | None = None
     kv_cache_tokens: int | None = None
@@ -57,6 +68,8 @@ class LogStats:
                 value = getattr(record, name)
                 if value is not None:
                     setattr(self, name, value)
+            if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
+                self.accept_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
         elif isinstance(record, PrefillRecord):
             for name in ("running_req", "queue_req", "token_usage"):
                 value = getattr(record, name)
@@ -68,6 +81,8 @@ class LogStats:
             self.context_len = record.context_len or self.context_len
         elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
             self.kv_cache_tokens = record.tokens
+        elif isinstance(record, ServerArgsRecord):
+            self.num_draft_tokens = record.speculative_num_draft_tokens
         elif isinstance(record, ConcurrencyLimitRecord):
             self.concurrency_limit = record
             if isinstance(record.value, int):
