@@ -4,15 +4,16 @@ SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hy
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
 generic `key: value` lists (`fields`) and mapped onto a few well-known fields; every other key is
 kept in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
-The records are in `records`, the prefixes in `prefix`, the rolling `LogStats` in `stats`.
+The records are in `records`, the prefixes in `prefix`, the lines where SGLang reports its own settings
+(server args, flags it changed, the concurrency bound, deprecations) in `settings_lines`, the rolling
+`LogStats` in `stats`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import Any, TypedDict
+from collections.abc import Iterable
+from typing import Any
 
 from specdec_tui.core.sglang.fields import (
     as_float,
@@ -24,21 +25,25 @@ from specdec_tui.core.sglang.fields import (
 from specdec_tui.core.sglang.prefix import strip_prefixes
 from specdec_tui.core.sglang.records import (
     AccessRecord,
-    AdjustRecord,
-    ConcurrencyLimitRecord,
     CudaGraphRecord,
     DecodeRecord,
-    DeprecationRecord,
     ErrorRecord,
     KVCacheRecord,
+    LineBase,
     LoadWeightRecord,
     LogRecord,
     PrefillRecord,
     ReadyRecord,
-    ServerArgsRecord,
     StartupSummaryRecord,
     TextRecord,
     Value,
+)
+from specdec_tui.core.sglang.settings_lines import (
+    ADJUST_HINTS,
+    parse_adjust,
+    parse_concurrency_limit,
+    parse_deprecation,
+    parse_server_args,
 )
 
 __all__ = ["parse_line", "parse_lines"]
@@ -46,16 +51,6 @@ __all__ = ["parse_line", "parse_lines"]
 
 # ---------------------------------------------------------------------------------------------
 # Line kinds
-
-class _Base(TypedDict):
-    """The LogRecord fields every parser passes through: the line and its stripped prefixes."""
-
-    raw: str
-    message: str
-    timestamp: datetime | None
-    tags: dict[str, int]
-    level: str | None
-
 
 _BATCH = re.compile(r"^(?P<which>Decode|Prefill) batch(?:\s*\[(?P<iter>\d+)\])?\s*[.,]?\s*(?P<rest>.*)$")
 _DECODE_FIELDS = {
@@ -105,7 +100,7 @@ def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
             fields["tokens"] = max(counts)
 
 
-def _parse_batch(message: str, base: _Base) -> LogRecord | None:
+def _parse_batch(message: str, base: LineBase) -> LogRecord | None:
     match = _BATCH.match(message)
     if not match:
         return None
@@ -131,7 +126,7 @@ _STARTUP_FIELDS = {
 }
 
 
-def _parse_startup_summary(message: str, base: _Base) -> LogRecord | None:
+def _parse_startup_summary(message: str, base: LineBase) -> LogRecord | None:
     if not message.startswith("max_total_num_tokens="):
         return None
     pairs = parse_pairs(message, "=")
@@ -149,7 +144,7 @@ _LOAD_FIELDS = {
 }
 
 
-def _parse_load_weight(message: str, base: _Base) -> LogRecord | None:
+def _parse_load_weight(message: str, base: LineBase) -> LogRecord | None:
     match = _LOAD_WEIGHT.match(message)
     if not match:
         return None
@@ -167,7 +162,7 @@ _KV_FIELDS = {
 }
 
 
-def _parse_kv_cache(message: str, base: _Base) -> LogRecord | None:
+def _parse_kv_cache(message: str, base: LineBase) -> LogRecord | None:
     match = _CACHE_ALLOCATED.match(message)
     if not match:
         return None
@@ -194,7 +189,7 @@ def _search_float(pattern: re.Pattern[str], text: str) -> float | None:
         return None
 
 
-def _parse_cuda_graph(message: str, base: _Base) -> LogRecord | None:
+def _parse_cuda_graph(message: str, base: LineBase) -> LogRecord | None:
     match = _CAPTURE.match(message)
     if not match:
         return None
@@ -209,7 +204,7 @@ def _parse_cuda_graph(message: str, base: _Base) -> LogRecord | None:
     )
 
 
-def _parse_ready(message: str, base: _Base) -> LogRecord | None:
+def _parse_ready(message: str, base: LineBase) -> LogRecord | None:
     if "The server is fired up and ready to roll" in message:
         return ReadyRecord(**base)
     return None
@@ -220,7 +215,7 @@ _ACCESS = re.compile(
 )
 
 
-def _parse_access(message: str, base: _Base) -> LogRecord | None:
+def _parse_access(message: str, base: LineBase) -> LogRecord | None:
     match = _ACCESS.search(message)
     if not match:
         return None
@@ -231,72 +226,6 @@ def _parse_access(message: str, base: _Base) -> LogRecord | None:
         path=match["path"],
         status=int(match["status"]),
     )
-
-
-# upstream: the launcher logs `server_args=ServerArgs(…)` (a dataclass repr: `name=value, ` with quoted strings).
-# Only flat values are read, so a nested dict or list in the repr cannot derail it.
-_SERVER_ARG = re.compile(
-    r"[(,] ?(?P<name>speculative_algorithm|speculative_num_steps|speculative_num_draft_tokens|max_running_requests"
-    r"|mem_fraction_static)=(?P<value>'[^']*'|None|[\d.]+)"
-)
-_SERVER_ARG_FIELDS = {
-    "speculative_algorithm": ("speculative_algorithm", str),
-    "speculative_num_steps": ("speculative_num_steps", int),
-    "speculative_num_draft_tokens": ("speculative_num_draft_tokens", int),
-    "max_running_requests": ("max_running_requests", int),
-    "mem_fraction_static": ("mem_fraction_static", float),
-}
-
-
-def _parse_server_args(message: str, base: _Base) -> LogRecord | None:
-    if not message.startswith("server_args=ServerArgs("):
-        return None
-    pairs: dict[str, Value] = {}
-    for match in _SERVER_ARG.finditer(message):
-        value = match["value"]
-        if value != "None":
-            pairs[match["name"]] = value.strip("'") if value.startswith("'") else parse_value(value)[0]
-    return ServerArgsRecord(**base, **take_fields(pairs, _SERVER_ARG_FIELDS))
-
-
-# upstream: mem_cache/concurrency_limit.py `format_concurrency_report`: the reduced form (logged at WARNING) and
-# the plain one (INFO); `detail` never holds a parenthesis, `other limits` never a full stop.
-_CONCURRENCY = re.compile(
-    r"^max_running_requests(?: reduced from the requested (?P<requested>\d+) to |=)(?P<value>\d+)"
-    r"(?: \(per dp worker\))?, bound by (?P<bound>\w+)(?: \((?P<detail>[^()]*)\))?"
-    r"(?:; other limits: (?P<others>[^.]*))?\.?(?:\s*To raise it: (?P<remedy>.*?)\.?)?\s*$"
-)
-_OTHER_LIMIT = re.compile(r"(\w+)=(\d+)")
-
-
-def _parse_concurrency_limit(message: str, base: _Base) -> LogRecord | None:
-    match = _CONCURRENCY.match(message)
-    if not match:
-        return None
-    return ConcurrencyLimitRecord(
-        **base,
-        value=int(match["value"]),
-        requested=int(match["requested"]) if match["requested"] else None,
-        bound=match["bound"],
-        detail=match["detail"] or "",
-        other_limits={name: int(number) for name, number in _OTHER_LIMIT.findall(match["others"] or "")},
-        remedy=match["remedy"] or "",
-    )
-
-
-# upstream: server_args.py `print_deprecated_warning` (flags, wrapped in ANSI bold yellow, which `prefix` strips)
-# and entrypoints/http_server.py (`Endpoint '/get_server_info' is deprecated … Please use '/server_info' instead.`).
-_DEPRECATED = re.compile(
-    r"^(?:Endpoint |The command line argument )?'(?P<name>[^']+)' is deprecated\b"
-    r"(?:.*?\b[Uu]se '(?P<replacement>[^']+)' instead)?"
-)
-
-
-def _parse_deprecation(message: str, base: _Base) -> LogRecord | None:
-    match = _DEPRECATED.match(message)
-    if not match:
-        return None
-    return DeprecationRecord(**base, name=match["name"], replacement=match["replacement"] or "")
 
 
 # (category, pattern) in priority order: the first match wins.
@@ -348,76 +277,10 @@ def _error_extra(category: str, message: str) -> dict[str, Value]:
     return {}
 
 
-def _parse_error(message: str, base: _Base) -> LogRecord | None:
+def _parse_error(message: str, base: LineBase) -> LogRecord | None:
     for category, pattern in _ERROR_RULES:
         if pattern.search(message):
             return ErrorRecord(**base, category=category, detail=message, extra=_error_extra(category, message))
-    return None
-
-
-ValueFromMatch = Callable[[re.Match[str]], Value]
-
-
-def _const(value: Value) -> ValueFromMatch:
-    return lambda _match: value
-
-
-def _group(name: str) -> ValueFromMatch:
-    return lambda match: parse_value(match[name])[0]
-
-
-# (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
-# (server_args.py `_handle_speculative_decoding` and friends); first match wins.
-_ADJUST_RULES: tuple[tuple[re.Pattern[str], str, ValueFromMatch], ...] = (
-    # upstream: arg_groups/speculative_hook.py: which speculative path (v1, or v2 with the overlap scheduler) runs;
-    # SGLANG_ENABLE_SPEC_V2 is the knob. "Overlap scheduler is disabled when spec v2 is off" stays an overlap rule.
-    (re.compile(r"^Spec v1 is used for "), "SGLANG_ENABLE_SPEC_V2", _const(False)),
-    (re.compile(r"\b[Ss]pec v2 is (?:enabled|used)\b"), "SGLANG_ENABLE_SPEC_V2", _const(True)),
-    (
-        re.compile(r"speculative_num_draft_tokens is adjusted to speculative_num_steps \+ 1"),
-        "speculative_num_draft_tokens",
-        _const("speculative_num_steps + 1"),
-    ),
-    (
-        re.compile(r"Max running requests is reset to (?P<v>\d+)", re.IGNORECASE),
-        "max_running_requests",
-        _group("v"),
-    ),
-    (re.compile(r"Overlap schedul\w+ is disabled", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
-    (re.compile(r"is incompatible with overlap schedule", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
-    (re.compile(r"overlap schedule is turned on", re.IGNORECASE), "disable_overlap_schedule", _const(False)),
-    (re.compile(r"Mixed chunked prefill is disabled", re.IGNORECASE), "enable_mixed_chunk", _const(False)),
-    (re.compile(r"Cuda graph is disabled", re.IGNORECASE), "disable_cuda_graph", _const(True)),
-    (re.compile(r"Radix cache is disabled|forced as chunk cache", re.IGNORECASE), "disable_radix_cache", _const(True)),
-    (
-        re.compile(r"change(?:ing)? page_size (?:from \d+ )?to (?P<v>\d+)", re.IGNORECASE),
-        "page_size",
-        _group("v"),
-    ),
-    (
-        re.compile(r"expert parallel size is adjusted to be the same as the tensor parallel size\s*\[(?P<v>\d+)\]"),
-        "ep_size",
-        _group("v"),
-    ),
-    (
-        re.compile(r"overriding (?P<name>[a-z_]+)=\S+ to (?P<v>[\w.]+)", re.IGNORECASE),
-        "",
-        _group("v"),
-    ),
-    (
-        re.compile(r"\b(?P<name>[a-z][a-z0-9_]+) is (?:adjusted|reset|set|changed|forced|automatically set) to (?P<v>[\w.+-]+)"),
-        "",
-        _group("v"),
-    ),
-)
-
-
-def _parse_adjust(message: str, base: _Base) -> LogRecord | None:
-    for pattern, setting, get_value in _ADJUST_RULES:
-        match = pattern.search(message)
-        if match:
-            name = setting or match.groupdict().get("name") or ""
-            return AdjustRecord(**base, setting=name, value=get_value(match))
     return None
 
 
@@ -427,10 +290,6 @@ _BATCH_HEADS = ("Decode batch", "Prefill batch")
 _ERROR_HINTS = (  # each `_ERROR_RULES` pattern contains one of these (lower-cased)
     "memory", "fail", "error", "exception", "pool is full", "scheduler is dead", "sigquit", "child process",
     "unrecognized arguments", "traceback",
-)
-_ADJUST_HINTS = (  # each `_ADJUST_RULES` pattern contains one of these (lower-cased)
-    "spec v1 is used", "spec v2 is", "is adjusted", "is reset", "is disabled", "is incompatible", "is turned on", "forced as chunk cache",
-    "page_size", "overriding", "is set", "is changed", "is forced", "is automatically set",
 )
 
 
@@ -444,7 +303,7 @@ def _mentions(folded: str | None, hints: tuple[str, ...]) -> bool:
     return False
 
 
-def _dispatch(text: str, base: _Base) -> LogRecord | None:
+def _dispatch(text: str, base: LineBase) -> LogRecord | None:
     """The first parser that reads `text`, in priority order: metric lines first (most frequent),
     errors before the generic adjust rules. A gate that fails means its parser would return None."""
     if text.startswith(_BATCH_HEADS):
@@ -454,11 +313,11 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
     if text.startswith("max_total_num_tokens="):
         return _parse_startup_summary(text, base)
     if text.startswith("max_running_requests"):
-        record = _parse_concurrency_limit(text, base)
+        record = parse_concurrency_limit(text, base)
         if record is not None:
             return record
     if text.startswith("server_args="):
-        record = _parse_server_args(text, base)
+        record = parse_server_args(text, base)
         if record is not None:
             return record
     folded = text.lower() if text.isascii() else None
@@ -474,11 +333,11 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
     if record is None and ' - "' in text and " HTTP/" in text:
         record = _parse_access(text, base)
     if record is None and (folded is None or " is deprecated" in folded):
-        record = _parse_deprecation(text, base)
+        record = parse_deprecation(text, base)
     if record is None and _mentions(folded, _ERROR_HINTS):
         record = _parse_error(text, base)
-    if record is None and _mentions(folded, _ADJUST_HINTS):
-        record = _parse_adjust(text, base)
+    if record is None and _mentions(folded, ADJUST_HINTS):
+        record = parse_adjust(text, base)
     return record
 
 
@@ -487,7 +346,7 @@ def parse_line(message: str) -> LogRecord:
     raw = message if isinstance(message, str) else str(message)
     try:
         text, timestamp, tags, level = strip_prefixes(raw)
-        base: _Base = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
+        base: LineBase = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
         return _dispatch(text, base) or TextRecord(**base)
     except Exception:  # a parser bug must never take the journal pane down
         return TextRecord(raw=raw, message=raw.strip())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = [
     "Value",
@@ -35,6 +35,16 @@ __all__ = [
 ]
 
 Value = int | float | bool | str | list[Any]
+
+
+class LineBase(TypedDict):
+    """The LogRecord fields every line parser passes through: the line and its stripped prefixes."""
+
+    raw: str
+    message: str
+    timestamp: datetime | None
+    tags: dict[str, int]
+    level: str | None
 
 
 # ---------------------------------------------------------------------------------------------
