@@ -61,6 +61,18 @@ def test_a_request_that_fits_is_not_reported_as_cut() -> None:
     assert stats.max_running_requests == 8 and stats.max_running_bound(8) == ""
 
 
+def test_without_a_request_the_plain_form_names_the_bound() -> None:
+    # no speculative decoding: nothing resets --max-running-requests, so the state pool alone sets it
+    lines = startup_lines("--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4", "--mem-fraction-static", "0.85")
+    plain = [line for line in lines if " max_running_requests=" in line and "bound by" in line]
+    assert len(plain) == 1 and "other limits: heuristic_estimate=4096, kv_capacity=" in plain[0]
+    record = parse_line(plain[0])
+    assert isinstance(record, ConcurrencyLimitRecord) and record.requested is None and not record.reduced
+    assert record.bound == "mamba_state_pool" and record.remedy.startswith("try one of: --max-running-requests to state")
+    stats = LogStats().feed(lines)
+    assert stats.max_running_bound(stats.max_running_requests) == "mamba state" and stats.adjustments == []
+
+
 # upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py and pool_stats_observer.py
 def test_decode_line_logs_both_pools_and_token_usage_is_the_fuller_one() -> None:
     pool = mamba_pool(max_running_requests=26, num_draft_tokens=2)
