@@ -16,8 +16,10 @@ from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
     AccessRecord,
     AdjustRecord,
+    ConcurrencyLimitRecord,
     CudaGraphRecord,
     DecodeRecord,
+    DeprecationRecord,
     ErrorRecord,
     KVCacheRecord,
     LoadWeightRecord,
@@ -238,3 +240,108 @@ def test_log_stats_keeps_the_cause_not_the_follow_up_lines() -> None:
     stats.feed(["[2026-12-02 15:11:00 TP0] Load weight begin. avail mem=94.01 GB",
                 "[2026-12-02 15:11:02] Received sigquit from a child process. It usually means the child failed."])
     assert stats.last_error.category == "child_failed"
+
+
+# upstream_2026.log: lines shaped as current upstream SGLang writes them; each test names the upstream file.
+
+
+def test_upstream_deprecation_warnings_in_ansi_colour() -> None:
+    # upstream: python/sglang/srt/server_args.py `print_deprecated_warning` (bold yellow) and its Deprecated*Action
+    alias, removed = records("upstream_2026.log")[:2]
+    assert isinstance(alias, DeprecationRecord) and alias.level == "WARNING"
+    assert (alias.name, alias.replacement) == ("--enable-flashinfer-mla", "--attention-backend flashinfer")
+    assert alias.message.endswith("instead.")  # the colour codes and `server_args.py:1184:` are gone
+    assert isinstance(removed, DeprecationRecord) and (removed.name, removed.replacement) == ("--enable-ep-moe", "")
+
+
+def test_upstream_spec_v2_notices() -> None:
+    # upstream: python/sglang/srt/arg_groups/speculative_hook.py `_handle_eagle_family`; server_args.py (older)
+    v2, v1, overlap_off = records("upstream_2026.log")[2:5]
+    assert [(r.setting, r.value) for r in (v2, v1, overlap_off)] == [
+        ("SGLANG_ENABLE_SPEC_V2", True),
+        ("SGLANG_ENABLE_SPEC_V2", False),
+        ("disable_overlap_schedule", True),
+    ]
+
+
+def test_upstream_concurrency_limit_line() -> None:
+    # upstream: python/sglang/srt/mem_cache/concurrency_limit.py `format_concurrency_report`, `state_pool_limit`
+    recs = records("upstream_2026.log")
+    limit = recs[5]
+    assert isinstance(limit, ConcurrencyLimitRecord) and isinstance(limit, AdjustRecord)
+    assert (limit.value, limit.requested, limit.bound, limit.reduced) == (21, 48, "mamba_state_pool", True)
+    assert limit.detail == "max_mamba_cache_size=84 per shard / 4 slots per request"
+    assert limit.other_limits == {"max_running_requests": 48, "kv_capacity": 204112}
+    assert limit.remedy.startswith("try one of: --max-mamba-cache-size 192 (memory permitting)")
+    assert limit.summary() == "max_running_requests = 21 (asked 48), bound by mamba state"
+    stats = LogStats.from_records(recs[:7])
+    assert stats.max_running_requests == 21 and stats.max_running_bound(21) == "mamba state"
+    assert stats.max_running_bound(17) == ""  # a number the line did not resolve to has no known bound
+    assert [a.setting for a in stats.adjustments if isinstance(a, ConcurrencyLimitRecord)] == ["max_running_requests"]
+
+
+def test_concurrency_limit_plain_form_and_other_bounds() -> None:
+    # upstream: python/sglang/srt/mem_cache/concurrency_limit.py (the not-reduced form is logged at INFO)
+    own = parse_line("[2026-11-20 09:01:10 TP0] max_running_requests=32 (per dp worker), bound by max_running_requests "
+                     "(--max-running-requests=32); other limits: kv_capacity=204112.")
+    assert isinstance(own, ConcurrencyLimitRecord)
+    assert (own.value, own.requested, own.bound, own.reduced, own.remedy) == (32, None, "max_running_requests", False, "")
+    assert own.bound_words == "your --max-running-requests"
+    kv = parse_line("[2026-11-20 09:01:10 TP0] max_running_requests reduced from the requested 256 to 200 (per dp worker), "
+                    "bound by kv_capacity (max_total_num_tokens=400 / 2). To raise it: raise --mem-fraction-static or "
+                    "lower the context length.")
+    assert isinstance(kv, ConcurrencyLimitRecord) and (kv.value, kv.bound_words, kv.other_limits) == (200, "KV capacity", {})
+    assert kv.remedy == "raise --mem-fraction-static or lower the context length"
+    stats = LogStats().feed([own.raw])
+    assert stats.adjustments == []  # SGLang gave what was asked: nothing was adjusted
+    stats.feed(["[2026-11-20 09:10:00 TP0] Load weight begin. avail mem=94.50 GB"])
+    assert stats.max_running_bound(32) == ""  # a restart resolves it anew
+
+
+def test_upstream_hybrid_pools_token_usage_is_the_fullest_pool() -> None:
+    # upstream: python/sglang/srt/managers/scheduler_components/pool_stats_observer.py (`get_max_pool_usage` feeds the
+    # token_usage gauge, observability/metrics_collector.py; the mamba pool is left out of the token count)
+    prefill, mamba, swa, hisparse, plain = records("upstream_2026.log")[7:12]
+    assert isinstance(prefill, PrefillRecord) and prefill.token_usage == 0.19
+    assert isinstance(mamba, DecodeRecord) and (mamba.token_usage, mamba.tokens) == (0.14, 1502)
+    assert mamba.extra["mamba_num"] == 12 and type(mamba.extra["mamba_num"]) is int
+    assert (mamba.accept_len, mamba.accept_rate) == (2.84, 0.92)
+    assert (swa.token_usage, swa.tokens, swa.extra["swa_tokens"]) == (0.35, 7000, 900)
+    assert (hisparse.token_usage, hisparse.tokens) == (0.50, 2048)  # the GPU tier is the pool that fills
+    assert hisparse.extra["cpu_tokens"] == 40960 and type(hisparse.extra["cpu_tokens"]) is int
+    assert hisparse.cuda_graph is True and plain.cuda_graph is False  # `npu graph:` / `musa graph:` are the same flag
+    assert (plain.tokens, plain.token_usage) == (512, 0.01)
+
+
+def test_upstream_endpoint_deprecation_health_check_and_memory_errors() -> None:
+    # upstream: python/sglang/srt/entrypoints/http_server.py (`/get_server_info`, `health_generate`);
+    # python/sglang/srt/mem_cache/ pool configurators' `MemoryPoolConfig.__post_init__` (Not enough memory)
+    endpoint, health, memory = records("upstream_2026.log")[12:15]
+    assert isinstance(endpoint, DeprecationRecord) and (endpoint.name, endpoint.replacement) == ("/get_server_info", "/server_info")
+    assert isinstance(health, ErrorRecord) and health.category == "health_check_failed" and not health.fatal
+    assert health.extra == {"timeout_s": 20, "tic_start_time": "09:04:10", "last_heartbeat_time": "09:03:02"}
+    assert isinstance(memory, ErrorRecord) and memory.category == "not_enough_memory" and memory.fatal
+    assert memory.extra == {"mem_fraction_static": 0.8}
+
+
+def test_integer_values_stay_integers() -> None:
+    record = parse_line("[2026-01-01 00:00:00] Decode batch, #running-req: 3, mamba num: 12, buffer: 64 MB, ratio: 1.0, ")
+    assert [(k, type(v)) for k, v in record.extra.items()] == [("mamba_num", int), ("buffer_mb", int), ("ratio", float)]
+    assert record.running_req == 3 and type(record.running_req) is int
+
+
+def test_server_args_line_gives_draft_tokens_and_older_lines_get_upstreams_accept_rate() -> None:
+    # upstream: the launcher's `server_args=ServerArgs(...)` line; accept rate as
+    # python/sglang/srt/managers/scheduler_components/metrics_reporter.py computes it (2025 lines did not print it)
+    args = parse_line(
+        "[2026-11-20 09:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', mem_fraction_static=0.85, "
+        "max_running_requests=48, json_model_override_args='{\"a\": 1, \"b\": [2, 3]}', speculative_algorithm='EAGLE', "
+        "speculative_draft_model_path=None, speculative_num_steps=3, speculative_eagle_topk=1, "
+        "speculative_num_draft_tokens=4, speculative_accept_threshold_single=1.0)"
+    )
+    assert args.kind == "server_args"
+    assert (args.speculative_algorithm, args.speculative_num_steps, args.speculative_num_draft_tokens) == ("EAGLE", 3, 4)
+    assert (args.max_running_requests, args.mem_fraction_static) == (48, 0.85)
+    stats = LogStats.from_records([args] + records("era_2025_spec_period.log")[1:2])
+    assert stats.accept_len == 3.40 and stats.accept_rate == pytest.approx(2.40 / 3)
+    assert LogStats.from_records(records("era_2025_spec_period.log")[1:2]).accept_rate is None  # draft tokens unknown

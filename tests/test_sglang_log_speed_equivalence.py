@@ -62,6 +62,7 @@ def test_golden_corpus_covers_every_record_kind() -> None:
     assert kinds == {
         "DecodeRecord", "PrefillRecord", "StartupSummaryRecord", "LoadWeightRecord", "KVCacheRecord",
         "CudaGraphRecord", "ReadyRecord", "ErrorRecord", "AccessRecord", "AdjustRecord", "TextRecord",
+        "ConcurrencyLimitRecord", "DeprecationRecord", "ServerArgsRecord",
     }
 
 
@@ -101,6 +102,10 @@ _FRAGMENTS = (
     "max_total_num_tokens=", "avail mem=", "mem usage=", "Time elapsed:", "\x1b[31m", "INFO: ", "ERROR ",
     '127.0.0.1:1 - "GET /health HTTP/1.1" 200', "Traceback (most recent call last)", "ValueError: ", "CUDA error",
     "is adjusted to", "is reset to 4", "page_size", "overriding x=1 to 2", "The server is fired up and ready to roll!",
+    "max_running_requests", " reduced from the requested 4 to ", "=26 (per dp worker)", ", bound by mamba_state_pool",
+    "; other limits: kv_capacity=9", " To raise it: ", "'--x' is deprecated", "Endpoint '/a'", " Use '--y' instead.",
+    "Health check failed.", " for last 20 seconds.", "mem_fraction_static=", "Spec v2 is enabled", "Spec v1 is used for ",
+    "#full token", "mamba num", "#gpu token", "musa graph", "WARNING x.py:12: ",
     "KV cache pool is full. Retract requests. #retracted_reqs: 1", "ready", "\n", " ",
 )
 _EXTRA_LINES = (
@@ -134,6 +139,8 @@ _EXTRA_LINES = (
     "",
     "   ",
     "\x1b[31m\x1b[0m",
+    "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, max_running_requests=None, "
+    "speculative_algorithm='EAGLE', speculative_num_steps=1, speculative_num_draft_tokens=2, x={'a': [1, 2]})",
 )
 
 

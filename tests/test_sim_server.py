@@ -11,6 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
+from specdec_tui.core.sglang.parse import parse_line
 from tests.test_sim_support import (
     TRAP_PROMPT,
     SimProcess,
@@ -122,8 +123,15 @@ async def test_server_info_metrics_and_api_key(sim):
     assert 'sglang:generation_tokens_total{model_name="Qwen/Qwen3.5-122B-A10B"} 151.0' in metrics  # +1 warmup
     for name in ("spec_accept_length", "gen_throughput", "num_running_reqs", "num_queue_reqs"):
         assert f"sglang:{name}{{" in metrics
-    decode = p.wait_line("Decode batch, #running-req: 1, #token: ")
+    # Qwen3.5 is hybrid: its two pools, as upstream's pool_stats_observer.py `get_decode_usage_msg_parts` logs them
+    decode = p.wait_line("Decode batch, #running-req: 1, #cached-token: 0, #full token: ")
+    assert ", mamba num: 4, mamba usage: " in decode  # one request, 3 draft tokens: 1 state slot + 3 for rollback
     assert ", accept len: " in decode and ", accept rate: " in decode and decode.endswith("#queue-req: 0")
+    # upstream's accept rate (metrics_reporter.py): correct drafts / drafts, (accept len - 1) / (3 draft tokens - 1)
+    records = [parse_line(line) for line in p.lines if "Decode batch, " in line]
+    assert any(r.accept_len < 3.0 for r in records)  # some drafts rejected, else both formulas give 1.00
+    for r in records:
+        assert r.accept_rate == pytest.approx((r.accept_len - 1) / 2, abs=0.006)
 
 
 async def test_requests_beyond_max_running_queue(sim):

@@ -78,6 +78,35 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         assert not pane.query_one("#health-gpus").display
 
 
+# upstream: python/sglang/srt/mem_cache/concurrency_limit.py `format_concurrency_report` (the reduced form)
+CUT = (
+    "[2026-11-20 09:01:10 TP0] max_running_requests reduced from the requested 48 to 26 (per dp worker), bound by "
+    "mamba_state_pool (max_mamba_cache_size=78 per shard / 3 slots per request); other limits: "
+    "max_running_requests=48, kv_capacity=219484. To raise it: try one of: --max-mamba-cache-size 144 (memory "
+    "permitting), a larger --mamba-full-memory-ratio, or --mamba-ssm-dtype bfloat16."
+)
+
+
+async def test_health_pane_says_what_bound_max_running_requests() -> None:
+    app = Host(HealthPane())
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed([CUT]))
+        await pilot.pause(0.3)
+        assert "max_running_requests  26, bound by mamba state" in pane.section_text("facts")
+
+        # the server's own number wins; the bound is shown only when the journal resolved to that number
+        facts = ServerFacts(model="Qwen3.5-122B-A10B", max_running_requests=26)
+        pane.update_health(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True, facts=facts))
+        await pilot.pause()
+        assert "26, bound by mamba state" in pane.section_text("facts")
+        other = ServerFacts(model="Qwen3.5-122B-A10B", max_running_requests=21)
+        pane.update_health(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True, facts=other))
+        await pilot.pause()
+        assert "max_running_requests  21\n" in pane.section_text("facts") + "\n"
+        assert "bound by" not in pane.section_text("facts")
+
+
 async def test_chart_plots_one_line_per_trial_on_log2_axis() -> None:
     app = Host(TokChart())
     async with app.run_test(size=(100, 30)) as pilot:

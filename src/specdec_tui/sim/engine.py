@@ -15,8 +15,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdec_tui.core.sglang.stats import spec_accept_rate
 from specdec_tui.sim import model
-from specdec_tui.sim.logs import SimLog, decode_batch_line, prefill_batch_line
+from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line
 from specdec_tui.sim.textgen import TextStream, count_prompt_tokens
 
 KEPT_FINISHED = 10000  # records of ended requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)
@@ -131,6 +132,7 @@ class Engine:
         self.last_gen_throughput = 0.0
         self.last_accept_length = 0.0
         self.last_accept_rate = 0.0
+        self.mamba = mamba_pool(cfg.max_running_requests, cfg.num_draft_tokens)  # the hybrid model's state pool
 
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -256,6 +258,7 @@ class Engine:
                 running=len(self.running) - len(new),
                 queue=len(self.waiting),
                 input_throughput=tokens / dt if dt > 0 else 0.0,
+                mamba=self.mamba,
             )
         )
         await self._advance(dt)
@@ -314,7 +317,7 @@ class Engine:
         accept_len = accept_rate = None
         if self.cfg.steps > 0 and self._log_forward:
             accept_len = self._log_accepted / self._log_forward
-            accept_rate = self._log_accepted / (self._log_forward * self.cfg.num_draft_tokens)
+            accept_rate = spec_accept_rate(accept_len, self.cfg.num_draft_tokens)
             self.last_accept_length, self.last_accept_rate = accept_len, accept_rate
         self._log_accepted = self._log_forward = 0
         used = self._used_tokens()
@@ -328,6 +331,7 @@ class Engine:
                 cuda_graph=self.cfg.cuda_graph,
                 gen_throughput=self.last_gen_throughput,
                 queue=len(self.waiting),
+                mamba=self.mamba,
             )
         )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import TextIO
 
 CUDA_GRAPH_HELP = (
@@ -19,6 +20,7 @@ CUDA_GRAPH_HELP = (
     "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"
 )
 NOT_ENOUGH_MEMORY = "Not enough memory. Please try to increase --mem-fraction-static."
+UNREQUESTED_LIMIT = 4096  # the ceiling when --max-running-requests is not given (upstream's heuristic, clamped)
 
 
 class SimLog:
@@ -65,6 +67,39 @@ class SimLog:
         self.line(f'INFO:     {peer} - "{method} {path} HTTP/1.1" {status} {reason}')
 
 
+@dataclass(frozen=True, slots=True)
+class MambaPool:
+    """Qwen3.5's recurrent-state (mamba) pool: `size` slots, `slots_per_request` of them per running request."""
+
+    size: int
+    slots_per_request: int
+
+    def used(self, running: int) -> int:
+        return min(running * self.slots_per_request, self.size)
+
+    def usage(self, running: int) -> float:
+        return self.used(running) / self.size if self.size else 0.0
+
+
+def mamba_pool(max_running_requests: int, num_draft_tokens: int) -> MambaPool:
+    """The state pool the sim's model (Qwen3.5, a hybrid: `model.MODEL_ARCH`) gets: one slot for the request's
+    state, one per draft token kept for rollback, for each of max_running_requests (one dp worker)."""
+    slots = max(num_draft_tokens, 1) + 1
+    return MambaPool(size=max(max_running_requests, 0) * slots, slots_per_request=slots)
+
+
+def _pool_parts(used_tokens: int, token_usage: float, mamba: MambaPool | None, running: int, *, decode: bool) -> str:
+    """upstream: pool_stats_observer.py `PoolStats.get_decode_usage_msg_parts` / `get_prefill_usage_msg_parts`."""
+    if mamba is None:
+        return f"#token: {used_tokens}, token usage: {token_usage:.2f}, " if decode else f"token usage: {token_usage:.2f}, "
+    if decode:
+        return (
+            f"#full token: {used_tokens}, full token usage: {token_usage:.2f}, "
+            f"mamba num: {mamba.used(running)}, mamba usage: {mamba.usage(running):.2f}, "
+        )
+    return f"full token usage: {token_usage:.2f}, mamba usage: {mamba.usage(running):.2f}, "
+
+
 def decode_batch_line(
     *,
     running: int,
@@ -75,8 +110,11 @@ def decode_batch_line(
     cuda_graph: bool,
     gen_throughput: float,
     queue: int,
+    mamba: MambaPool | None = None,
 ) -> str:
-    msg = f"Decode batch, #running-req: {running}, #token: {used_tokens}, token usage: {token_usage:.2f}, "
+    """upstream: metrics_reporter.py `report_decode_stats`; a hybrid model (`mamba`) logs its two pools."""
+    msg = f"Decode batch, #running-req: {running}, #cached-token: 0, "
+    msg += _pool_parts(used_tokens, token_usage, mamba, running, decode=True)
     if accept_len is not None:
         msg += f"accept len: {accept_len:.2f}, accept rate: {accept_rate or 0.0:.2f}, "
     msg += f"cuda graph: {cuda_graph}, gen throughput (token/s): {gen_throughput:.2f}, #queue-req: {queue}"
@@ -92,12 +130,38 @@ def prefill_batch_line(
     running: int,
     queue: int,
     input_throughput: float,
+    mamba: MambaPool | None = None,
 ) -> str:
+    """upstream: metrics_reporter.py `report_prefill_stats` (mamba usage counts the requests already running)."""
     return (
         f"Prefill batch, #new-seq: {new_seq}, #new-token: {new_token}, #cached-token: {cached_token}, "
-        f"token usage: {token_usage:.2f}, #running-req: {running}, #queue-req: {queue}, #pending-token: 0, "
+        + _pool_parts(0, token_usage, mamba, running, decode=False)
+        + f"#running-req: {running}, #queue-req: {queue}, #pending-token: 0, "
         f"cuda graph: False, input throughput (token/s): {input_throughput:.2f}"
     )
+
+
+def concurrency_limit_line(*, resolved: int, requested: int | None, pool: MambaPool, kv_tokens: int) -> str:
+    """SGLang's report of what bound max_running_requests, when the mamba state pool did.
+
+    upstream: mem_cache/concurrency_limit.py `state_pool_limit` and `format_concurrency_report` (one dp worker):
+    `max_running_requests reduced from the requested 48 to 26 (per dp worker), bound by mamba_state_pool (…)`
+    when the operator asked for more, else `max_running_requests=26 (per dp worker), bound by …`."""
+    detail = f"max_mamba_cache_size={pool.size} per shard / {pool.slots_per_request} slots per request"
+    if requested is None:
+        sizing = "--max-running-requests to state a target and get an exact size"
+        others = f"heuristic_estimate={UNREQUESTED_LIMIT}"
+    else:
+        sizing = f"--max-mamba-cache-size {requested * pool.slots_per_request} (memory permitting)"
+        others = f"max_running_requests={requested}"
+    others += f", kv_capacity={kv_tokens // 2}"  # upstream assumes at least 2 KV tokens per request
+    tail = (
+        f", bound by mamba_state_pool ({detail}); other limits: {others}. To raise it: try one of: {sizing}, "
+        "a larger --mamba-full-memory-ratio, or --mamba-ssm-dtype bfloat16."
+    )
+    if requested is not None and resolved < requested:
+        return f"max_running_requests reduced from the requested {requested} to {resolved} (per dp worker){tail}"
+    return f"max_running_requests={resolved} (per dp worker){tail}"
 
 
 def traceback_block(where: list[tuple[str, int, str, str]], exc: str) -> str:

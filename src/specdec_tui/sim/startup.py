@@ -14,7 +14,11 @@ from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
 from specdec_tui.sim.logs import (
     CUDA_GRAPH_HELP,
     NOT_ENOUGH_MEMORY,
+    UNREQUESTED_LIMIT,
+    MambaPool,
     SimLog,
+    concurrency_limit_line,
+    mamba_pool,
     traceback_block,
 )
 
@@ -76,6 +80,19 @@ def _fail_cuda_graph(log: SimLog, plan: model.MemoryPlan) -> None:
     _scheduler_crash(log, frames, exc)
 
 
+def _log_concurrency_limit(
+    log: SimLog, plan: model.MemoryPlan, requested: int | None, pool: MambaPool
+) -> None:
+    """SGLang says what bound max_running_requests; the sim's state pool binds whenever it cut the request."""
+    ceiling = requested if requested is not None else UNREQUESTED_LIMIT
+    if plan.max_running_requests < ceiling:
+        log.scheduler(
+            concurrency_limit_line(
+                resolved=plan.max_running_requests, requested=requested, pool=pool, kv_tokens=plan.max_total_num_tokens
+            )
+        )
+
+
 async def _pause(seconds: float, a: SimArgs) -> None:
     await asyncio.sleep(max(0.0, seconds / a.time_scale))
 
@@ -116,12 +133,13 @@ async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
         raise StartupFailed(NOT_ENOUGH_MEMORY)
     bpt = model.kv_bytes_per_token(spec)
     k_gb = plan.max_total_num_tokens * bpt / 2 / (1 << 30)
-    state_slots = plan.max_running_requests * (s.get("speculative_num_draft_tokens") or 1) + plan.max_running_requests
+    pool = mamba_pool(plan.max_running_requests, int(s.get("speculative_num_draft_tokens") or 1))
     log.scheduler(
-        f"Mamba Cache is allocated. max_mamba_cache_size: {state_slots}, "
+        f"Mamba Cache is allocated. max_mamba_cache_size: {pool.size}, "
         f"conv_state size: {plan.state_gb * 0.04:.2f}GB, ssm_state size: {plan.state_gb * 0.96:.2f}GB "
     )
     log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_num_tokens}, K size: {k_gb:.2f} GB, V size: {k_gb:.2f} GB")
+    _log_concurrency_limit(log, plan, s.get("max_running_requests"), pool)
     avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
     log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
     cuda_graph = not a.decode_graph_disabled

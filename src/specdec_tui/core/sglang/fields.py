@@ -18,10 +18,13 @@ _KEY_ALIASES = {
     "token": "tokens",
     "full_token": "full_tokens",
     "swa_token": "swa_tokens",
+    "gpu_token": "gpu_tokens",  # HiSparse device tier
+    "cpu_token": "cpu_tokens",  # HiSparse host tier
     "accept_length": "accept_len",
     "accept_ratio": "accept_rate",
     "cpu_graph": "cuda_graph",
     "npu_graph": "cuda_graph",
+    "musa_graph": "cuda_graph",  # upstream's graph flag is named after the device (metrics_reporter.py)
 }
 
 
@@ -95,7 +98,7 @@ def _normalize_key(key: str) -> str:
 
 
 def parse_value(text: str) -> tuple[Value, str]:
-    """Typed value and its unit ("" if none): `0.50`→0.5, `True`→True, `78.00 GB`→(78.0, "gb")."""
+    """Typed value and its unit ("" if none): `0.50`→0.5, `7`→7, `True`→True, `78.00 GB`→(78.0, "gb"), `78 GB`→(78, "gb")."""
     text = text.strip()
     number = _NUMBER.fullmatch(text)
     if number is None:
@@ -109,10 +112,12 @@ def parse_value(text: str) -> tuple[Value, str]:
         return (int(text) if number.lastgroup == "int" else float(text)), ""
     match = _UNIT.match(text)
     if match:
-        amount = float(match["num"])
         unit = match["unit"].lower()
         if unit == "%":
-            return amount / 100.0, ""
+            return float(match["num"]) / 100.0, ""
+        # an integer stays one (`78 GB` → 78), as a bare number does; typed fields convert as they need
+        number = _NUMBER.fullmatch(match["num"])
+        amount: int | float = int(match["num"]) if number is not None and number.lastgroup == "int" else float(match["num"])
         return amount, {"gib": "gb", "mib": "mb"}.get(unit, unit)
     if text.startswith("[") and text.endswith("]"):
         return [parse_value(item)[0] for item in _split_top_level(text[1:-1])], ""

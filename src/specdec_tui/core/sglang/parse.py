@@ -4,15 +4,16 @@ SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hy
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
 generic `key: value` lists (`fields`) and mapped onto a few well-known fields; every other key is
 kept in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
-The records are in `records`, the prefixes in `prefix`, the rolling `LogStats` in `stats`.
+The records are in `records`, the prefixes in `prefix`, the lines where SGLang reports its own settings
+(server args, flags it changed, the concurrency bound, deprecations) in `settings_lines`, the rolling
+`LogStats` in `stats`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import Any, TypedDict
+from collections.abc import Iterable
+from typing import Any
 
 from specdec_tui.core.sglang.fields import (
     as_float,
@@ -24,11 +25,11 @@ from specdec_tui.core.sglang.fields import (
 from specdec_tui.core.sglang.prefix import strip_prefixes
 from specdec_tui.core.sglang.records import (
     AccessRecord,
-    AdjustRecord,
     CudaGraphRecord,
     DecodeRecord,
     ErrorRecord,
     KVCacheRecord,
+    LineBase,
     LoadWeightRecord,
     LogRecord,
     PrefillRecord,
@@ -37,22 +38,19 @@ from specdec_tui.core.sglang.records import (
     TextRecord,
     Value,
 )
+from specdec_tui.core.sglang.settings_lines import (
+    ADJUST_HINTS,
+    parse_adjust,
+    parse_concurrency_limit,
+    parse_deprecation,
+    parse_server_args,
+)
 
 __all__ = ["parse_line", "parse_lines"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Line kinds
-
-class _Base(TypedDict):
-    """The LogRecord fields every parser passes through: the line and its stripped prefixes."""
-
-    raw: str
-    message: str
-    timestamp: datetime | None
-    tags: dict[str, int]
-    level: str | None
-
 
 _BATCH = re.compile(r"^(?P<which>Decode|Prefill) batch(?:\s*\[(?P<iter>\d+)\])?\s*[.,]?\s*(?P<rest>.*)$")
 _DECODE_FIELDS = {
@@ -76,19 +74,33 @@ _PREFILL_FIELDS = {
 }
 
 
+# Pool keys as `fields` names them (`#full token` → full_tokens, `mamba usage` → mamba_usage, `#gpu token` →
+# gpu_tokens). upstream: managers/scheduler_components/pool_stats_observer.py, `PoolStats`.
+_POOL_USAGES = ("full_token_usage", "swa_token_usage", "mamba_usage")
+_POOL_COUNTS = ("full_tokens", "swa_tokens")
+
+
 def _hybrid_fallbacks(fields: dict[str, Any], extra: dict[str, Value]) -> None:
-    """Hybrid (SWA / Mamba) models log `#full token` / `full token usage` instead of the plain keys."""
+    """Hybrid (SWA / Mamba) and HiSparse servers log per-pool keys instead of `#token` / `token usage`.
+
+    token usage is the fullest pool, mamba included, as upstream's `token_usage` gauge is
+    (`PoolStats.get_max_pool_usage`); the token count is the larger KV pool, mamba excluded
+    (`get_kv_token_stats`). A HiSparse line names only its GPU/CPU tiers: the GPU tier is the pool."""
     if "token_usage" not in fields:
-        usages = [u for k in ("full_token_usage", "swa_token_usage") if (u := as_float(extra.get(k))) is not None]
+        usages = [u for k in _POOL_USAGES if (u := as_float(extra.get(k))) is not None]
+        if not usages and (gpu := as_float(extra.get("gpu_token_usage"))) is not None:
+            usages = [gpu]
         if usages:
             fields["token_usage"] = max(usages)
     if "tokens" not in fields:
-        counts = [c for k in ("full_tokens", "swa_tokens") if (c := as_int(extra.get(k))) is not None]
+        counts = [c for k in _POOL_COUNTS if (c := as_int(extra.get(k))) is not None]
+        if not counts and (gpu_tokens := as_int(extra.get("gpu_tokens"))) is not None:
+            counts = [gpu_tokens]
         if counts:
             fields["tokens"] = max(counts)
 
 
-def _parse_batch(message: str, base: _Base) -> LogRecord | None:
+def _parse_batch(message: str, base: LineBase) -> LogRecord | None:
     match = _BATCH.match(message)
     if not match:
         return None
@@ -114,7 +126,7 @@ _STARTUP_FIELDS = {
 }
 
 
-def _parse_startup_summary(message: str, base: _Base) -> LogRecord | None:
+def _parse_startup_summary(message: str, base: LineBase) -> LogRecord | None:
     if not message.startswith("max_total_num_tokens="):
         return None
     pairs = parse_pairs(message, "=")
@@ -132,7 +144,7 @@ _LOAD_FIELDS = {
 }
 
 
-def _parse_load_weight(message: str, base: _Base) -> LogRecord | None:
+def _parse_load_weight(message: str, base: LineBase) -> LogRecord | None:
     match = _LOAD_WEIGHT.match(message)
     if not match:
         return None
@@ -150,7 +162,7 @@ _KV_FIELDS = {
 }
 
 
-def _parse_kv_cache(message: str, base: _Base) -> LogRecord | None:
+def _parse_kv_cache(message: str, base: LineBase) -> LogRecord | None:
     match = _CACHE_ALLOCATED.match(message)
     if not match:
         return None
@@ -177,7 +189,7 @@ def _search_float(pattern: re.Pattern[str], text: str) -> float | None:
         return None
 
 
-def _parse_cuda_graph(message: str, base: _Base) -> LogRecord | None:
+def _parse_cuda_graph(message: str, base: LineBase) -> LogRecord | None:
     match = _CAPTURE.match(message)
     if not match:
         return None
@@ -192,7 +204,7 @@ def _parse_cuda_graph(message: str, base: _Base) -> LogRecord | None:
     )
 
 
-def _parse_ready(message: str, base: _Base) -> LogRecord | None:
+def _parse_ready(message: str, base: LineBase) -> LogRecord | None:
     if "The server is fired up and ready to roll" in message:
         return ReadyRecord(**base)
     return None
@@ -203,7 +215,7 @@ _ACCESS = re.compile(
 )
 
 
-def _parse_access(message: str, base: _Base) -> LogRecord | None:
+def _parse_access(message: str, base: LineBase) -> LogRecord | None:
     match = _ACCESS.search(message)
     if not match:
         return None
@@ -218,6 +230,7 @@ def _parse_access(message: str, base: _Base) -> LogRecord | None:
 
 # (category, pattern) in priority order: the first match wins.
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("health_check_failed", re.compile(r"^Health check failed\b")),  # upstream: entrypoints/http_server.py
     ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
     ("cuda_graph_failed", re.compile(r"Capture .*graph failed", re.IGNORECASE)),
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", re.IGNORECASE)),
@@ -234,77 +247,40 @@ _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _RETRACT_PAIRS = re.compile(r"Retract requests\.\s*(?P<rest>.*)$|happened\.\s*(?P<rest2>.*)$")
 
 
-def _parse_error(message: str, base: _Base) -> LogRecord | None:
+# upstream: http_server.py `Health check failed. Server couldn't get a response from detokenizer for last
+# {HEALTH_CHECK_TIMEOUT} seconds. tic start time: {H:M:S}. last_heartbeat time: {H:M:S}`
+_HEALTH_CHECK = re.compile(
+    r"for last (?P<timeout>\d+) seconds\.(?: tic start time: (?P<tic>[\d:]+)\.)?(?: last_heartbeat time: (?P<beat>[\d:]+))?"
+)
+# upstream: MemoryPoolConfig.__post_init__ `Not enough memory. … Current value: mem_fraction_static={value}`
+_MEM_FRACTION = re.compile(r"mem_fraction_static=(?P<v>\d+(?:\.\d+)?)")
+
+
+def _error_extra(category: str, message: str) -> dict[str, Value]:
+    """The numbers an error line carries, typed (an integer stays an int)."""
+    if category == "kv_pool_full":
+        match = _RETRACT_PAIRS.search(message)
+        return parse_pairs(match["rest"] or match["rest2"] or "", ":") if match else {}
+    if category == "not_enough_memory":
+        fraction = _MEM_FRACTION.search(message)
+        return {"mem_fraction_static": parse_value(fraction["v"])[0]} if fraction else {}
+    if category == "health_check_failed":
+        health = _HEALTH_CHECK.search(message)
+        if not health:
+            return {}
+        extra: dict[str, Value] = {"timeout_s": int(health["timeout"])}
+        if health["tic"]:
+            extra["tic_start_time"] = health["tic"]
+        if health["beat"]:
+            extra["last_heartbeat_time"] = health["beat"]
+        return extra
+    return {}
+
+
+def _parse_error(message: str, base: LineBase) -> LogRecord | None:
     for category, pattern in _ERROR_RULES:
         if pattern.search(message):
-            extra: dict[str, Value] = {}
-            if category == "kv_pool_full":
-                match = _RETRACT_PAIRS.search(message)
-                if match:
-                    extra = parse_pairs(match["rest"] or match["rest2"] or "", ":")
-            return ErrorRecord(**base, category=category, detail=message, extra=extra)
-    return None
-
-
-ValueFromMatch = Callable[[re.Match[str]], Value]
-
-
-def _const(value: Value) -> ValueFromMatch:
-    return lambda _match: value
-
-
-def _group(name: str) -> ValueFromMatch:
-    return lambda match: parse_value(match[name])[0]
-
-
-# (pattern, setting, value-from-match) for SGLang's own "I changed your flag" notices
-# (server_args.py `_handle_speculative_decoding` and friends); first match wins.
-_ADJUST_RULES: tuple[tuple[re.Pattern[str], str, ValueFromMatch], ...] = (
-    (
-        re.compile(r"speculative_num_draft_tokens is adjusted to speculative_num_steps \+ 1"),
-        "speculative_num_draft_tokens",
-        _const("speculative_num_steps + 1"),
-    ),
-    (
-        re.compile(r"Max running requests is reset to (?P<v>\d+)", re.IGNORECASE),
-        "max_running_requests",
-        _group("v"),
-    ),
-    (re.compile(r"Overlap schedul\w+ is disabled", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
-    (re.compile(r"is incompatible with overlap schedule", re.IGNORECASE), "disable_overlap_schedule", _const(True)),
-    (re.compile(r"overlap schedule is turned on", re.IGNORECASE), "disable_overlap_schedule", _const(False)),
-    (re.compile(r"Mixed chunked prefill is disabled", re.IGNORECASE), "enable_mixed_chunk", _const(False)),
-    (re.compile(r"Cuda graph is disabled", re.IGNORECASE), "disable_cuda_graph", _const(True)),
-    (re.compile(r"Radix cache is disabled|forced as chunk cache", re.IGNORECASE), "disable_radix_cache", _const(True)),
-    (
-        re.compile(r"change(?:ing)? page_size (?:from \d+ )?to (?P<v>\d+)", re.IGNORECASE),
-        "page_size",
-        _group("v"),
-    ),
-    (
-        re.compile(r"expert parallel size is adjusted to be the same as the tensor parallel size\s*\[(?P<v>\d+)\]"),
-        "ep_size",
-        _group("v"),
-    ),
-    (
-        re.compile(r"overriding (?P<name>[a-z_]+)=\S+ to (?P<v>[\w.]+)", re.IGNORECASE),
-        "",
-        _group("v"),
-    ),
-    (
-        re.compile(r"\b(?P<name>[a-z][a-z0-9_]+) is (?:adjusted|reset|set|changed|forced|automatically set) to (?P<v>[\w.+-]+)"),
-        "",
-        _group("v"),
-    ),
-)
-
-
-def _parse_adjust(message: str, base: _Base) -> LogRecord | None:
-    for pattern, setting, get_value in _ADJUST_RULES:
-        match = pattern.search(message)
-        if match:
-            name = setting or match.groupdict().get("name") or ""
-            return AdjustRecord(**base, setting=name, value=get_value(match))
+            return ErrorRecord(**base, category=category, detail=message, extra=_error_extra(category, message))
     return None
 
 
@@ -314,10 +290,6 @@ _BATCH_HEADS = ("Decode batch", "Prefill batch")
 _ERROR_HINTS = (  # each `_ERROR_RULES` pattern contains one of these (lower-cased)
     "memory", "fail", "error", "exception", "pool is full", "scheduler is dead", "sigquit", "child process",
     "unrecognized arguments", "traceback",
-)
-_ADJUST_HINTS = (  # each `_ADJUST_RULES` pattern contains one of these (lower-cased)
-    "is adjusted", "is reset", "is disabled", "is incompatible", "is turned on", "forced as chunk cache",
-    "page_size", "overriding", "is set", "is changed", "is forced", "is automatically set",
 )
 
 
@@ -331,7 +303,7 @@ def _mentions(folded: str | None, hints: tuple[str, ...]) -> bool:
     return False
 
 
-def _dispatch(text: str, base: _Base) -> LogRecord | None:
+def _dispatch(text: str, base: LineBase) -> LogRecord | None:
     """The first parser that reads `text`, in priority order: metric lines first (most frequent),
     errors before the generic adjust rules. A gate that fails means its parser would return None."""
     if text.startswith(_BATCH_HEADS):
@@ -340,6 +312,14 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
             return record
     if text.startswith("max_total_num_tokens="):
         return _parse_startup_summary(text, base)
+    if text.startswith("max_running_requests"):
+        record = parse_concurrency_limit(text, base)
+        if record is not None:
+            return record
+    if text.startswith("server_args="):
+        record = parse_server_args(text, base)
+        if record is not None:
+            return record
     folded = text.lower() if text.isascii() else None
     record = None
     if text.startswith("Load weight "):
@@ -352,10 +332,12 @@ def _dispatch(text: str, base: _Base) -> LogRecord | None:
         record = _parse_ready(text, base)
     if record is None and ' - "' in text and " HTTP/" in text:
         record = _parse_access(text, base)
+    if record is None and (folded is None or " is deprecated" in folded):
+        record = parse_deprecation(text, base)
     if record is None and _mentions(folded, _ERROR_HINTS):
         record = _parse_error(text, base)
-    if record is None and _mentions(folded, _ADJUST_HINTS):
-        record = _parse_adjust(text, base)
+    if record is None and _mentions(folded, ADJUST_HINTS):
+        record = parse_adjust(text, base)
     return record
 
 
@@ -364,7 +346,7 @@ def parse_line(message: str) -> LogRecord:
     raw = message if isinstance(message, str) else str(message)
     try:
         text, timestamp, tags, level = strip_prefixes(raw)
-        base: _Base = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
+        base: LineBase = {"raw": raw, "message": text, "timestamp": timestamp, "tags": tags, "level": level}
         return _dispatch(text, base) or TextRecord(**base)
     except Exception:  # a parser bug must never take the journal pane down
         return TextRecord(raw=raw, message=raw.strip())

@@ -20,6 +20,8 @@ _SGLANG_PREFIX = re.compile(
 _TAG = re.compile(r"([A-Z][A-Z_]*)\s?(\d+)")
 _OLD_INNER_TAG = re.compile(r"^\[(?:gpu=(?P<gpu>\d+)|TP ?(?P<tp>\d+))\]\s*")
 _LEVEL = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::\s*|\s+)")
+# `[2026-02-14 02:10:40] WARNING server_args.py:2341: Spec v2 is …`: the logger's file:line after the level
+_SOURCE = re.compile(r"^[\w.-]+\.py:\d+:\s*")
 
 
 @lru_cache(maxsize=4096)  # a flood repeats the same second thousands of times; strptime is slow
@@ -77,6 +79,9 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
     if match:
         level = "WARNING" if match["level"] == "WARN" else match["level"]
         text = text[match.end() :]
+        source = _SOURCE.match(text) if ".py:" in text else None
+        if source:
+            text = text[source.end() :]
     return text.strip(), timestamp, tags, level
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = [
     "Value",
@@ -24,13 +24,27 @@ __all__ = [
     "ErrorRecord",
     "AccessRecord",
     "AdjustRecord",
+    "ConcurrencyLimitRecord",
+    "DeprecationRecord",
+    "ServerArgsRecord",
     "TextRecord",
+    "bound_in_words",
     "FATAL_ERROR_CATEGORIES",
     "CAUSE_CATEGORIES",
     "cause_rank",
 ]
 
 Value = int | float | bool | str | list[Any]
+
+
+class LineBase(TypedDict):
+    """The LogRecord fields every line parser passes through: the line and its stripped prefixes."""
+
+    raw: str
+    message: str
+    timestamp: datetime | None
+    tags: dict[str, int]
+    level: str | None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,6 +274,85 @@ class AdjustRecord(LogRecord):
         return self.message
 
 
+# Upstream's `ConcurrencyLimit.source` names (mem_cache/concurrency_limit.py) in words for the panel.
+_BOUND_WORDS = {
+    "max_running_requests": "your --max-running-requests",
+    "kv_capacity": "KV capacity",
+    "mamba_state_pool": "mamba state",
+    "heuristic_estimate": "heuristic estimate",
+}
+
+
+def bound_in_words(source: str) -> str:
+    """`mamba_state_pool` → "mamba state"; an unknown source name loses its underscores."""
+    return _BOUND_WORDS.get(source, source.replace("_", " "))
+
+
+@dataclass(slots=True, kw_only=True)
+class ConcurrencyLimitRecord(AdjustRecord):
+    """`max_running_requests reduced from the requested 48 to 26 (per dp worker), bound by mamba_state_pool (…)`.
+
+    SGLang resolves max_running_requests as the smallest of several bounds and names the one that won;
+    `requested` is None on the plain `max_running_requests=26 (per dp worker), bound by …` form."""
+
+    setting: str = "max_running_requests"
+    value: Value | None = None  # the resolved max_running_requests (an int)
+    requested: int | None = None
+    bound: str = ""  # upstream's source name: mamba_state_pool | kv_capacity | max_running_requests | …
+    detail: str = ""  # how the bound was derived, e.g. "max_mamba_cache_size=78 per shard / 3 slots per request"
+    other_limits: dict[str, int] = field(default_factory=dict)
+    remedy: str = ""
+
+    @property
+    def reduced(self) -> bool:
+        """True when SGLang gave less than the operator asked for."""
+        return self.requested is not None and isinstance(self.value, int) and self.value < self.requested
+
+    @property
+    def bound_words(self) -> str:
+        return bound_in_words(self.bound)
+
+    def summary(self) -> str:
+        asked = f" (asked {self.requested})" if self.requested is not None else ""
+        return f"max_running_requests = {self.value}{asked}, bound by {self.bound_words}"
+
+
+@dataclass(slots=True, kw_only=True)
+class DeprecationRecord(LogRecord):
+    """A deprecated flag or endpoint was used: `'--x' is deprecated … Use '--y' instead.` / `Endpoint '/a' is …`."""
+
+    kind: str = "deprecation"
+    name: str = ""  # the flag (`--enable-foo`) or endpoint (`/get_server_info`)
+    replacement: str = ""  # what to use instead, when the warning says
+
+    def summary(self) -> str:
+        instead = f" → use {self.replacement}" if self.replacement else ""
+        return f"deprecated: {self.name}{instead}"
+
+
+@dataclass(slots=True, kw_only=True)
+class ServerArgsRecord(LogRecord):
+    """`server_args=ServerArgs(model_path='…', …)`, the settings a start resolved; the few the panel reads."""
+
+    kind: str = "server_args"
+    speculative_algorithm: str | None = None
+    speculative_num_steps: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    max_running_requests: int | None = None  # as requested (or SGLang's own default), before memory cut it
+    mem_fraction_static: float | None = None
+
+    def summary(self) -> str:
+        return "server args " + _pairs_summary(
+            [
+                ("algorithm", self.speculative_algorithm),
+                ("steps", self.speculative_num_steps),
+                ("draft_tokens", self.speculative_num_draft_tokens),
+                ("max_running_requests", self.max_running_requests),
+                ("mem_fraction_static", self.mem_fraction_static),
+            ]
+        )
+
+
 @dataclass(slots=True, kw_only=True)
 class TextRecord(LogRecord):
     """Any other line."""
@@ -268,7 +361,8 @@ class TextRecord(LogRecord):
 
 
 # Categories after which SGLang exits; `kv_pool_full` (retract) is survivable and the generic
-# `traceback` / `exception` lines are usually followed by one of these.
+# `traceback` / `exception` lines are usually followed by one of these; `health_check_failed` means the server
+# is stuck (no detokenizer output for a while), not that it is going down.
 FATAL_ERROR_CATEGORIES = frozenset(
     {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
 )

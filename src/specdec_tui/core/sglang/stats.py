@@ -9,6 +9,7 @@ from datetime import datetime
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
     AdjustRecord,
+    ConcurrencyLimitRecord,
     DecodeRecord,
     ErrorRecord,
     KVCacheRecord,
@@ -16,11 +17,21 @@ from specdec_tui.core.sglang.records import (
     LogRecord,
     PrefillRecord,
     ReadyRecord,
+    ServerArgsRecord,
     StartupSummaryRecord,
     cause_rank,
 )
 
-__all__ = ["LogStats"]
+__all__ = ["LogStats", "spec_accept_rate"]
+
+
+def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
+    """Upstream's accept rate: correct drafts over drafts proposed, (accept len - 1) / (draft tokens - 1).
+
+    upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py `report_decode_stats` (the bonus
+    token counts in accept len but was never a draft)."""
+    drafts = num_draft_tokens - 1
+    return (accept_len - 1.0) / drafts if drafts > 0 else 0.0
 
 
 @dataclass(slots=True)
@@ -34,6 +45,8 @@ class LogStats:
     queue_req: int | None = None
     token_usage: float | None = None
     max_running_requests: int | None = None
+    concurrency_limit: ConcurrencyLimitRecord | None = None  # what bound max_running_requests, since the last start
+    num_draft_tokens: int | None = None  # from the start's server_args line
     max_total_num_tokens: int | None = None
     context_len: int | None = None
     kv_cache_tokens: int | None = None
@@ -55,6 +68,8 @@ class LogStats:
                 value = getattr(record, name)
                 if value is not None:
                     setattr(self, name, value)
+            if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
+                self.accept_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
         elif isinstance(record, PrefillRecord):
             for name in ("running_req", "queue_req", "token_usage"):
                 value = getattr(record, name)
@@ -66,9 +81,18 @@ class LogStats:
             self.context_len = record.context_len or self.context_len
         elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
             self.kv_cache_tokens = record.tokens
+        elif isinstance(record, ServerArgsRecord):
+            self.num_draft_tokens = record.speculative_num_draft_tokens
+        elif isinstance(record, ConcurrencyLimitRecord):
+            self.concurrency_limit = record
+            if isinstance(record.value, int):
+                self.max_running_requests = record.value
+            if record.reduced:
+                self.adjustments.append(record)
         elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
             self.ready = False
             self._restarted = True
+            self.concurrency_limit = None  # the new start resolves it again
         elif isinstance(record, ReadyRecord):
             self.ready = True
         elif isinstance(record, ErrorRecord):
@@ -78,6 +102,13 @@ class LogStats:
             self._restarted = False
         elif isinstance(record, AdjustRecord):
             self.adjustments.append(record)
+
+    def max_running_bound(self, value: int | None) -> str:
+        """What bound `value` in words ("mamba state"), when the journal's concurrency line resolved to it; else ""."""
+        limit = self.concurrency_limit
+        if limit is None or value is None or limit.value != value:
+            return ""
+        return limit.bound_words
 
     def feed(self, lines: Iterable[str]) -> LogStats:
         for line in lines:

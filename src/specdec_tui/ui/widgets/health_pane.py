@@ -2,7 +2,8 @@
 
 After a push the operator waits for READY and then wants to know what the flags cost: the seed's
 max_running_requests fell 26→21→17 as speculative steps rose. So the facts the server reports about
-itself (not the flags we asked for) sit next to the journal's live accept length and throughput.
+itself (not the flags we asked for) sit next to the journal's live accept length and throughput, and
+max_running_requests says what bound it when the journal's concurrency line did ("26, bound by mamba state").
 
 Public API (for the app shell):
     HealthPane(id=...)
@@ -120,9 +121,11 @@ class HealthPane(VerticalScroll):
         facts = known or ServerFacts()
         stats = self._stats or LogStats()
         model = facts.model or (self._snapshot.model if self._snapshot else "")
+        max_running = facts.max_running_requests or stats.max_running_requests
+        bound = stats.max_running_bound(max_running)
         rows = [
             ("model", model or MISSING),
-            ("max_running_requests", fmt_int(facts.max_running_requests or stats.max_running_requests)),
+            ("max_running_requests", fmt_int(max_running) + (f", bound by {bound}" if bound else "")),
             ("max_total_num_tokens", fmt_int(facts.max_total_num_tokens or stats.max_total_num_tokens)),
             ("context length", fmt_int(facts.context_len or stats.context_len)),
             ("speculative", speculative_summary(facts.speculative) if known else MISSING),
