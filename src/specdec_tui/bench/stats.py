@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from specdec_tui.bench.client import RequestRecord
+from specdec_tui.bench.server_stats import accept_from_details, level_acceptance
 from specdec_tui.bench.validity import content_warnings
 from specdec_tui.core.metrics import (
     NS_PER_S,
@@ -22,8 +23,12 @@ from specdec_tui.core.metrics import (
     resolve_chunk_tokens,
     tokens_in_window,
 )
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import AcceptSource, LevelResult
 
+STREAM_ACCEPT_WARNING = (
+    "acceptance estimated from the stream (tokens per chunk): the server gave neither its counters "
+    "(--enable-metrics) nor per-request speculative details"
+)
 ESTIMATED_WARNING = (
     "the server sent no usage in the stream: tokens were counted as one per chunk, which undercounts "
     "under speculative decoding (several tokens per chunk); figures are estimates"
@@ -39,7 +44,7 @@ class LevelInputs:
     temperature: float = 0.0
     ignore_eos: bool = False
     repetitive_prompts: bool = False
-    accept_length_server: float | None = None
+    accept_from_counters: float | None = None  # the server's counters over exactly this level, if it has them
     warnings: list[str] = field(default_factory=list)
 
 
@@ -61,7 +66,6 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res = LevelResult(concurrency=inp.concurrency, requests=len(measured), errors=len(failed))
     res.error_kinds = dict(Counter(r.error or "unknown" for r in failed))
     res.finish_reasons = dict(Counter(r.finish_reason or "none" for r in ok))
-    res.accept_length_server = inp.accept_length_server
     warnings = list(inp.warnings)
 
     resolved: dict[int, list[int]] = {}
@@ -94,6 +98,16 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res.per_request_tok_s, res.itl_ms, res.chunk_itl_ms = dist(rate), dist(itl), dist(chunk_itl)
     if decode_chunks and not estimated:
         res.accept_length_client = decode_tokens / decode_chunks
+    details = accept_from_details(
+        (r.usage_total if r.usage_total is not None else round((r.spec_accept_length or 0.0) * r.spec_verify_ct),
+         r.spec_verify_ct)
+        for r in records if r.ok and r.spec_verify_ct is not None
+    )
+    acceptance = level_acceptance(inp.accept_from_counters, details, res.accept_length_client)
+    if acceptance.source is not None:
+        res.accept_length_source = acceptance.source.value
+        if acceptance.source is not AcceptSource.STREAM_ESTIMATE:
+            res.accept_length_server = acceptance.value
 
     window = measured_window(records, inp.duration_s)
     if window is not None and window[1] > window[0]:
@@ -107,6 +121,8 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
 
     if estimated:
         warnings.append(ESTIMATED_WARNING)
+    if acceptance.source is AcceptSource.STREAM_ESTIMATE:
+        warnings.append(STREAM_ACCEPT_WARNING)
     warmup_errors = Counter(r.error for r in records if not r.measured and not r.ok and r.error != "cancelled")
     if warmup_errors:
         kinds = ", ".join(f"{k} ×{n}" for k, n in warmup_errors.items())

@@ -232,7 +232,8 @@ def level_json(lv: LevelResult) -> dict[str, Any]:
         "itl_ms": _dist(lv.itl_ms),
         "chunk_itl_ms": _dist(lv.chunk_itl_ms),
         "e2e_ms": _dist(lv.e2e_ms),
-        "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client},
+        "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client,
+                          "source": lv.accept_length_source},
         "finish_reasons": lv.finish_reasons,
         "estimated": lv.estimated,
         "warnings": lv.warnings,
@@ -368,7 +369,8 @@ class LiveTable:
                 f"{_f(lv.ttft_ms.p50, '{:.0f}')}/{_f(lv.ttft_ms.p99, '{:.0f}')}",
                 _f(lv.tpot_ms.p50, "{:.2f}"),
                 f"{_f(lv.itl_ms.p50, '{:.2f}')}/{_f(lv.itl_ms.p99, '{:.2f}')}",
-                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}",
+                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}"
+                + (f" {src.short}" if (src := lv.accept_source) else ""),
                 notes.strip(),
             )
         return t

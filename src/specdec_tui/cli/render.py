@@ -49,6 +49,13 @@ def status_text(status: str) -> str:
     return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
 
 
+def accept_cell(lv: LevelResult) -> str:
+    """The level's acceptance and, in short, its source (ctr: server counters, req: per-request details,
+    est: estimated from the stream)."""
+    source = lv.accept_source
+    return num(lv.accept_length, 2) + (f" {source.short}" if source is not None else "")
+
+
 def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Table:
     """One benchmark run, one row per concurrency."""
     table = Table(title=title)
@@ -57,7 +64,7 @@ def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Tab
     for lv in levels:
         table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
                       num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
-                      num(lv.tpot_ms.p50, 2), num(lv.accept_length_server or lv.accept_length_client, 2))
+                      num(lv.tpot_ms.p50, 2), accept_cell(lv))
     return table
 
 
