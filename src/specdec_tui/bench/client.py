@@ -48,6 +48,15 @@ class RequestRecord:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def spec_counts(self) -> tuple[int, int] | None:
+        """(completion tokens, verify steps) by the server's per-request details; None without them."""
+        if self.spec_verify_ct is None:
+            return None
+        if self.usage_total is not None:
+            return self.usage_total, self.spec_verify_ct
+        return round((self.spec_accept_length or 0.0) * self.spec_verify_ct), self.spec_verify_ct
+
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 

@@ -1,5 +1,8 @@
 """Turns one level's raw request records into the `LevelResult` the operator reads.
 
+The level's acceptance is the server's own when it gave one (its counters over the level, else its
+per-request details), else the stream's tokens per chunk, labelled an estimate (see server_stats).
+
 Per-request figures come from measured, successful requests. The aggregate rate counts every token
 (warm-up requests included: they load the server just the same) that arrived inside the measured
 window, divided by the window length; achieved concurrency is the time-average of requests in flight
@@ -98,11 +101,8 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res.per_request_tok_s, res.itl_ms, res.chunk_itl_ms = dist(rate), dist(itl), dist(chunk_itl)
     if decode_chunks and not estimated:
         res.accept_length_client = decode_tokens / decode_chunks
-    details = accept_from_details(
-        (r.usage_total if r.usage_total is not None else round((r.spec_accept_length or 0.0) * r.spec_verify_ct),
-         r.spec_verify_ct)
-        for r in records if r.ok and r.spec_verify_ct is not None
-    )
+    # warm-ups included, as in the counters' window: they ran on the same server under the same load
+    details = accept_from_details(counts for r in records if r.ok and (counts := r.spec_counts) is not None)
     acceptance = level_acceptance(inp.accept_from_counters, details, res.accept_length_client)
     if acceptance.source is not None:
         res.accept_length_source = acceptance.source.value
