@@ -134,6 +134,15 @@ def test_level_result_records_the_source_it_used() -> None:
     assert STREAM_ACCEPT_WARNING not in by_details.warnings
 
 
+def test_counters_far_from_the_requests_own_details_say_other_traffic_reached_the_server() -> None:
+    records = [_record(12, [1, 3, 3, 3, 2], verify=3), _record(12, [1, 3, 3, 3, 2], verify=4)]  # 24 / 7 = 3.43
+    close = build_level_result(records, LevelInputs(concurrency=2, accept_from_counters=3.5))
+    shared = build_level_result(records, LevelInputs(concurrency=2, accept_from_counters=2.6))
+    assert not any("other traffic" in w for w in close.warnings)
+    assert shared.accept_length == 2.6 and any("2.60" in w and "3.43" in w and "other traffic" in w
+                                               for w in shared.warnings)
+
+
 def test_old_session_levels_load_without_a_source_and_new_ones_round_trip() -> None:
     old = LevelResult.from_dict({"concurrency": 4, "accept_length_server": 3.1, "accept_length_client": 2.9})
     assert old.accept_source is None and old.accept_length == 3.1

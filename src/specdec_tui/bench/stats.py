@@ -123,6 +123,11 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
         warnings.append(ESTIMATED_WARNING)
     if acceptance.source is AcceptSource.STREAM_ESTIMATE:
         warnings.append(STREAM_ACCEPT_WARNING)
+    if inp.accept_from_counters is not None and details is not None and abs(inp.accept_from_counters / details - 1) > 0.05:
+        warnings.append(
+            f"the server's counters give accept length {inp.accept_from_counters:.2f} over this level but its "
+            f"details for the benchmark's own requests give {details:.2f}: other traffic reached the server"
+        )
     warmup_errors = Counter(r.error for r in records if not r.measured and not r.ok and r.error != "cancelled")
     if warmup_errors:
         kinds = ", ".join(f"{k} ×{n}" for k, n in warmup_errors.items())
