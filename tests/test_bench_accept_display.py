@@ -45,6 +45,9 @@ async def test_panel_table_marks_each_levels_source() -> None:
 def test_headless_table_shows_the_levels_figure_and_its_source() -> None:
     console = Console(width=160, record=True)
     console.print(levels_table(LEVELS))
-    rows = [line for line in console.export_text().splitlines() if "│" in line]
+    text = console.export_text()
+    rows = [line for line in text.splitlines() if "│" in line]
     assert any(r.split("│")[1].strip() == "1" and r.rstrip("│ ").endswith("3.71 ctr") for r in rows)
     assert any(r.split("│")[1].strip() == "16" and r.rstrip("│ ").endswith("2.71 est") for r in rows)
+    legend = "accept: ctr = server counters, req = per-request details, est = estimated from the stream"
+    assert legend in " ".join(text.split())  # the caption wraps to the table's width

@@ -52,6 +52,7 @@ async def test_live_table_shows_the_levels() -> None:
     assert "out tok/s" in out and "TTFT" in out
     row = next(line for line in out.splitlines() if line.strip("│ ").startswith("1 "))
     assert "4.00/2.33 ctr" in row  # the server counters' figure, marked so, next to the stream's
+    assert "accept: ctr = server counters" in out
 
 
 async def test_missing_target_and_unknown_host_are_explained() -> None:

@@ -22,7 +22,7 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.core.results import Dist, LevelResult, accept_source_legend
 from specdec_tui.loop.unit_checks import api_key_from
 
 
@@ -349,7 +349,7 @@ class LiveTable:
         t = Table(
             title=f"{p.endpoint} · max_tokens {p.max_tokens} · temperature {p.temperature:g}"
             + (" · ignore_eos" if p.ignore_eos else "") + f" · prompts {p.prompts}",
-            caption=self.current or None,
+            caption=" · ".join(c for c in (self.current, accept_source_legend(self.rows)) if c) or None,
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
                     "ITL p50/p99 ms", "accept srv/cli", "notes"):

@@ -20,7 +20,7 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
 
@@ -58,7 +58,7 @@ def accept_cell(lv: LevelResult) -> str:
 
 def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Table:
     """One benchmark run, one row per concurrency."""
-    table = Table(title=title)
+    table = Table(title=title, caption=accept_source_legend(levels))
     for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TPOT p50 ms", "accept"):
         table.add_column(name, justify="right")
     for lv in levels:

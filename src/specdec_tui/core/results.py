@@ -6,6 +6,7 @@ Shared by the benchmark engine (which fills them), the session file (which store
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -34,6 +35,13 @@ _ACCEPT_SOURCE_SHORT = {
     AcceptSource.REQUEST_DETAILS: "req",
     AcceptSource.STREAM_ESTIMATE: "est",
 }
+
+
+def accept_source_legend(levels: Iterable[LevelResult]) -> str | None:
+    """What the short marks next to the acceptance figures mean, for the marks the levels use."""
+    present = {lv.accept_source for lv in levels}
+    used = [f"{src.short} = {src.value}" for src in AcceptSource if src in present]
+    return "accept: " + ", ".join(used) if used else None
 
 
 @dataclass(slots=True)
