@@ -2,6 +2,14 @@
 
 Each server streams `max_tokens` tokens in chunks following `pattern` (tokens per chunk, cycled),
 one chunk every `delay_s` on an absolute schedule, and can misbehave on purpose (`mode`).
+
+Speculative acceptance is reported the three ways SGLang does, each shaped as upstream writes it: the
+tokenizer's counters on /metrics (added per finished request; prometheus_client's text: HELP/TYPE lines,
+labels sorted, Go-style floats), the response-level `sglext.spec_tokens_details` chunk for a request that
+asks `return_spec_tokens_details`, and a lifetime `avg_spec_accept_length` / `spec_accept_length` gauge
+(LIFETIME_ACCEPT) that must never become a level's figure.
+upstream: python/sglang/srt/observability/metrics_collector.py, python/sglang/srt/entrypoints/openai/
+serving_completions.py, python/sglang/srt/entrypoints/openai/utils.py (spec_tokens_details_from_meta_info).
 """
 
 from __future__ import annotations
@@ -27,8 +35,13 @@ class ServerSpec:
     pattern: tuple[int, ...] = (1, 3, 2, 4)
     delay_s: float = 0.01
     fail_after_chunks: int = 2  # for reset/stall/event_error/garbage: good chunks before the fault
-    accept_length: float | None = 3.25  # served on /get_server_info and /metrics; None: 404
+    accept_length: float | None = 4.0  # tokens per verify step the server counts; None: no speculative decoding
+    metrics: bool = True  # /metrics answers (SGLang's --enable-metrics); False: 404
+    spec_details: bool = True  # honours return_spec_tokens_details
     role_chunk: bool = True  # chat: first chunk with only the role, like SGLang
+
+
+LIFETIME_ACCEPT = 9.5  # the server's lifetime average: wrong for any one level on purpose
 
 
 @dataclass
@@ -36,6 +49,15 @@ class ServerStats:
     requests: int = 0
     active: int = 0
     bodies: list[dict] = field(default_factory=list)
+    generation_tokens: int = 0  # the counters: grow when a request finishes
+    verify_calls: int = 0
+    gets: list[str] = field(default_factory=list)  # paths of every GET
+
+
+def verify_steps(spec: ServerSpec, tokens: int) -> int:
+    """The verify steps the server says it took for `tokens` completion tokens."""
+    assert spec.accept_length is not None
+    return max(1, round(tokens / spec.accept_length))
 
 
 def _text(i: int, degenerate: bool) -> str:
@@ -91,6 +113,19 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
             if usage_each:
                 obj["usage"] = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
             await resp.write(_odd_event(obj) if spec.mode == "odd_sse" else _event(obj))
+        verify = verify_steps(spec, produced) if spec.accept_length is not None else 0
+        stats.generation_tokens += produced
+        stats.verify_calls += verify
+        if spec.accept_length is not None and spec.spec_details and body.get("return_spec_tokens_details"):
+            details = {
+                "spec_accept_rate": 0.0, "spec_accept_length": produced / verify, "spec_cap_length": 0.0,
+                "spec_block_accept_length": 0.0, "spec_num_correct_drafts": produced - verify,
+                "spec_num_proposed_drafts": verify * 3, "spec_verify_ct": verify,
+                "spec_correct_drafts_histogram": [], "spec_cap_lens_histogram": [],
+            }
+            obj = "chat.completion.chunk" if chat else "text_completion"
+            await resp.write(_event({"id": "x", "object": obj, "created": 1, "model": "test-model", "choices": [],
+                                     "usage": None, "sglext": {"spec_tokens_details": details}}))
         if spec.mode != "nousage":
             usage = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
             await resp.write(_event({"id": "x", "choices": [], "usage": usage}))
@@ -110,14 +145,33 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
             await resp.write(b"data: {not json at all\n\n")
 
     async def server_info(request: web.Request) -> web.Response:
-        if spec.accept_length is None:
-            raise web.HTTPNotFound()
-        return web.json_response({"internal_states": [{"avg_spec_accept_length": spec.accept_length}]})
+        stats.gets.append(request.path)
+        state = {"avg_spec_accept_length": LIFETIME_ACCEPT} if spec.accept_length is not None else {}
+        return web.json_response({"internal_states": [state]})
 
     async def metrics(request: web.Request) -> web.Response:
-        if spec.accept_length is None:
+        stats.gets.append(request.path)
+        if not spec.metrics:
             raise web.HTTPNotFound()
-        return web.Response(text=f'# TYPE sglang:spec_accept_length gauge\nsglang:spec_accept_length{{tp_rank="0"}} {spec.accept_length}\n')
+        # as prometheus_client writes SGLang's collectors (labels sorted, values floatToGoString)
+        sched = 'engine_type="unified",model_name="test-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
+        tok = 'engine_type="unified",is_streaming="true",model_name="test-model"'
+        lines = [
+            "# HELP sglang:spec_accept_length Mean acceptance length of speculative decoding "
+            "(accepted drafts + bonus token per forward).",
+            "# TYPE sglang:spec_accept_length gauge",
+            f"sglang:spec_accept_length{{{sched}}} {float(LIFETIME_ACCEPT)}",
+            "# HELP sglang:generation_tokens_total Number of generation tokens processed.",
+            "# TYPE sglang:generation_tokens_total counter",
+        ]
+        if stats.generation_tokens:
+            lines.append(f"sglang:generation_tokens_total{{{tok}}} {float(stats.generation_tokens)}")
+        if stats.verify_calls:  # a labelled counter appears once it was first incremented
+            lines += ["# HELP sglang:spec_verify_calls_total Number of speculative decoding verification calls.",
+                      "# TYPE sglang:spec_verify_calls_total counter",
+                      f'sglang:spec_verify_calls_total{{engine_type="unified",model_name="test-model"}} '
+                      f"{float(stats.verify_calls)}"]
+        return web.Response(text="\n".join(lines) + "\n")
 
     async def models(request: web.Request) -> web.Response:
         return web.json_response({"data": [{"id": "test-model"}]})
@@ -125,6 +179,7 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
     app = web.Application()
     app.router.add_post("/v1/completions", completions)
     app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/server_info", server_info)
     app.router.add_get("/get_server_info", server_info)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/v1/models", models)

@@ -37,7 +37,8 @@ async def test_json_lines_one_per_level_then_summary() -> None:
     for key in ("per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms"):
         assert set(lv[key]) == {"mean", "p50", "p90", "p99"}
     assert lv["requests"] == 3 and lv["errors"] == 0 and lv["output_tokens"] == 36
-    assert lv["accept_length"] == {"server": 3.25, "client": pytest.approx(11 / 5)}
+    # the server's counters say 12 tokens in 3 verify steps per request; the chunks carry 1 or 3
+    assert lv["accept_length"] == {"server": 4.0, "client": pytest.approx(11 / 5), "source": "server counters"}
     assert lv["estimated"] is False
     assert any("inflated" in w for w in lv["warnings"])
     summary = lines[-1]
@@ -50,7 +51,8 @@ async def test_live_table_shows_the_levels() -> None:
     assert code == 0, err
     assert "out tok/s" in out and "TTFT" in out
     row = next(line for line in out.splitlines() if line.strip("│ ").startswith("1 "))
-    assert "3.25/" in row  # server acceptance shown next to the client's
+    assert "4.00/2.33 ctr" in row  # the server counters' figure, marked so, next to the stream's
+    assert "accept: ctr = server counters" in out
 
 
 async def test_missing_target_and_unknown_host_are_explained() -> None:

@@ -54,7 +54,9 @@ async def test_exact_tokens_and_timing_with_multi_token_chunks() -> None:
         assert not lv.estimated and lv.finish_reasons == {"length": 6}
         # pattern 1,3,2,4,1,3,2,4 → 8 chunks; 19 tokens after the first chunk over 7 gaps
         assert lv.accept_length_client == pytest.approx(19 / 7)
-        assert lv.accept_length_server == pytest.approx(3.25)
+        # the server counted 20 tokens in 5 verify steps per request, whatever the chunking
+        assert lv.accept_length_server == pytest.approx(4.0)
+        assert lv.accept_length_source == "server counters"
         assert lv.chunk_itl_ms.p50 == pytest.approx(delay * 1000, rel=0.3)
         assert lv.per_request_tok_s.p50 == pytest.approx(19 / (7 * delay), rel=0.3)
         assert lv.tpot_ms.p50 == pytest.approx(7 * delay * 1000 / 19, rel=0.3)
@@ -74,6 +76,7 @@ async def test_requests_carry_profile_settings_and_stream_options() -> None:
     b = bodies[0]
     assert b["stream"] is True and b["max_tokens"] == 8 and b["temperature"] == 0.0 and b["ignore_eos"] is True
     assert b["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
+    assert b["return_spec_tokens_details"] is True  # upstream's name (entrypoints/openai/protocol.py)
     assert b["model"] == "test-model"
     assert len({x["prompt"] for x in bodies}) == 5  # prompts rotate
 
@@ -196,10 +199,38 @@ async def test_degenerate_output_warns_even_at_nonzero_temperature() -> None:
     assert any("degenerate" in w and "inflated" in w for w in lv.warnings)
 
 
-async def test_missing_server_acceptance_endpoints_give_none() -> None:
-    async with RunningServer(ServerSpec(accept_length=None, delay_s=0.002)) as srv:
-        (lv,) = levels_of(await collect(srv.base_url, profile()))
+async def test_without_speculative_decoding_the_figure_is_the_streams_estimate() -> None:
+    async with RunningServer(ServerSpec(accept_length=None, pattern=(2,), delay_s=0.002)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=12)))
     assert lv.accept_length_server is None and lv.errors == 0
+    assert lv.accept_length_source == "estimated from the stream" and lv.accept_length == pytest.approx(2.0)
+
+
+async def test_metrics_off_takes_the_per_request_details() -> None:
+    # chunks of 1,3,2,4 tokens, but the server says 4 tokens per verify step in its sglext chunk
+    async with RunningServer(ServerSpec(metrics=False, delay_s=0.002)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
+    assert lv.accept_length_source == "per-request details"
+    assert lv.accept_length_server == pytest.approx(4.0) and lv.accept_length_client == pytest.approx(19 / 7)
+
+
+async def test_neither_counters_nor_details_says_estimated_from_the_stream() -> None:
+    async with RunningServer(ServerSpec(metrics=False, spec_details=False, delay_s=0.002)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
+    assert lv.accept_length_server is None
+    assert lv.accept_length_source == "estimated from the stream" and lv.accept_length == pytest.approx(19 / 7)
+
+
+async def test_each_level_gets_its_own_window_never_the_lifetime_average() -> None:
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        (first,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
+        srv.spec.accept_length = 2.0  # the same server now accepts less: its lifetime average lags behind
+        (second,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
+        gets = srv.stats.gets
+    assert first.accept_length_server == pytest.approx(4.0)
+    assert second.accept_length_server == pytest.approx(2.0)  # lifetime: 200 tokens / 75 steps = 2.67
+    assert second.accept_length_source == "server counters"
+    assert "/get_server_info" not in gets and "/server_info" not in gets  # no lifetime figure is even read
 
 
 async def test_drive_benchmark_on_the_callers_loop_and_bad_prompt_set() -> None:
@@ -220,7 +251,7 @@ async def test_process_isolation_gives_the_same_results_as_the_thread() -> None:
     assert kinds[0] == "LevelStarted" and kinds[-1] == "RunDone"
     (lv,) = levels_of(events)
     assert lv.requests == 4 and lv.errors == 0 and lv.output_tokens == 4 * 20
-    assert lv.accept_length_client == pytest.approx(19 / 7) and lv.accept_length_server == pytest.approx(3.25)
+    assert lv.accept_length_client == pytest.approx(19 / 7) and lv.accept_length_server == pytest.approx(4.0)
 
 
 async def test_cancelling_a_process_run_closes_every_request() -> None:

@@ -1,56 +1,127 @@
-"""The seed's story, measured end to end on real simulator processes.
+"""The seed's curve, measured the way a client measures it, on real simulator processes at steps 1, 2, 3.
 
-One streaming request per server at steps 1, 2, 3 (the seed's trap: temperature 0, ignore_eos, repetitive prompt).
-Rates are the server's simulated rates (/sim/ground_truth), cross-checked against the stream this test reads.
+The seed's benchmark: one streaming request, temperature 0, ignore_eos, a repetitive prompt; decode
+123 / 186 / 234 tok/s and max_running_requests 26 / 21 / 17. Rates here come from arrival times on the
+client's side (wall seconds × the sim's time scale = simulated seconds), never from /sim/ground_truth:
+(a) a plain aiohttp client, (b) the project's own benchmark at c=1 on the shipped `repetitive` prompts,
+(c) the benchmark's acceptance against the server's own counters and the model's expected accept length.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import dataclass
 
 import aiohttp
+import orjson
 import pytest
 
-from tests.test_sim_support import (
-    TRAP_PROMPT,
-    SimProcess,
-    get_json,
-    seed_flags,
-    stream_completion,
-)
+from specdec_tui.bench.drive import drive_benchmark
+from specdec_tui.bench.server_stats import GENERATION_TOKENS, VERIFY_CALLS, parse_metrics
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import AcceptSource, LevelResult
+from specdec_tui.sim import model
+from tests.test_sim_support import TRAP_PROMPT, SimProcess, seed_flags
 
 SEED = {1: (123, 26), 2: (186, 21), 3: (234, 17)}
+SCALE = 10.0  # the sims run 10× faster than the seed's GPUs; client rates are scaled back by this
+pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
 def servers():
-    procs = {k: SimProcess([*seed_flags(k), "--time-scale", "25", "--load-seconds", "2", "--sim-seed", "3"]).start()
-             for k in SEED}
+    procs = {k: SimProcess([*seed_flags(k), "--enable-metrics", "--time-scale", str(SCALE), "--load-seconds", "2",
+                            "--sim-seed", "3"]).start() for k in SEED}
+    for p in procs.values():
+        p.wait_ready(60)
     yield procs
     for p in procs.values():
         p.stop()
 
 
-async def _measure(p: SimProcess) -> tuple[float, int, int]:
+@dataclass
+class Stream:
+    times: list[float]  # arrival of each content chunk (perf_counter seconds)
+    tokens: list[int]  # tokens it carried (from the continuous usage)
+
+    @property
+    def decode_tok_s(self) -> float:
+        """Tokens after the first chunk over the time from the first chunk to the last, in simulated seconds."""
+        return sum(self.tokens[1:]) / ((self.times[-1] - self.times[0]) * SCALE)
+
+    @property
+    def tokens_per_chunk(self) -> float:
+        return sum(self.tokens[1:]) / (len(self.tokens) - 1)
+
+
+async def plain_client(url: str) -> Stream:
+    """What anyone would write: POST, stamp each SSE event on arrival, read the running usage."""
     body = {"prompt": TRAP_PROMPT, "max_tokens": 800, "temperature": 0, "ignore_eos": True, "stream": True,
-            "stream_options": {"include_usage": True}}
-    async with aiohttp.ClientSession() as s:
-        res = await stream_completion(s, p.url, body)
-        truth = await get_json(s, p.url + "/sim/ground_truth")
-    rid = res.chunks[0]["id"]
-    content_chunks = sum(1 for c in res.chunks if c["choices"])
-    return truth["requests"][rid]["decode_tok_s"], res.final_usage["completion_tokens"], content_chunks
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+    out = Stream([], [])
+    seen = 0
+    async with aiohttp.ClientSession() as s, s.post(url + "/v1/completions", json=body) as resp:
+        buf = b""
+        async for data in resp.content.iter_any():
+            now = time.perf_counter()
+            buf += data
+            while b"\n\n" in buf:
+                event, buf = buf.split(b"\n\n", 1)
+                if event == b"data: [DONE]":
+                    continue
+                chunk = orjson.loads(event.removeprefix(b"data: "))
+                if chunk["choices"]:
+                    total = chunk["usage"]["completion_tokens"]
+                    out.times.append(now)
+                    out.tokens.append(total - seen)
+                    seen = total
+    assert seen == 800
+    return out
 
 
-async def test_steps_1_2_3_reproduce_the_seeds_rates_and_capacity(servers):
-    for p in servers.values():
-        p.wait_ready()
-    measured = dict(zip(servers, await asyncio.gather(*(_measure(p) for p in servers.values())), strict=True))
+async def counters(url: str) -> dict[str, float]:
+    async with aiohttp.ClientSession() as s, s.get(url + "/metrics") as r:
+        return parse_metrics(await r.text())
+
+
+async def bench_c1(url: str) -> tuple[LevelResult, float]:
+    """The benchmark at c=1 and, read independently around it, the server's own accept length."""
+    prof = BenchProfile(concurrency=(1,), requests=4, warmup=0, max_tokens=256, temperature=0.0, ignore_eos=True,
+                        prompts="repetitive")
+    before = await counters(url)
+    (level,) = await drive_benchmark(url, prof, lambda _ev: None)
+    after = await counters(url)
+    server = (after[GENERATION_TOKENS] - before[GENERATION_TOKENS]) / (after[VERIFY_CALLS] - before.get(VERIFY_CALLS, 0))
+    return level, server
+
+
+def within_5pct(measured: float, expected: float) -> bool:
+    return abs(measured / expected - 1) <= 0.05
+
+
+async def test_a_plain_streaming_client_measures_the_seeds_rates(servers):
+    streams = dict(zip(SEED, await asyncio.gather(*(plain_client(p.url) for p in servers.values())), strict=True))
     for steps, (seed_rate, seed_mrr) in SEED.items():
-        rate, tokens, chunks = measured[steps]
-        assert tokens == 800
-        assert abs(rate / seed_rate - 1) <= 0.05, (steps, rate)
+        st = streams[steps]
+        assert within_5pct(st.decode_tok_s, seed_rate), (steps, st.decode_tok_s)
+        expected_len = model.expected_accept_length(model.ALPHA_TRAP, steps)
+        assert within_5pct(st.tokens_per_chunk, expected_len), (steps, st.tokens_per_chunk)
         assert f"max_running_requests={seed_mrr}," in servers[steps].wait_line("max_total_num_tokens=")
-        assert chunks < tokens / (1 + 0.8 * steps)  # multi-token chunks, more tokens per chunk with more steps
-    r1, r2, r3 = (measured[k][0] for k in (1, 2, 3))
+    r1, r2, r3 = (streams[k].decode_tok_s for k in (1, 2, 3))
     assert 1.40 < r2 / r1 < 1.60 and 1.18 < r3 / r2 < 1.34  # seed: +51 %, +26 %
+
+
+async def test_b_c_the_benchmark_measures_the_seeds_rates_and_the_servers_acceptance(servers):
+    runs = dict(zip(SEED, await asyncio.gather(*(bench_c1(p.url) for p in servers.values())), strict=True))
+    for steps, (seed_rate, _) in SEED.items():
+        level, server_accept = runs[steps]
+        assert level.errors == 0 and level.output_tokens == 4 * 256
+        decode = level.per_request_tok_s.p50
+        assert decode is not None and within_5pct(decode / SCALE, seed_rate), (steps, decode / SCALE)
+        # (c) the level's figure is the server's own, and what the stream shows agrees with it
+        assert level.accept_source is AcceptSource.SERVER_COUNTERS
+        assert level.accept_length is not None and within_5pct(level.accept_length, server_accept)
+        assert level.accept_length_client is not None and within_5pct(level.accept_length_client, server_accept)
+        # the shipped repetitive prompts are the seed's trap: the model's 1.95 / 2.85 / 3.71, not 1.82 / 2.50 / 3.03
+        assert within_5pct(server_accept, model.expected_accept_length(model.ALPHA_TRAP, steps)), (steps, server_accept)

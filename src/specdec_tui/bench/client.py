@@ -35,6 +35,8 @@ class RequestRecord:
     times: array[int] = field(default_factory=lambda: array("q"))  # content chunk arrival times
     deltas: array[int] = field(default_factory=lambda: array("i"))  # completion_tokens change, -1 = no usage
     usage_total: int | None = None
+    spec_verify_ct: int | None = None  # sglext.spec_tokens_details: the server's verify steps for this request
+    spec_accept_length: float | None = None  # same place: completion tokens / spec_verify_ct
     finish_reason: str | None = None
     error: str | None = None  # error kind: http_500, stall, reset, stream_error, bad_json, ...
     error_detail: str = ""
@@ -45,6 +47,15 @@ class RequestRecord:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def spec_counts(self) -> tuple[int, int] | None:
+        """(completion tokens, verify steps) by the server's per-request details; None without them."""
+        if self.spec_verify_ct is None:
+            return None
+        if self.usage_total is not None:
+            return self.usage_total, self.spec_verify_ct
+        return round((self.spec_accept_length or 0.0) * self.spec_verify_ct), self.spec_verify_ct
 
 
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -194,6 +205,9 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
                         return
                     if ct is not None:
                         last_ct, saw_ct = ct, True
+                    ext = obj.get("sglext")
+                    if ext:
+                        _read_spec_details(ext, rec)
                     continue
                 c0 = choices[0]
                 if chat:
@@ -233,6 +247,22 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
             rec.end_ns = last_ns
         if saw_ct:
             rec.usage_total = last_ct
+
+
+def _read_spec_details(ext: Any, rec: RequestRecord) -> None:
+    """SGLang's response-level chunk (`choices: []`) after the last content chunk, when the request asked
+    `return_spec_tokens_details`: `sglext.spec_tokens_details` is one object, or a list of them for n > 1
+    (upstream: python/sglang/srt/entrypoints/openai/serving_completions.py, serving_chat.py)."""
+    details = ext.get("spec_tokens_details") if isinstance(ext, dict) else None
+    if isinstance(details, list):
+        details = details[0] if details else None
+    if not isinstance(details, dict):
+        return
+    verify = details.get("spec_verify_ct")
+    if isinstance(verify, int) and not isinstance(verify, bool) and verify >= 0:
+        rec.spec_verify_ct = verify
+        length = details.get("spec_accept_length")
+        rec.spec_accept_length = float(length) if isinstance(length, (int, float)) else None
 
 
 def _error_message(obj: Any) -> str:

@@ -23,7 +23,7 @@ from specdec_tui.bench.events import (
     RunDone,
 )
 from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
-from specdec_tui.bench.server_stats import accept_length_between, get_body, snapshot
+from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body
 from specdec_tui.bench.stats import LevelInputs, build_level_result
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -45,6 +45,8 @@ def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> lis
         "temperature": profile.temperature,
         "stream": True,
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        # SGLang then ends each stream with the request's own verify-step count (server_stats.py, source 2)
+        "return_spec_tokens_details": True,
     }
     if profile.ignore_eos:
         common["ignore_eos"] = True
@@ -113,7 +115,7 @@ async def run_level(
     warnings: list[str] = []
     if profile.requests and not profile.duration_s and profile.requests < concurrency:
         warnings.append(f"{profile.requests} requests asked at concurrency {concurrency}: ran {lv.planned} so every worker is measured")
-    before = await snapshot(client, base_url)
+    before = await counters(client, base_url)  # after any earlier level's requests have all finished
 
     async def one(measured: bool) -> None:
         rec = RequestRecord(measured, keep_text=measured and lv.sampled < TEXT_SAMPLE_REQUESTS)
@@ -163,14 +165,14 @@ async def run_level(
         ticker.cancel()
         if PHASE_HOOK is not None:
             PHASE_HOOK("stream_end", concurrency)
-    after = await snapshot(client, base_url)
+    after = await counters(client, base_url)  # every request of this level has finished (TaskGroup)
     inputs = LevelInputs(
         concurrency=concurrency,
         duration_s=profile.duration_s,
         temperature=profile.temperature,
         ignore_eos=profile.ignore_eos,
         repetitive_prompts=repetitive_prompts,
-        accept_length_server=accept_length_between(before, after),
+        accept_from_counters=accept_from_counters(before, after),
         warnings=warnings,
     )
     return build_level_result(lv.records, inputs)

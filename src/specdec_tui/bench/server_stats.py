@@ -1,39 +1,49 @@
-"""The server's own speculative-acceptance figures, read before and after each level.
+"""The level's own speculative acceptance, from the best source the server offers.
 
-SGLang reports `internal_states[0].avg_spec_accept_length` in `GET /get_server_info` and, with
-`--enable-metrics`, a `sglang:spec_accept_length` gauge on `/metrics`. Both are recent averages, not
-cumulative, so a reading taken right after the level describes the level. Where the server exposes
-cumulative counters (accepted draft tokens and verify steps) the before/after delta is used instead,
-since that covers exactly the level. Any endpoint may be missing: the figure is then None.
+1. Server counters. SGLang's tokenizer adds, for every finished request, its completion tokens to
+   `sglang:generation_tokens_total` (labels engine_type, is_streaming, model_name) and its verify steps to
+   `sglang:spec_verify_calls_total` (engine_type, model_name). Both need `--enable-metrics`. A snapshot
+   taken before the level's first request and one after its last differ by exactly the level's requests,
+   so Δtokens / Δverify calls is the level's accept length (bonus token included, upstream's definition).
+2. Per-request details. Asked for with `return_spec_tokens_details`, SGLang ends a streamed response with a
+   response-level chunk `{"choices": [], "sglext": {"spec_tokens_details": {"spec_verify_ct": ..., ...}}}`
+   (built from the request's `meta_info.spec_verify_ct`); Σ completion tokens / Σ spec_verify_ct over the
+   level's requests.
+3. Otherwise tokens per content chunk, labelled an estimate: a server that coalesces steps into one
+   chunk, or sends a step's tokens in several, moves it away from the true figure.
+
+`avg_spec_accept_length` (/server_info) and the `sglang:spec_accept_length` gauge are recent or lifetime
+averages, never one level's: they are not read (so the benchmark asks no server-info endpoint at all).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import aiohttp
-import orjson
+
+from specdec_tui.core.results import AcceptSource
 
 PROBE_TIMEOUT_S = 5.0
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
-ACCEPTED_COUNTERS = ("sglang:spec_accepted_tokens_total", "sglang:num_spec_accepted_tokens_total")
-VERIFY_COUNTERS = ("sglang:spec_verify_ct_total", "sglang:spec_verify_steps_total", "sglang:num_spec_verify_total")
-ACCEPT_GAUGE = "sglang:spec_accept_length"
+GENERATION_TOKENS = "sglang:generation_tokens_total"
+VERIFY_CALLS = "sglang:spec_verify_calls_total"
+
+Counters = dict[str, float]  # metric name → value summed over its label sets
 
 
-@dataclass(slots=True)
-class ServerSnapshot:
-    accept_length_info: float | None = None  # /get_server_info average
-    metrics: dict[str, float] = field(default_factory=dict)  # /metrics samples summed over labels
+@dataclass(frozen=True, slots=True)
+class LevelAcceptance:
+    value: float | None
+    source: AcceptSource | None
 
 
-def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus text → {name: value summed over label sets}; gauges averaged would need counts, so
-    ACCEPT_GAUGE is stored as the mean of its label sets under its own name."""
-    sums: dict[str, float] = {}
-    counts: dict[str, int] = {}
+def parse_metrics(text: str) -> Counters:
+    """Prometheus text → {name: value summed over label sets} (counters split by label add up)."""
+    sums: Counters = {}
     for line in text.splitlines():
         if not line or line[0] == "#":
             continue
@@ -46,11 +56,7 @@ def parse_metrics(text: str) -> dict[str, float]:
             continue
         if math.isnan(value):
             continue
-        name = m.group(1)
-        sums[name] = sums.get(name, 0.0) + value
-        counts[name] = counts.get(name, 0) + 1
-    if ACCEPT_GAUGE in sums:
-        sums[ACCEPT_GAUGE] /= counts[ACCEPT_GAUGE]
+        sums[m.group(1)] = sums.get(m.group(1), 0.0) + value
     return sums
 
 
@@ -63,36 +69,41 @@ async def get_body(session: aiohttp.ClientSession, url: str, timeout_s: float = 
         return None
 
 
-async def snapshot(session: aiohttp.ClientSession, base_url: str) -> ServerSnapshot:
-    snap = ServerSnapshot()
-    body = await get_body(session, f"{base_url}/get_server_info")
-    try:
-        info = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        info = None
-    states = info.get("internal_states") if isinstance(info, dict) else None
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        val = states[0].get("avg_spec_accept_length")
-        if isinstance(val, (int, float)) and val > 0:
-            snap.accept_length_info = float(val)
+async def counters(session: aiohttp.ClientSession, base_url: str) -> Counters | None:
+    """The server's /metrics now; None when it has none (metrics off) or cannot be read."""
     body = await get_body(session, f"{base_url}/metrics")
-    if body:
-        snap.metrics = parse_metrics(body.decode("utf-8", "replace"))
-    return snap
+    return parse_metrics(body.decode("utf-8", "replace")) if body else None
 
 
-def accept_length_between(before: ServerSnapshot, after: ServerSnapshot) -> float | None:
-    """Server-side accept length for what happened between two snapshots (see module docstring)."""
-    for acc_name in ACCEPTED_COUNTERS:
-        for ver_name in VERIFY_COUNTERS:
-            if acc_name in after.metrics and ver_name in after.metrics:
-                d_acc = after.metrics[acc_name] - before.metrics.get(acc_name, 0.0)
-                d_ver = after.metrics[ver_name] - before.metrics.get(ver_name, 0.0)
-                if d_ver > 0:
-                    return 1.0 + d_acc / d_ver
-    if after.accept_length_info is not None:
-        return after.accept_length_info
-    gauge = after.metrics.get(ACCEPT_GAUGE)
-    if gauge is not None and gauge > 0:
-        return gauge
-    return None
+def accept_from_counters(before: Counters | None, after: Counters | None) -> float | None:
+    """Δgeneration tokens / Δverify calls between two snapshots; None without both counters or verify steps.
+    A counter that is absent before (no request had finished with it yet) started at 0."""
+    if before is None or after is None or GENERATION_TOKENS not in after or VERIFY_CALLS not in after:
+        return None
+    d_tokens = after[GENERATION_TOKENS] - before.get(GENERATION_TOKENS, 0.0)
+    d_verify = after[VERIFY_CALLS] - before.get(VERIFY_CALLS, 0.0)
+    if d_verify <= 0 or d_tokens <= 0:  # no speculative step in the window, or the server restarted
+        return None
+    return d_tokens / d_verify
+
+
+def accept_from_details(requests: Iterable[tuple[int, int]]) -> float | None:
+    """Σ completion tokens / Σ spec_verify_ct over (completion tokens, spec_verify_ct) pairs."""
+    tokens = verify = 0
+    for t, v in requests:
+        tokens += t
+        verify += v
+    return tokens / verify if verify > 0 and tokens > 0 else None
+
+
+def level_acceptance(
+    from_counters: float | None, from_details: float | None, from_stream: float | None
+) -> LevelAcceptance:
+    """The best figure available, with where it came from."""
+    if from_counters is not None:
+        return LevelAcceptance(from_counters, AcceptSource.SERVER_COUNTERS)
+    if from_details is not None:
+        return LevelAcceptance(from_details, AcceptSource.REQUEST_DETAILS)
+    if from_stream is not None:
+        return LevelAcceptance(from_stream, AcceptSource.STREAM_ESTIMATE)
+    return LevelAcceptance(None, None)

@@ -1,5 +1,8 @@
 """Turns one level's raw request records into the `LevelResult` the operator reads.
 
+The level's acceptance is the server's own when it gave one (its counters over the level, else its
+per-request details), else the stream's tokens per chunk, labelled an estimate (see server_stats).
+
 Per-request figures come from measured, successful requests. The aggregate rate counts every token
 (warm-up requests included: they load the server just the same) that arrived inside the measured
 window, divided by the window length; achieved concurrency is the time-average of requests in flight
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from specdec_tui.bench.client import RequestRecord
+from specdec_tui.bench.server_stats import accept_from_details, level_acceptance
 from specdec_tui.bench.validity import content_warnings
 from specdec_tui.core.metrics import (
     NS_PER_S,
@@ -22,8 +26,12 @@ from specdec_tui.core.metrics import (
     resolve_chunk_tokens,
     tokens_in_window,
 )
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import AcceptSource, LevelResult
 
+STREAM_ACCEPT_WARNING = (
+    "acceptance estimated from the stream (tokens per chunk): the server gave neither its counters "
+    "(--enable-metrics) nor per-request speculative details"
+)
 ESTIMATED_WARNING = (
     "the server sent no usage in the stream: tokens were counted as one per chunk, which undercounts "
     "under speculative decoding (several tokens per chunk); figures are estimates"
@@ -39,7 +47,7 @@ class LevelInputs:
     temperature: float = 0.0
     ignore_eos: bool = False
     repetitive_prompts: bool = False
-    accept_length_server: float | None = None
+    accept_from_counters: float | None = None  # the server's counters over exactly this level, if it has them
     warnings: list[str] = field(default_factory=list)
 
 
@@ -61,7 +69,6 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res = LevelResult(concurrency=inp.concurrency, requests=len(measured), errors=len(failed))
     res.error_kinds = dict(Counter(r.error or "unknown" for r in failed))
     res.finish_reasons = dict(Counter(r.finish_reason or "none" for r in ok))
-    res.accept_length_server = inp.accept_length_server
     warnings = list(inp.warnings)
 
     resolved: dict[int, list[int]] = {}
@@ -94,6 +101,13 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res.per_request_tok_s, res.itl_ms, res.chunk_itl_ms = dist(rate), dist(itl), dist(chunk_itl)
     if decode_chunks and not estimated:
         res.accept_length_client = decode_tokens / decode_chunks
+    # warm-ups included, as in the counters' window: they ran on the same server under the same load
+    details = accept_from_details(counts for r in records if r.ok and (counts := r.spec_counts) is not None)
+    acceptance = level_acceptance(inp.accept_from_counters, details, res.accept_length_client)
+    if acceptance.source is not None:
+        res.accept_length_source = acceptance.source.value
+        if acceptance.source is not AcceptSource.STREAM_ESTIMATE:
+            res.accept_length_server = acceptance.value
 
     window = measured_window(records, inp.duration_s)
     if window is not None and window[1] > window[0]:
@@ -107,6 +121,13 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
 
     if estimated:
         warnings.append(ESTIMATED_WARNING)
+    if acceptance.source is AcceptSource.STREAM_ESTIMATE:
+        warnings.append(STREAM_ACCEPT_WARNING)
+    if inp.accept_from_counters is not None and details is not None and abs(inp.accept_from_counters / details - 1) > 0.05:
+        warnings.append(
+            f"the server's counters give accept length {inp.accept_from_counters:.2f} over this level but its "
+            f"details for the benchmark's own requests give {details:.2f}: other traffic reached the server"
+        )
     warmup_errors = Counter(r.error for r in records if not r.measured and not r.ok and r.error != "cancelled")
     if warmup_errors:
         kinds = ", ".join(f"{k} ×{n}" for k, n in warmup_errors.items())

@@ -22,7 +22,7 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.core.results import Dist, LevelResult, accept_source_legend
 from specdec_tui.loop.unit_checks import api_key_from
 
 
@@ -232,7 +232,8 @@ def level_json(lv: LevelResult) -> dict[str, Any]:
         "itl_ms": _dist(lv.itl_ms),
         "chunk_itl_ms": _dist(lv.chunk_itl_ms),
         "e2e_ms": _dist(lv.e2e_ms),
-        "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client},
+        "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client,
+                          "source": lv.accept_length_source},
         "finish_reasons": lv.finish_reasons,
         "estimated": lv.estimated,
         "warnings": lv.warnings,
@@ -348,7 +349,7 @@ class LiveTable:
         t = Table(
             title=f"{p.endpoint} · max_tokens {p.max_tokens} · temperature {p.temperature:g}"
             + (" · ignore_eos" if p.ignore_eos else "") + f" · prompts {p.prompts}",
-            caption=self.current or None,
+            caption=" · ".join(c for c in (self.current, accept_source_legend(self.rows)) if c) or None,
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
                     "ITL p50/p99 ms", "accept srv/cli", "notes"):
@@ -368,7 +369,8 @@ class LiveTable:
                 f"{_f(lv.ttft_ms.p50, '{:.0f}')}/{_f(lv.ttft_ms.p99, '{:.0f}')}",
                 _f(lv.tpot_ms.p50, "{:.2f}"),
                 f"{_f(lv.itl_ms.p50, '{:.2f}')}/{_f(lv.itl_ms.p99, '{:.2f}')}",
-                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}",
+                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}"
+                + (f" {src.short}" if (src := lv.accept_source) else ""),
                 notes.strip(),
             )
         return t

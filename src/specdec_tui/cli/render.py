@@ -20,7 +20,7 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
 
@@ -49,15 +49,22 @@ def status_text(status: str) -> str:
     return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
 
 
+def accept_cell(lv: LevelResult) -> str:
+    """The level's acceptance and, in short, its source (ctr: server counters, req: per-request details,
+    est: estimated from the stream)."""
+    source = lv.accept_source
+    return num(lv.accept_length, 2) + (f" {source.short}" if source is not None else "")
+
+
 def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Table:
     """One benchmark run, one row per concurrency."""
-    table = Table(title=title)
+    table = Table(title=title, caption=accept_source_legend(levels))
     for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TPOT p50 ms", "accept"):
         table.add_column(name, justify="right")
     for lv in levels:
         table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
                       num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
-                      num(lv.tpot_ms.p50, 2), num(lv.accept_length_server or lv.accept_length_client, 2))
+                      num(lv.tpot_ms.p50, 2), accept_cell(lv))
     return table
 
 

@@ -6,8 +6,42 @@ Shared by the benchmark engine (which fills them), the session file (which store
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from typing import Any
+
+
+class AcceptSource(StrEnum):
+    """Where a level's acceptance figure came from, best first. Stored by value in session files."""
+
+    SERVER_COUNTERS = "server counters"  # Δgeneration_tokens_total / Δspec_verify_calls_total over the level
+    REQUEST_DETAILS = "per-request details"  # sglext.spec_tokens_details summed over the level's requests
+    STREAM_ESTIMATE = "estimated from the stream"  # tokens per content chunk: coalesced chunks inflate it
+
+    @property
+    def short(self) -> str:
+        """For narrow columns."""
+        return _ACCEPT_SOURCE_SHORT[self]
+
+    @classmethod
+    def parse(cls, value: object) -> AcceptSource | None:
+        """The source a session file names; None for anything else (old files have no such field)."""
+        return cls(value) if isinstance(value, str) and value in cls._value2member_map_ else None
+
+
+_ACCEPT_SOURCE_SHORT = {
+    AcceptSource.SERVER_COUNTERS: "ctr",
+    AcceptSource.REQUEST_DETAILS: "req",
+    AcceptSource.STREAM_ESTIMATE: "est",
+}
+
+
+def accept_source_legend(levels: Iterable[LevelResult]) -> str | None:
+    """What the short marks next to the acceptance figures mean, for the marks the levels use."""
+    present = {lv.accept_source for lv in levels}
+    used = [f"{src.short} = {src.value}" for src in AcceptSource if src in present]
+    return "accept: " + ", ".join(used) if used else None
 
 
 @dataclass(slots=True)
@@ -42,8 +76,9 @@ class LevelResult:
     chunk_itl_ms: Dist = field(default_factory=Dist)
     e2e_ms: Dist = field(default_factory=Dist)
     achieved_concurrency: float = 0.0
-    accept_length_server: float | None = None
+    accept_length_server: float | None = None  # the level's own, from server counters or per-request details
     accept_length_client: float | None = None  # tokens per content chunk
+    accept_length_source: str | None = None  # an AcceptSource value; None in files written before it existed
     estimated: bool = False  # tokens counted from chunks because the server sent no usage
     warnings: list[str] = field(default_factory=list)
     error_kinds: dict[str, int] = field(default_factory=dict)
@@ -51,6 +86,15 @@ class LevelResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def accept_length(self) -> float | None:
+        """The figure to show for the level: the server's own, else the stream's estimate."""
+        return self.accept_length_server if self.accept_length_server is not None else self.accept_length_client
+
+    @property
+    def accept_source(self) -> AcceptSource | None:
+        return AcceptSource.parse(self.accept_length_source)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LevelResult:
@@ -65,6 +109,9 @@ class LevelResult:
                 kw[k] = [str(x) for x in v]
             elif k in ("error_kinds", "finish_reasons"):
                 kw[k] = {str(a): int(b) for a, b in dict(v).items()}
+            elif k == "accept_length_source":
+                src = AcceptSource.parse(v)
+                kw[k] = src.value if src else None
             else:
                 kw[k] = v
         return cls(**kw)

@@ -40,6 +40,7 @@ class GenParams:
     temperature: float
     ignore_eos: bool
     extra_prompt_tokens: int = 0
+    stream: bool = False  # SGLang's tokenizer counters carry it as the is_streaming label
 
 
 @dataclass(eq=False)
@@ -55,6 +56,8 @@ class SimRequest:
     chunks: int = 0
     verify_steps: int = 0
     accepted: int = 0
+    correct_drafts: int = 0  # drafts the verify step accepted (the bonus token not included)
+    drafts_histogram: list[int] = field(default_factory=list)  # verify steps by number of correct drafts
     finish_reason: str | None = None
     sim_arrival: float = 0.0
     sim_first_token: float | None = None
@@ -64,6 +67,26 @@ class SimRequest:
     @property
     def done(self) -> bool:
         return self.finish_reason is not None
+
+    def spec_details(self, num_draft_tokens: int) -> dict[str, Any]:
+        """What SGLang's tokenizer puts in this request's meta_info when speculative decoding is on, in the
+        shape `sglext.spec_tokens_details` carries it (SpecTokensDetails). accept_length is completion
+        tokens per verify step (the prefill token included, as upstream counts it); accept_rate is correct
+        drafts over proposed drafts (verify steps × (num_draft_tokens - 1)).
+        upstream: python/sglang/srt/managers/tokenizer_manager.py (_calculate_spec_decoding_metrics),
+        python/sglang/srt/entrypoints/openai/utils.py (spec_tokens_details_from_meta_info)."""
+        proposed = self.verify_steps * max(num_draft_tokens - 1, 0)
+        return {
+            "spec_accept_rate": self.correct_drafts / proposed if proposed else 0.0,
+            "spec_accept_length": self.emitted / self.verify_steps if self.verify_steps else 0.0,
+            "spec_cap_length": 0.0,
+            "spec_block_accept_length": 0.0,
+            "spec_num_correct_drafts": self.correct_drafts,
+            "spec_num_proposed_drafts": proposed,
+            "spec_verify_ct": self.verify_steps,
+            "spec_correct_drafts_histogram": list(self.drafts_histogram),
+            "spec_cap_lens_histogram": [],
+        }
 
     def ground_truth(self) -> dict[str, Any]:
         decode_s = (self.sim_end or 0.0) - (self.sim_first_token or 0.0)
@@ -106,6 +129,25 @@ class Totals:
     spec_forward_ct: int = 0
 
 
+@dataclass(slots=True)
+class FinishedCounters:
+    """SGLang's tokenizer counters: each finished request adds its totals once, when it finishes, keyed by
+    is_streaming; verify steps only when there were any.
+    upstream: python/sglang/srt/observability/metrics_collector.py (observe_one_finished_request)."""
+
+    prompt_tokens: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
+    generation_tokens: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
+    requests: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
+    spec_verify_calls: int = 0
+    saw_spec_verify: bool = False  # prometheus_client shows a labelled counter only once it was incremented
+
+    def add(self, req: SimRequest) -> None:
+        s = req.params.stream
+        self.prompt_tokens[s] += req.prompt_tokens
+        self.generation_tokens[s] += req.emitted
+        self.requests[s] += 1
+
+
 class Engine:
     """Admits requests, runs prefill and speculative decode steps, streams each step's tokens to its request."""
 
@@ -120,6 +162,7 @@ class Engine:
         # a long demo must not grow the server without bound.
         self.ended: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.totals = Totals()
+        self.counters = FinishedCounters()
         self.sim_now = 0.0
         self._real0 = 0.0
         self._wake = asyncio.Event()
@@ -280,6 +323,10 @@ class Engine:
             req.verify_steps += 1
             req.accepted += gained
             if self.cfg.steps > 0:
+                if not req.drafts_histogram:
+                    req.drafts_histogram = [0] * max(self.cfg.num_draft_tokens, self.cfg.steps + 1)
+                req.drafts_histogram[gained - 1] += 1
+                req.correct_drafts += gained - 1
                 self.totals.spec_accepted += gained
                 self.totals.spec_forward_ct += 1
                 self._log_accepted += gained
@@ -306,6 +353,10 @@ class Engine:
             req.finish_reason = finish
             req.sim_end = self.sim_now
             self.totals.finished += 1
+            self.counters.add(req)
+            if self.cfg.steps > 0 and req.verify_steps > 0:
+                self.counters.spec_verify_calls += req.verify_steps
+                self.counters.saw_spec_verify = True
             self._retire(req)
         req.out.put_nowait(Emission(text=text, tokens=n, finish_reason=finish, sim_time=self.sim_now))
 

@@ -22,6 +22,7 @@ class StreamOpts:
     include_usage: bool
     continuous_usage: bool
     chat: bool
+    spec_details: bool = False  # return_spec_tokens_details: end with sglext.spec_tokens_details
 
 
 def _chat_prompt(messages: Any) -> tuple[str, int]:
@@ -66,6 +67,7 @@ def parse_request(body: Any, chat: bool, default_max_tokens: int) -> tuple[GenPa
         include_usage=bool(so.get("include_usage", False)),
         continuous_usage=bool(so.get("continuous_usage_stats", False)),
         chat=chat,
+        spec_details=bool(body.get("return_spec_tokens_details", False)),
     )
     params = GenParams(
         prompt=prompt,
@@ -73,6 +75,7 @@ def parse_request(body: Any, chat: bool, default_max_tokens: int) -> tuple[GenPa
         temperature=temperature,
         ignore_eos=bool(body.get("ignore_eos", False)),
         extra_prompt_tokens=extra,
+        stream=opts.stream,
     )
     return params, opts
 
@@ -94,10 +97,11 @@ def _matched_stop(finish: str | None) -> int | None:
 class ChunkShaper:
     """Builds the JSON objects of one response."""
 
-    def __init__(self, req: SimRequest, opts: StreamOpts, model_name: str) -> None:
+    def __init__(self, req: SimRequest, opts: StreamOpts, model_name: str, num_draft_tokens: int = 0) -> None:
         self.req = req
         self.opts = opts
         self.model = model_name
+        self.num_draft_tokens = num_draft_tokens  # 0: speculative decoding is off, no spec details exist
         self.created = int(time.time())
         self.id = req.rid
 
@@ -122,6 +126,22 @@ class ChunkShaper:
                   "matched_stop": _matched_stop(em.finish_reason)}
         return self._base("text_completion", [choice], u)
 
+    def _sglext(self) -> dict[str, Any] | None:
+        """SglExt drops its None fields, so only spec_tokens_details is there (one object for n = 1)."""
+        if not self.opts.spec_details or self.num_draft_tokens <= 0:
+            return None
+        return {"spec_tokens_details": self.req.spec_details(self.num_draft_tokens)}
+
+    def sglext_chunk(self) -> dict[str, Any] | None:
+        """The response-level chunk SGLang streams after the last content chunk and before the usage chunk,
+        when the request asked return_spec_tokens_details and the server speculates: `choices` empty.
+        upstream: python/sglang/srt/entrypoints/openai/serving_completions.py, serving_chat.py."""
+        ext = self._sglext()
+        if ext is None:
+            return None
+        obj = "chat.completion.chunk" if self.opts.chat else "text_completion"
+        return {**self._base(obj, [], None), "sglext": ext}
+
     def usage_chunk(self) -> dict[str, Any]:
         obj = "chat.completion.chunk" if self.opts.chat else "text_completion"
         return self._base(obj, [], usage(self.req))
@@ -132,7 +152,11 @@ class ChunkShaper:
             message = {"role": "assistant", "content": text, "reasoning_content": None, "tool_calls": None}
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish,
                       "matched_stop": _matched_stop(finish)}
-            return self._base("chat.completion", [choice], usage(self.req))
+            return self._with_sglext(self._base("chat.completion", [choice], usage(self.req)))
         choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
                   "matched_stop": _matched_stop(finish)}
-        return self._base("text_completion", [choice], usage(self.req))
+        return self._with_sglext(self._base("text_completion", [choice], usage(self.req)))
+
+    def _with_sglext(self, response: dict[str, Any]) -> dict[str, Any]:
+        ext = self._sglext()
+        return {**response, "sglext": ext} if ext is not None else response

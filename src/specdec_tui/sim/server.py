@@ -232,7 +232,7 @@ class SimServer:
             return _json({"object": "error", "message": str(err), "type": "BadRequestError", "param": None,
                           "code": 400}, status=400)
         req = self.engine.submit(params)
-        shaper = ChunkShaper(req, opts, self.model_name)
+        shaper = ChunkShaper(req, opts, self.model_name, self.engine.cfg.num_draft_tokens if self.a.spec_steps > 0 else 0)
         if not opts.stream:
             parts: list[str] = []
             try:
@@ -254,6 +254,8 @@ class SimServer:
                 await resp.write(b"data: " + orjson.dumps(shaper.content_chunk(em)) + b"\n\n")
                 if em.finish_reason:
                     break
+            if (ext := shaper.sglext_chunk()) is not None:
+                await resp.write(b"data: " + orjson.dumps(ext) + b"\n\n")
             if opts.include_usage:
                 await resp.write(b"data: " + orjson.dumps(shaper.usage_chunk()) + b"\n\n")
             await resp.write(b"data: [DONE]\n\n")

@@ -205,6 +205,8 @@ class BenchTable(Vertical):
         previous = self._previous.get(level.concurrency)
         change = delta_pct(previous.output_tok_s if previous else None, level.output_tok_s)
         accept = f"{_fmt_opt(level.accept_length_server)}/{_fmt_opt(level.accept_length_client)}"
+        if (source := level.accept_source) is not None:  # where the level's own figure came from
+            accept += f" {source.short}"
         tok_s = fmt_num(level.output_tok_s) + ("~" if level.estimated else "")
         self._update(
             level.concurrency,

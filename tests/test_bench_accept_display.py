@@ -1,0 +1,53 @@
+"""Where a level's acceptance came from is shown next to it: the panel's bench table and the headless table."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from textual.app import App, ComposeResult
+
+from specdec_tui.bench.events import LevelDone, LevelStarted
+from specdec_tui.cli.render import levels_table
+from specdec_tui.core.results import AcceptSource, LevelResult
+from specdec_tui.ui.widgets.bench_table import BenchTable
+
+
+def level(c: int, server: float | None, client: float, source: AcceptSource) -> LevelResult:
+    return LevelResult(concurrency=c, requests=4, output_tok_s=100.0, accept_length_server=server,
+                       accept_length_client=client, accept_length_source=source.value)
+
+
+LEVELS = [
+    level(1, 3.71, 3.70, AcceptSource.SERVER_COUNTERS),
+    level(4, 3.52, 3.50, AcceptSource.REQUEST_DETAILS),
+    level(16, None, 2.71, AcceptSource.STREAM_ESTIMATE),
+]
+
+
+class BenchHost(App):
+    def compose(self) -> ComposeResult:
+        yield BenchTable(id="bench")
+
+
+async def test_panel_table_marks_each_levels_source() -> None:
+    app = BenchHost()
+    async with app.run_test(size=(140, 30)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4, 16])
+        for lv in LEVELS:
+            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
+            table.apply_event(LevelDone(lv))
+        await pilot.pause()
+        assert table.cell_text(1, "accept") == "3.71/3.70 ctr"
+        assert table.cell_text(4, "accept") == "3.52/3.50 req"
+        assert table.cell_text(16, "accept") == "–/2.71 est"
+
+
+def test_headless_table_shows_the_levels_figure_and_its_source() -> None:
+    console = Console(width=160, record=True)
+    console.print(levels_table(LEVELS))
+    text = console.export_text()
+    rows = [line for line in text.splitlines() if "│" in line]
+    assert any(r.split("│")[1].strip() == "1" and r.rstrip("│ ").endswith("3.71 ctr") for r in rows)
+    assert any(r.split("│")[1].strip() == "16" and r.rstrip("│ ").endswith("2.71 est") for r in rows)
+    legend = "accept: ctr = server counters, req = per-request details, est = estimated from the stream"
+    assert legend in " ".join(text.split())  # the caption wraps to the table's width
