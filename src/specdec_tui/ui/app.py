@@ -15,14 +15,16 @@ from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
-from textual.widgets import Input, Select, Tabs, TextArea
+from textual.widgets import Input, Select, TabbedContent, Tabs, TextArea
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.config_file import save_ui_theme
-from specdec_tui.core.session import Session, save_session
+from specdec_tui.core.paths import sessions_dir
+from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.events import (
     Busy,
 )
@@ -30,6 +32,7 @@ from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
+from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
@@ -40,6 +43,7 @@ from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide, session_scopes
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 from specdec_tui.ui.widgets.config_pane import ConfigPane
+from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.trials_list import TrialsList
 
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
@@ -73,6 +77,7 @@ class SpecdecApp(App[None]):
         self.renderer = LoopRenderer(self)
         self.health: HealthSnapshot | None = None
         self.log_stats = LogStats()
+        self.fleet = FleetFeed(self, config, sessions_dir())
         self._quit_question: ConfirmScreen | None = None
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
@@ -104,11 +109,20 @@ class SpecdecApp(App[None]):
         return self.main.config_pane
 
     # -- start ---------------------------------------------------------------------------------
-    def on_mount(self) -> None:
+    def _link_host(self) -> None:
+        """The trial loop and the host link for `self.host` (at start, and after a switch of host)."""
         if self.host is not None:
             self.loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
                                            session_path=self.session_path, profile=self.config.profile())
             self.link = HostLink(self, self.host, self.loop, journal_lines=self.config.ui.journal_lines)
+
+    def _main_screen(self) -> MainScreen:
+        running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
+        draft_key = (self.host_name, self.unit_name) if self.host else None
+        return MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines)
+
+    def on_mount(self) -> None:
+        self._link_host()
         loaded = register_themes(self)
         if loaded.problems:
             self.notify(problems_message(loaded.problems), title="Themes", severity="warning", timeout=10)
@@ -120,15 +134,14 @@ class SpecdecApp(App[None]):
         bad = unknown_ids(self.effective_keymap, self.binding_scopes().values())
         if bad:
             self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
-        running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
-        draft_key = (self.host_name, self.unit_name) if self.host else None
-        self.push_screen(MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines))
+        self.push_screen(self._main_screen())
         self.call_after_refresh(self.show_trials)
         self.sessions.start()
         if self.link is not None:
             self.link.connect()
 
     async def on_unmount(self) -> None:
+        await self.fleet.close()
         if self.host is not None:
             try:
                 await self.host.close()
@@ -146,7 +159,8 @@ class SpecdecApp(App[None]):
     # -- rendering what the loop says ----------------------------------------------------------
     @on(m.LoopEventMessage)
     async def _loop_event(self, message: m.LoopEventMessage) -> None:
-        if self.main_or_none is not None:  # else it arrived while the app shuts down
+        main = self.main_or_none
+        if main is not None and main.query("#tabs"):  # else it arrived while the app shuts down (the screen emptied)
             await self.renderer.render(message.event)
 
     @on(m.ServiceInactive)
@@ -175,6 +189,56 @@ class SpecdecApp(App[None]):
         if self.main_or_none is not None:
             for view in self.main.health_views:
                 view.update_log_stats(message.stats)
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.fleet.show(event.pane.id == "fleet")
+
+    @on(m.FleetRows)
+    def _fleet_rows(self, message: m.FleetRows) -> None:
+        if self.main_or_none is not None:
+            self.main.fleet_table.set_rows(message.rows, active=self.host_name if self.host else "")
+
+    async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
+        await self.switch_host(message.name)
+
+    async def switch_host(self, name: str) -> None:
+        """Make `name` the active host without restarting the panel: its unit, journal, health and a session of
+        its own. Refused while the loop is busy; an edit in progress stays a draft of the host it was made on."""
+        if self.host is not None and name == self.host_name:
+            self.notify(f"{name} is already the active host.")
+            return
+        if self.loop is not None and self.busy is not Busy.IDLE:
+            self.notify(f"Not switching to {name}: {self.busy.value} is running on {self.host_name}. Let it finish "
+                        "or cancel it first.", severity="warning")
+            return
+        try:
+            new_host = open_host(self.config, name)
+        except HostError as err:
+            self.notify(f"Cannot switch to {name}: {in_words(err)}", severity="error")
+            return
+        if self.main_or_none is not None:
+            self.config_pane.flush_draft()
+        for group in ("connect", "journal", "health", "reload-unit"):
+            self.workers.cancel_group(self, group)
+        old, self.host = self.host, new_host
+        if old is not None:
+            try:
+                await old.close()
+            except HostError:
+                pass
+        self.host_name, self.unit_name = name, new_host.info.unit
+        self.session = Session(host=name, unit=self.unit_name, profile=self.config.profile())
+        self.session_path = default_session_path(name)
+        self.loop, self.link, self.health, self.log_stats = None, None, None, LogStats()
+        self.renderer = LoopRenderer(self)
+        self._link_host()
+        self.sub_title = f"{self.host_name} · {self.unit_name}"
+        await self.switch_screen(self._main_screen())  # the Fleet tab's enter: the main screen is on top
+        self.call_after_refresh(self.show_trials)
+        if self.link is not None:
+            self.link.connect()
+        self.notify(f"Active host: {name} ({self.unit_name}). Trials now go to a new session of {name}.")
 
     def marker(self, text: str) -> None:
         if self.main_or_none is not None:

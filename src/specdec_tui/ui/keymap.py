@@ -37,6 +37,7 @@ MAIN_SCREEN_BINDINGS: list[BindingType] = [
     Binding("3", "show_tab('health')", "Health", id="tab-health", show=False),
     Binding("4", "show_tab('bench')", "Bench", id="tab-bench", show=False),
     Binding("5", "show_tab('trials')", "Trials", id="tab-trials", show=False),
+    Binding("6", "show_tab('fleet')", "Fleet", id="tab-fleet", show=False),
     Binding("slash", "filter_journal", "Filter", id="filter", key_display="/", show=False),
     Binding("f", "apply_fix", "Apply fix", id="apply-fix", show=False),
 ]

@@ -10,6 +10,7 @@ from textual.message import Message
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
 from specdec_tui.loop.events import LoopEvent
+from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.loop.health import HealthSnapshot
 
 
@@ -47,3 +48,10 @@ class ServiceInactive(Message):
     """The local demo service is not running at startup (the app starts it, as a real host would run it)."""
 
     status: ServiceStatus
+
+
+@dataclass
+class FleetRows(Message):
+    """One poll of every configured host (the Fleet tab), posted by the fleet feed's worker."""
+
+    rows: list[FleetRow]

@@ -1,4 +1,4 @@
-"""The main screen: tabs for Config, Journal, Health, Benchmark and Trials, plus the footer.
+"""The main screen: tabs for Config, Journal, Health, Benchmark, Trials and Fleet, plus the footer.
 
 Display widgets come from `ui/widgets/` (one a file) and are reached through the typed properties here;
 the screen only lays out and routes: state lives in the trial loop, rendered by the app's `@on` handlers.
@@ -16,6 +16,7 @@ from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.widgets.bench_table import BenchTable
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.flag_form import FlagForm
+from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.health_pane import HealthPane
 from specdec_tui.ui.widgets.journal_pane import JournalPane
 from specdec_tui.ui.widgets.stable_footer import StableFooter
@@ -28,6 +29,7 @@ TABS: tuple[tuple[str, str], ...] = (
     ("health", "3 Health"),
     ("bench", "4 Bench"),
     ("trials", "5 Trials"),
+    ("fleet", "6 Fleet"),
 )
 WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
 HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
@@ -75,6 +77,8 @@ class MainScreen(Screen[None]):
                     yield HealthPane(id="health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
                 yield TrialsList(id="trials-list")
+            with TabPane(TABS[5][1], id="fleet"):
+                yield FleetTable(id="fleet-table")
         yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     def on_mount(self) -> None:
@@ -103,6 +107,10 @@ class MainScreen(Screen[None]):
     @property
     def trials_list(self) -> TrialsList:
         return self.query_one("#trials-list", TrialsList)
+
+    @property
+    def fleet_table(self) -> FleetTable:
+        return self.query_one("#fleet-table", FleetTable)
 
     @property
     def health_views(self) -> list[HealthPane]:

@@ -1,0 +1,51 @@
+"""The Fleet tab's feed: a worker that polls every configured host every 2 s while the tab is shown (and at once
+when it is opened), and posts the rows. It only posts `FleetRows`; the app renders them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.app import App
+
+from specdec_tui.core.config import Config
+from specdec_tui.loop.fleet import FleetPoller
+from specdec_tui.ui import messages as m
+
+POLL_EVERY_S = 2.0
+
+
+class FleetFeed:
+    """Owns the fleet poller (its connections live as long as the panel) and the worker that drives it."""
+
+    def __init__(self, app: App[None], config: Config, sessions_dir: Path | None) -> None:
+        self.app = app
+        self.poller = FleetPoller(config, sessions_dir=sessions_dir)
+        self.shown = False
+        self._wake = asyncio.Event()
+        self._started = False
+
+    def show(self, shown: bool) -> None:
+        """The Fleet tab was shown (poll now, then every 2 s) or hidden (stop polling)."""
+        self.shown = shown
+        if shown:
+            if not self._started:
+                self._started = True
+                self.app.run_worker(self._run(), group="fleet", exclusive=True, exit_on_error=False)
+            self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self.shown:
+                rows = await self.poller.poll()
+                self.app.post_message(m.FleetRows(rows))
+                try:
+                    await asyncio.wait_for(self._wake.wait(), POLL_EVERY_S)
+                    self._wake.clear()
+                except TimeoutError:
+                    pass
+
+    async def close(self) -> None:
+        await self.poller.close()
