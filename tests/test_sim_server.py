@@ -162,7 +162,7 @@ async def test_requests_beyond_max_running_queue(sim):
           "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]),
         (["--speculative-num-steps", "9", "--speculative-num-draft-tokens", "10"],
          ["Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate",
-          "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)"]),
+          "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)"]),
         (["--sim-fail", "not-enough-memory"], ["Received sigquit from a child process."]),
     ],
 )

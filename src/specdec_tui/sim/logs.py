@@ -11,12 +11,13 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
+# upstream (2026): CUDA_GRAPH_CAPTURE_FAILED_MSG of the CUDA graph backends' primitives package under
+# python/sglang/srt/model_executor/ — the decode-style capture failure's remedies, in per-phase flags.
 CUDA_GRAPH_HELP = (
     "Possible solutions:\n"
     "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-    "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
-    "3. disable torch compile by not using --enable-torch-compile\n"
-    "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
+    "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
+    "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. (Not recommended. Huge performance loss)\n"
     "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"
 )
 NOT_ENOUGH_MEMORY = "Not enough memory. Please try to increase --mem-fraction-static."

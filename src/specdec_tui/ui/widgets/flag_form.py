@@ -32,7 +32,7 @@ FORM_FLAGS: tuple[str, ...] = (
     "speculative-draft-model-path",
     "mem-fraction-static",
     "max-running-requests",
-    "cuda-graph-max-bs",
+    "cuda-graph-max-bs-decode",
 )
 ALGORITHM_FLAG = "speculative-algorithm"
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
