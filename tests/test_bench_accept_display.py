@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from textual.app import App, ComposeResult
 
-from specdec_tui.bench.events import LevelDone, LevelStarted
+from specdec_tui.bench.events import LevelDone, LevelStarted, RunDone
 from specdec_tui.cli.render import levels_table
 from specdec_tui.core.results import AcceptSource, LevelResult
 from specdec_tui.ui.widgets.bench_table import BenchTable
@@ -40,6 +40,10 @@ async def test_panel_table_marks_each_levels_source() -> None:
         assert table.cell_text(1, "accept") == "3.71/3.70 ctr"
         assert table.cell_text(4, "accept") == "3.52/3.50 req"
         assert table.cell_text(16, "accept") == "–/2.71 est"
+        table.apply_event(RunDone(levels=list(LEVELS)))
+        await pilot.pause()
+        assert table.status.endswith("(accept: ctr = server counters, req = per-request details, "
+                                     "est = estimated from the stream)")
 
 
 def test_headless_table_shows_the_levels_figure_and_its_source() -> None:

@@ -35,7 +35,7 @@ from specdec_tui.bench.events import (
     RunDone,
 )
 from specdec_tui.core.compare import delta_pct
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
     MISSING,
@@ -250,7 +250,8 @@ class BenchTable(Vertical):
         else:
             best = max(self.results.values(), key=lambda lv: lv.output_tok_s, default=None)
             peak = f" Peak {fmt_num(best.output_tok_s)} tok/s at c={best.concurrency}." if best else ""
-            self._set_status(f"Benchmark done: {len(self.results)} level(s).{peak}")
+            legend = accept_source_legend(self.results.values())  # what the ctr/req/est marks mean
+            self._set_status(f"Benchmark done: {len(self.results)} level(s).{peak}" + (f" ({legend})" if legend else ""))
         for row in self.table.rows:
             concurrency = int(row.value or 0)
             if concurrency in self.results:
