@@ -56,7 +56,7 @@ async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialLoop) 
 
 async def test_invalid_edit_is_refused_before_anything_is_pushed(demo_runner: TrialLoop) -> None:
     good = await demo_runner.read_running()
-    bad = edit(good, speculative_algorithm="NOT-AN-ALGORITHM")
+    bad = edit(good, speculative_num_steps="three")  # an unknown algorithm is only a warning now (plugins)
     with pytest.raises(WorkflowError, match="block a push"):
         await demo_runner.run_trial(bad)
     assert await demo_runner.host.read_unit() == good
