@@ -1,0 +1,43 @@
+"""The Fleet tab in the real program under tmux at 80×24: every configured host listed, a burst of keys to the
+second row, enter, and the panel now drives that host (its unit in the Config tab, its name in the title)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from tests.tmux_session import Tmux, program
+
+pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
+
+
+def test_fleet_tab_switches_the_active_host_at_80x24(tmux: Tmux, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    tables = []
+    for name, steps in (("alpha", 1), ("bravo", 2)):
+        ws = ensure_demo_workspace(tmp_path / name, time_scale=50)
+        unit = ws.unit_path.read_text().replace("--speculative-num-steps 1", f"--speculative-num-steps {steps}")
+        ws.unit_path.write_text(unit.replace("--speculative-num-draft-tokens 2", f"--speculative-num-draft-tokens {steps + 1}"))
+        tables.append(f'[hosts.{name}]\naddress = "local"\nworkspace = "{ws.root}"\nunit = "{ws.unit_name}"\n')
+    config.write_text('default_host = "alpha"\n' + "\n".join(tables))
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start(program() + ["--config", str(config)], env, width=80, height=24)
+    tmux.wait_for(lambda s: "alpha · sglang-demo.service" in s, "the panel on alpha")
+    tmux.keys("6")
+    screen = tmux.wait_for(lambda s: "▶ alpha" in s and "bravo" in s, "both hosts in the Fleet tab")
+    assert "NEXTN steps=2 topk=1 draft=3" in screen and "6 Fleet" in screen
+    tmux.keys("Down", "Down", "Up", "Down", "Enter")  # a burst, ending on bravo
+    tmux.wait_for(lambda s: "bravo · sglang-demo.service" in s, "the title naming bravo")
+    tmux.keys("1")
+    tmux.wait_for(lambda s: any(line.split()[:2] == ["speculative-num-steps", "2"] for line in s.splitlines() if line.strip()),
+                  "bravo's unit (steps 2) in the Config tab")
+    tmux.keys("C-q")
+    tmux.wait_for(lambda s: "EXITED:" in s or "Quit" in s, "quit (or its confirmation)")
+    if "EXITED:" not in tmux.screen():
+        tmux.keys("y")
+    final = tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")
+    assert "EXITED:0" in final and "Traceback" not in final, final
