@@ -94,7 +94,10 @@ class SpecdecApp(App[None]):
 
     @property
     def main_or_none(self) -> MainScreen | None:
-        """The main screen, or None before it is pushed / while the app shuts down."""
+        """The main screen, or None before it is pushed / while the app shuts down (`is_running` turns False
+        before the screens are emptied, so a late worker message never looks for a widget already removed)."""
+        if not self.is_running:
+            return None
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
 
     @property
@@ -159,8 +162,7 @@ class SpecdecApp(App[None]):
     # -- rendering what the loop says ----------------------------------------------------------
     @on(m.LoopEventMessage)
     async def _loop_event(self, message: m.LoopEventMessage) -> None:
-        main = self.main_or_none
-        if main is not None and main.query("#tabs"):  # else it arrived while the app shuts down (the screen emptied)
+        if self.main_or_none is not None:  # else it arrived while the app shuts down
             await self.renderer.render(message.event)
 
     @on(m.ServiceInactive)
