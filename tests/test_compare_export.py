@@ -83,5 +83,5 @@ def test_markdown_report_has_the_table_the_best_and_flag_changes() -> None:
 
 
 def test_unknown_format_is_refused_in_words() -> None:
-    with pytest.raises(ValueError, match="use csv, json or md"):
+    with pytest.raises(ValueError, match="use csv, json, md or html"):
         export_session(make_session(), "xlsx")  # type: ignore[arg-type]

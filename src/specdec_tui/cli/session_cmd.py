@@ -33,9 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("b", type=int, metavar="B", help="trial id")
     a.set_defaults(func=run_compare)
 
-    a = actions.add_parser("export", help="write the session as CSV, JSON or a Markdown report")
+    a = actions.add_parser("export", help="write the session as CSV, JSON, a Markdown report or an HTML report with charts")
     a.add_argument("file", metavar="FILE")
-    a.add_argument("--format", choices=("csv", "json", "md"), default="md")
+    a.add_argument("--format", choices=("csv", "json", "md", "html"), default="md")
     a.add_argument("-o", "--output", metavar="OUT", help="file to write (default: stdout)")
     a.set_defaults(func=run_export)
 

@@ -1,4 +1,5 @@
-"""Session exports: CSV (one row per trial × concurrency), JSON (everything), Markdown (a ticket-ready report)."""
+"""Session exports: CSV (one row per trial × concurrency), JSON (everything), Markdown (a ticket-ready report),
+HTML (one self-contained file with both charts: `report_html`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from specdec_tui.core.compare import (
 )
 from specdec_tui.core.session import Session, Trial
 
-ExportFormat = Literal["csv", "json", "md"]
+ExportFormat = Literal["csv", "json", "md", "html"]
 
 CSV_COLUMNS = [
     "trial", "label", "status", "concurrency", "requests", "errors", "output_tokens", "output_tok_s",
@@ -125,4 +126,8 @@ def export_session(session: Session, fmt: ExportFormat) -> str:
         return to_json(session)
     if fmt == "md":
         return to_markdown(session)
-    raise ValueError(f"unknown export format {fmt!r}: use csv, json or md")
+    if fmt == "html":
+        from specdec_tui.core.report_html import session_html  # matplotlib loads only for this format
+
+        return session_html(session)
+    raise ValueError(f"unknown export format {fmt!r}: use csv, json, md or html")

@@ -1,0 +1,80 @@
+"""The report's two pictures as SVG, drawn by matplotlib (loaded only when a report is written): tok/s against
+concurrency for every trial, and the trade-off of c=1 per-request tok/s against best total tok/s with the Pareto front.
+
+Text stays text (`svg.fonttype = none`) so the report is searchable and small; ids and dates are fixed so the same
+session gives the same file."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from specdec_tui.core.compare import trial_label
+from specdec_tui.core.session import Session
+from specdec_tui.core.trade_off import pareto_front, trade_off_points
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+@contextmanager
+def _figure(title: str) -> Iterator[Figure]:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "specdec-tui", "font.size": 9.0}):
+        fig = Figure(figsize=(7.0, 3.8), layout="constrained")
+        fig.suptitle(title)
+        yield fig
+
+
+def _svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "specdec-tui"})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]  # inline in HTML: no XML declaration or doctype
+
+
+def tok_s_chart_svg(session: Session) -> str:
+    """Total output tok/s against concurrency, one line per trial with results (log-2 concurrency axis)."""
+    with _figure("Output tok/s by concurrency") as fig:
+        ax = fig.add_subplot()
+        for trial in session.trials:
+            levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
+            if levels:
+                ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
+                        label=f"#{trial.id} {trial_label(trial)}")
+        ax.set_xscale("log", base=2)
+        concurrencies = sorted({lv.concurrency for t in session.trials for lv in t.levels})
+        if concurrencies:
+            ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
+        ax.set_xlabel("concurrency")
+        ax.set_ylabel("output tok/s")
+        ax.grid(True, alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+        return _svg(fig)
+
+
+def trade_off_chart_svg(session: Session) -> str:
+    """Each trial as a point (c=1 per-request tok/s, best total tok/s); the Pareto front joined and labelled."""
+    points = trade_off_points(session)
+    front = pareto_front(points)
+    with _figure("Trade-off: one request vs the whole server") as fig:
+        ax = fig.add_subplot()
+        for p in points:
+            on_front = p.trial_id in front
+            ax.scatter([p.c1_tok_s], [p.best_tok_s], s=60 if on_front else 30, marker="D" if on_front else "o",
+                       color="tab:orange" if on_front else "tab:blue", zorder=3)
+            ax.annotate(f"#{p.trial_id} {p.label}", (p.c1_tok_s, p.best_tok_s), textcoords="offset points",
+                        xytext=(5, 4), fontsize=8)
+        edge = sorted((p for p in points if p.trial_id in front), key=lambda p: p.c1_tok_s)
+        if len(edge) > 1:
+            ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
+                    label="Pareto front")
+            ax.legend(fontsize=8)
+        ax.set_xlabel("c=1 per-request tok/s (p50)")
+        ax.set_ylabel("best total tok/s")
+        ax.grid(True, alpha=0.3)
+        return _svg(fig)

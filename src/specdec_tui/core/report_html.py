@@ -1,0 +1,87 @@
+"""The session as one self-contained HTML file to share: the trials table, what each trial changed, the warnings,
+and both charts inline as SVG. Nothing is fetched when it opens (no scripts, fonts or images from anywhere)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
+from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
+from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.trade_off import pareto_front, trade_off_points
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #1d1f24; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; width: 100%; } th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; }
+th { text-align: left; background: #f3f4f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.failed td { color: #b42318; } tr.front td:first-child { font-weight: bold; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; } .charts figure { margin: 0; flex: 1 1 480px; }
+.charts svg { width: 100%; height: auto; } .warn { color: #9a6700; } code { background: #f3f4f6; padding: 0 .2em; }
+"""
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _flags(trial: Trial) -> str:
+    return " ".join(f"--{k}" if v is None else f"--{k} {v}" for k, v in trial.flags.items())
+
+
+def session_html(session: Session) -> str:
+    cs = concurrencies_of(session)
+    front = pareto_front(trade_off_points(session))
+    p = session.profile
+    title = f"Speculative decoding session: {session.host or 'host'} / {session.unit or 'unit'}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p>Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s). Profile "
+        f"<code>{escape(p.name)}</code>: concurrency {escape(', '.join(map(str, p.concurrency)))}, max_tokens "
+        f"{p.max_tokens}, temperature {p.temperature}, ignore_eos {str(p.ignore_eos).lower()}, prompts "
+        f"{escape(p.prompts)}.</p>",
+        '<h2>Charts</h2><div class="charts">',
+        f'<figure id="chart-tok-s">{tok_s_chart_svg(session)}</figure>',
+        f'<figure id="chart-trade-off">{trade_off_chart_svg(session)}</figure>',
+        "</div>",
+        "<h2>Output tok/s per concurrency</h2>",
+        '<table id="trials"><thead><tr><th>#</th><th>trial</th><th>host</th><th>status</th><th>max running req</th>'
+        "<th>accept len</th>" + "".join(f"<th>c={c}</th>" for c in cs) + "<th>errors</th></tr></thead><tbody>",
+    ]
+    for row in summary_rows(session):
+        t = row.trial
+        classes = " ".join(c for c in ("failed" if t.status == "failed" else "", "front" if t.id in front else "") if c)
+        parts.append(
+            f'<tr class="{classes}"><td>{t.id}</td><td>{escape(trial_label(t))}</td><td>{escape(t.host or session.host)}</td>'
+            f"<td>{escape(t.status)}</td><td class=num>{row.max_running_requests or '–'}</td>"
+            f"<td class=num>{_num(row.accept_length, 2)}</td>"
+            + "".join(f"<td class=num>{_num(row.tok_s[c])}</td>" for c in cs)
+            + f"<td class=num>{row.errors}</td></tr>"
+        )
+    parts.append("</tbody></table>")
+    if front:
+        parts.append(f"<p>Bold ids are on the Pareto front of the trade-off (no other trial is better at both c=1 and "
+                     f"best total tok/s): {', '.join(f'#{i}' for i in sorted(front))}.</p>")
+    if cs:
+        best1 = best_by_concurrency(session, cs[0])
+        if best1 is not None and (lv := best1.level(cs[0])) is not None:
+            parts.append(f"<p>Best single stream (c={cs[0]}): trial {best1.id} "
+                         f"<code>{escape(trial_label(best1))}</code> at {_num(lv.output_tok_s)} tok/s.</p>")
+    parts.append('<h2>What each trial changed</h2><ul id="flags">')
+    previous: Trial | None = None
+    for trial in session.trials:
+        if previous is None:
+            parts.append(f"<li>trial {trial.id}: <code>{escape(_flags(trial))}</code>")
+        else:
+            changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
+            parts.append(f"<li>trial {trial.id}: {escape(changes)}")
+        if trial.failure:
+            parts.append(f"<br>failed: {escape(trial.failure)}")
+        for warning in sorted({w for lv in trial.levels for w in lv.warnings}):
+            parts.append(f'<br><span class="warn">⚠ {escape(warning)}</span>')
+        parts.append("</li>")
+        previous = trial
+    parts.append("</ul></body></html>\n")
+    return "\n".join(parts)

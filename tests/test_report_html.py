@@ -1,0 +1,61 @@
+"""The shareable HTML report: one self-contained file with the trials table, the flag changes and both charts (SVG
+drawn by matplotlib), and the trade-off's Pareto front as the seed's story makes it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.core.session import Session, Trial, save_session
+from specdec_tui.core.trade_off import pareto_front, trade_off_points
+
+# The seed's story: more steps, faster single requests, less capacity (and a fourth trial that buys nothing).
+CURVES = {
+    1: (123.0, {1: 123.0, 4: 440.0, 16: 1180.0, 32: 1390.0, 64: 1400.0}),
+    2: (186.0, {1: 186.0, 4: 610.0, 16: 1290.0, 32: 1330.0, 64: 1335.0}),
+    3: (234.0, {1: 234.0, 4: 720.0, 16: 1250.0, 32: 1262.0, 64: 1263.0}),
+    4: (230.0, {1: 230.0, 4: 700.0, 16: 1200.0, 32: 1210.0, 64: 1212.0}),
+}
+
+
+def seed_session() -> Session:
+    trials = []
+    for i, (steps, (c1, curve)) in enumerate(CURVES.items(), start=1):
+        levels = [LevelResult(concurrency=c, requests=8, output_tok_s=tok, per_request_tok_s=Dist(p50=c1 if c == 1 else tok / c))
+                  for c, tok in curve.items()]
+        trials.append(Trial(id=i, unit_text="", flags={"speculative-num-steps": str(steps),
+                                                       "speculative-num-draft-tokens": str(steps + 1)},
+                            levels=levels, host="gpu-a", status="ok", label=f"steps={steps}"))
+    return Session(host="gpu-a", unit="sglang-qwen.service", trials=trials)
+
+
+def test_the_pareto_front_is_the_trials_nothing_beats_on_both_axes() -> None:
+    points = trade_off_points(seed_session())
+    assert [(p.trial_id, p.c1_tok_s, p.best_tok_s, p.best_at) for p in points] == [
+        (1, 123.0, 1400.0, 64), (2, 186.0, 1335.0, 64), (3, 234.0, 1263.0, 64), (4, 230.0, 1212.0, 64)]
+    assert pareto_front(points) == {1, 2, 3}  # trial 4 is slower than 3 at c=1 and at the top
+
+
+def test_session_export_html_writes_one_self_contained_report(tmp_path: Path) -> None:
+    session_file = tmp_path / "s.toml"
+    save_session(seed_session(), session_file)
+    out = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "export", str(session_file), "--format", "html",
+                          "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    html = out.read_text()
+    assert html.count("<svg") == 2 and 'id="chart-tok-s"' in html and 'id="chart-trade-off"' in html
+    assert "Output tok/s by concurrency" in html and "Pareto front" in html  # chart text stays text
+    assert "#3 steps=3" in html  # a point's label in the trade-off chart
+    assert "<td class=num>1,400.0</td>" in html and "<td class=num>234.0</td>" in html
+    assert "--speculative-num-steps: 1 → 2" in html
+    # Self-contained: no script, no stylesheet or image fetched from anywhere (only SVG's own namespaces).
+    assert "<script" not in html
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    again = tmp_path / "again.html"
+    subprocess.run([sys.executable, "-m", "specdec_tui", "session", "export", str(session_file), "--format", "html",
+                    "-o", str(again)], check=True, capture_output=True, timeout=120)
+    assert again.read_text() == html  # the same session gives the same file
