@@ -22,6 +22,7 @@ from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.sglang.stats import LogStats
+from specdec_tui.core.trade_off import pareto_front, trade_off_points
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.hosts.factory import open_host
@@ -252,6 +253,9 @@ class SpecdecApp(App[None]):
             return  # a late message while the app shuts down
         main.trials_list.set_trials(list(self.session.trials))
         main.tok_chart.set_trials([(t.label or f"trial {t.id}", list(t.levels)) for t in self.session.trials if t.levels])
+        points = trade_off_points(self.session)
+        main.trade_off_chart.set_points(points, pareto_front(points))
+        main.trade_off_chart.select(main.trials_list.current_trial_id)
 
     def _theme_changed(self, theme: Theme) -> None:
         if not self.config.source:
@@ -378,6 +382,10 @@ class SpecdecApp(App[None]):
 
     def action_replay(self) -> None:
         self.sessions.replay()
+
+    def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
+        if self.main_or_none is not None:
+            self.main.trade_off_chart.select(message.trial_id)
 
     async def on_trials_list_selected(self, message: TrialsList.Selected) -> None:
         await self.sessions.show_trial(message.trial_id, True)

@@ -21,6 +21,7 @@ from specdec_tui.ui.widgets.health_pane import HealthPane
 from specdec_tui.ui.widgets.journal_pane import JournalPane
 from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.tok_chart import TokChart
+from specdec_tui.ui.widgets.trade_off_chart import TradeOffChart
 from specdec_tui.ui.widgets.trials_list import TrialsList
 
 TABS: tuple[tuple[str, str], ...] = (
@@ -77,6 +78,7 @@ class MainScreen(Screen[None]):
                     yield HealthPane(id="health-side", classes=HEALTH_VIEW)
             with TabPane(TABS[4][1], id="trials"):
                 yield TrialsList(id="trials-list")
+                yield TradeOffChart(id="trade-off-chart")
             with TabPane(TABS[5][1], id="fleet"):
                 yield FleetTable(id="fleet-table")
         yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
@@ -103,6 +105,10 @@ class MainScreen(Screen[None]):
     @property
     def tok_chart(self) -> TokChart:
         return self.query_one("#tok-chart", TokChart)
+
+    @property
+    def trade_off_chart(self) -> TradeOffChart:
+        return self.query_one("#trade-off-chart", TradeOffChart)
 
     @property
     def trials_list(self) -> TrialsList:

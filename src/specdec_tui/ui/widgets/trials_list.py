@@ -8,7 +8,8 @@ Public API (for the app shell):
     .set_trials(trials: list[Trial])    # specdec_tui.core.session.Trial, in session order
     .trial_ids: list[int]
     .cell_text(trial_id, column) -> str  # column keys: COLUMNS
-Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of a row.
+Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of a row;
+          TrialsList.Highlighted(trial_id: int) when the cursor moves to a row.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ class TrialsList(Vertical):
             self.trial_index = trial_index  # position in the list given to set_trials
             self.trial_id = trial_id
 
+    class Highlighted(Message):
+        """The cursor is on a trial (the trade-off view marks it)."""
+
+        def __init__(self, trial_id: int) -> None:
+            super().__init__()
+            self.trial_id = trial_id
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.trial_ids: list[int] = []
@@ -86,6 +94,12 @@ class TrialsList(Vertical):
         if trials:
             table.move_cursor(row=min(max(keep_row, 0), len(trials) - 1))
 
+    @property
+    def current_trial_id(self) -> int | None:
+        """The trial under the cursor (None with no trials)."""
+        row = self.table.cursor_row
+        return self.trial_ids[row] if 0 <= row < len(self.trial_ids) else None
+
     def cell_text(self, trial_id: int, column: str) -> str:
         value = self.table.get_cell(str(trial_id), column)
         return value.plain if isinstance(value, Text) else str(value)
@@ -107,6 +121,12 @@ class TrialsList(Vertical):
             Text(fmt_int(mrr), justify="right"),
             Text(status[:40], style=status_style),
         ]
+
+    @on(DataTable.RowHighlighted, "#trials-data")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.Highlighted(int(event.row_key.value)))
 
     @on(DataTable.RowSelected, "#trials-data")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

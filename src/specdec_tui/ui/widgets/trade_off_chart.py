@@ -1,0 +1,71 @@
+"""The Trials tab's trade-off view: each trial as a point — c=1 per-request tok/s (what one user gets) against best
+total tok/s (what the server delivers) — with the Pareto front joined and marked, and the trial under the cursor
+highlighted. More speculative steps move a point right and, past a point, down: the front is where to choose.
+
+Public API: TradeOffChart(id=...); .set_points(points, front); .select(trial_id); .points, .front, .selected.
+"""
+
+from __future__ import annotations
+
+from textual_plotext import PlotextPlot
+
+from specdec_tui.core.trade_off import TradeOffPoint
+
+FRONT_COLOR = "orange"
+OTHER_COLOR = "gray"
+SELECTED_COLOR = "cyan"
+
+
+class TradeOffChart(PlotextPlot):
+    """c=1 per-request tok/s (x) against best total tok/s (y); see the module doc."""
+
+    DEFAULT_CSS = """
+    TradeOffChart { height: 1fr; min-height: 8; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.points: list[TradeOffPoint] = []
+        self.front: set[int] = set()
+        self.selected: int | None = None
+
+    def on_mount(self) -> None:
+        self._draw()
+
+    def set_points(self, points: list[TradeOffPoint], front: set[int]) -> None:
+        self.points, self.front = list(points), set(front)
+        self._draw()
+
+    def select(self, trial_id: int | None) -> None:
+        if trial_id != self.selected:
+            self.selected = trial_id
+            self._draw()
+
+    def _draw(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.xlabel("c=1 per-request tok/s")
+        plt.ylabel("best tok/s")
+        if not self.points:
+            plt.title("trade-off — no trial with a c=1 level yet")
+            self.refresh()
+            return
+        plt.title("trade-off: one request vs the whole server (◆ Pareto front)")
+        edge = sorted((p for p in self.points if p.trial_id in self.front), key=lambda p: p.c1_tok_s)
+        if len(edge) > 1:
+            plt.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color=FRONT_COLOR, marker="braille")
+        others = [p for p in self.points if p.trial_id not in self.front]
+        if others:
+            plt.scatter([p.c1_tok_s for p in others], [p.best_tok_s for p in others], marker="•", color=OTHER_COLOR)
+        if edge:
+            plt.scatter([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], marker="◆", color=FRONT_COLOR)
+        chosen = next((p for p in self.points if p.trial_id == self.selected), None)
+        if chosen is not None:
+            plt.scatter([chosen.c1_tok_s], [chosen.best_tok_s], marker="●", color=SELECTED_COLOR)
+            xs = [p.c1_tok_s for p in self.points]
+            right_half = chosen.c1_tok_s > (min(xs) + max(xs)) / 2  # label towards the middle, never off the edge
+            label = f"#{chosen.trial_id} {chosen.label} " if right_half else f" #{chosen.trial_id} {chosen.label}"
+            plt.text(label, chosen.c1_tok_s, chosen.best_tok_s, color=SELECTED_COLOR,
+                     alignment="right" if right_half else "left")
+        self.refresh()

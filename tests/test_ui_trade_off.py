@@ -1,0 +1,45 @@
+"""The Trials tab's trade-off view under Pilot and as snapshots: each trial a point (c=1 per-request tok/s against
+best tok/s), the Pareto front marked, the trial under the cursor highlighted; at 80×24 and 160×48."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+
+from specdec_tui.core.trade_off import pareto_front, trade_off_points
+from specdec_tui.ui.widgets.trade_off_chart import TradeOffChart
+from tests.test_report_html import seed_session
+
+from .ui_helpers import offline_app, wait_for
+
+
+async def test_the_trials_tab_shows_the_trade_off_and_follows_the_cursor() -> None:
+    app = offline_app(trials=seed_session().trials)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press("5")
+        chart = app.main.trade_off_chart
+        await wait_for(pilot, lambda: len(chart.points) == 4, "the four trials as points")
+        assert chart.front == {1, 2, 3}  # trial 4 is beaten by trial 3 on both axes
+        await wait_for(pilot, lambda: chart.selected == app.main.trials_list.current_trial_id is not None,
+                       "the cursor's trial highlighted from the start")
+        start = chart.selected
+        assert start == 4  # the newest trial, where the list opens
+        app.main.trials_list.table.focus()
+        await pilot.press("up", "up")
+        await wait_for(pilot, lambda: chart.selected == 2, "the cursor's trial highlighted")
+
+
+class ChartHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TradeOffChart(id="chart")
+
+    def on_mount(self) -> None:
+        chart = self.query_one(TradeOffChart)
+        points = trade_off_points(seed_session())
+        chart.set_points(points, pareto_front(points))
+        chart.select(3)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_trade_off_chart_snapshot(snap_compare, size: tuple[int, int]) -> None:
+    assert snap_compare(ChartHost(), terminal_size=size)
