@@ -149,7 +149,7 @@ def build_parser(prog: str = "python -m specdec_tui.sim") -> argparse.ArgumentPa
     p.add_argument("--nnodes", type=int, default=1)
     p.add_argument("--node-rank", type=int, default=0)
     p.add_argument("--dist-init-addr", "--nccl-init-addr", dest="dist_init_addr", type=str, default=None,
-                   help="host:port of node 0's torch.distributed rendezvous (multi-node: every node the same).")
+                   help="The host address for initializing distributed backend (e.g., `192.168.0.2:25000`).")
     _bool_flag(p, "--enable-dp-attention", help="Data parallelism for attention.")
     # kernels and graphs
     p.add_argument("--attention-backend", type=str, default=None)
