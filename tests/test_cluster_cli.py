@@ -46,7 +46,7 @@ def test_host_verbs_take_a_cluster_name(cluster_config: Path) -> None:
     up = cli(cluster_config, "host", "restart", "--host", DEMO_CLUSTER)
     assert up.returncode == 0, (up.stdout, up.stderr)
     status = cli(cluster_config, "host", "status", "--host", DEMO_CLUSTER)
-    assert status.returncode == 0 and ": active (" in status.stdout, status.stdout
+    assert status.returncode == 0 and ": active (demo-0 active; demo-1 active)" in status.stdout, status.stdout
     journal = cli(cluster_config, "host", "journal", "--host", DEMO_CLUSTER, "-n", "100")
     assert journal.returncode == 0, journal.stderr
     tags = {line.split(" ", 2)[1] for line in journal.stdout.splitlines() if line.strip()}

@@ -24,12 +24,12 @@ def test_status_is_the_worst_nodes_and_names_it() -> None:
     up = ServiceStatus(unit="u", active_state="active", sub_state="running", main_pid=10)
     down = ServiceStatus(unit="u", active_state="failed", sub_state="failed", exec_main_status=1, result="exit-code")
     combined = combine_status("u", [("n0", up), ("n1", down)])
-    assert (combined.active_state, combined.sub_state, combined.result) == ("failed", "n1 failed (exit-code)",
+    assert (combined.active_state, combined.sub_state, combined.result) == ("failed", "n0 active; n1 failed (exit-code)",
                                                                             "exit-code on n1")
     assert combined.main_pid == 10 and combined.exec_main_status == 1
     assert combine_status("u", [("n0", up), ("n1", up)]).active_state == "active"
     starting = ServiceStatus(unit="u", active_state="activating", sub_state="start")
-    assert combine_status("u", [("n0", up), ("n1", starting)]).sub_state == "n1 activating"
+    assert combine_status("u", [("n0", up), ("n1", starting)]).sub_state == "n0 active; n1 activating"
 
 
 @pytest.fixture

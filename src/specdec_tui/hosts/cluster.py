@@ -53,20 +53,20 @@ class Node:
 
 
 def combine_status(unit: str, statuses: Sequence[tuple[str, ServiceStatus]]) -> ServiceStatus:
-    """The cluster's status: the worst node's state (failed if any node failed), node 0's main PID, and the
-    nodes not active named in sub_state ("h1 failed (exit-code)")."""
+    """The cluster's status: the worst node's state (failed if any node failed), node 0's main PID, and every
+    node's state in sub_state ("h0 active; h1 failed (exit-code)")."""
     def rank(status: ServiceStatus) -> int:
         state = status.active_state
         return _STATE_RANK.index(state) if state in _STATE_RANK else 0
 
     worst_name, worst = min(statuses, key=lambda item: rank(item[1]))
-    off = [f"{name} {s.active_state}" + (f" ({s.result})" if s.is_failed and s.result else "")
-           for name, s in statuses if s.active_state != "active"]
+    each = [f"{name} {s.active_state}" + (f" ({s.result})" if s.is_failed and s.result else "")
+            for name, s in statuses]
     node0 = statuses[0][1]
     return ServiceStatus(
         unit=unit,
         active_state=worst.active_state,
-        sub_state="; ".join(off) if off else node0.sub_state,
+        sub_state="; ".join(each),
         main_pid=node0.main_pid,
         exec_main_status=worst.exec_main_status,
         n_restarts=max(s.n_restarts for _, s in statuses),
