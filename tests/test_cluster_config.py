@@ -25,6 +25,15 @@ def test_a_cluster_lists_hosts_node_0_first() -> None:
     assert config.clusters["big"] == ClusterConfig(name="big", nodes=("h1", "h0", "h2"))
 
 
+def test_a_clusters_settings_are_node_0s() -> None:
+    config = parse_config(HOSTS.replace('address = "gpu-1.lan"', 'address = "gpu-1.lan"\nhealthy_timeout_s = 60.0')
+                          + '\n[clusters.big]\nnodes = ["h1", "h0"]\n', "c.toml")
+    settings = config.host_settings("big")
+    assert settings is not None and (settings.name, settings.healthy_timeout_s) == ("h1", 60.0)
+    assert config.host_settings("h0") == config.hosts["h0"]
+    assert config.host_settings("nowhere") is None
+
+
 def test_default_host_may_name_a_cluster() -> None:
     config = parse_config('default_host = "big"\n' + HOSTS + '\n[clusters.big]\nnodes = ["h0", "h1"]\n', "c.toml")
     assert config.default_host == "big"

@@ -88,5 +88,10 @@ class Config:
     default_profile: str = "default"
     source: str | None = None  # the file it was loaded from
 
+    def host_settings(self, name: str) -> HostConfig | None:
+        """The [hosts.*] table of `name`; for a cluster, its node 0's (the node that serves HTTP)."""
+        cluster = self.clusters.get(name)
+        return self.hosts.get(cluster.nodes[0] if cluster and cluster.nodes else name)
+
     def profile(self, name: str | None = None) -> BenchProfile:
         return self.profiles.get(name or self.default_profile) or BenchProfile()
