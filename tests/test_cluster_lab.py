@@ -6,6 +6,7 @@ server listens on the dist-init port, node 1's joins it there, and only node 0 s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -155,6 +156,20 @@ async def test_the_journal_merges_every_node_in_time_order_tagged(pair: Pair) ->
         only = [r async for r in host.journal(follow=False, lines=40, node="n1")]
         assert only and {r.node for r in only} == {"n1"}
         assert [r.message for r in only][-len(node1):] == node1
+        # followed live from the last cursor: a restart of the cluster shows both nodes' new lines, tagged
+        follow = host.journal(after_cursor=records[-1].cursor, follow=True)
+        await host.restart()
+        starts: set[str | None] = set()
+
+        async def until_both_started() -> None:
+            async for record in follow:
+                if "Init torch distributed begin." in record.message:
+                    starts.add(record.node)
+                if starts == {"n0", "n1"}:
+                    return
+
+        await asyncio.wait_for(until_both_started(), 60)
+        await follow.aclose()
     finally:
         await host.close()
 
