@@ -96,6 +96,10 @@ def test_the_units_own_dist_init_addr_wins_then_the_clusters() -> None:
     own = UNIT.replace("--tp-size 8", "--tp-size 8 --dist-init-addr 10.9.9.9:7000")
     for u in node_units(own, ClusterConfig(name="c", nodes=("h0", "h1"), dist_init_addr="10.0.0.1:1"), hosts):
         assert UnitFile.parse(u.text).get_flag("dist-init-addr") == "10.9.9.9:7000"
+    # upstream: python/sglang/srt/server_args.py (--nccl-init-addr is an alias of --dist-init-addr)
+    aliased = UNIT.replace("--tp-size 8", "--tp-size 8 --nccl-init-addr 10.9.9.9:7000")
+    for u in node_units(aliased, ClusterConfig(name="c", nodes=("h0", "h1")), hosts):
+        assert "--dist-init-addr" not in u.text and "--nccl-init-addr 10.9.9.9:7000" in u.text
     set_in_config = ClusterConfig(name="c", nodes=("h0", "h1"), dist_init_addr="10.0.0.1:6000")
     assert dist_init_addr(set_in_config, hosts["h0"]) == "10.0.0.1:6000"
     assert dist_init_addr(ClusterConfig(name="c", nodes=("h0", "h1")), HostConfig(name="d", address="")) == "127.0.0.1:50000"

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from specdec_tui.core.config import ClusterConfig, HostConfig
 from specdec_tui.core.unit import UnitFile
 
-NODE_FLAGS = ("nnodes", "node-rank", "dist-init-addr")
 LOCAL_NODE_ADDRESS = "127.0.0.1"  # a node with a local address (the demo) is reached on loopback
 
 
@@ -42,7 +41,7 @@ def node_text(text: str, rank: int, nnodes: int, addr: str) -> str:
     """`text` with `--node-rank rank` and `--nnodes nnodes`; `--dist-init-addr addr` unless the text sets it."""
     unit = UnitFile.parse(text)
     flags: dict[str, str | None] = {"nnodes": str(nnodes), "node-rank": str(rank)}
-    if not unit.get_flag("dist-init-addr"):
+    if not (unit.get_flag("dist-init-addr") or unit.get_flag("nccl-init-addr")):  # upstream's old alias counts
         flags["dist-init-addr"] = addr
     return unit.set_flags(flags).text
 
