@@ -44,12 +44,10 @@ def lab_unavailable(reason: str) -> None:
     pytest.skip(f"hostlab unavailable: {reason}")
 
 
-@pytest.fixture(scope="session")
-def hostlab() -> Iterator[HostLab]:
+def _booted(lab: HostLab) -> Iterator[HostLab]:
     reason = missing_requirements()
     if reason:
         lab_unavailable(reason)
-    lab = HostLab()
     try:
         lab.boot()
     except LabUnavailable as err:
@@ -59,6 +57,18 @@ def hostlab() -> Iterator[HostLab]:
         yield lab
     finally:
         lab.shutdown()
+
+
+@pytest.fixture(scope="session")
+def hostlab() -> Iterator[HostLab]:
+    yield from _booted(HostLab())
+
+
+@pytest.fixture(scope="session")
+def hostlab2() -> Iterator[HostLab]:
+    """A second lab host (its own systemd, sshd and files) for clusters; it shares the machine's loopback
+    with the first, as the nodes of a cluster share a network."""
+    yield from _booted(HostLab(root_dir=Path(f"/var/lib/specdec-hostlab-{os.getpid()}-2")))
 
 
 def server_exec(port: int, steps: int) -> str:

@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if name == "journal":
             action.add_argument("--follow", "-f", action="store_true", help="keep printing new lines")
             action.add_argument("-n", "--lines", type=int, default=50, help="lines of history (default 50)")
+            action.add_argument("--node", metavar="NAME", help="a cluster's journal: only this node's lines")
         action.set_defaults(func=run)
 
 
@@ -198,12 +199,19 @@ def restored_changes(before: str, restored: str) -> str:
 
 
 async def _journal(host: Host, args, _target: Target) -> int:
-    stream = host.journal(follow=args.follow, lines=args.lines)
+    from specdec_tui.hosts.cluster import ClusterHost
+
+    node = getattr(args, "node", None)
+    if node and not isinstance(host, ClusterHost):
+        raise CliError(f"--node picks a node of a cluster; {host.info.name} is a single host")
+    stream = (host.journal(follow=args.follow, lines=args.lines, node=node) if isinstance(host, ClusterHost)
+              else host.journal(follow=args.follow, lines=args.lines))
     try:
         async for record in stream:
             stamp = record.timestamp.astimezone().strftime("%H:%M:%S")
             prefix = "~~ " if record.kind == "gap" else ""
-            print(f"{stamp} {prefix}{record.message}", flush=True)
+            tag = f"[{record.node}] " if record.node else ""
+            print(f"{stamp} {tag}{prefix}{record.message}", flush=True)
     finally:
         await stream.aclose()
     return 0

@@ -104,7 +104,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """`--demo`: the panel on the embedded demo host; with `--headless`, one trial printed instead."""
+    """`--demo`: the panel on the embedded demo host; with `--headless`, one trial printed instead;
+    with `--nodes N` (N >= 2), on a demo cluster of N nodes."""
+    nodes = getattr(args, "nodes", 1) or 1
+    if nodes > 1:
+        return run_demo_cluster(args, nodes)
+    if nodes < 1:
+        raise CliError(f"--nodes must be 1 or more, not {nodes}")
     if args.headless:
         from specdec_tui.cli import demo_cmd
 
@@ -129,4 +135,25 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         import asyncio
 
+        asyncio.run(host.close())
+
+
+def run_demo_cluster(args: argparse.Namespace, nodes: int) -> int:
+    """`--demo --nodes N`: the panel on N local demo nodes forming one cluster (hosts.local.demo_cluster)."""
+    if args.headless:
+        raise CliError("--headless runs on the single demo host; leave out --nodes, or open the cluster's panel")
+    import asyncio
+
+    from specdec_tui.hosts.factory import open_host
+    from specdec_tui.hosts.local.demo_cluster import DEMO_CLUSTER, ensure_demo_cluster
+
+    user = resolve_config(args.config)
+    demo = ensure_demo_cluster(nodes=nodes)
+    config = Config(hosts=demo.hosts, clusters=demo.clusters, profiles={**user.profiles, **demo.profiles},
+                    ui=user.ui, default_host=DEMO_CLUSTER, default_profile=demo.default_profile, source=user.source)
+    host = open_host(config, DEMO_CLUSTER)
+    session, session_path = resolve_session(args.session, DEMO_CLUSTER, host.info.unit)
+    try:
+        return run_app(config, host, session, session_path)
+    finally:
         asyncio.run(host.close())

@@ -38,6 +38,18 @@ class HostConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """One SGLang server spread over several hosts: `nodes` names [hosts.*] tables, node 0 serves HTTP.
+    Every node runs the same unit with its own --node-rank; --dist-init-addr is `dist_init_addr` when set,
+    else node 0's address with `dist_init_port` (a unit that sets --dist-init-addr itself keeps it)."""
+
+    name: str
+    nodes: tuple[str, ...] = ()
+    dist_init_addr: str | None = None  # HOST:PORT every node can reach node 0 on
+    dist_init_port: int = 50000
+
+
+@dataclass(frozen=True, slots=True)
 class BenchProfile:
     """How one benchmark run is shaped. Either `requests` per level or `duration_s` per level."""
 
@@ -69,11 +81,17 @@ class UIConfig:
 @dataclass(frozen=True, slots=True)
 class Config:
     hosts: dict[str, HostConfig] = field(default_factory=dict)
+    clusters: dict[str, ClusterConfig] = field(default_factory=dict)
     profiles: dict[str, BenchProfile] = field(default_factory=lambda: {"default": BenchProfile()})
     ui: UIConfig = field(default_factory=UIConfig)
     default_host: str | None = None
     default_profile: str = "default"
     source: str | None = None  # the file it was loaded from
+
+    def host_settings(self, name: str) -> HostConfig | None:
+        """The [hosts.*] table of `name`; for a cluster, its node 0's (the node that serves HTTP)."""
+        cluster = self.clusters.get(name)
+        return self.hosts.get(cluster.nodes[0] if cluster and cluster.nodes else name)
 
     def profile(self, name: str | None = None) -> BenchProfile:
         return self.profiles.get(name or self.default_profile) or BenchProfile()

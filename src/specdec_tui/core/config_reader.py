@@ -9,19 +9,19 @@ from dataclasses import MISSING, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any, TypeVar
 
-from specdec_tui.core.config import SCHEMA_VERSION, BenchProfile, Config, HostConfig, UIConfig
+from specdec_tui.core.config import SCHEMA_VERSION, BenchProfile, ClusterConfig, Config, HostConfig, UIConfig
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_toml_keys import find_line
 from specdec_tui.core.config_unit_path import check_unit_path
 from specdec_tui.core.config_values import EXAMPLES, RULES, SECRET_KEY, BadValue, convert, toml_text
 
-DataclassT = TypeVar("DataclassT", HostConfig, BenchProfile, UIConfig)
+DataclassT = TypeVar("DataclassT", HostConfig, ClusterConfig, BenchProfile, UIConfig)
 
 
 class ConfigReader:
     """Walks the unwrapped TOML data; knows the text so errors can name their line."""
 
-    TOP_KEYS = ("schema_version", "default_host", "default_profile", "hosts", "profiles", "ui")
+    TOP_KEYS = ("schema_version", "default_host", "default_profile", "hosts", "clusters", "profiles", "ui")
 
     def __init__(self, text: str, source: str) -> None:
         self.text = text
@@ -53,6 +53,9 @@ class ConfigReader:
             bad = check_unit_path(host)
             if bad is not None:
                 raise self.fail(("hosts", name, bad[0]), bad[1])
+        clusters = {
+            name: self.read_cluster(table, name, hosts) for name, table in self.tables(data, "clusters").items()
+        }
         profiles: dict[str, BenchProfile] = {"default": BenchProfile()}
         for name, table in self.tables(data, "profiles").items():
             profiles[name] = self.read_profile(table, name)
@@ -61,13 +64,14 @@ class ConfigReader:
             raise self.fail(("ui",), "must be a table: write a [ui] section")
         ui = self.read_dataclass(UIConfig, ui_table, ("ui",))
         default_host = self.optional_str(data, "default_host")
-        if default_host is not None and default_host not in hosts:
-            raise self.fail(("default_host",), self.no_such("host", default_host, hosts))
+        if default_host is not None and default_host not in hosts and default_host not in clusters:
+            raise self.fail(("default_host",), self.no_such("host", default_host, {**hosts, **clusters}))
         default_profile = self.optional_str(data, "default_profile") or "default"
         if default_profile not in profiles:
             raise self.fail(("default_profile",), self.no_such("profile", default_profile, profiles))
         return Config(
             hosts=hosts,
+            clusters=clusters,
             profiles=profiles,
             ui=ui,
             default_host=default_host,
@@ -134,6 +138,26 @@ class ConfigReader:
         for key, value in table.items():
             if not isinstance(value, str):
                 raise self.fail(path + (key,), f'expected a quoted string, got {toml_text(value)}; write {key} = "ctrl+q"')
+
+    def read_cluster(self, table: dict[str, Any], name: str, hosts: dict[str, HostConfig]) -> ClusterConfig:
+        """A [clusters.NAME] table: at least two distinct [hosts.*] names, and a name no host has."""
+        path = ("clusters", name)
+        if name in hosts:
+            raise self.fail(path, f'a host is already named "{name}"; --host could not tell them apart, '
+                                  "rename the cluster or the host")
+        if "nodes" not in table:
+            raise self.fail(path, 'needs its nodes, node 0 first: write nodes = ["gpu-0", "gpu-1"]')
+        cluster = self.read_dataclass(ClusterConfig, table, path, name=name)
+        nodes_path = path + ("nodes",)
+        if len(cluster.nodes) < 2:
+            raise self.fail(nodes_path, f"a cluster needs at least 2 nodes, got {len(cluster.nodes)}; "
+                                        'list every node, node 0 first: nodes = ["gpu-0", "gpu-1"]')
+        for node in cluster.nodes:
+            if node not in hosts:
+                raise self.fail(nodes_path, self.no_such("host", node, hosts))
+            if cluster.nodes.count(node) > 1:
+                raise self.fail(nodes_path, f'lists the host "{node}" twice; each node runs one rank, list it once')
+        return cluster
 
     def read_profile(self, table: dict[str, Any], name: str) -> BenchProfile:
         path = ("profiles", name)

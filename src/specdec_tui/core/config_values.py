@@ -29,6 +29,8 @@ EXAMPLES: dict[str, Any] = {
     "requests": 32,
     "duration_s": 60.0,
     "model": "Qwen/Qwen3-8B",
+    "nodes": ["gpu-0", "gpu-1"],
+    "dist_init_addr": "gpu-0.example.net:50000",
 }
 
 
@@ -56,6 +58,12 @@ def _env_name(value: str) -> str | None:
     return None if ENV_NAME.fullmatch(value) else "must be the NAME of an environment variable (letters, digits, _), not the key itself"
 
 
+def _host_port(value: str) -> str | None:
+    host, sep, port = value.rpartition(":")
+    ok = sep and host and port.isdigit() and 1 <= int(port) <= 65535
+    return None if ok else 'must be HOST:PORT that every node reaches node 0 on, such as "gpu-0.example.net:50000"'
+
+
 def _concurrency(value: tuple[int, ...]) -> str | None:
     if not value:
         return "must list at least one level, e.g. [1, 4, 16, 32, 64]"
@@ -68,6 +76,8 @@ def _concurrency(value: tuple[int, ...]) -> str | None:
 
 RULES: dict[str, Callable[[Any], str | None]] = {
     "port": _port,
+    "dist_init_port": _port,
+    "dist_init_addr": _host_port,
     "unit": _service_unit,
     "base_url": _url,
     "api_key_env": _env_name,
@@ -107,7 +117,7 @@ def describe(hint: Any) -> str:
     if hint is str:
         return "a quoted string"
     if origin is tuple:
-        return "a list of whole numbers"
+        return "a list of quoted strings" if args[:1] == (str,) else "a list of whole numbers"
     if origin is dict:
         return "a table of quoted strings"
     if origin is typing.Literal:
@@ -137,6 +147,9 @@ def convert(value: Any, hint: Any) -> Any:
     elif hint is str:
         if isinstance(value, str):
             return value
+    elif origin is tuple and args[:1] == (str,):
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
     elif origin is tuple:
         if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             return tuple(value)

@@ -25,6 +25,7 @@ class JournalRecord:
     priority: int = 6
     pid: int | None = None
     kind: JournalKind = "line"
+    node: str | None = None  # the cluster node ([hosts.*] name) it came from; None on a single host
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,16 @@ class PushResult:
     unit: str
     changed: bool
     backup: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StagedPush:
+    """The first half of a push: the new text is on the host and passed its checks (staged, `systemd-analyze
+    verify`), the unit itself untouched. `changed` False: the host already has this text."""
+
+    unit: str
+    text: str
+    changed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,3 +176,16 @@ class Host(Protocol):
     async def gpu_facts(self) -> list[GpuFact]:
         """GPU memory and utilization, or [] when the host has no nvidia-smi."""
         ...
+
+
+@runtime_checkable
+class TwoPhaseHost(Host, Protocol):
+    """A host whose push splits in two, so several hosts can be pushed all-or-none (`hosts.cluster`):
+    `prepare` stages and verifies and changes nothing a restart would see, `commit` backs up and replaces,
+    `discard` drops what `prepare` staged. `push` is `prepare` then `commit`."""
+
+    async def prepare(self, text: str) -> StagedPush: ...
+
+    async def commit(self, staged: StagedPush) -> PushResult: ...
+
+    async def discard(self, staged: StagedPush) -> None: ...

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specdec_tui.core.config import Config, HostConfig
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.core.config import ClusterConfig, Config, HostConfig
+from specdec_tui.hosts.base import Host, HostError, TwoPhaseHost
 
 LOCAL_ADDRESSES = ("", "local")
 
@@ -52,15 +52,36 @@ def open_host(config: Config, name: str | None = None, *, keep_running: bool = F
     running after the command exits, as on a real host; False (a panel) stops it when the host closes
     or the process dies. An SSH host's service is systemd's and always keeps running."""
     chosen = pick_host_name(config, name)
+    cluster = config.clusters.get(chosen)
+    if cluster is not None:
+        return open_cluster(config, cluster, keep_running=keep_running)
     host_config = config.hosts.get(chosen)
     if host_config is None:
         if chosen == "demo":
             return open_demo_host(keep_running=keep_running)
-        known = ", ".join(sorted(config.hosts)) or "none"
+        known = ", ".join(sorted([*config.hosts, *config.clusters])) or "none"
         raise HostError(
             f"no host named {chosen!r} in the config (configured: {known}; built in: demo)",
             "pick one of those with --host, or add a [hosts.<name>] table to the config",
         )
+    return _open_configured(config, host_config, keep_running=keep_running)
+
+
+def open_cluster(config: Config, cluster: ClusterConfig, *, keep_running: bool = False) -> Host:
+    """A ClusterHost over the cluster's nodes, each opened as its [hosts.*] table says (node 0 first)."""
+    from specdec_tui.hosts.cluster import ClusterHost
+
+    nodes: list[tuple[HostConfig, TwoPhaseHost]] = []
+    for node in cluster.nodes:
+        host = _open_configured(config, config.hosts[node], keep_running=keep_running)
+        if not isinstance(host, TwoPhaseHost):
+            raise HostError(f"cluster {cluster.name!r}: host {node!r} cannot take part in an all-or-none push")
+        nodes.append((config.hosts[node], host))
+    return ClusterHost(cluster, nodes)
+
+
+def _open_configured(config: Config, host_config: HostConfig, *, keep_running: bool) -> Host:
+    chosen = host_config.name
     if is_local(host_config):
         root = Path(host_config.workspace).expanduser() if host_config.workspace else None
         return open_demo_host(host_config.name, root, keep_running=keep_running)

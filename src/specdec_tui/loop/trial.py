@@ -64,7 +64,7 @@ class TrialLoop(BusyState):
     @classmethod
     def for_host(cls, host: Host, config: Config, session: Session, *, host_name: str,
                  session_path: Path | None, profile: BenchProfile | None = None) -> TrialLoop:
-        host_config = config.hosts.get(host_name)
+        host_config = config.host_settings(host_name)
         return cls(
             host=host,
             session=session,

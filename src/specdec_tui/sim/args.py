@@ -148,6 +148,8 @@ def build_parser(prog: str = "python -m specdec_tui.sim") -> argparse.ArgumentPa
     p.add_argument("--ep-size", "--ep", "--expert-parallel-size", dest="ep_size", type=int, default=1)
     p.add_argument("--nnodes", type=int, default=1)
     p.add_argument("--node-rank", type=int, default=0)
+    p.add_argument("--dist-init-addr", "--nccl-init-addr", dest="dist_init_addr", type=str, default=None,
+                   help="The host address for initializing distributed backend (e.g., `192.168.0.2:25000`).")
     _bool_flag(p, "--enable-dp-attention", help="Data parallelism for attention.")
     # kernels and graphs
     p.add_argument("--attention-backend", type=str, default=None)
@@ -206,6 +208,7 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         parser.error("argument --speculative-num-steps: must be >= 1")
     if ns.mem_fraction_static is not None and not 0.0 < ns.mem_fraction_static < 1.0:
         parser.error("argument --mem-fraction-static: must be between 0 and 1")
+    _check_nodes(parser, ns)
     deprecated = vars(ns).pop(_DEPRECATED_KEY, None) or []
     warnings: list[str] = []
     failure = resolve_speculative(ns, warnings)
@@ -238,6 +241,23 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         warnings=warnings,
         deprecated_options=deprecated,
     )
+
+
+def _check_nodes(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> None:
+    """The multi-node flags must describe one node of a world (sim/cluster.py runs the rendezvous)."""
+    from specdec_tui.sim.cluster import DistAddr
+
+    if ns.nnodes < 1:
+        parser.error("argument --nnodes: must be >= 1")
+    if not 0 <= ns.node_rank < ns.nnodes:
+        parser.error(f"argument --node-rank: must be in [0, {ns.nnodes}) for --nnodes {ns.nnodes}")
+    if ns.nnodes > 1 and ns.dist_init_addr is None:
+        parser.error("argument --dist-init-addr: required when --nnodes > 1 (node 0's HOST:PORT)")
+    if ns.dist_init_addr is not None:
+        try:
+            DistAddr.parse(ns.dist_init_addr)
+        except ValueError as err:
+            parser.error(f"argument --dist-init-addr: {err}")
 
 
 def _as_unit_flags(ns: argparse.Namespace, names: Sequence[str]) -> dict[str, str | None]:

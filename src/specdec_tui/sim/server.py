@@ -18,6 +18,7 @@ from aiohttp import web
 
 from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, parse_sim_args
+from specdec_tui.sim.cluster import ClusterError, ClusterLink, log_peer_lost, rendezvous
 from specdec_tui.sim.engine import Engine, EngineConfig, GenParams
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
@@ -299,17 +300,20 @@ async def serve(a: SimArgs, log: SimLog) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     began = time.monotonic()
-    startup = asyncio.create_task(run_startup(a, log))
+    startup = asyncio.create_task(_start(a, log))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
     if stop.is_set() and not startup.done():
         startup.cancel()
+        await asyncio.wait({startup})
         return 0
     stopper.cancel()
     try:
-        plan = startup.result()
-    except StartupFailed:
+        plan, link = startup.result()
+    except (StartupFailed, ClusterError):
         return 1
+    if link is not None and link.rank > 0:
+        return await _serve_as_worker(link, stop, log)
     server = SimServer(a, plan, log, startup_s=(time.monotonic() - began) * a.time_scale)
     server.engine.start()
     runner = web.AppRunner(server.build_app(), access_log=None, handle_signals=False)
@@ -329,10 +333,14 @@ async def serve(a: SimArgs, log: SimLog) -> int:
     if a.sim_fail == "crash-after-ready":
         crash = asyncio.create_task(asyncio.sleep(max(0.5, a.load_seconds) / a.time_scale))
     waiter = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({t for t in (waiter, crash) if t}, return_when=asyncio.FIRST_COMPLETED)
+    lost = link.lost if link is not None else None
+    done, _ = await asyncio.wait({t for t in (waiter, crash, lost) if t}, return_when=asyncio.FIRST_COMPLETED)
     code = 0
     server.status = ServerStatus.SHUTTING_DOWN
-    if crash is not None and crash in done:
+    if lost is not None and lost in done:
+        log_peer_lost(log, lost.result())
+        code = 1
+    elif crash is not None and crash in done:
         log.line("Scheduler hit an exception: Traceback (most recent call last):\n"
                  "RuntimeError: CUDA error: an illegal memory access was encountered", tp_rank=0, important=True)
         log.line("Received sigquit from a child process. It usually means the child failed.", important=True)
@@ -340,8 +348,42 @@ async def serve(a: SimArgs, log: SimLog) -> int:
     else:
         log_uvicorn_stop(log)
     waiter.cancel()
+    if link is not None:
+        await link.close()
     await server.engine.stop()
     await runner.cleanup()
+    return code
+
+
+async def _start(a: SimArgs, log: SimLog) -> tuple[model.MemoryPlan, ClusterLink | None]:
+    """The multi-node rendezvous (a no-op for one node), then the loading phase; a failed start closes the links."""
+    s = a.server
+    links: list[ClusterLink] = []
+
+    async def join_world() -> None:
+        link = await rendezvous(s["nnodes"], s["node_rank"], s["dist_init_addr"], log)
+        links.extend([link] if link is not None else [])
+
+    try:
+        return await run_startup(a, log, join_world), (links[0] if links else None)
+    except BaseException:
+        for link in links:
+            await link.close()
+        raise
+
+
+async def _serve_as_worker(link: ClusterLink, stop: asyncio.Event, log: SimLog) -> int:
+    """A rank > 0 runs no tokenizer and no HTTP (upstream: "non-zero rank nodes do not need to run tokenizer or
+    detokenizer"); it lives until it is stopped (0) or node 0 goes away (1, in the scheduler's words)."""
+    assert link.lost is not None
+    waiter = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({waiter, link.lost}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    code = 0
+    if link.lost in done:
+        log_peer_lost(log, link.lost.result())
+        code = 1
+    await link.close()
     return code
 
 

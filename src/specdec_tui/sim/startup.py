@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 
 from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
@@ -97,8 +98,11 @@ async def _pause(seconds: float, a: SimArgs) -> None:
     await asyncio.sleep(max(0.0, seconds / a.time_scale))
 
 
-async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
-    """Logs the start-up sequence; returns the memory plan, or raises StartupFailed after logging why."""
+async def run_startup(
+    a: SimArgs, log: SimLog, join_world: Callable[[], Awaitable[None]] | None = None
+) -> model.MemoryPlan:
+    """Logs the start-up sequence; returns the memory plan, or raises StartupFailed after logging why.
+    `join_world` is the multi-node rendezvous (sim/cluster.py), awaited inside torch's distributed init."""
     s = a.server
     for line in deprecation_warnings(a):
         log.raw(line)
@@ -110,6 +114,8 @@ async def run_startup(a: SimArgs, log: SimLog) -> model.MemoryPlan:
     spec = a.spec_steps > 0
     await _pause(load * 0.05, a)
     log.all_ranks("Init torch distributed begin.")
+    if join_world is not None:
+        await join_world()
     log.all_ranks(f"Init torch distributed ends. mem usage={model.INIT_OVERHEAD_GB:.2f} GB")
     log.all_ranks(f"Load weight begin. avail mem={plan.init_avail_gb:.2f} GB")
     await _pause(load * 0.55, a)

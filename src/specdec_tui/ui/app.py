@@ -183,8 +183,9 @@ class SpecdecApp(App[None]):
 
     @on(m.JournalBatch)
     def _journal(self, message: m.JournalBatch) -> None:
-        if self.main_or_none is not None:
-            self.main.journal_pane.add_records(message.records, message.kinds)
+        main = self.main_or_none
+        if main is not None and main.query("#journal-pane"):  # else it arrived while the app shuts down
+            main.journal_pane.add_records(message.records, message.kinds)
 
     @on(m.LogStatsChanged)
     def _log_stats_changed(self, message: m.LogStatsChanged) -> None:

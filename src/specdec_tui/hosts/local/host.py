@@ -37,6 +37,7 @@ from specdec_tui.hosts.base import (
     PushResult,
     RestartResult,
     ServiceStatus,
+    StagedPush,
     UnitRejected,
 )
 from specdec_tui.hosts.local.journal import JournalStore
@@ -143,13 +144,24 @@ class LocalHost:
 
     async def push(self, text: str) -> PushResult:
         """Validate, then atomically replace the unit; the running service is untouched until restart."""
+        return await self.commit(await self.prepare(text))
+
+    async def prepare(self, text: str) -> StagedPush:
+        """The local half of staging: the text must load as a unit (systemd-analyze verify's part)."""
         self._ensure_dirs()
         try:
             load_spec(self.unit_name, text)
         except UnitSyntaxError as err:
             raise UnitRejected(f"{self.unit_name} was not pushed: {err}", "fix the unit and push again") from None
-        changed, backup = self.units.push(text)
+        path = self.units.unit_path
+        return StagedPush(unit=self.unit_name, text=text, changed=not path.exists() or path.read_bytes() != text.encode())
+
+    async def commit(self, staged: StagedPush) -> PushResult:
+        changed, backup = self.units.push(staged.text)
         return PushResult(unit=self.unit_name, changed=changed, backup=backup)
+
+    async def discard(self, staged: StagedPush) -> None:
+        """Nothing was written by `prepare`."""
 
     async def history(self) -> list[int]:
         return self.units.numbers()

@@ -30,6 +30,7 @@ from specdec_tui.hosts.base import (
     PushResult,
     RestartResult,
     ServiceStatus,
+    StagedPush,
     UnitRejected,
 )
 from specdec_tui.hosts.ssh.connect import KEEPALIVE_INTERVAL_S, SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
@@ -167,12 +168,30 @@ class SSHHost:
         return f"{self.history_dir}/{self.config.unit}.{n}"
 
     async def push(self, text: str) -> PushResult:
+        return await self.commit(await self.prepare(text))
+
+    async def prepare(self, text: str) -> StagedPush:
+        """Stage `text` next to the unit and `systemd-analyze verify` it; the unit itself is not touched."""
         data = text.encode()
-        current = await self._read_bytes(self.unit_path)
-        if current == data:
+        if await self._read_bytes(self.unit_path) == data:
+            return StagedPush(unit=self.config.unit, text=text, changed=False)
+        try:
+            await self._run(rc.mkdir_p(f"{self.history_dir}/new"), what="creating the unit history directory")
+            await self._upload(data, self.staging_path)
+            await self._verify_staged()
+        except ConnectionLost as err:
+            raise ConnectionLost(
+                f"the SSH connection to {self.config.address} dropped while staging the unit: {err.message}",
+                "the unit was not changed; push again",
+            ) from err
+        return StagedPush(unit=self.config.unit, text=text, changed=True)
+
+    async def commit(self, staged: StagedPush) -> PushResult:
+        """Back up the unit and rename the staged text over it (one atomic step on the host)."""
+        if not staged.changed:
             return PushResult(unit=self.config.unit, changed=False)
         try:
-            return await self._push_changed(data, current)
+            return await self._replace(staged.text.encode())
         except ConnectionLost as err:
             raise ConnectionLost(
                 f"the SSH connection to {self.config.address} dropped during the push: {err.message}",
@@ -180,10 +199,15 @@ class SSHHost:
                 "look at it (host cat) before pushing again",
             ) from err
 
-    async def _push_changed(self, data: bytes, current: bytes | None) -> PushResult:
-        await self._run(rc.mkdir_p(f"{self.history_dir}/new"), what="creating the unit history directory")
-        await self._upload(data, self.staging_path)
-        await self._verify_staged()
+    async def discard(self, staged: StagedPush) -> None:
+        if staged.changed:
+            await self._run(rc.remove(self.staging_path), check=False)
+
+    async def _replace(self, data: bytes) -> PushResult:
+        current = await self._read_bytes(self.unit_path)
+        if current == data:  # a replace cut after its rename, then tried again
+            await self._run(rc.remove(self.staging_path), check=False)
+            return PushResult(unit=self.config.unit, changed=False)
         backup = None
         if current is not None:
             numbers = await self.history()

@@ -41,7 +41,8 @@ def format_record(record: JournalRecord) -> str:
     """One display line: local time, then the message (markers and gaps as a rule line)."""
     if record.kind in ("gap", "marker"):
         return marker_line(record.message or "journal gap: reconnected", record.timestamp)
-    return f"{record.timestamp:%H:%M:%S} {record.message}"
+    tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
+    return f"{record.timestamp:%H:%M:%S} {tag}{record.message}"
 
 
 def marker_line(text: str, when: datetime | None = None) -> str:
