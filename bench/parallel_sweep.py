@@ -1,7 +1,7 @@
 """A sweep on 3 hosts at once against the same sweep on one host (the anchor, measured in the same run): the
 wall time of each, the speed-up, and whether both picked the same winner.
 
-    python bench/parallel_sweep.py                        # steps 1..6, 1 run per value, 3 hosts, time scale 10
+    python bench/parallel_sweep.py                        # steps 1..6, 1 run per value, 3 hosts, time scale 5
     python bench/parallel_sweep.py --hosts 2 --repeats 2 --time-scale 5
 Target: 3 hosts at least 1.8× faster than one. Every host is a local demo host with its own workspace and its
 own simulated SGLang server; the hosts share this machine's cores, so the figure is a floor for real hosts.
@@ -59,7 +59,7 @@ async def main() -> None:
     parser.add_argument("--hosts", type=int, default=3)
     parser.add_argument("--values", default="1..6")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--time-scale", type=float, default=10.0)
+    parser.add_argument("--time-scale", type=float, default=5.0)
     args = parser.parse_args()
     plan = SweepPlan("speculative-num-steps", parse_values(args.values), repeats=args.repeats, stop_after_worse=False)
     one_s, one = await timed(1, plan, args.time_scale)
