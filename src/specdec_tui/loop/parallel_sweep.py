@@ -20,10 +20,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from specdec_tui.core.config import Config
 from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.sweep import EventSink, SweepError, SweepHost, SweepOutcome, SweepPlan, plan_units, sweep_hosts
 from specdec_tui.loop.trial import TrialLoop
 
@@ -89,6 +91,19 @@ def check_same_units(plan: SweepPlan, units: Sequence[tuple[str, dict[str, str]]
                 raise UnitsDiffer(f"host {name}'s unit differs from {first_name}'s in {difference}; a sweep on "
                                   f"several hosts needs units that are the same but for "
                                   f"--{canonical_name(plan.flag)} (and --host/--port)")
+
+
+def loops_like(config: Config, names: Sequence[str], like: TrialLoop) -> list[TrialLoop]:
+    """Trial loops on the config's hosts `names` that add their trials to `like`'s session (and its file), with
+    its benchmark profile: the other hosts of a sweep started from one host (the panel's). A host whose service
+    the sweep starts keeps it running when closed, as on a real host (the sweep restores what ran before).
+    Raises HostError naming a host the config does not know."""
+    loops = []
+    for name in names:
+        host = open_host(config, name, keep_running=True)
+        loops.append(TrialLoop.for_host(host, config, like.session, host_name=name, session_path=like.session_path,
+                                        profile=like.profile))
+    return loops
 
 
 async def _read_unit(runner: TrialLoop) -> str:

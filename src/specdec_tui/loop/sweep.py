@@ -47,7 +47,8 @@ EventSink = Callable[[object], None]
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
     """What to sweep and how to judge it. `apply_best` leaves the host on the winner; otherwise the unit
-    that ran before the sweep is restored."""
+    that ran before the sweep is restored. `hosts`: the config hosts a panel's sweep runs on at once, its
+    own host first (empty: its own host only); `run_sweep` and `run_parallel_sweep` are given their loops."""
 
     flag: str
     values: tuple[str, ...]
@@ -56,6 +57,7 @@ class SweepPlan:
     min_running_requests: int | None = None
     stop_after_worse: bool = True
     apply_best: bool = False
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class SweepOutcome:
     left_on: str = ""  # "winner", "original" or a sentence saying what went wrong (on several hosts: all of them)
     final_unit_text: str = ""  # the (first) host's unit after the sweep
     host_of_value: dict[str, str] = field(default_factory=dict)  # which host ran each value
+    units_by_host: dict[str, dict[str, str]] = field(default_factory=dict)  # host → value → its unit (own port)
     left_on_by_host: dict[str, str] = field(default_factory=dict)  # as left_on, per host
     final_unit_by_host: dict[str, str] = field(default_factory=dict)
     host_failures: dict[str, str] = field(default_factory=dict)  # host → what went wrong, in words
@@ -391,6 +394,7 @@ class _Schedule:
         counted = self.counted(last)
         outcome.past_stop = [v for v in values[last:] if v in outcome.trials_by_value]
         outcome.trials_by_value = self.counted(len(values))
+        outcome.host_of_value = {v: outcome.host_of_value[v] for v in values if v in outcome.host_of_value}
         outcome.choice = choose(counted, self.plan.objective)
         outcome.curve = curve(counted)
 
@@ -462,7 +466,8 @@ async def sweep_hosts(hosts: Sequence[SweepHost], plan: SweepPlan, *,
     The units and shares are checked by the caller (`run_sweep`, `parallel_sweep.run_parallel_sweep`).
     On cancel every host gets the unit that ran before, then CancelledError propagates."""
     emit = on_event or (lambda _event: None)
-    outcome = SweepOutcome(plan=plan, unit_by_value=_units_by_value(hosts, plan))
+    outcome = SweepOutcome(plan=plan, unit_by_value=_units_by_value(hosts, plan),
+                           units_by_host={h.name: h.units for h in hosts})
     schedule = _Schedule(plan, outcome, emit, len(hosts))
     if len(hosts) == 1:
         await _run_host(hosts[0], plan, outcome, schedule, emit, several=False)
