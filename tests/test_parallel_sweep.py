@@ -3,6 +3,7 @@ server, real HTTP, one session file; the one-host sweep of the same values is th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -18,6 +19,7 @@ from specdec_tui.core.sweep_rules import choose, sweep_groups
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace
+from specdec_tui.loop.events import Busy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, run_parallel_sweep, split_values
 from specdec_tui.loop.sweep import (
     OnHost,
@@ -201,6 +203,29 @@ async def test_a_stop_is_judged_in_plan_order_and_later_values_are_not(hosts: Ho
     ran_after = [v for v in ("4", "5", "6") if v in outcome.trials_by_value]
     assert outcome.past_stop == ran_after  # begun before the stop was known: kept, not judged
     assert all(s.value in ("1", "2", "3") for s in outcome.choice.stats)
+
+
+async def test_a_cancelled_parallel_sweep_puts_every_host_back(hosts: Hosts) -> None:
+    loops = hosts.make(("a", "b", "c"))
+    before = {name: hosts.unit_bytes(name) for name in "abc"}
+    task: asyncio.Task[object] | None = None
+
+    def cancel_on_the_second_round(event: object) -> None:
+        if isinstance(event, SweepValueStarted) and event.value == "4":
+            assert task is not None
+            task.cancel()
+
+    task = asyncio.create_task(run_parallel_sweep(loops, SweepPlan(STEPS, SIX, repeats=1, stop_after_worse=False),
+                                                  on_event=cancel_on_the_second_round))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert {name: hosts.unit_bytes(name) for name in "abc"} == before
+    for loop in loops:
+        assert not (await loop.host.status()).is_running  # none ran before the sweep
+        assert loop.busy is Busy.IDLE
+    saved = load_session(loops[0].session_path)
+    assert {t.sweep["value"] for t in saved.trials} >= {"1", "4"}
+    assert next(t for t in saved.trials if t.sweep["value"] == "4").status == "cancelled"
 
 
 def test_split_is_round_robin() -> None:
