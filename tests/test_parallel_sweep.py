@@ -80,7 +80,10 @@ def flags_of(text: str) -> dict[str, str | None]:
 
 
 async def test_three_hosts_pick_the_one_host_winner_faster_and_end_where_they_began(hosts: Hosts) -> None:
-    plan = SweepPlan(STEPS, SIX, repeats=1, stop_after_worse=False)
+    # One value per host, two runs each: the three values are measured side by side under the same load. (The demo
+    # hosts share this machine's 2 cores; with 1..6 the first round ran while the others started and, under a
+    # loaded machine, measured up to 20% low — enough to move the winner. Real hosts share no CPU.)
+    plan = SweepPlan(STEPS, ("2", "3", "4"), repeats=2, stop_after_worse=False)
     (solo,) = hosts.make(("solo",), time_scale=TIME_SCALE)
     started = time.monotonic()
     anchor = await run_sweep(solo, await solo.read_running(), plan)
@@ -95,19 +98,20 @@ async def test_three_hosts_pick_the_one_host_winner_faster_and_end_where_they_be
 
     # The same winner as the one-host sweep, chosen by the same rule over every host's trials.
     assert anchor.winner == outcome.winner == "3", (anchor.reasons, outcome.reasons)
-    assert [p.value for p in outcome.curve] == list(SIX)  # judged in plan order whatever host finished first
+    assert [p.value for p in outcome.curve] == ["2", "3", "4"]  # judged in plan order whatever host finished first
     speed_up = one_host_s / three_hosts_s
     assert speed_up >= 1.8, f"1 host {one_host_s:.1f} s, 3 hosts {three_hosts_s:.1f} s: {speed_up:.2f}×"
 
     # Round-robin, each host on its own server; progress names the host of every value.
-    assert outcome.host_of_value == {"1": "a", "2": "b", "3": "c", "4": "a", "5": "b", "6": "c"}
+    assert outcome.host_of_value == {"2": "a", "3": "b", "4": "c"}
     assert sorted((e.value, e.host) for e in events if isinstance(e, SweepValueStarted)) == sorted(
         outcome.host_of_value.items())
     assert {e.host for e in events if isinstance(e, OnHost)} == {"a", "b", "c"}
 
     # One session file holds every trial, each with its host, and the rule gives the same winner from it.
     saved = load_session(loops[0].session_path)
-    assert sorted((t.sweep["value"], t.host) for t in saved.trials) == sorted(outcome.host_of_value.items())
+    assert sorted((t.sweep["value"], t.sweep["repeat"], t.host) for t in saved.trials) == sorted(
+        (v, r, h) for v, h in outcome.host_of_value.items() for r in (1, 2))
     assert all(t.status == "ok" for t in saved.trials)
     assert len({t.id for t in saved.trials}) == 6
     assert choose(sweep_groups(saved.trials)[STEPS], plan.objective).winner.value == outcome.winner
