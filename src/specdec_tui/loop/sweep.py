@@ -106,7 +106,7 @@ class SweepOutcome:
 
     plan: SweepPlan
     trials_by_value: dict[str, list[Trial]] = field(default_factory=dict)
-    unit_by_value: dict[str, str] = field(default_factory=dict)
+    unit_by_value: dict[str, str] = field(default_factory=dict)  # on several hosts: as the host that ran it pushed it
     choice: SweepChoice | None = None
     curve: list[CurvePoint] = field(default_factory=list)
     stopped: str | None = None  # why it ended before the last value

@@ -2,9 +2,12 @@
 progress — each value's status, the two curves the seed drew by hand (c=1 tok/s going up,
 max_running_requests going down), the winner with its reasons, and "apply the winner?".
 
-The worker runs `sweep.run_sweep` and only posts messages; the handlers here own the state. The sweep
-module leaves the host on the unit that ran before (also after a cancel or a failure); this screen says
-so, and applies the winner only when the user confirms.
+With several hosts in the form's hosts field the sweep runs on them at once (`parallel_sweep`): each value's
+status names its host, and "apply the winner?" pushes every host its own edit of the winner.
+
+The worker runs `sweep.run_sweep` (or `parallel_sweep.run_parallel_sweep`) and only posts messages; the
+handlers here own the state. The sweep module leaves the host on the unit that ran before (also after a
+cancel or a failure); this screen says so, and applies the winner only when the user confirms.
 """
 
 from __future__ import annotations
