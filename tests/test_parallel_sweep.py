@@ -274,8 +274,12 @@ def test_sweep_command_refuses_hosts_whose_units_differ(capsys: pytest.CaptureFi
     config, workspaces = write_config(tmp_path, ("a", "b"))
     unit = workspaces["b"].unit_path
     unit.write_text(UnitFile.parse(unit.read_text()).set_flag("tp", "2").text)
+    before = {n: ws.unit_path.read_bytes() for n, ws in workspaces.items()}
     code = main(["sweep", "--host", "a", "--host", "b", "--config", str(config), "--values", "1..4", *SMALL])
     _, err = capsys.readouterr()
     assert code == 1
     assert "host b's unit differs from a's in --tp-size: 4 on a, 2 on b" in err, err  # --tp, by its canonical name
     assert "Traceback" not in err
+    assert {n: ws.unit_path.read_bytes() for n, ws in workspaces.items()} == before  # nothing pushed
+    code = main(["sweep", "--host", "a", "--host", "a", "--config", str(config), "--values", "1..4", *SMALL])
+    assert code == 1 and "--host a is given twice" in capsys.readouterr().err
