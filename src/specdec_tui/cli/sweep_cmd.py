@@ -1,6 +1,10 @@
 """`specdec-tui sweep`: try every value of one flag on a host, benchmark each N times, pick the winner and
 say why — the seed's steps 1 → 2 → 3 → 4 by hand, as one command.
 
+`--host` given several times sweeps on all those hosts at once (`loop.parallel_sweep`): their units must be
+the same but for the swept flag, the values are dealt out round-robin, the trials go to one session file
+and the winner is chosen by the same rule.
+
 Progress goes to stderr; the table (or, with --json, one JSON line per trial and a summary line) to stdout.
 """
 
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +39,17 @@ from specdec_tui.hosts.base import Host
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `sweep` command."""
     p = sub.add_parser("sweep", help="sweep one flag over values on a host and pick the best, with reasons",
+                       conflict_handler="resolve",  # its --host replaces the common one: it may be given many times
                        description="For each value: edit the unit, push, restart, wait healthy, benchmark "
                                    "--repeats times. A value that does not start is recorded failed and rolled "
                                    "back. The winner is chosen by median − 1.4826·MAD over the repeats, the "
                                    "smallest value within 1% of the best winning. The host is left on the unit "
-                                   "it ran before unless --apply-best.")
+                                   "it ran before unless --apply-best. With several --host the values are "
+                                   "dealt out round-robin and run on all those hosts at once.")
     add_host_options(p)
+    p.add_argument("--host", action=_Hosts, default=argparse.SUPPRESS, metavar="NAME",
+                   help="host from the config, or demo (default: the config's default_host); give it several "
+                        "times to sweep on those hosts at once (their units must be the same but for the flag)")
     p.add_argument("--flag", default="speculative-num-steps", metavar="NAME",
                    help="the flag to sweep, without -- (default speculative-num-steps)")
     p.add_argument("--values", required=True, metavar="LIST", help="values: 1,2,3 or 1..6 or 1..3,5")
@@ -71,6 +81,20 @@ def add_host_options(p: argparse.ArgumentParser) -> None:
     """`--host`, `--config` (as every command takes them) and `--time-scale` for the demo host."""
     add_target_options(p)
     add_time_scale_option(p)
+
+
+class _Hosts(argparse.Action):
+    """`--host` as every command takes it (args.host, the first one), and every --host in args.hosts."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        hosts = [*getattr(namespace, "hosts", []), str(values)]
+        namespace.hosts, namespace.host = hosts, hosts[0]
+
+
+def host_names(args: argparse.Namespace, first: str) -> list[str]:
+    """The hosts to sweep on: every --host given after the command, else the one host the config picks."""
+    return list(getattr(args, "hosts", None) or [first])
 
 
 # ---------------------------------------------------------------------------------------------- shared with `session replay`
@@ -143,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     from specdec_tui.loop.sweep import SweepError, SweepPlan, parse_values
 
     config, host_name = load_cli_config(args)
-    profile = sweep_profile(args, config, host_name)
+    names = host_names(args, host_name)
+    profile = sweep_profile(args, config, names[0])
     try:
         plan = SweepPlan(flag=args.flag.removeprefix("--"), values=parse_values(args.values), repeats=args.repeats,
                          objective=parse_objective(args.objective, args.floor_ratio, profile),
@@ -151,53 +176,73 @@ def run(args: argparse.Namespace) -> int:
                          stop_after_worse=not args.no_early_stop, apply_best=args.apply_best)
     except SweepError as err:
         raise CliError(str(err)) from None
-    host = open_cli_host(config, host_name)
-    return asyncio.run(_run(args, config, host_name, host, profile, plan))
+    repeated = next((n for n in names if names.count(n) > 1), None)
+    if repeated is not None:
+        raise CliError(f"--host {repeated} is given twice; name each host once")
+    hosts = [open_cli_host(config, name) for name in names]
+    return asyncio.run(_run(args, config, names, hosts, profile, plan))
 
 
-async def _run(args: argparse.Namespace, config: Config, host_name: str, host: Host, profile: BenchProfile,
-               plan: Any) -> int:
-    from specdec_tui.hosts.base import HostError
-    from specdec_tui.loop.health import NotHealthy
-    from specdec_tui.loop.sweep import (
-        SweepError,
-        SweepStopped,
-        SweepTrialDone,
-        SweepValueStarted,
-        run_sweep,
-    )
-    from specdec_tui.loop.trial import TrialLoop
-
-    session, path = open_session(args, host_name, host.info.unit, profile)
-    runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
+def _printer(args: argparse.Namespace, several: bool) -> Callable[[object], None]:
+    """Progress lines on stderr (each naming its host when there are several), JSON trial lines on stdout."""
+    from specdec_tui.loop.sweep import OnHost, SweepHostFailed, SweepStopped, SweepTrialDone, SweepValueStarted
 
     def on_event(event: object) -> None:
         if isinstance(event, SweepValueStarted):
-            progress(f"[{event.index + 1}/{event.total}] {event.label}")
+            progress(f"[{event.index + 1}/{event.total}] {event.label}" + (f" on {event.host}" if several else ""))
         elif isinstance(event, SweepTrialDone):
-            progress(f"  {trial_line(event.trial)}")
+            progress(f"  {event.trial.host + ': ' if several else ''}{trial_line(event.trial)}")
             if args.json:
                 print(trial_json(event.trial), flush=True)
         elif isinstance(event, SweepStopped):
             progress(f"stopping early: {event.reason}")
+        elif isinstance(event, SweepHostFailed):
+            lost = f"; its values {', '.join(event.values)} were not run" if event.values else ""
+            progress(f"{event.host} failed: {event.reason}{lost}; the other hosts go on")
+        elif isinstance(event, OnHost):
+            if (line := phase_line(event.event)) is not None:
+                progress(line.replace("  · ", f"  · {event.host}: ", 1))
         elif (line := phase_line(event)) is not None:
             progress(line)
 
+    return on_event
+
+
+async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts: list[Host], profile: BenchProfile,
+               plan: Any) -> int:
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.loop.health import NotHealthy
+    from specdec_tui.loop.parallel_sweep import run_parallel_sweep
+    from specdec_tui.loop.sweep import SweepError, run_sweep
+    from specdec_tui.loop.trial import TrialLoop
+
+    session, path = open_session(args, names[0], hosts[0].info.unit, profile)
+    runners = [TrialLoop.for_host(host, config, session, host_name=name, session_path=path, profile=profile)
+               for name, host in zip(names, hosts, strict=True)]
+    on_event = _printer(args, several=len(hosts) > 1)
+    current = names[0]  # the host an error belongs to
     try:
-        await host.connect()
-        base = await runner.read_running()
-        progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} on {host_name} "
+        for name, host in zip(names, hosts, strict=True):
+            current = name
+            await host.connect()
+        current = names[0]
+        where = f"on {names[0]}" if len(names) == 1 else f"on {len(names)} hosts at once ({', '.join(names)})"
+        progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} {where} "
                  f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
                  f"session {path}")
-        outcome = await run_sweep(runner, base, plan, on_event=on_event)
+        if len(runners) == 1:
+            outcome = await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
+        else:
+            outcome = await run_parallel_sweep(runners, plan, on_event=on_event)
     except SweepError as err:
         raise CliError(str(err)) from None
     except (HostError, NotHealthy) as err:
-        raise CliError(f"{host_name}: {err}") from None
+        raise CliError(f"{current}: {err}") from None
     finally:
-        await host.close()
+        for host in hosts:
+            await host.close()
     report(outcome, path, as_json=args.json)
-    if outcome.left_on not in ("winner", "original"):
+    if outcome.host_failures or any(end not in ("winner", "original") for end in outcome.left_on_by_host.values()):
         return 1
     return 0 if outcome.winner is not None else 1
 
@@ -206,7 +251,7 @@ def trial_json(trial: Any) -> str:
     import orjson
 
     return orjson.dumps({
-        "trial": trial.id, "label": trial.label, "status": trial.status, "sweep": trial.sweep,
+        "trial": trial.id, "host": trial.host, "label": trial.label, "status": trial.status, "sweep": trial.sweep,
         "max_running_requests": trial.facts.max_running_requests if trial.facts else None,
         "output_tok_s": {str(lv.concurrency): round(lv.output_tok_s, 3) for lv in trial.levels},
         "per_request_tok_s_p50": {str(lv.concurrency): lv.per_request_tok_s.p50 for lv in trial.levels},
@@ -214,11 +259,20 @@ def trial_json(trial: Any) -> str:
     }).decode()
 
 
+def where_left(outcome: Any) -> list[str]:
+    """Where each host was left, in words (one line for one host)."""
+    plan = outcome.plan
+    words = {"winner": f"runs the winner ({plan.flag} {outcome.winner})",
+             "original": "runs the unit it ran before the sweep"}
+    if len(outcome.left_on_by_host) <= 1:
+        return [f"the host {words[outcome.left_on]}" if outcome.left_on in words else outcome.left_on]
+    return [f"{host}: {words.get(end, end)}" for host, end in outcome.left_on_by_host.items()]
+
+
 def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     """The sweep table and why the winner won (or the summary object with --json)."""
     plan = outcome.plan
-    where = {"winner": f"the host runs the winner ({plan.flag} {outcome.winner})",
-             "original": "the host runs the unit it ran before the sweep"}.get(outcome.left_on, outcome.left_on)
+    several = len(outcome.left_on_by_host) > 1
     if as_json:
         import orjson
 
@@ -226,6 +280,9 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
             "summary": True, "flag": plan.flag, "winner": outcome.winner, "reasons": outcome.reasons,
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],
+            "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,
+            "left_on_by_host": outcome.left_on_by_host, "host_failures": outcome.host_failures,
+            "not_judged": outcome.past_stop,
         }).decode(), flush=True)
         return
     from specdec_tui.cli.render import make_console, sweep_table
@@ -238,9 +295,19 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     for value, trials in outcome.trials_by_value.items():
         for t in trials:
             if t.status == "failed":
-                console.print(f"{plan.flag} {value}: trial {t.id} failed — {t.failure}"
+                on = f" on {t.host}" if several else ""
+                console.print(f"{plan.flag} {value}: trial {t.id}{on} failed — {t.failure}"
                               + (f" ({t.notes})" if t.notes else ""), markup=False)
     if outcome.stopped:
         console.print(f"stopped early: {outcome.stopped}", markup=False)
-    console.print(where, markup=False)
+    if outcome.past_stop:
+        console.print(f"{', '.join(outcome.past_stop)} ran on another host before the stop was known: "
+                      "in the session, not judged", markup=False)
+    if several:
+        ran = ", ".join(f"{v} on {h}" for v, h in outcome.host_of_value.items())
+        console.print(f"values ran: {ran}", markup=False)
+    for host, reason in outcome.host_failures.items():
+        console.print(f"{host} failed: {reason}", markup=False)
+    for line in where_left(outcome):
+        console.print(line, markup=False)
     console.print(f"session saved to {path}", markup=False)

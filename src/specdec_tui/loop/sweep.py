@@ -4,12 +4,16 @@ the winner with the robust rules of `core.sweep_rules` and say why.
 Why a restart per value and not per repeat: the repeats measure the benchmark's noise on one server
 start, and the seed's trade-off (max_running_requests) is fixed at start. The host always ends on a
 known unit: the one running before the sweep, or the winner when asked — also after a cancel.
+
+One engine runs a sweep on one host or on several at once (`loop.parallel_sweep` checks the hosts and
+splits the values): each host runs its share of the values with the same per-value code, the stop rule
+reads the values in plan order whatever host ran them, and the choice is made once over all of them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from specdec_tui.core.compare import short_flag
@@ -25,6 +29,7 @@ from specdec_tui.core.sweep_rules import (
     summarise,
 )
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import HostError
 from specdec_tui.loop.events import Busy, Phase
 from specdec_tui.loop.health import NotHealthy
@@ -42,7 +47,8 @@ EventSink = Callable[[object], None]
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
     """What to sweep and how to judge it. `apply_best` leaves the host on the winner; otherwise the unit
-    that ran before the sweep is restored."""
+    that ran before the sweep is restored. `hosts`: the config hosts a panel's sweep runs on at once, its
+    own host first (empty: its own host only); `run_sweep` and `run_parallel_sweep` are given their loops."""
 
     flag: str
     values: tuple[str, ...]
@@ -51,6 +57,7 @@ class SweepPlan:
     min_running_requests: int | None = None
     stop_after_worse: bool = True
     apply_best: bool = False
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,7 @@ class SweepValueStarted:
     index: int  # 0-based position in the plan
     total: int
     label: str
+    host: str = ""  # the host that runs it
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +81,43 @@ class SweepStopped:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class OnHost:
+    """A step's event (phase, benchmark progress…) from one host of a sweep on several hosts; a sweep on
+    one host sends its steps' events unwrapped."""
+
+    host: str
+    event: object
+
+
+@dataclass(frozen=True, slots=True)
+class SweepHostFailed:
+    """A host of a sweep on several hosts failed (lost, or would not come back); the others go on and
+    its trials so far are kept. `values` are those of its share it never finished."""
+
+    host: str
+    reason: str
+    values: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class SweepOutcome:
     """Everything a sweep found: trials per value, the choice with its reasons, the curves, where the host was left."""
 
     plan: SweepPlan
     trials_by_value: dict[str, list[Trial]] = field(default_factory=dict)
-    unit_by_value: dict[str, str] = field(default_factory=dict)
+    unit_by_value: dict[str, str] = field(default_factory=dict)  # on several hosts: as the host that ran it pushed it
     choice: SweepChoice | None = None
     curve: list[CurvePoint] = field(default_factory=list)
     stopped: str | None = None  # why it ended before the last value
-    left_on: str = ""  # "winner", "original" or a sentence saying what went wrong
-    final_unit_text: str = ""
+    left_on: str = ""  # "winner", "original" or a sentence saying what went wrong (on several hosts: all of them)
+    final_unit_text: str = ""  # the (first) host's unit after the sweep
+    host_of_value: dict[str, str] = field(default_factory=dict)  # which host ran each value
+    units_by_host: dict[str, dict[str, str]] = field(default_factory=dict)  # host → value → its unit (own port)
+    left_on_by_host: dict[str, str] = field(default_factory=dict)  # as left_on, per host
+    final_unit_by_host: dict[str, str] = field(default_factory=dict)
+    host_failures: dict[str, str] = field(default_factory=dict)  # host → what went wrong, in words
+    past_stop: list[str] = field(default_factory=list)  # run on another host before the stop was known: not judged
 
     @property
     def winner(self) -> str | None:
@@ -225,7 +258,7 @@ class UnitGuard:
                                     f"restoring the unit that ran before the {self.what}", running=self.was_running)
 
 
-# ---------------------------------------------------------------------------------------------- the sweep
+# ---------------------------------------------------------------------------------------------- one value
 
 
 def _label(plan: SweepPlan, value: str, repeat: int | None = None) -> str:
@@ -245,8 +278,8 @@ async def _first_run(runner: TrialLoop, text: str, plan: SweepPlan, value: str, 
 
     def tag_then_emit(event: object) -> None:
         nonlocal pending
-        if pending and isinstance(event, Phase) and event.name == "push":
-            _tag(runner.session.trials[-1], plan, value, 1)  # run_trial has just started it
+        if pending and isinstance(event, Phase) and event.name == "push" and runner.trial is not None:
+            _tag(runner.trial, plan, value, 1)  # run_trial has just started it
             pending = False
         emit(event)
 
@@ -267,6 +300,42 @@ async def _repeat_run(runner: TrialLoop, first: Trial, plan: SweepPlan, value: s
     return await runner.bench(trial, on_event=emit)
 
 
+async def _run_value(runner: TrialLoop, plan: SweepPlan, value: str, text: str, trials: list[Trial],
+                     last_good: str, emit: EventSink, step_emit: EventSink) -> str:
+    """One value on one host: one start, `repeats` benchmark runs, each trial appended to `trials` as it ends;
+    a start that fails goes back to `last_good`. Returns the unit to go back to after the next failed start."""
+    first = await _first_run(runner, text, plan, value, step_emit)
+    trials.append(first)
+    emit(SweepTrialDone(value, 1, first))
+    if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
+        await settle_unit(runner, last_good, step_emit, "back to the last unit that started")
+        return last_good
+    if first.status != "ok":  # a benchmark that broke the server is not repeated
+        return last_good
+    for repeat in range(2, plan.repeats + 1):
+        trial = await _repeat_run(runner, first, plan, value, repeat, step_emit)
+        trials.append(trial)
+        emit(SweepTrialDone(value, repeat, trial))
+    return text
+
+
+# ---------------------------------------------------------------------------------------------- the sweep
+
+
+@dataclass(slots=True)
+class SweepHost:
+    """One host's part in a sweep: its trial loop, its unit for every value (edits of the unit it runs now)
+    and its share of the values, in plan order."""
+
+    runner: TrialLoop
+    units: dict[str, str]
+    values: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.runner.host.info.name
+
+
 def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | None:
     history = summarise(trials_by_value, plan.objective)
     reason = stop_reason(history, min_running_requests=plan.min_running_requests)
@@ -275,54 +344,156 @@ def _stop(plan: SweepPlan, trials_by_value: dict[str, list[Trial]]) -> str | Non
     return reason
 
 
-async def _run_values(runner: TrialLoop, plan: SweepPlan, outcome: SweepOutcome, last_good: str,
-                      emit: EventSink) -> None:
-    """Each value in turn: one start, `repeats` benchmark runs; a start that fails goes back to `last_good`."""
-    for index, value in enumerate(plan.values):
-        text = outcome.unit_by_value[value]
-        emit(SweepValueStarted(value, index, len(plan.values), _label(plan, value)))
-        trials = outcome.trials_by_value.setdefault(value, [])
-        first = await _first_run(runner, text, plan, value, emit)
-        trials.append(first)
-        emit(SweepTrialDone(value, 1, first))
-        if first.facts is None:  # never got healthy: the workflow rolled back; make sure it is last_good
-            await settle_unit(runner, last_good, emit, "back to the last unit that started")
-        elif first.status == "ok":  # a benchmark that broke the server is not repeated
-            last_good = text
-            for repeat in range(2, plan.repeats + 1):
-                trial = await _repeat_run(runner, first, plan, value, repeat, emit)
-                trials.append(trial)
-                emit(SweepTrialDone(value, repeat, trial))
-        reason = _stop(plan, outcome.trials_by_value)
-        if reason and index < len(plan.values) - 1:
-            outcome.stopped = reason
-            emit(SweepStopped(reason))
+class _Schedule:
+    """The plan's values in order: which have finished, and where the stop rule ends the sweep.
+
+    The rule reads the values in plan order, so a value is judged once every value before it has finished,
+    whatever host ran it; after a stop no host starts a later value. On one host this is the plain
+    "after each value, stop or go on". The choice is made once, when every host is through its share."""
+
+    def __init__(self, plan: SweepPlan, outcome: SweepOutcome, emit: EventSink, hosts: int) -> None:
+        self.plan, self.outcome, self.emit = plan, outcome, emit
+        self.finished: set[str] = set()
+        self.judged = 0  # values[:judged] have been judged by the stop rule
+        self.stop_at: int | None = None  # index of the last value that counts
+        self.running = hosts
+        self.all_done = asyncio.Event()
+
+    def may_start(self, value: str) -> bool:
+        return self.stop_at is None or self.plan.values.index(value) <= self.stop_at
+
+    def finish(self, value: str) -> None:
+        """`value` has all its trials (or never will: its host failed)."""
+        self.finished.add(value)
+        values = self.plan.values
+        while self.judged < len(values) and values[self.judged] in self.finished:
+            index, self.judged = self.judged, self.judged + 1
+            if self.stop_at is not None:
+                continue
+            reason = _stop(self.plan, self.counted(index + 1))
+            if reason and index < len(values) - 1:
+                self.stop_at = index
+                self.outcome.stopped = reason
+                self.emit(SweepStopped(reason))
+
+    def counted(self, upto: int) -> dict[str, list[Trial]]:
+        """The trials of the first `upto` values, in plan order (the order the stop rule and the choice's
+        baseline read), whatever order the hosts finished them in."""
+        by_value = self.outcome.trials_by_value
+        return {v: by_value[v] for v in self.plan.values[:upto] if v in by_value}
+
+    def host_done(self) -> None:
+        self.running -= 1
+        if self.running == 0:
+            self._decide()
+            self.all_done.set()
+
+    def _decide(self) -> None:
+        outcome, values = self.outcome, self.plan.values
+        last = len(values) if self.stop_at is None else self.stop_at + 1
+        counted = self.counted(last)
+        outcome.past_stop = [v for v in values[last:] if v in outcome.trials_by_value]
+        outcome.trials_by_value = self.counted(len(values))
+        outcome.host_of_value = {v: outcome.host_of_value[v] for v in values if v in outcome.host_of_value}
+        outcome.choice = choose(counted, self.plan.objective)
+        outcome.curve = curve(counted)
+
+
+async def _run_share(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, schedule: _Schedule, last_good: str,
+                     emit: EventSink, step_emit: EventSink) -> None:
+    for value in h.values:
+        if not schedule.may_start(value):
             return
+        outcome.host_of_value[value] = h.name
+        emit(SweepValueStarted(value, plan.values.index(value), len(plan.values), _label(plan, value), host=h.name))
+        trials = outcome.trials_by_value.setdefault(value, [])
+        last_good = await _run_value(h.runner, plan, value, h.units[value], trials, last_good, emit, step_emit)
+        schedule.finish(value)
+
+
+async def _run_host(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, schedule: _Schedule, emit: EventSink,
+                    *, several: bool) -> None:
+    """One host's share, then its end state: back to the unit it ran before, or (asked, once every host is
+    through) the winner's unit. On several hosts a host that fails is reported and restored where it can be;
+    on one host its error propagates, as a step's would."""
+    runner, name = h.runner, h.name
+    step_emit: EventSink = (lambda event: emit(OnHost(name, event))) if several else emit
+    with runner.task(Busy.SWEEP):
+        saved_policy, runner.auto_rollback = runner.auto_rollback, True
+        try:
+            async with UnitGuard(runner, step_emit, "sweep") as guard:
+                try:
+                    await _run_share(h, plan, outcome, schedule, guard.original, emit, step_emit)
+                except (HostError, NotHealthy) as err:
+                    if not several:
+                        raise
+                    lost = tuple(v for v in h.values if v not in schedule.finished)
+                    outcome.host_failures[name] = in_words(err)
+                    emit(SweepHostFailed(name, in_words(err), lost))
+                    for value in lost:
+                        schedule.finish(value)
+                finally:
+                    schedule.host_done()
+                if plan.apply_best and name not in outcome.host_failures:
+                    await schedule.all_done.wait()
+                    winner = outcome.winner
+                    if winner is not None:
+                        problem = await settle_quietly(runner, h.units[winner], step_emit,
+                                                       f"leaving the host on the winner {winner}")
+                        outcome.left_on_by_host[name] = problem or "winner"
+                if name not in outcome.left_on_by_host:  # not asked, no winner, or failed: back to where it was
+                    outcome.left_on_by_host[name] = await guard.restore() or "original"
+        finally:
+            runner.auto_rollback = saved_policy
+    try:
+        outcome.final_unit_by_host[name] = await runner.host.read_unit()
+    except HostError:
+        if not several:
+            raise
+        outcome.final_unit_by_host[name] = ""
+
+
+def _left_on(outcome: SweepOutcome, hosts: Sequence[SweepHost]) -> str:
+    ends = [outcome.left_on_by_host.get(h.name, "") for h in hosts]
+    if len(set(ends)) == 1:
+        return ends[0]
+    return "; ".join(f"{h.name}: {end}" for h, end in zip(hosts, ends, strict=True))
+
+
+async def sweep_hosts(hosts: Sequence[SweepHost], plan: SweepPlan, *,
+                      on_event: EventSink | None = None) -> SweepOutcome:
+    """Run `plan` on every host at once, each its share of the values, and choose over all their trials.
+    The units and shares are checked by the caller (`run_sweep`, `parallel_sweep.run_parallel_sweep`).
+    On cancel every host gets the unit that ran before, then CancelledError propagates."""
+    emit = on_event or (lambda _event: None)
+    outcome = SweepOutcome(plan=plan, unit_by_value=_units_by_value(hosts, plan),
+                           units_by_host={h.name: h.units for h in hosts})
+    schedule = _Schedule(plan, outcome, emit, len(hosts))
+    if len(hosts) == 1:
+        await _run_host(hosts[0], plan, outcome, schedule, emit, several=False)
+    else:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for h in hosts:
+                    group.create_task(_run_host(h, plan, outcome, schedule, emit, several=True))
+        except BaseExceptionGroup as failed:  # not a host failing (those are kept per host): a refusal, a bug
+            raise failed.exceptions[0] from None
+    outcome.left_on = _left_on(outcome, hosts)
+    outcome.final_unit_text = outcome.final_unit_by_host.get(hosts[0].name, "")
+    emit(SweepDone(outcome))
+    return outcome
+
+
+def _units_by_value(hosts: Sequence[SweepHost], plan: SweepPlan) -> dict[str, str]:
+    """Each value's unit as pushed by the host whose share it is (the first host's when in no share)."""
+    owner = {v: h for h in reversed(hosts) for v in h.values}
+    return {v: (owner.get(v) or hosts[0]).units[v] for v in plan.values}
 
 
 async def run_sweep(runner: TrialLoop, base_text: str, plan: SweepPlan, *,
                     on_event: EventSink | None = None) -> SweepOutcome:
-    """Sweep `plan.flag` over `plan.values`, editing `base_text`. Failed starts are recorded and rolled back
-    to the last good unit; the sweep goes on. Raises SweepError before pushing anything when a value's
-    edit is invalid. On cancel the unit that ran before is restored, then CancelledError propagates."""
-    emit = on_event or (lambda _event: None)
-    with runner.task(Busy.SWEEP):
-        units = plan_units(base_text, plan)
-        outcome = SweepOutcome(plan=plan, unit_by_value=units)
-        saved_policy, runner.auto_rollback = runner.auto_rollback, True
-        try:
-            async with UnitGuard(runner, emit, "sweep") as guard:
-                await _run_values(runner, plan, outcome, guard.original, emit)
-                outcome.choice = choose(outcome.trials_by_value, plan.objective)
-                outcome.curve = curve(outcome.trials_by_value)
-                winner = outcome.winner
-                if plan.apply_best and winner is not None:
-                    problem = await settle_quietly(runner, units[winner], emit, f"leaving the host on the winner {winner}")
-                    outcome.left_on = problem or "winner"
-                else:
-                    outcome.left_on = await guard.restore() or "original"
-        finally:
-            runner.auto_rollback = saved_policy
-        outcome.final_unit_text = await runner.host.read_unit()
-        emit(SweepDone(outcome))
-        return outcome
+    """Sweep `plan.flag` over `plan.values` on one host, editing `base_text`. Failed starts are recorded and
+    rolled back to the last good unit; the sweep goes on. Raises SweepError before pushing anything when a
+    value's edit is invalid. On cancel the unit that ran before is restored, then CancelledError propagates."""
+    units = plan_units(base_text, plan)
+    return await sweep_hosts([SweepHost(runner, units, plan.values)], plan, on_event=on_event)

@@ -1,8 +1,9 @@
-"""The sweep form as typed (flag, values, runs, objective) → a `SweepPlan`, or a sentence naming the field
+"""The sweep form as typed (flag, values, runs, objective, hosts) → a `SweepPlan`, or a sentence naming the field
 that cannot run. Kept out of the screen so what a user typed is checked without a terminal."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specdec_tui.core.config import BenchProfile
@@ -34,10 +35,28 @@ class SweepForm:
     values: str
     repeats: str
     objective: str  # "c1" | "throughput"
+    hosts: str = ""  # config host names, "a, b c"; "" is the active host alone
 
 
-def plan_from_form(form: SweepForm, profile: BenchProfile) -> SweepPlan:
-    """The `sweep.SweepPlan` the form describes; FormError naming the field when it cannot run."""
+def hosts_from_form(text: str, configured: Sequence[str], active: str) -> tuple[str, ...]:
+    """The hosts to sweep on, the active one first (the sweep starts from its unit); FormError naming a host
+    the config does not know, or a list without the active host."""
+    names = tuple(dict.fromkeys(n for n in text.replace(",", " ").split() if n))
+    if not names:
+        return (active,) if active else ()
+    unknown = [n for n in names if n not in configured and n != active]
+    if unknown:
+        known = ", ".join(sorted(configured)) or "none"
+        raise FormError(f"hosts: no host named {unknown[0]} in the config (configured: {known})")
+    if active not in names:
+        raise FormError(f"hosts: include {active}, the host this panel runs on (the sweep starts from its unit)")
+    return (active, *(n for n in names if n != active))
+
+
+def plan_from_form(form: SweepForm, profile: BenchProfile, *, configured: Sequence[str] = (),
+                   active: str = "") -> SweepPlan:
+    """The `sweep.SweepPlan` the form describes; FormError naming the field when it cannot run. `configured`
+    and `active`: the config's host names and the panel's host, for the hosts field."""
     if form.flag not in {name for _, name in SWEEP_FLAGS}:
         raise FormError(f"flag: pick one of {', '.join(name for _, name in SWEEP_FLAGS)}")
     try:
@@ -57,6 +76,8 @@ def plan_from_form(form: SweepForm, profile: BenchProfile) -> SweepPlan:
         objective = Objective("throughput", concurrency=max(profile.concurrency))
     else:
         objective = Objective("c1_floor")
-    return SweepPlan(flag=form.flag, values=values, repeats=repeats, objective=objective)
+    hosts = hosts_from_form(form.hosts, configured, active)
+    return SweepPlan(flag=form.flag, values=values, repeats=repeats, objective=objective,
+                     hosts=hosts if len(hosts) > 1 else ())
 
 

@@ -168,9 +168,10 @@ class SessionSide:
         def start(plan: SweepPlan | None) -> None:
             if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:
                 return
-            app.push_screen(SweepScreen(app.loop, plan), self._task_closed)
+            app.push_screen(SweepScreen(app.loop, plan, config=app.config), self._task_closed)
 
-        app.push_screen(SweepFormScreen(app.config.profile()), start)
+        app.push_screen(SweepFormScreen(app.config.profile(), configured=sorted(app.config.hosts), active=app.host_name),
+                        start)
 
     def replay(self) -> None:
         app = self.app

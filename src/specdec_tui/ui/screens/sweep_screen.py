@@ -2,26 +2,30 @@
 progress — each value's status, the two curves the seed drew by hand (c=1 tok/s going up,
 max_running_requests going down), the winner with its reasons, and "apply the winner?".
 
-The worker runs `sweep.run_sweep` and only posts messages; the handlers here own the state. The sweep
-module leaves the host on the unit that ran before (also after a cancel or a failure); this screen says
-so, and applies the winner only when the user confirms.
+With several hosts in the form's hosts field the sweep runs on them at once (`parallel_sweep`): each value's
+status names its host, and "apply the winner?" pushes every host its own edit of the winner.
+
+The worker runs `sweep.run_sweep` (or `parallel_sweep.run_parallel_sweep`) and only posts messages; the
+handlers here own the state. The sweep module leaves the host on the unit that ran before (also after a
+cancel or a failure); this screen says so, and applies the winner only when the user confirms.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual_plotext import PlotextPlot
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
-from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
@@ -49,37 +53,50 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
     """Asks for the sweep; dismisses with a `sweep.SweepPlan`, or None when cancelled."""
 
     BINDINGS = [Binding("escape", "close", "Cancel", id="sweep-form-close")]
+    # One row per field (label | compact widget): the whole form, hosts included, fits an 80x24 terminal.
     DEFAULT_CSS = """
     SweepFormScreen { align: center middle; }
-    SweepFormScreen > Vertical { width: 72; max-width: 95%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
-    SweepFormScreen Label { margin-top: 1; }
+    SweepFormScreen > Vertical { width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
+                                 background: $surface; padding: 0 1; }
+    SweepFormScreen Grid { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; grid-gutter: 1 1; height: auto;
+                           margin-top: 1; }
+    SweepFormScreen #sweep-form-hint { color: $text-muted; margin-top: 1; }
     SweepFormScreen #sweep-form-error { color: $text-error; height: auto; margin-top: 1; }
     SweepFormScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     SweepFormScreen Button { margin-left: 2; }
     """
 
     def __init__(self, profile: BenchProfile, *, flag: str = "speculative-num-steps", values: str = "1..4",
-                 repeats: int = 3) -> None:
+                 repeats: int = 3, configured: Sequence[str] = (), active: str = "") -> None:
         super().__init__()
         self.profile = profile
-        self.initial = SweepForm(flag, values, str(repeats), "c1")
+        self.configured, self.active = tuple(configured), active
+        self.initial = SweepForm(flag, values, str(repeats), "c1", active)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Sweep one flag: push, restart and benchmark each value", id="sweep-form-title")
-            yield Label("Flag")
-            yield Select([(label, name) for label, name in SWEEP_FLAGS], value=self.initial.flag, allow_blank=False,
-                         id="sweep-flag")
-            yield Label("Values (1..6 or 1,2,3)")
-            yield Input(self.initial.values, id="sweep-values")
-            yield Label("Benchmark runs per value")
-            yield Input(self.initial.repeats, id="sweep-repeats", type="integer")
-            yield Label("Objective")
-            yield Select([(label, key) for label, key in OBJECTIVES], value="c1", allow_blank=False, id="sweep-objective")
+            with Grid():
+                yield Label("Flag")
+                yield Select([(label, name) for label, name in SWEEP_FLAGS], value=self.initial.flag,
+                             allow_blank=False, id="sweep-flag", compact=True)
+                yield Label("Values")
+                yield Input(self.initial.values, placeholder="1..6 or 1,2,3", id="sweep-values", compact=True)
+                yield Label("Runs per value")
+                yield Input(self.initial.repeats, id="sweep-repeats", type="integer", compact=True)
+                yield Label("Objective")
+                yield Select([(label, key) for label, key in OBJECTIVES], value="c1", allow_blank=False,
+                             id="sweep-objective", compact=True)
+                if len(self.configured) > 1:  # several hosts in the config: the sweep may run on some at once
+                    yield Label("Hosts")
+                    yield Input(self.initial.hosts, placeholder=self.active, id="sweep-hosts", compact=True)
+            if len(self.configured) > 1:
+                yield Static(f"Several hosts (of {', '.join(self.configured)}) share the values and run at once; "
+                             "their units must match but for the flag.", id="sweep-form-hint", markup=False)
             yield Static("", id="sweep-form-error", markup=False)
             with Horizontal():
-                yield Button("Cancel (esc)", id="cancel")
-                yield Button("Start sweep", id="start", variant="primary")
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+                yield Button("Start sweep", id="start", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#sweep-values", Input).focus()
@@ -90,11 +107,12 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
             values=self.query_one("#sweep-values", Input).value,
             repeats=self.query_one("#sweep-repeats", Input).value,
             objective=str(self.query_one("#sweep-objective", Select).value),
+            hosts=self.query_one("#sweep-hosts", Input).value if self.query("#sweep-hosts") else self.active,
         )
 
     def submit(self) -> None:
         try:
-            plan = plan_from_form(self.form(), self.profile)
+            plan = plan_from_form(self.form(), self.profile, configured=self.configured, active=self.active)
         except FormError as err:
             self.query_one("#sweep-form-error", Static).update(str(err))
             return
@@ -167,17 +185,24 @@ class SweepScreen(TaskScreen):
     SweepScreen #sweep-result { padding: 0 1; height: auto; max-height: 12; }
     """
 
-    def __init__(self, runner: TrialLoop, plan: SweepPlan) -> None:
+    def __init__(self, runner: TrialLoop, plan: SweepPlan, *, config: Config | None = None) -> None:
         super().__init__()
         self.runner = runner
         self.plan = plan
+        self.config = config  # where the other hosts of plan.hosts are found
+        self.loops: list[TrialLoop] = [runner]  # with plan.hosts: the other hosts' loops join once opened
         self.trials_by_value: dict[str, list[Trial]] = {}
         self.status_by_value: dict[str, str] = {v: "pending" for v in plan.values}
-        self.current: str | None = None
+        self.current_by_host: dict[str, str] = {}  # the value each host runs now
         self.applied: str = ""  # what happened after "apply the winner?"
 
+    @property
+    def several(self) -> bool:
+        return len(self.plan.hosts) > 1
+
     def compose(self) -> ComposeResult:
-        yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)} ({self.plan.repeats} run(s) each)",
+        on = f" on {', '.join(self.plan.hosts)}" if self.several else ""
+        yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)}{on} ({self.plan.repeats} run(s) each)",
                      id="sweep-title", markup=False)
         yield Static("starting…", id="sweep-status", markup=False)
         table: DataTable[Text] = DataTable(id="sweep-values-table", cursor_type="none", zebra_stripes=True)
@@ -200,11 +225,24 @@ class SweepScreen(TaskScreen):
     # -- workers: run and post -------------------------------------------------------------------
     @work(exclusive=True, group="sweep")
     async def run_sweep_worker(self) -> None:
+        from specdec_tui.loop.parallel_sweep import loops_like, run_parallel_sweep
         from specdec_tui.loop.sweep import run_sweep
 
+        def post(event: object) -> None:
+            self.post_message(TaskEvent(event))
+
         try:
-            base = await self.runner.read_running()
-            await run_sweep(self.runner, base, self.plan, on_event=lambda e: self.post_message(TaskEvent(e)))
+            if self.several:
+                if self.config is None:
+                    raise ValueError("a sweep on several hosts needs the config that names them")
+                others = loops_like(self.config, self.plan.hosts[1:], self.runner)
+                self.loops = [self.runner, *others]
+                for loop in others:
+                    await loop.host.connect()
+                await run_parallel_sweep(self.loops, self.plan, on_event=post)
+            else:
+                base = await self.runner.read_running()
+                await run_sweep(self.runner, base, self.plan, on_event=post)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise
@@ -212,39 +250,62 @@ class SweepScreen(TaskScreen):
             self.post_message(TaskFailed(in_words(err)))
 
     @work(exclusive=True, group="sweep")
-    async def apply_winner_worker(self, value: str, text: str) -> None:
-        from specdec_tui.loop.sweep import settle_quietly
+    async def apply_winner_worker(self, value: str, units_by_host: dict[str, dict[str, str]]) -> None:
+        """Every host of the sweep onto the winner's unit (its own edit: its own port), at once."""
+        from specdec_tui.loop.sweep import OnHost, settle_quietly
 
-        problem = await settle_quietly(self.runner, text, lambda e: self.post_message(TaskEvent(e)),
-                                       f"applying the winner {value}")
-        self.post_message(Settled(value, problem))
+        async def settle(loop: TrialLoop) -> str:
+            name = loop.host.info.name
+            problem = await settle_quietly(loop, units_by_host[name][value],
+                                           lambda e: self.post_message(TaskEvent(OnHost(name, e) if self.several else e)),
+                                           f"applying the winner {value}")
+            return f"{name}: {problem}" if problem and self.several else problem
+
+        problems = await asyncio.gather(*(settle(loop) for loop in self.loops))
+        self.post_message(Settled(value, "; ".join(p for p in problems if p)))
+
+    async def on_unmount(self) -> None:
+        for loop in self.loops[1:]:  # the other hosts' connections; the panel's own host stays open
+            await loop.host.close()
 
     # -- handlers: own the state -----------------------------------------------------------------
     @on(TaskEvent)
     def _event(self, message: TaskEvent) -> None:
         from specdec_tui.loop.events import Phase, unwrap_bench
         from specdec_tui.loop.sweep import (
+            OnHost,
             SweepDone,
+            SweepHostFailed,
             SweepStopped,
             SweepTrialDone,
             SweepValueStarted,
         )
 
-        event = unwrap_bench(message.event)
+        event, host = message.event, self.runner.host.info.name
+        if isinstance(event, OnHost):  # a step of one host of several
+            event, host = event.event, event.host
+        event = unwrap_bench(event)
+        current = self.current_by_host.get(host)
+        where = f"{host}: " if self.several else ""
         if isinstance(event, SweepValueStarted):
-            self.current = event.value
-            self._set_status(event.value, "starting")
-            self.say(f"[{event.index + 1}/{event.total}] {event.label}")
+            self.current_by_host[event.host or host] = event.value
+            self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
+            self.say(f"[{event.index + 1}/{event.total}] {event.label}" + (f" on {event.host}" if self.several else ""))
+        elif isinstance(event, SweepHostFailed):
+            self.say(f"{event.host} failed: {event.reason}")
+            for value in event.values:
+                self._set_status(value, f"{event.host} failed")
         elif isinstance(event, Phase):
             if event.name == "restore":
-                self.say(f"restore: {event.detail}")
-            elif self.current is not None and event.name != "done":
-                self._set_status(self.current, event.name + (f" ({event.detail})" if event.detail and event.name == "bench" else ""))
-        elif isinstance(event, (LevelStarted, LevelProgress)) and self.current is not None:
+                self.say(f"{where}restore: {event.detail}")
+            elif current is not None and event.name != "done":
+                detail = f" ({event.detail})" if event.detail and event.name == "bench" else ""
+                self._set_status(current, f"{where}{event.name}{detail}")
+        elif isinstance(event, (LevelStarted, LevelProgress)) and current is not None:
             done = f" {event.done}" if isinstance(event, LevelProgress) else ""
-            self._set_status(self.current, f"bench c={event.concurrency}{done}")
-        elif isinstance(event, LevelDone) and self.current is not None:
-            self._set_status(self.current, f"bench c={event.result.concurrency} done")
+            self._set_status(current, f"{where}bench c={event.concurrency}{done}")
+        elif isinstance(event, LevelDone) and current is not None:
+            self._set_status(current, f"{where}bench c={event.result.concurrency} done")
         elif isinstance(event, SweepTrialDone):
             self.trials_by_value.setdefault(event.value, []).append(event.trial)
             runs = len(self.trials_by_value[event.value])
@@ -262,10 +323,11 @@ class SweepScreen(TaskScreen):
     @on(Settled)
     def _settled(self, message: Settled) -> None:
         self.running = False
+        hosts = "Every host now runs" if self.several else "The host now runs"
         if message.problem:
             self.applied = f"The winner was not applied: {message.problem}"
         else:
-            self.applied = f"The host now runs the winner ({self.plan.flag} {message.value})."
+            self.applied = f"{hosts} the winner ({self.plan.flag} {message.value})."
         self._show_result()
 
     def _done(self, outcome: SweepOutcome) -> None:
@@ -275,14 +337,19 @@ class SweepScreen(TaskScreen):
         self._show_result()
         winner = outcome.winner
         if winner is not None and outcome.left_on == "original":
-            question = (f"Apply the winner --{self.plan.flag} {winner}?\n"
-                        "The host runs the unit it ran before the sweep; yes pushes the winner and restarts.")
+            if self.several:
+                question = (f"Apply the winner --{self.plan.flag} {winner} on {', '.join(self.plan.hosts)}?\n"
+                            "The hosts run the units they ran before the sweep; yes pushes the winner to each "
+                            "and restarts them.")
+            else:
+                question = (f"Apply the winner --{self.plan.flag} {winner}?\n"
+                            "The host runs the unit it ran before the sweep; yes pushes the winner and restarts.")
 
             def answer(yes: bool | None) -> None:
                 if yes:
                     self.running = True
                     self.say(f"applying the winner {winner}…")
-                    self.apply_winner_worker(winner, outcome.unit_by_value[winner])
+                    self.apply_winner_worker(winner, outcome.units_by_host)
 
             self.app.push_screen(ConfirmScreen(question, yes="Apply"), answer)
 
@@ -291,12 +358,17 @@ class SweepScreen(TaskScreen):
         outcome = self.outcome
         if outcome is None:
             return
-        where = {"winner": f"The host runs the winner ({self.plan.flag} {outcome.winner}).",
-                 "original": "The host runs the unit it ran before the sweep."}.get(outcome.left_on, outcome.left_on)
+        hosts = "The hosts run" if self.several else "The host runs"
+        where = {"winner": f"{hosts} the winner ({self.plan.flag} {outcome.winner}).",
+                 "original": f"{hosts} the unit{'s they' if self.several else ' it'} ran before the sweep."
+                 }.get(outcome.left_on, outcome.left_on)
         lines = [f"Winner: {self.plan.flag} {outcome.winner}" if outcome.winner else "No winner."]
         lines += [f"  - {reason}" for reason in outcome.reasons]
         if outcome.stopped:
             lines.append(f"Stopped early: {outcome.stopped}")
+        if self.several:
+            lines.append("Ran: " + ", ".join(f"{v} on {h}" for v, h in outcome.host_of_value.items()))
+        lines += [f"{host} failed: {reason}" for host, reason in outcome.host_failures.items()]
         lines.append(self.applied or where)
         self.show_result("\n".join(lines))
 
