@@ -136,3 +136,18 @@ async def test_an_ssh_host_is_polled_over_one_reused_connection(hostlab: HostLab
     assert [r.state for r in rows] == ["ready"] * 3
     assert rows[0].spec_text == "EAGLE steps=3 topk=1 draft=4" and rows[0].max_running_requests is not None
     assert len(during) == 1, during  # three polls, one SSH connection
+
+
+async def test_a_cluster_is_one_row_beside_its_nodes(tmp_path: Path) -> None:
+    from specdec_tui.hosts.local.demo_cluster import DEMO_CLUSTER, ensure_demo_cluster
+
+    config = ensure_demo_cluster(tmp_path / "cluster", 2, time_scale=FAST)
+    poller = FleetPoller(config)
+    try:
+        rows = {r.name: r for r in await poller.poll()}
+    finally:
+        await poller.close()
+    assert DEMO_CLUSTER in rows and set(config.hosts) <= set(rows)
+    row = rows[DEMO_CLUSTER]
+    assert row.state == "down" and row.address.startswith("cluster: ")
+    assert row.spec_text.startswith("NEXTN steps=1")

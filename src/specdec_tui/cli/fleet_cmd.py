@@ -42,19 +42,20 @@ def run_status(args: argparse.Namespace) -> int:
     from specdec_tui.core.config_errors import ConfigError
     from specdec_tui.core.config_file import find_config_path, load_config
     from specdec_tui.core.paths import sessions_dir
-    from specdec_tui.loop.fleet import FleetPoller
+    from specdec_tui.loop.fleet import FleetPoller, fleet_names
 
     try:
         config = load_config(find_config_path(getattr(args, "config", None)))
     except ConfigError as err:
         raise CliError(str(err)) from None
-    names = args.hosts or sorted(config.hosts)
+    known = fleet_names(config)
+    names = args.hosts or known
     if not names:
         raise CliError("the config names no hosts — add [hosts.NAME] tables to it (see config.example.toml)")
-    unknown = [n for n in names if n not in config.hosts]
+    unknown = [n for n in names if n not in known]
     if unknown:
         raise CliError(f"no host named {', '.join(map(repr, unknown))} in the config "
-                       f"(configured: {', '.join(sorted(config.hosts)) or 'none'})")
+                       f"(configured: {', '.join(known) or 'none'})")
     if args.timeout <= 0:
         raise CliError("--timeout must be greater than 0")
 

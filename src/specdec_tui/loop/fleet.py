@@ -142,7 +142,7 @@ class FleetPoller:
         opener: Callable[[Config, str], Host] | None = None,
     ) -> None:
         self.config = config
-        self.names = names if names is not None else sorted(config.hosts)
+        self.names = names if names is not None else fleet_names(config)
         self.sessions_dir = sessions_dir
         self.timeout_s = timeout_s
         self._open = opener or (lambda cfg, name: open_host(cfg, name, keep_running=True))
@@ -166,7 +166,7 @@ class FleetPoller:
             self._shared_client = None
 
     async def _client_for(self, name: str) -> httpx.AsyncClient:
-        api_key = api_key_from(self.config.hosts.get(name))
+        api_key = api_key_from(self.config.host_settings(name))
         if api_key:
             return await asyncio.to_thread(_new_client, api_key)
         assert self._shared_client is not None  # made by poll()
@@ -174,7 +174,7 @@ class FleetPoller:
 
     async def _poll_one(self, name: str) -> FleetRow:
         started = time.monotonic()
-        address = self.config.hosts[name].address if name in self.config.hosts else ""
+        address = _address(self.config, name)
         try:
             row = await asyncio.wait_for(self._read(name), self.timeout_s)
         except TimeoutError:
@@ -215,7 +215,7 @@ class FleetPoller:
         c1, best = self._session_figures(name, seen)
         facts = seen.facts
         return FleetRow(
-            name, state.value, detail, address=self.config.hosts[name].address if name in self.config.hosts else "",
+            name, state.value, detail, address=_address(self.config, name),
             model=facts.model if facts else "", spec=_spec_from_unit(text),
             max_running_requests=facts.max_running_requests if facts else None,
             last_c1_tok_s=c1, best_tok_s=best, errors_since_start=seen.errors, cause=seen.cause,
@@ -254,6 +254,19 @@ class FleetPoller:
                 seen.session_figures = (None, None)
             seen.session_key = key
         return seen.session_figures
+
+
+def fleet_names(config: Config) -> list[str]:
+    """Every host, then every cluster (a cluster is one row: node 0 serves HTTP, the state is its worst node's)."""
+    return sorted(config.hosts) + sorted(config.clusters)
+
+
+def _address(config: Config, name: str) -> str:
+    cluster = config.clusters.get(name)
+    if cluster is not None:
+        return "cluster: " + ", ".join(cluster.nodes)
+    host = config.hosts.get(name)
+    return host.address if host else ""
 
 
 def _with_took(row: FleetRow, took_s: float) -> FleetRow:
