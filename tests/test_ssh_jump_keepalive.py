@@ -169,3 +169,22 @@ async def test_proxyjump_from_the_ssh_config_is_followed(hostlab: HostLab, lab_s
         assert "--speculative-num-steps 3" in await host.read_unit()
     finally:
         await host.close()
+
+
+async def test_proxyjump_through_one_lab_host_to_another(hostlab: HostLab, hostlab2: HostLab) -> None:
+    """The target is the second lab host under a name only the first one resolves: reached only through it."""
+    pub2 = hostlab2.host_key.with_suffix(".pub").read_text().split()
+    known = hostlab.known_hosts.parent / "known_hosts_two_labs"
+    known.write_text(hostlab.host_key_line() + f"[{INNER_NAME}]:{hostlab2.ssh_port} {pub2[0]} {pub2[1]}\n")
+    target = HostConfig(name="second", address=INNER_NAME, port=hostlab2.ssh_port, user="root", unit="sshd.service",
+                        jump="hostlab", connect_timeout_s=5.0)
+    host = SSHHost(target, jump=resolve_jump(target, {}), known_hosts=known, ssh_config=hostlab.ssh_config,
+                   client_keys=[hostlab.client_key, hostlab2.client_key], agent_path=None)
+    try:
+        conn = await host._connection()
+        served_by = (await conn.run("cat /proc/1/cgroup; echo; hostname", check=False)).stdout
+        machine_id_2 = hostlab2.run(["cat", "/proc/1/cgroup"]).stdout
+        assert machine_id_2.strip() != hostlab.run(["cat", "/proc/1/cgroup"]).stdout.strip()  # the labs tell apart
+        assert machine_id_2.strip() in str(served_by)  # the second lab's PID 1 answered, through the first
+    finally:
+        await host.close()
