@@ -194,6 +194,10 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
         mrr = [int(screen.cell_text(v, "mrr")) for v in ("1", "2", "3")]
         assert mrr == sorted(mrr, reverse=True) and mrr[0] > mrr[-1]
         assert "★ winner" in screen.cell_text(outcome.winner, "status")
+        # Each value's start said which of how many and, once one was done, the time left at that pace.
+        starts = [line for line in screen.log_lines if line.startswith("[")]
+        assert starts[0] == "[1/3] steps=1 · estimating the time left…"
+        assert starts[1].startswith("[2/3] steps=2 · about ") and starts[1].endswith(" left")
         result = str(screen.query_one("#sweep-result").render())
         assert f"Winner: {STEPS} {outcome.winner}" in result and "wins" in result
         assert "ran before the sweep" in result

@@ -62,7 +62,8 @@ async def test_rows_prefilled_pending_then_progress_fills_cells() -> None:
         table.apply_event(LevelStarted(concurrency=1, planned=8))
         table.apply_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
         assert table.cell_text(1, "tok_s") == "230.0"
-        assert table.cell_text(1, "progress").endswith("50%")
+        assert table.cell_text(1, "progress").endswith(" 4/8")  # requests done / planned
+        assert table.status.startswith("Level c=1: 4/8 requests, about ") and table.status.endswith(" s left")
 
 
 async def test_done_levels_show_delta_against_previous_and_warnings() -> None:

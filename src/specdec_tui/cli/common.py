@@ -86,3 +86,20 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
 
 def progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+class StepClock:
+    """"[3/6] steps=3 · about 2 min 10 s left" for a sweep's or replay's steps, at the pace of the steps done
+    (the panel's task screens say the same: `core.progress`)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._now = time.monotonic
+        self.started = self._now()
+
+    def line(self, index: int, total: int, what: str) -> str:
+        from specdec_tui.core.progress import eta_words
+
+        eta = eta_words(index, total, self._now() - self.started)
+        return f"[{index + 1}/{total}] {what}" + (f" · {eta}" if eta else "")

@@ -183,7 +183,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace, session: Session, path: Path, config, host_name: str, host) -> int:
-    from specdec_tui.cli.common import progress
+    from specdec_tui.cli.common import StepClock, progress
     from specdec_tui.cli.render import make_console, replay_table
     from specdec_tui.cli.sweep_cmd import phase_line, trial_line
     from specdec_tui.hosts.base import HostError
@@ -196,9 +196,11 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
     runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path,
                                   profile=session.profile)
 
+    clock = StepClock()
+
     def on_event(event: object) -> None:
         if isinstance(event, ReplayStarted):
-            progress(f"[{event.index + 1}/{event.total}] replaying trial {event.original.id} {event.original.label}")
+            progress(clock.line(event.index, event.total, f"replaying trial {event.original.id} {event.original.label}"))
         elif isinstance(event, Phase) and event.name == "done":
             progress(f"  {trial_line(session.trials[-1])}")
         elif (line := phase_line(event)) is not None:

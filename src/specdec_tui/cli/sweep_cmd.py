@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.common import (
+    StepClock,
     add_target_options,
     add_time_scale_option,
     load_cli_config,
@@ -187,23 +188,28 @@ def _printer(args: argparse.Namespace, several: bool) -> Callable[[object], None
     """Progress lines on stderr (each naming its host when there are several), JSON trial lines on stdout."""
     from specdec_tui.loop.sweep import OnHost, SweepHostFailed, SweepStopped, SweepTrialDone, SweepValueStarted
 
+    clock = StepClock()
+
+    def say(line: str) -> None:  # on stderr: with --json, stdout holds only the JSON lines
+        progress(line)
+
     def on_event(event: object) -> None:
         if isinstance(event, SweepValueStarted):
-            progress(f"[{event.index + 1}/{event.total}] {event.label}" + (f" on {event.host}" if several else ""))
+            say(clock.line(event.index, event.total, event.label + (f" on {event.host}" if several else "")))
         elif isinstance(event, SweepTrialDone):
-            progress(f"  {event.trial.host + ': ' if several else ''}{trial_line(event.trial)}")
+            say(f"  {event.trial.host + ': ' if several else ''}{trial_line(event.trial)}")
             if args.json:
                 print(trial_json(event.trial), flush=True)
         elif isinstance(event, SweepStopped):
-            progress(f"stopping early: {event.reason}")
+            say(f"stopping early: {event.reason}")
         elif isinstance(event, SweepHostFailed):
             lost = f"; its values {', '.join(event.values)} were not run" if event.values else ""
-            progress(f"{event.host} failed: {event.reason}{lost}; the other hosts go on")
+            say(f"{event.host} failed: {event.reason}{lost}; the other hosts go on")
         elif isinstance(event, OnHost):
             if (line := phase_line(event.event)) is not None:
-                progress(line.replace("  · ", f"  · {event.host}: ", 1))
+                say(line.replace("  · ", f"  · {event.host}: ", 1))
         elif (line := phase_line(event)) is not None:
-            progress(line)
+            say(line)
 
     return on_event
 

@@ -59,7 +59,11 @@ class LoopRenderer:
             app.notify(f"Pushed {app.unit_name}; restarting…")
         elif isinstance(event, Restarted):
             app.marker(f"restart: {event.result.job_result}")
+            if event.result.ok and app.loop is not None:
+                for view in main.health_views:
+                    view.start_wait(app.loop.healthy_timeout_s)
         elif isinstance(event, Healthy):
+            self._end_wait()
             app.marker("healthy")
             app.notify("Server is healthy." + ("" if app.config.ui.auto_bench else " Press b to benchmark."))
             self._bench_when_idle = app.config.ui.auto_bench and self.busy is Busy.PUSH
@@ -68,6 +72,7 @@ class LoopRenderer:
             app.marker("rolled back")
             app.notify("Rolled back to the previous unit; restarting…")
         elif isinstance(event, StepFailed):
+            self._end_wait()
             self._step_failed(event)
         elif isinstance(event, BenchStarted):
             main.bench_table.start_run(list(event.concurrency), event.previous)
@@ -84,11 +89,18 @@ class LoopRenderer:
                     event.trial.status, f"Trial {event.trial.id} failed: {event.trial.failure}"),
                     severity="error" if event.trial.status == "failed" else "information")
         elif isinstance(event, BusyChanged):
+            if event.busy is Busy.IDLE:
+                self._end_wait()
             self.busy = event.busy
             app.refresh_bindings()
             if event.busy is Busy.IDLE and self._bench_when_idle:
                 self._bench_when_idle = False
                 app.action_bench()
+
+    def _end_wait(self) -> None:
+        main = self.app.main_or_none
+        for view in main.health_views if main is not None else []:
+            view.end_wait()
 
     def _step_failed(self, event: StepFailed) -> None:
         app = self.app

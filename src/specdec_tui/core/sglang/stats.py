@@ -10,6 +10,7 @@ from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
     AdjustRecord,
     ConcurrencyLimitRecord,
+    CudaGraphRecord,
     DecodeRecord,
     ErrorRecord,
     KVCacheRecord,
@@ -51,6 +52,7 @@ class LogStats:
     context_len: int | None = None
     kv_cache_tokens: int | None = None
     ready: bool = False
+    phase: str = ""  # the start-up's latest step in words ("loading weights", "capturing CUDA graphs", "ready")
     last_error: ErrorRecord | None = None  # the most telling error since the server last started
     last_timestamp: datetime | None = None
     adjustments: list[AdjustRecord] = field(default_factory=list)
@@ -76,10 +78,12 @@ class LogStats:
                 if value is not None:
                     setattr(self, name, value)
         elif isinstance(record, StartupSummaryRecord):
+            self.phase = "starting the HTTP server"
             self.max_running_requests = record.max_running_requests or self.max_running_requests
             self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
             self.context_len = record.context_len or self.context_len
         elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
+            self.phase = "allocating the KV cache"
             self.kv_cache_tokens = record.tokens
         elif isinstance(record, ServerArgsRecord):
             self.num_draft_tokens = record.speculative_num_draft_tokens
@@ -89,11 +93,18 @@ class LogStats:
                 self.max_running_requests = record.value
             if record.reduced:
                 self.adjustments.append(record)
+        elif isinstance(record, LoadWeightRecord) and record.phase == "end":
+            self.phase = "weights loaded"
+        elif isinstance(record, CudaGraphRecord):
+            graphs = record.graph.replace("cuda", "CUDA") + "s"
+            self.phase = f"capturing {graphs}" if record.phase == "begin" else f"{graphs} captured"
         elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
+            self.phase = "loading weights"
             self.ready = False
             self._restarted = True
             self.concurrency_limit = None  # the new start resolves it again
         elif isinstance(record, ReadyRecord):
+            self.phase = "ready"
             self.ready = True
         elif isinstance(record, ErrorRecord):
             self.error_lines += 1

@@ -114,7 +114,7 @@ class ReplayScreen(TaskScreen):
         if isinstance(event, ReplayStarted):
             self.current = event.original.id
             self._set_status(event.original.id, "starting")
-            self.say(f"[{event.index + 1}/{event.total}] replaying {trial_label(event.original)}")
+            self.say(self.step_words(event.index, event.total, f"replaying {trial_label(event.original)}"))
         elif isinstance(event, Phase):
             if event.name == "restore":
                 self.say(f"restore: {event.detail}")

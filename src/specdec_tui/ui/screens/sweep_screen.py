@@ -290,7 +290,7 @@ class SweepScreen(TaskScreen):
         if isinstance(event, SweepValueStarted):
             self.current_by_host[event.host or host] = event.value
             self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
-            self.say(f"[{event.index + 1}/{event.total}] {event.label}" + (f" on {event.host}" if self.several else ""))
+            self.say(self.step_words(event.index, event.total, event.label + (f" on {event.host}" if self.several else "")))
         elif isinstance(event, SweepHostFailed):
             self.say(f"{event.host} failed: {event.reason}")
             for value in event.values:

@@ -3,11 +3,14 @@ and escape that cancels a running task first (the loop restores the unit) and cl
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
+
+from specdec_tui.core.progress import eta_words
 
 
 @dataclass
@@ -48,6 +51,12 @@ class TaskScreen(Screen[object]):
         self.running = False
         self.outcome: object = None
         self.log_lines: list[str] = []
+        self.started = time.monotonic()  # the task's start, for the time left
+
+    def step_words(self, index: int, total: int, what: str) -> str:
+        """"[3/6] steps=3 · about 2 min 10 s left": which step of how many, at the pace of the steps done."""
+        eta = eta_words(index, total, time.monotonic() - self.started)
+        return f"[{index + 1}/{total}] {what}" + (f" · {eta}" if eta else "")
 
     def say(self, line: str) -> None:
         self.log_lines.append(line)

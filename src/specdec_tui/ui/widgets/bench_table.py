@@ -35,6 +35,7 @@ from specdec_tui.bench.events import (
     RunDone,
 )
 from specdec_tui.core.compare import delta_pct
+from specdec_tui.core.progress import duration_words, eta_words
 from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
@@ -154,12 +155,15 @@ class BenchTable(Vertical):
         elif isinstance(event, LevelProgress):
             self._ensure_row(event.concurrency)
             fraction = self._fraction(event)
+            running = self._running.get(event.concurrency)
+            done = f"{event.done}/{running.planned}" if running and running.planned else f"{fraction * 100:3.0f}%"
             self._update(
                 event.concurrency,
                 tok_s=self._styled(fmt_num(event.tok_s), "running"),
                 errors=self._errors_cell(event.errors),
-                progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {fraction * 100:3.0f}%", "running"),
+                progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {done}", "running"),
             )
+            self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
         elif isinstance(event, LevelDone):
             self._ensure_row(event.result.concurrency)
             self._running.pop(event.result.concurrency, None)
@@ -224,6 +228,17 @@ class BenchTable(Vertical):
 
     def _errors_cell(self, errors: int) -> Text:
         return self._styled(fmt_int(errors), "error" if errors else "")
+
+    def _level_progress(self, event: LevelProgress, fraction: float) -> str:
+        """"12/32 requests, about 8 s left" (or the time left of a timed level), at this level's own pace so far."""
+        running = self._running.get(event.concurrency)
+        if running is None:
+            return "running…"
+        elapsed = time.monotonic() - running.started
+        if running.planned > 0:
+            return f"{event.done}/{running.planned} requests, {eta_words(event.done, running.planned, elapsed)}".rstrip(", ")
+        total = running.duration_s or 0.0
+        return f"{duration_words(elapsed)} of {duration_words(total)}, {eta_words(elapsed, total, elapsed)}".rstrip(", ")
 
     def _fraction(self, event: LevelProgress) -> float:
         running = self._running.get(event.concurrency)

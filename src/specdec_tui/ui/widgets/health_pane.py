@@ -16,6 +16,7 @@ Public API (for the app shell):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,6 +26,7 @@ from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+from specdec_tui.core.progress import duration_words
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import GpuFact
@@ -32,7 +34,7 @@ from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
 
 STATES = ("down", "starting", "loading", "warming up", "ready", "failing")
-SECTIONS = ("badge", "service", "facts", "live", "error", "gpus")
+SECTIONS = ("badge", "wait", "service", "facts", "live", "error", "gpus")
 _LABEL_WIDTH = 22
 STATS_REDRAW_S = 0.2
 
@@ -55,7 +57,8 @@ class HealthPane(VerticalScroll):
         #health-service { color: $text-muted; margin-bottom: 1; }
         #health-facts, #health-live { margin-bottom: 1; }
         #health-error { color: $text-error; margin-bottom: 1; }
-        #health-error.-empty, #health-gpus.-empty { display: none; }
+        #health-wait { color: $text-warning; margin-bottom: 1; }
+        #health-error.-empty, #health-gpus.-empty, #health-wait.-empty { display: none; }
     }
     """
 
@@ -65,9 +68,12 @@ class HealthPane(VerticalScroll):
         self._snapshot: HealthSnapshot | None = None
         self._stats: LogStats | None = None
         self._stats_timer: Timer | None = None
+        self._wait: tuple[float, float] | None = None  # (time.monotonic() the wait began, its timeout in s)
+        self._wait_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("? UNKNOWN — no health check yet", id="health-badge")
+        yield Static("", id="health-wait", classes="-empty")
         yield Static("", id="health-service")
         yield Static("", id="health-facts")
         yield Static("", id="health-live")
@@ -105,9 +111,43 @@ class HealthPane(VerticalScroll):
 
     def _redraw_stats(self) -> None:
         self._stats_timer = None
+        if self._wait is not None:
+            self._render_wait()
         self._render_live()
         self._render_facts()
         self._render_error()
+
+    def start_wait(self, timeout_s: float, *, began: float | None = None) -> None:
+        """A restart is waiting for the server to turn ready: show elapsed / timeout and the journal's last
+        start-up step, redrawn every second until `end_wait`."""
+        self._wait = (time.monotonic() if began is None else began, timeout_s)
+        if self._wait_timer is None:
+            self._wait_timer = self.set_interval(1.0, self._render_wait)
+        self._render_wait()
+
+    def end_wait(self) -> None:
+        self._wait = None
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+            self._wait_timer = None
+        self._render_wait()
+
+    def _render_wait(self) -> None:
+        widget = self.query_one("#health-wait", Static)
+        if self._wait is None:
+            widget.update("")
+            widget.set_class(True, "-empty")
+            return
+        began, timeout_s = self._wait
+        elapsed = max(0.0, time.monotonic() - began)
+        phase = self._stats.phase if self._stats and self._stats.phase else "waiting for the journal"
+        bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
+        widget.update(f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
+        widget.set_class(False, "-empty")
+
+    @property
+    def wait_text(self) -> str:
+        return self.section_text("wait")
 
     def update_gpus(self, gpus: list[GpuFact]) -> None:
         lines = [_gpu_line(gpu) for gpu in gpus]
