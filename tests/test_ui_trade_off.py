@@ -43,3 +43,41 @@ class ChartHost(App[None]):
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_trade_off_chart_snapshot(snap_compare, size: tuple[int, int]) -> None:
     assert snap_compare(ChartHost(), terminal_size=size)
+
+
+async def test_the_bench_chart_shows_the_newest_trial_beside_the_one_under_the_trials_cursor() -> None:
+    app = offline_app(trials=seed_session().trials)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press("5")
+        chart = app.main.tok_chart
+        await wait_for(pilot, lambda: [label for label, _ in chart.series] == ["#3 steps=3", "#4 steps=4"],
+                       "the newest trial beside the one before it")
+        app.main.trials_list.table.focus()
+        await pilot.press("up", "up", "up")  # the cursor on trial 1: the comparison the operator picks
+        await wait_for(pilot, lambda: [label for label, _ in chart.series] == ["#1 steps=1", "#4 steps=4"],
+                       "the newest trial beside the cursor's")
+        assert chart.series[0][1][0] == (1, 123.0) and chart.series[1][1][-1] == (64, 1212.0)
+
+
+class TokChartHost(App[None]):
+    def __init__(self, live: bool) -> None:
+        super().__init__()
+        self.live = live
+
+    def compose(self) -> ComposeResult:
+        from specdec_tui.ui.widgets.tok_chart import TokChart
+
+        yield TokChart(id="chart")
+
+    def on_mount(self) -> None:
+        from specdec_tui.ui.widgets.tok_chart import TokChart
+
+        trials = seed_session().trials
+        current = list(trials[2].levels[:2]) if self.live else list(trials[2].levels)  # a run two levels in
+        self.query_one(TokChart).set_trials([("#1 steps=1", list(trials[0].levels)),
+                                             ("#3 steps=3" + (" (running)" if self.live else ""), current)])
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "finished"])
+def test_bench_chart_snapshot_at_80x24(snap_compare, live: bool) -> None:
+    assert snap_compare(TokChartHost(live), terminal_size=(80, 24))

@@ -17,9 +17,11 @@ from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widgets import Input, Select, TabbedContent, Tabs, TextArea
 
+from specdec_tui.core.compare import trial_label
 from specdec_tui.core.config import Config
 from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.paths import sessions_dir
+from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, default_session_path, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
@@ -79,6 +81,7 @@ class SpecdecApp(App[None]):
         self.health: HealthSnapshot | None = None
         self.log_stats = LogStats()
         self.fleet = FleetFeed(self, config, sessions_dir())
+        self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
@@ -235,6 +238,7 @@ class SpecdecApp(App[None]):
         self.session = Session(host=name, unit=self.unit_name, profile=self.config.profile())
         self.session_path = default_session_path(name)
         self.loop, self.link, self.health, self.log_stats = None, None, None, LogStats()
+        self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
         self._link_host()
         self.sub_title = f"{self.host_name} · {self.unit_name}"
@@ -253,7 +257,7 @@ class SpecdecApp(App[None]):
         if main is None:
             return  # a late message while the app shuts down
         main.trials_list.set_trials(list(self.session.trials))
-        main.tok_chart.set_trials([(t.label or f"trial {t.id}", list(t.levels)) for t in self.session.trials if t.levels])
+        main.tok_chart.set_trials(self._chart_trials())
         points = trade_off_points(self.session)
         main.trade_off_chart.set_points(points, pareto_front(points))
         main.trade_off_chart.select(main.trials_list.current_trial_id)
@@ -384,9 +388,26 @@ class SpecdecApp(App[None]):
     def action_replay(self) -> None:
         self.sessions.replay()
 
+    def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
+        """The Bench tab's curves: the trial being measured (or the newest measured one), and beside it the trial
+        under the Trials tab's cursor (else the one before it) — the comparison the operator is making."""
+        measured = [t for t in self.session.trials if t.levels]
+        running = self.loop.trial if self.loop is not None and self.loop.trial is not None else None
+        current = running if running is not None and running.levels else (measured[-1] if measured else None)
+        if current is None:
+            return []
+        chosen = next((t for t in measured if t.id == self.compared_trial_id and t is not current), None)
+        before = [t for t in measured if t is not current and t.id < current.id]
+        other = chosen or (before[-1] if before else None)
+        live = " (running)" if current is running else ""
+        series = [(f"#{other.id} {trial_label(other)}", list(other.levels))] if other is not None else []
+        return [*series, (f"#{current.id} {trial_label(current)}{live}", list(current.levels))]
+
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
+        self.compared_trial_id = message.trial_id
         if self.main_or_none is not None:
             self.main.trade_off_chart.select(message.trial_id)
+            self.main.tok_chart.set_trials(self._chart_trials())
 
     async def on_trials_list_selected(self, message: TrialsList.Selected) -> None:
         await self.sessions.show_trial(message.trial_id, True)
