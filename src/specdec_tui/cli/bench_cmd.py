@@ -109,7 +109,7 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
     if args.url:
         base_url = args.url
     elif host_name and config is not None:
-        host_config = config.hosts.get(host_name)
+        host_config = config.host_settings(host_name)
         api_key_env = api_key_env or (host_config.api_key_env if host_config else None)
         base_url = wait_for_server(config, host_name, quiet=args.json,
                                    api_key=os.environ.get(api_key_env) if api_key_env else None)
@@ -155,9 +155,9 @@ def wait_for_server(config: Any, name: str, *, quiet: bool, api_key: str | None 
         # An SSH host is not contacted (bench needs only its base_url, and SSH may not even be reachable from
         # here); a run against a server that is not up fails as a whole below (`run_error`), in words.
         return host.info.base_url
-    timeout = healthy_timeout_of(config.hosts.get(name))
+    timeout = healthy_timeout_of(config.host_settings(name))
     try:
-        asyncio.run(_wait_ready(host, name, timeout, quiet=quiet, api_key=api_key or api_key_from(config.hosts.get(name))))
+        asyncio.run(_wait_ready(host, name, timeout, quiet=quiet, api_key=api_key or api_key_from(config.host_settings(name))))
     except HostError as err:
         raise CliError(f"{name}: {err}; or pass --url") from None
     return host.info.base_url

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     config, name = load_cli_config(args)
     # A script's `host restart` must leave the service running, as on a real systemd host.
     host = open_cli_host(config, name, keep_running=True)
-    target = Target(name, config.hosts.get(name))
+    target = Target(name, config.host_settings(name))
     action: Callable[[Host, argparse.Namespace, Target], Awaitable[int]] = HANDLERS[args.host_command]
     try:
         return asyncio.run(_with_host(host, args, target, action))
