@@ -82,3 +82,58 @@ async def test_a_restart_shows_the_wait_until_healthy_then_hides_it(tmp_path) ->
         assert " of 2 min 00 s " in pane.wait_text  # the demo host's healthy_timeout_s
         await wait_for(pilot, lambda: app.health is not None and app.health.state == "ready" and not pane.wait_text,
                        "ready, and the wait line gone", steps=2400)
+
+
+class FrozenClock:
+    """A clock that says what the test sets: snapshots of times-left must not depend on how fast the machine is."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class WaitHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield HealthPane(id="pane", clock=FrozenClock(1000.0))
+
+    def on_mount(self) -> None:
+        pane = self.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed(STARTUP[:4]))
+        pane.start_wait(900.0, began=925.0)  # 75 s into a 15 min wait, capturing CUDA graphs
+
+
+class LevelHost(App[None]):
+    def compose(self) -> ComposeResult:
+        from specdec_tui.ui.widgets.bench_table import BenchTable
+
+        yield BenchTable(id="bench", clock=FrozenClock(500.0))
+
+    def on_mount(self) -> None:
+        from specdec_tui.bench.events import LevelProgress, LevelStarted
+        from specdec_tui.ui.widgets.bench_table import BenchTable
+
+        table = self.query_one(BenchTable)
+        table.start_run([1, 4, 16])
+        table.apply_event(LevelStarted(concurrency=1, planned=32))
+        table.clock.now = 512.0  # type: ignore[attr-defined]
+        table.apply_event(LevelProgress(concurrency=1, done=12, errors=0, tokens=3000, tok_s=231.5))
+
+
+def test_wait_snapshot_at_80x24(snap_compare) -> None:
+    assert snap_compare(WaitHost(), terminal_size=(80, 24))
+
+
+def test_level_progress_snapshot_at_80x24(snap_compare) -> None:
+    assert snap_compare(LevelHost(), terminal_size=(80, 24))
+
+
+async def test_level_progress_says_done_of_planned_and_the_time_left() -> None:
+    from specdec_tui.ui.widgets.bench_table import BenchTable
+
+    app = LevelHost()
+    async with app.run_test(size=(80, 24)):
+        table = app.query_one(BenchTable)
+        assert table.cell_text(1, "progress").endswith(" 12/32")
+        assert table.status == "Level c=1: 12/32 requests, about 20 s left"  # 12 s for 12, 20 more for 20

@@ -18,7 +18,7 @@ Public API (for the app shell):
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,8 +96,10 @@ class BenchTable(Vertical):
     }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(id=id, classes=classes)
+        self.clock = clock  # how long a level has run, for its time left (a fixed one in snapshots)
         self.results: dict[int, LevelResult] = {}
         self.warnings: list[str] = []  # "c=1,4: note": one line per distinct note, however many levels share it
         self._notes: dict[str, list[int]] = {}
@@ -149,7 +151,7 @@ class BenchTable(Vertical):
         """Apply one engine event to the table."""
         if isinstance(event, LevelStarted):
             self._ensure_row(event.concurrency)
-            self._running[event.concurrency] = _Running(event.planned, event.duration_s, time.monotonic())
+            self._running[event.concurrency] = _Running(event.planned, event.duration_s, self.clock())
             self._update(event.concurrency, progress=self._styled(line_bar(0, BAR_WIDTH) + "   0%", "running"))
             self._set_status(f"Level c={event.concurrency} running…")
         elif isinstance(event, LevelProgress):
@@ -234,7 +236,7 @@ class BenchTable(Vertical):
         running = self._running.get(event.concurrency)
         if running is None:
             return "running…"
-        elapsed = time.monotonic() - running.started
+        elapsed = self.clock() - running.started
         if running.planned > 0:
             return f"{event.done}/{running.planned} requests, {eta_words(event.done, running.planned, elapsed)}".rstrip(", ")
         total = running.duration_s or 0.0
@@ -247,7 +249,7 @@ class BenchTable(Vertical):
         if running.planned > 0:
             return min(1.0, event.done / running.planned)
         if running.duration_s:
-            return min(1.0, (time.monotonic() - running.started) / running.duration_s)
+            return min(1.0, (self.clock() - running.started) / running.duration_s)
         return 0.0
 
     def _styled(self, text: str, kind: str) -> Text:

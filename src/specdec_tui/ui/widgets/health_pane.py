@@ -17,7 +17,7 @@ Public API (for the app shell):
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
@@ -62,8 +62,10 @@ class HealthPane(VerticalScroll):
     }
     """
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, classes: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(id=id, classes=classes)
+        self.clock = clock  # how long a wait has lasted (a fixed one in snapshots)
         self.state = "unknown"
         self._snapshot: HealthSnapshot | None = None
         self._stats: LogStats | None = None
@@ -120,7 +122,7 @@ class HealthPane(VerticalScroll):
     def start_wait(self, timeout_s: float, *, began: float | None = None) -> None:
         """A restart is waiting for the server to turn ready: show elapsed / timeout and the journal's last
         start-up step, redrawn every second until `end_wait`."""
-        self._wait = (time.monotonic() if began is None else began, timeout_s)
+        self._wait = (self.clock() if began is None else began, timeout_s)
         if self._wait_timer is None:
             self._wait_timer = self.set_interval(1.0, self._render_wait)
         self._render_wait()
@@ -139,7 +141,7 @@ class HealthPane(VerticalScroll):
             widget.set_class(True, "-empty")
             return
         began, timeout_s = self._wait
-        elapsed = max(0.0, time.monotonic() - began)
+        elapsed = max(0.0, self.clock() - began)
         phase = self._stats.phase if self._stats and self._stats.phase else "waiting for the journal"
         bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
         widget.update(f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
