@@ -3,15 +3,20 @@ panel command textual-serve hands to a shell carries every path as one word."""
 
 from __future__ import annotations
 
+import re
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from specdec_tui.cli.main import build_parser, main
 from specdec_tui.cli.serve_cmd import panel_command
+from specdec_tui.hosts.local.workspace import free_port
 from tests.tmux_session import program
 
 
@@ -63,3 +68,42 @@ def test_the_panel_command_reaches_the_shell_as_the_same_words(tmp_path: Path) -
                            check=True).stdout.splitlines()
     assert words == [sys.executable, "-m", "specdec_tui", "--host", "gpu 1", "--config", str(config),
                      "--session", str(session), "--profile", "p"]
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(("bind", "url_host"), [("127.0.0.1", "127.0.0.1"), ("::1", "[::1]")])
+def test_the_page_connects_its_websocket_back_to_the_bound_address(bind: str, url_host: str, tmp_path: Path) -> None:
+    if bind == "::1" and not ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([*program(), "serve", "--demo", "--bind", bind, "--port", str(port)], stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        page, deadline = "", time.monotonic() + 30
+        while not page and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://{url_host}:{port}/", timeout=2) as response:
+                    page = response.read().decode()
+            except OSError:
+                time.sleep(0.1)
+        assert page, f"serve did not answer:\n{log.read_text(errors='replace')}"
+        websocket = re.search(r'data-session-websocket-url="([^"]+)"', page)
+        assert websocket is not None and websocket[1] == f"ws://{url_host}:{port}/ws"
+        assert "WARNING" not in log.read_text(errors="replace")  # loopback: no public warning
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
