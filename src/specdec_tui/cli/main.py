@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "sweep_cmd",
     "fleet_cmd",
     "demo_cmd",
+    "serve_cmd",
 )
 
 
