@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, save_session
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
@@ -59,3 +61,42 @@ def test_session_export_html_writes_one_self_contained_report(tmp_path: Path) ->
     subprocess.run([sys.executable, "-m", "specdec_tui", "session", "export", str(session_file), "--format", "html",
                     "-o", str(again)], check=True, capture_output=True, timeout=120)
     assert again.read_text() == html  # the same session gives the same file
+
+
+@pytest.mark.browser
+async def test_the_report_opens_in_headless_chromium_with_both_charts_drawn(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.cdp_browser import Chromium
+    from tests.conftest import require
+
+    require(Chromium.executable() is not None, "chromium is not installed (apt-get install chromium)")
+    from specdec_tui.core.report_html import session_html
+
+    report = tmp_path / "report.html"
+    report.write_text(session_html(seed_session()))
+    browser = Chromium(tmp_path / "profile")
+    try:
+        await browser.start()
+        await browser.open(report.as_uri())
+        measure = """(() => [...document.querySelectorAll('figure svg')].map(svg => {
+            const box = svg.getBoundingClientRect();
+            return {id: svg.parentElement.id, width: box.width, height: box.height,
+                    text: svg.textContent, marks: svg.querySelectorAll('path, use').length};
+        }))()"""
+        charts = []
+        for _ in range(100):  # until the page has loaded and laid out
+            charts = await browser.evaluate(measure) or []
+            if len(charts) == 2 and all(c["width"] > 100 for c in charts):
+                break
+            await asyncio.sleep(0.1)
+        assert [c["id"] for c in charts] == ["chart-tok-s", "chart-trade-off"]
+        for chart in charts:
+            assert chart["width"] > 300 and chart["height"] > 150 and chart["marks"] > 10, chart  # drawn, not empty
+        assert "Output tok/s by concurrency" in charts[0]["text"] and "Pareto front" in charts[1]["text"]
+        rows = await browser.evaluate("document.querySelectorAll('#trials tbody tr').length")
+        assert rows == 4
+        shot = await browser.screenshot(Path(__file__).resolve().parents[1] / "test-artifacts" / "report" / "report.png")
+        print(f"screenshot: {shot}")
+    finally:
+        await browser.close()

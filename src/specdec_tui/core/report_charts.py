@@ -74,6 +74,7 @@ def trade_off_chart_svg(session: Session) -> str:
             ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
                     label="Pareto front")
             ax.legend(fontsize=8)
+        ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
         ax.set_xlabel("c=1 per-request tok/s (p50)")
         ax.set_ylabel("best total tok/s")
         ax.grid(True, alpha=0.3)
