@@ -39,6 +39,8 @@ async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialLoop) -> 
 
     points = {p.value: p for p in outcome.curve}
     assert list(points) == ["1", "2", "3", "4", "5"]
+    failed = [(t.sweep.get("value"), t.status, t.failure) for t in demo_runner.session.trials if t.status != "ok"]
+    assert all(p.ok == 2 for p in points.values()), failed  # every run measured (else say why, not a TypeError)
     # The seed: single-request speed rises 1 → 3 while capacity falls 26 → 21 → 17.
     assert points["1"].low_c_tok_s < points["2"].low_c_tok_s < points["3"].low_c_tok_s
     assert [points[v].max_running_requests for v in "123"] == [26, 21, 17]
