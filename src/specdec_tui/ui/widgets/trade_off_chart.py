@@ -62,10 +62,11 @@ class TradeOffChart(PlotextPlot):
             plt.scatter([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], marker="◆", color=FRONT_COLOR)
         chosen = next((p for p in self.points if p.trial_id == self.selected), None)
         if chosen is not None:
-            plt.scatter([chosen.c1_tok_s], [chosen.best_tok_s], marker="●", color=SELECTED_COLOR)
             xs = [p.c1_tok_s for p in self.points]
             right_half = chosen.c1_tok_s > (min(xs) + max(xs)) / 2  # label towards the middle, never off the edge
-            label = f"#{chosen.trial_id} {chosen.label} " if right_half else f" #{chosen.trial_id} {chosen.label}"
-            plt.text(label, chosen.c1_tok_s, chosen.best_tok_s, color=SELECTED_COLOR,
-                     alignment="right" if right_half else "left")
+            # one character cell beside the point, in data units, so the label never covers its marker
+            cell = (max(xs) - min(xs) or chosen.c1_tok_s * 0.1 or 1.0) / max(self.size.width - 12, 10)
+            plt.scatter([chosen.c1_tok_s], [chosen.best_tok_s], marker="●", color=SELECTED_COLOR)
+            plt.text(f"#{chosen.trial_id} {chosen.label}", chosen.c1_tok_s + (-cell if right_half else cell) * 1.5,
+                     chosen.best_tok_s, color=SELECTED_COLOR, alignment="right" if right_half else "left")
         self.refresh()
