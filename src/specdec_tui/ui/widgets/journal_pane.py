@@ -40,7 +40,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Log, Static
 
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.ui.keymap import JOURNAL_BINDINGS
+from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
 from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, is_panel_probe, marker_line
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
@@ -369,14 +369,20 @@ class JournalPane(Vertical):
         else:
             text = f"⏸ paused · {self.new_lines:,} new line{'s' * (self.new_lines != 1)} — End to follow"
         if self.own_hidden:
-            text += f" · {self.own_hidden:,} panel health checks hidden (h shows)"
+            text += f" · {self.own_hidden:,} panel health checks hidden ({self._key('journal.own')} shows)"
         elif self._own_shown and self._own_kept and self._filter is None:
-            text += " · h hides the panel's health checks"
+            text += f" · {self._key('journal.own')} hides the panel's health checks"
         if self._filter is not None:
             text += f" · filter: {self._filter.source} ({len(self.log_view.lines):,} shown)"
         elif self.following:
             text += " · / filter"
         return text
+
+    def _key(self, binding_id: str) -> str:
+        """The key a journal binding answers to now (after the user's `[ui.keymap]`)."""
+        keymap = getattr(self.app, "effective_keymap", {}) if self.is_attached else {}
+        binding = next(b for b in bindings_of(JOURNAL_BINDINGS) if b.id == binding_id)
+        return current_keys(binding, keymap).split(",")[0]
 
     def _render_status(self) -> None:
         # not `is_mounted`: that is still False inside on_mount, which left the line empty at start
