@@ -183,3 +183,86 @@ async def test_no_scrollbar_takes_room_while_the_lines_fit() -> None:
         pane.add_records([rec(10 + i) for i in range(30)])
         await pilot.pause(0.1)
         assert log.show_vertical_scrollbar  # once they do not fit, a bar says there is more
+
+
+# upstream: python/sglang/srt/utils/common.py set_uvicorn_logging_configs — access format
+# '[%(asctime)s] %(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s' (uvicorn's levelprefix
+# "INFO:     ", status_code "200 OK")
+def access(path: str, method: str = "GET", status: str = "200 OK", peer: str = "127.0.0.1:51234") -> str:
+    return f'[2025-03-01 14:03:07] INFO:     {peer} - "{method} {path} HTTP/1.1" {status}'
+
+
+async def test_the_panels_own_health_checks_are_folded_counted_shown_with_h_and_found_by_a_filter() -> None:
+    app = JournalHost(max_lines=500)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        own = [access("/health"), access("/v1/models"), access("/server_info"), access("/metrics"),
+               access("/health_generate"), access("/get_server_info")]
+        server = [access("/v1/chat/completions", "POST"), access("/generate", "POST"), DECODE]
+        pane.add_records([rec(i, line) for i, line in enumerate(own * 20 + server)])
+        pane.flush()
+        await pilot.pause()
+        shown = pane.shown_lines
+        assert len(shown) == 3 and "POST /v1/chat/completions" in shown[0] and "Decode" in shown[2]
+        assert "120 panel health checks hidden (h shows)" in _status(pane)
+        pane.log_view.focus()
+        await pilot.press("h")
+        assert len(pane.shown_lines) == 123 and "hidden" not in _status(pane)
+        await pilot.press("h")
+        assert len(pane.shown_lines) == 3
+        pane.set_filter("/v1/models")  # a filter finds folded lines too
+        assert len(pane.shown_lines) == 20 and all("GET /v1/models" in line for line in pane.shown_lines)
+        pane.set_filter("")
+        assert len(pane.shown_lines) == 3 and "120 panel health checks" in _status(pane)
+
+
+async def test_the_hidden_count_forgets_lines_that_left_the_kept_window() -> None:
+    app = JournalHost(max_lines=50)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(i, access("/health")) for i in range(40)])
+        pane.flush()
+        pane.add_records([rec(100 + i) for i in range(30)])  # pushes 20 health checks out of the 50 kept
+        pane.flush()
+        await pilot.pause()
+        assert "20 panel health checks hidden" in _status(pane)
+
+
+def test_the_help_screen_lists_the_key_that_shows_the_folded_lines() -> None:
+    from specdec_tui.ui.keymap import WIDGET_SCOPES, key_rows
+
+    rows = {row.binding_id: row for row in key_rows(WIDGET_SCOPES, {})}
+    assert rows["journal.own"].keys == "h" and "health checks" in rows["journal.own"].description
+
+
+def test_a_decode_line_shows_its_figures_in_columns_that_fit_160() -> None:
+    from specdec_tui.ui.widgets.journal_lines import format_record
+
+    # upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py report_decode_stats
+    line = format_record(rec(1, "[2025-03-01 14:03:07 DP0 TP0] Decode batch, #running-req: 17, #cached-token: 0, "
+                                "#token: 91234, token usage: 0.45, accept len: 3.21, accept rate: 0.80, "
+                                "cuda graph: True, gen throughput (token/s): 426.20, #queue-req: 3"))
+    assert line.startswith("14:03:07 DP0 TP0 Decode │ running:  17 │ queue:   3 │ accept len: 3.21 │ gen:  426.2 tok/s │ "
+                           "token usage: 0.45")
+    assert len(line) <= 160 and line.index("accept len") < 60
+
+
+async def test_closing_a_filter_returns_to_the_live_tail() -> None:
+    """The view stayed where the filtered lines ended (minutes behind) while the status said following."""
+    app = JournalHost(max_lines=5000)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(i) for i in range(2000)])
+        await pilot.pause(0.1)
+        pane.log_view.focus()
+        await pilot.press("slash", *"line 19")
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        pane.add_records([rec(5000 + i) for i in range(30)])
+        pane.flush()
+        await pilot.pause(0.1)
+        log = pane.log_view
+        assert "following" in _status(pane)
+        assert log.is_vertical_scroll_end, f"at line {log.scroll_y:.0f} of {log.max_scroll_y}"
+        assert log.lines[-1].endswith("line 5029")

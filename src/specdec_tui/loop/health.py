@@ -4,13 +4,15 @@ SGLang binds its port only when the model is loaded, so "process alive, port ref
 until its warmup request finishes `/health` answers 503 with no body ("warming up"). A 503 once it has served
 means it is shutting down or unhealthy; a 503 whose JSON body names a dead subprocess is a failure.
 (upstream: python/sglang/srt/entrypoints/http_server.py health_generate, _dead_subprocess_response)
-The watcher polls fast while the server is not ready (detection within ~100 ms of /health turning 200)
-and slowly once it is, and yields a snapshot only when something the operator sees has changed.
+One watcher per host (`HealthWatch`) polls fast while a restart waits for READY (detection within ~100 ms of
+/health turning 200) and slowly otherwise, and yields a snapshot only when something the operator sees has changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -152,8 +154,12 @@ async def server_info_of(client: httpx.AsyncClient, base: str) -> dict[str, Any]
     return info if isinstance(info, dict) else None
 
 
-async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: bool = True) -> HttpProbe:
-    """GET /health; when it is 200, /v1/models and (optionally) /server_info. Never raises."""
+async def probe_http(
+    client: httpx.AsyncClient, base_url: str, *, want_info: bool = True, known: HttpProbe | None = None
+) -> HttpProbe:
+    """GET /health; when it is 200, /v1/models and (optionally) /server_info. Never raises.
+
+    `known`: the last probe of a ready server; while /health stays 200 its models stand (no /v1/models)."""
     import httpx
 
     base = base_url.rstrip("/")
@@ -169,6 +175,8 @@ async def probe_http(client: httpx.AsyncClient, base_url: str, *, want_info: boo
         dead = dead_subprocess_from(resp.content) if resp.status_code == 503 else ""
         return HttpProbe(reachable=True, health_status=resp.status_code, error=f"/health returned {resp.status_code}",
                          dead_subprocess=dead)
+    if known is not None and known.health_status == 200 and known.models:
+        return HttpProbe(reachable=True, health_status=200, models=known.models, max_model_len=known.max_model_len)
     models: tuple[str, ...] = ()
     max_len: int | None = None
     info: dict[str, Any] | None = None
@@ -224,51 +232,185 @@ async def probe_once(host: Host | None, client: httpx.AsyncClient, base_url: str
     return snapshot(status, probe, facts_from(probe.server_info, probe.models, probe.max_model_len), detail)
 
 
+class HealthWatch:
+    """The one health poller of a host. The panel's view (`changes`) and a restart's wait (`wait_ready`) read
+    the same probes, so a restart never adds a second poller beside the panel's (each probe is an access line
+    in the server's journal).
+
+    Polls every `fast_interval` only while someone waits for READY (a restart in progress: the ready
+    transition is what the operator waits on), `idle_interval` while not ready otherwise, `slow_interval`
+    once ready. Once ready, /v1/models and server info are not asked again while /health stays 200.
+    The poll task runs while anyone reads the watch and stops with the last reader.
+    """
+
+    def __init__(self, host: Host | None, base_url: str, *, api_key: str | None = None, fast_interval: float = 0.05,
+                 idle_interval: float = 1.0, slow_interval: float = 5.0, status_interval: float = 0.5) -> None:
+        self.host = host
+        self.base_url = base_url
+        self.api_key = api_key
+        self.fast_interval = fast_interval
+        self.idle_interval = idle_interval
+        self.slow_interval = slow_interval
+        self.status_interval = status_interval
+        self.latest: HealthSnapshot | None = None  # the last probe's snapshot
+        self.probes = 0  # probes made so far (tests and the status of the watch)
+        self._latest_began = -1e9  # time.monotonic() when the latest probe began
+        self._view: HealthSnapshot | None = None  # the last snapshot whose view changed
+        self._view_seq = 0
+        self._waiting = 0  # restarts waiting for READY: poll fast
+        self._fresh = False  # a wait began: ask systemd now, forget what the last start served
+        self._readers = 0
+        self._task: asyncio.Task[None] | None = None
+        self._probed = asyncio.Condition()
+        self._wake = asyncio.Event()
+
+    # -- readers -----------------------------------------------------------------------------------
+    async def changes(self) -> AsyncIterator[HealthSnapshot]:
+        """Yield the current snapshot at start and then whenever the view changes (the latest wins)."""
+        seen = 0
+        self._acquire()
+        try:
+            while True:
+                async with self._probed:
+                    await self._probed.wait_for(functools.partial(self._changed_since, seen))
+                    self._raise_if_ended()
+                    snap, seen = self._view, self._view_seq
+                if snap is not None:
+                    yield snap
+        finally:
+            await self._release()
+
+    async def wait_ready(self, timeout_s: float) -> HealthSnapshot:
+        """Wait until READY on a probe made after this call; raise `NotHealthy` (with the last snapshot) on a
+        failed unit or after `timeout_s`. Polls fast while it waits."""
+        began = time.monotonic()
+        self._waiting += 1
+        self._fresh = True
+        self._wake.set()
+        self._acquire()
+        last: HealthSnapshot | None = None
+        try:
+            async with asyncio.timeout(timeout_s), self._probed:
+                while True:
+                    await self._probed.wait_for(functools.partial(self._probed_since, began))
+                    self._raise_if_ended()
+                    snap = self.latest
+                    if snap is not None:
+                        last = snap
+                        if snap.state is HealthState.READY:
+                            return snap
+                        # Only systemd's verdict is final; HTTP errors while loading may still clear.
+                        if snap.state is HealthState.FAILING and snap.status is not None and snap.status.is_failed:
+                            raise NotHealthy(snap, f"the server failed while starting: {snap.detail}")
+                    began = self._latest_began + 1e-9  # the next probe
+        except TimeoutError:
+            detail = f" (last state: {last.state.value}, {last.detail})" if last else ""
+            raise NotHealthy(last, f"the server did not become ready within {timeout_s:.0f} s{detail}") from None
+        finally:
+            self._waiting -= 1
+            await self._release()
+
+    # -- the poll task -------------------------------------------------------------------------------
+    def _acquire(self) -> None:
+        self._readers += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._poll())
+
+    async def _release(self) -> None:
+        self._readers -= 1
+        if self._readers == 0 and self._task is not None:
+            task, self._task = self._task, None
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _changed_since(self, seen: int) -> bool:
+        return self._view_seq > seen or self._poll_ended()
+
+    def _probed_since(self, began: float) -> bool:
+        return self._latest_began >= began or self._poll_ended()
+
+    def _poll_ended(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    def _raise_if_ended(self) -> None:
+        if self._task is not None and self._task.done() and not self._task.cancelled():
+            err = self._task.exception()
+            raise err if err is not None else NotHealthy(self.latest, "health watch ended")
+
+    async def _poll(self) -> None:
+        status: ServiceStatus | None = None
+        status_at = -1e9
+        previous: HttpProbe | None = None  # the last probe, while it found the server ready
+        served = False  # /health was 200 since the port last opened: a later 503 is not warmup
+        try:
+            async with await asyncio.to_thread(_new_client, self.api_key) as client:
+                while True:
+                    began = time.monotonic()
+                    if self._fresh:  # a restart: what the last start served and systemd said are stale
+                        self._fresh, served, previous, status_at = False, False, None, -1e9
+                    if self.host is not None and began - status_at >= self.status_interval:
+                        try:
+                            status = await self.host.status()
+                        except HostError:
+                            status = None
+                        status_at = began
+                    probe = await probe_http(client, self.base_url, want_info=previous is None, known=previous)
+                    if previous is not None and self.latest is not None:
+                        facts = self.latest.facts  # server info is read once, on the way into READY
+                    else:
+                        facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
+                    served = served and probe.reachable
+                    snap = snapshot(status, probe, facts, was_ready=served)
+                    served = served or snap.state is HealthState.READY
+                    previous = probe if snap.state is HealthState.READY else None
+                    await self._publish(snap, began)
+                    await self._sleep(self._interval(snap))
+        finally:
+            async with self._probed:
+                self._probed.notify_all()
+
+    async def _publish(self, snap: HealthSnapshot, began: float) -> None:
+        async with self._probed:
+            self.probes += 1
+            self.latest, self._latest_began = snap, began
+            if not snap.same_view(self._view):
+                self._view, self._view_seq = snap, self._view_seq + 1
+            self._probed.notify_all()
+
+    def _interval(self, snap: HealthSnapshot) -> float:
+        if self._waiting or self._fresh:
+            return self.fast_interval
+        return self.slow_interval if snap.state is HealthState.READY else self.idle_interval
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, unless a wait begins (a restart wants a probe now)."""
+        self._wake.clear()
+        if self._fresh:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+
 async def watch_health(
     host: Host | None,
     base_url: str,
     *,
     api_key: str | None = None,
     fast_interval: float = 0.05,
-    slow_interval: float = 1.0,
+    idle_interval: float = 1.0,
+    slow_interval: float = 5.0,
     status_interval: float = 0.5,
 ) -> AsyncIterator[HealthSnapshot]:
-    """Yield a snapshot at start and whenever the view changes.
-
-    Polls /health every `fast_interval` while not ready (the ready transition is what an operator waits on),
-    `slow_interval` once ready; asks systemd at most every `status_interval`. Server info is fetched only on
-    the way into READY, not on every poll.
-    """
-    last: HealthSnapshot | None = None
-    last_status: ServiceStatus | None = None
-    last_status_at = -1e9
-    served = False  # /health was 200 since the port last opened: a later 503 is not warmup
-    async with await asyncio.to_thread(_new_client, api_key) as client:
-        while True:
-            now = time.monotonic()
-            if host is not None and now - last_status_at >= status_interval:
-                try:
-                    last_status = await host.status()
-                except HostError:
-                    last_status = None
-                last_status_at = now
-            ready_before = last is not None and last.state is HealthState.READY
-            probe = await probe_http(client, base_url, want_info=not ready_before)
-            if ready_before and last is not None:
-                facts = last.facts  # server info is read once, on the way into READY
-            else:
-                facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
-            served = served and probe.reachable
-            snap = snapshot(last_status, probe, facts, was_ready=served)
-            served = served or snap.state is HealthState.READY
-            if not snap.same_view(last):
-                last = snap
-                yield snap
-            await asyncio.sleep(slow_interval if snap.state is HealthState.READY else fast_interval)
+    """A watch of its own (`HealthWatch.changes`), for a caller that has none to share."""
+    watch = HealthWatch(host, base_url, api_key=api_key, fast_interval=fast_interval, idle_interval=idle_interval,
+                        slow_interval=slow_interval, status_interval=status_interval)
+    async for snap in watch.changes():
+        yield snap
 
 
 def _new_client(api_key: str | None) -> httpx.AsyncClient:
-    """The probe client. Built off the event loop (see `watch_health`): importing httpx and setting up its TLS
+    """The probe client. Built off the event loop (see `HealthWatch`): importing httpx and setting up its TLS
     context takes ~150 ms of CPU that would otherwise hold up the panel's first frame."""
     import httpx
 
@@ -278,25 +420,8 @@ def _new_client(api_key: str | None) -> httpx.AsyncClient:
 async def wait_ready(
     host: Host | None, base_url: str, *, timeout_s: float, api_key: str | None = None
 ) -> HealthSnapshot:
-    """Wait until READY; raise `NotHealthy` (with the last snapshot) on FAILING or after `timeout_s`."""
-    last: HealthSnapshot | None = None
-
-    async def _watch() -> HealthSnapshot:
-        nonlocal last
-        async for snap in watch_health(host, base_url, api_key=api_key):
-            last = snap
-            if snap.state is HealthState.READY:
-                return snap
-            # Only systemd's verdict is final; HTTP errors while loading may still clear.
-            if snap.state is HealthState.FAILING and snap.status is not None and snap.status.is_failed:
-                raise NotHealthy(snap, f"the server failed while starting: {snap.detail}")
-        raise NotHealthy(last, "health watch ended")  # pragma: no cover - watch_health never ends
-
-    try:
-        return await asyncio.wait_for(_watch(), timeout_s)
-    except TimeoutError:
-        detail = f" (last state: {last.state.value}, {last.detail})" if last else ""
-        raise NotHealthy(last, f"the server did not become ready within {timeout_s:.0f} s{detail}") from None
+    """`HealthWatch.wait_ready` on a watch of its own (headless commands, which have no panel watch)."""
+    return await HealthWatch(host, base_url, api_key=api_key).wait_ready(timeout_s)
 
 
 class NotHealthy(Exception):

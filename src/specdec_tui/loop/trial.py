@@ -39,7 +39,7 @@ from specdec_tui.loop.events import (
     TrialEnded,
     UnitLoaded,
 )
-from specdec_tui.loop.health import HealthSnapshot, NotHealthy, wait_ready, watch_health
+from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
 from specdec_tui.loop.start_failure import start_failure_cause
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
@@ -60,6 +60,14 @@ class TrialLoop(BusyState):
     trial: Trial | None = field(default=None, init=False)  # pushed or being measured, not yet ended
     bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
     facts: ServerFacts | None = field(default=None, init=False)  # what the server last said about itself
+    _health: HealthWatch | None = field(default=None, init=False, repr=False)
+
+    @property
+    def health(self) -> HealthWatch:
+        """The host's one health poller: the panel's watch and a restart's wait share it."""
+        if self._health is None:
+            self._health = HealthWatch(self.host, self.base_url, api_key=self.api_key)
+        return self._health
 
     @classmethod
     def for_host(cls, host: Host, config: Config, session: Session, *, host_name: str,
@@ -99,8 +107,7 @@ class TrialLoop(BusyState):
     async def wait_healthy(self, timeout_s: float | None = None) -> HealthSnapshot:
         """Wait for READY; on failure raise NotHealthy whose message carries the journal's error line."""
         try:
-            snap = await wait_ready(self.host, self.base_url, timeout_s=timeout_s or self.healthy_timeout_s,
-                                    api_key=self.api_key)
+            snap = await self.health.wait_ready(timeout_s or self.healthy_timeout_s)
         except NotHealthy as err:
             line = await self.last_error_line()
             if line:
@@ -111,7 +118,7 @@ class TrialLoop(BusyState):
 
     async def watch_health(self) -> AsyncIterator[HealthSnapshot]:
         """The health watch an operator sees; the facts of the latest READY go into the next trial."""
-        async for snap in watch_health(self.host, self.base_url, api_key=self.api_key):
+        async for snap in self.health.changes():
             if snap.facts is not None:
                 self.facts = snap.facts
             yield snap

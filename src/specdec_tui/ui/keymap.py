@@ -47,6 +47,7 @@ JOURNAL_BINDINGS: list[BindingType] = [
     Binding("slash", "open_filter", "Filter journal", id="journal.filter", show=False),
     Binding("end", "follow", "Follow journal", id="journal.follow", show=False),
     Binding("escape", "close_filter", "Close journal filter", show=False, id="journal.close_filter"),
+    Binding("h", "toggle_own", "Show/hide the panel's own health checks", id="journal.own", show=False),
 ]
 # The unit editor's: escape leaves it (its border title says so; the footer has no room).
 EDITOR_BINDINGS: list[BindingType] = [

@@ -62,7 +62,7 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
                            margin-top: 1; }
     SweepFormScreen #sweep-form-hint { color: $text-muted; margin-top: 1; }
     SweepFormScreen #sweep-form-error { color: $text-error; height: auto; margin-top: 1; }
-    SweepFormScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    SweepFormScreen > Vertical > Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     SweepFormScreen Button { margin-left: 2; }
     """
 

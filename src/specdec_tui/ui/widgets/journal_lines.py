@@ -1,5 +1,6 @@
-"""How one journal line looks in the panel: its SGLang kind (for colour), the time-prefixed display text, the
-rule line of a marker or gap, and the highlighter that colours a line by its kind."""
+"""How one journal line looks in the panel: its SGLang kind (for colour), the time-prefixed display text (a
+decode line's figures in columns), the rule line of a marker or gap, whether a line is the panel's own probe,
+and the highlighter that colours a line by its kind."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ from rich.highlighter import Highlighter
 from rich.text import Text
 
 from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import AccessRecord, DecodeRecord
 from specdec_tui.hosts.base import JournalRecord
 
 MARKER_RULE = "────"
 _TIME_PREFIX_LEN = len("14:03:07 ")
+DECODE_COLUMNS = "Decode │"  # how a decode line in columns begins (after its rank tags)
+# What the panel itself asks a server (loop/health, loop/fleet, bench/server_stats): their access lines are its own.
+PROBE_PATHS = frozenset({"/health", "/health_generate", "/v1/models", "/server_info", "/get_server_info", "/metrics"})
 
 
 @lru_cache(maxsize=4096)
@@ -27,7 +32,7 @@ def line_kind(message: str) -> str:
     if message.startswith(MARKER_RULE):
         return "marker"
     # fast path for the bulk of a busy log (same kinds the parser gives them), sparing a full parse
-    if "] Decode batch" in message:
+    if "] Decode batch" in message or DECODE_COLUMNS in message:
         return "decode"
     if "] Prefill batch" in message:
         return "prefill"
@@ -42,7 +47,45 @@ def format_record(record: JournalRecord) -> str:
     if record.kind in ("gap", "marker"):
         return marker_line(record.message or "journal gap: reconnected", record.timestamp)
     tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
-    return f"{record.timestamp:%H:%M:%S} {tag}{record.message}"
+    message = decode_columns(record.message) if "Decode batch" in record.message else record.message
+    return f"{record.timestamp:%H:%M:%S} {tag}{message}"
+
+
+def decode_columns(message: str) -> str:
+    """A decode line's figures in fixed columns, the ones an operator reads first (running, queue, accept len,
+    gen throughput, token usage), so they fit 80 columns instead of being cut after SGLang's 200-character line.
+    Any other line (or one the parser does not read as decode) stays as it is."""
+    record = parse_line(message)
+    if not isinstance(record, DecodeRecord):
+        return message
+    tags = " ".join(f"{k}{v}" for k, v in record.tags.items())
+    cells = [
+        f"running: {_num(record.running_req, 3)}",
+        f"queue: {_num(record.queue_req, 3)}",
+        f"accept len: {_num(record.accept_len, 4, '.2f')}",
+        f"gen: {_num(record.gen_throughput, 6, '.1f')} tok/s",
+        f"token usage: {_num(record.token_usage, 4, '.2f')}",
+    ]
+    if record.accept_rate is not None:
+        cells.append(f"accept rate: {record.accept_rate:.2f}")
+    if record.cuda_graph is not None:
+        cells.append(f"cuda graph: {record.cuda_graph}")
+    return f"{tags + ' ' if tags else ''}{DECODE_COLUMNS} " + " │ ".join(cells)
+
+
+def _num(value: float | None, width: int, spec: str = "") -> str:
+    return f"{'-' if value is None else format(value, spec):>{width}}"
+
+
+@lru_cache(maxsize=8192)
+def is_panel_probe(line: str) -> bool:
+    """True for a display line that is an access line of a GET the panel itself makes (health, models, server
+    info, metrics): the journal pane folds these so the server's own lines stay on screen."""
+    if '"GET /' not in line:
+        return False
+    record = parse_line(line[_TIME_PREFIX_LEN:])
+    return (isinstance(record, AccessRecord) and record.method == "GET"
+            and record.path.split("?", 1)[0] in PROBE_PATHS)
 
 
 def marker_line(text: str, when: datetime | None = None) -> str:
@@ -51,7 +94,7 @@ def marker_line(text: str, when: datetime | None = None) -> str:
 
 
 _NUMBER_RE = re.compile(
-    r"(?:accept len|accept rate|gen throughput \(token/s\)|#running-req|#queue-req|token usage): ([\d.]+)"
+    r"(?:accept len|accept rate|gen throughput \(token/s\)|#running-req|#queue-req|token usage|running|queue|gen): *([\d.]+)"
 )
 
 

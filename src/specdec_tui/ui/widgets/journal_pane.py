@@ -13,10 +13,14 @@ Public API (for the app shell):
     .set_filter(pattern: str, *, regex=False) -> str | None   # "" clears; returns an error in words
     .open_filter() / .close_filter()             # show/hide the filter input (bound to "/" and escape)
     .follow()                                    # jump to the bottom and follow again (bound to "end")
-    .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str]
-    .status_text() -> str                        # the line under the log: follow state, count, filter
+    .show_own(shown: bool)                       # the panel's own health-check lines (folded by default; "h")
+    .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str], .own_hidden: int
+    .status_text() -> str                        # the line under the log: follow state, count, filter, folded
 Messages: JournalPane.FollowChanged(following: bool) when the tail pauses or resumes.
-Binding ids: "journal.filter", "journal.follow", "journal.close_filter" (remappable with set_keymap).
+Binding ids: "journal.filter", "journal.follow", "journal.close_filter", "journal.own" (remappable with set_keymap).
+
+The panel's own probes (GET /health, /v1/models, … — `journal_lines.is_panel_probe`) are folded: counted on the
+status line, shown with "h", and found by a filter like every other line.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from textual.timer import Timer
 from textual.widgets import Input, Log, Static
 
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.ui.keymap import JOURNAL_BINDINGS
-from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, marker_line
+from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
+from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, is_panel_probe, marker_line
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
 class JournalLog(Log):
@@ -153,6 +157,8 @@ class JournalPane(Vertical):
         self._flush_timer: Timer | None = None
         self._filter: _Filter | None = None
         self.filter_error: str | None = None
+        self._own_shown = False  # the panel's own probe lines: folded unless the user shows them
+        self._own_kept = 0  # how many of the kept lines are the panel's own probes
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
@@ -214,17 +220,20 @@ class JournalPane(Vertical):
         batch, self._pending = self._pending, []
         if len(batch) > self.max_lines:
             batch = batch[-self.max_lines :]
+        evicted = max(0, len(self._kept) + len(batch) - self.max_lines)
+        self._own_kept += sum(map(is_panel_probe, batch)) - sum(
+            is_panel_probe(self._kept[i]) for i in range(min(evicted, len(self._kept))))
         self._kept.extend(batch)
-        if self._filter is not None:
-            batch = [line for line in batch if self._filter.match(line)]
+        batch = [line for line in batch if self._shows(line)]
         if batch:
             self._write(batch)
         self._render_status()  # the line count moved
 
     def _write(self, lines: list[str]) -> None:
         log = self.log_view
-        if self.following:
-            log.write_lines(lines, scroll_end=True)
+        if self.following:  # following means at the end, whatever Log thought of its old scroll position
+            log.write_lines(lines, scroll_end=False)
+            log.scroll_end(animate=False, immediate=True, x_axis=False)
             return
         # Paused: keep the lines the user is reading in place although the top gets pruned.
         overflow = max(0, len(log.lines) + len(lines) - self.max_lines)
@@ -274,15 +283,42 @@ class JournalPane(Vertical):
         self._rerender()
         return self.filter_error
 
+    def _shows(self, line: str) -> bool:
+        """A filter decides alone (it finds folded lines too); without one, the panel's own probes are folded."""
+        if self._filter is not None:
+            return self._filter.match(line)
+        return self._own_shown or not is_panel_probe(line)
+
+    @property
+    def own_hidden(self) -> int:
+        """The panel's own probe lines folded out of the view now."""
+        return 0 if self._own_shown or self._filter is not None else self._own_kept
+
+    def show_own(self, shown: bool) -> None:
+        """Show or fold the panel's own health-check lines."""
+        self._own_shown = shown
+        self._rerender()
+
+    def action_toggle_own(self) -> None:
+        self.show_own(not self._own_shown)
+
     def _rerender(self) -> None:
+        """Rewrite the view from the kept lines and return to the live tail. The scroll to the end is explicit:
+        Log decides from the scroll position it had before the rewrite, which left the view where the filtered
+        lines ended (minutes behind) while the status said following."""
         self.flush()
         log = self.log_view
         log.clear()
-        lines = list(self._kept) if self._filter is None else [line for line in self._kept if self._filter.match(line)]
-        log.write_lines(lines, scroll_end=True)
+        log.write_lines([line for line in self._kept if self._shows(line)], scroll_end=False)
+        log.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.call_after_refresh(self._settle_at_end)  # the filter input's row may come or go with this layout
         self.following = True
         self.new_lines = 0
         self._render_status()
+
+    def _settle_at_end(self) -> None:
+        if self.following and self.is_mounted:
+            self.log_view.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def open_filter(self) -> None:
         self.add_class("-filtering")
@@ -325,17 +361,28 @@ class JournalPane(Vertical):
         """The line under the log: follow state, how many lines, the filter.
 
         "● following · 1,234 lines · / filter", "⏸ paused · 56 new lines — End to follow",
-        with " · filter: decode (12 shown)" while a filter is set."""
+        with " · 128 panel health checks hidden (h shows)" while the panel's own probes are folded and
+        " · filter: decode (12 shown)" while a filter is set."""
         kept = len(self._kept)
         if self.following:
             text = f"● following · {kept:,} line{'s' * (kept != 1)}"
         else:
             text = f"⏸ paused · {self.new_lines:,} new line{'s' * (self.new_lines != 1)} — End to follow"
+        if self.own_hidden:
+            text += f" · {self.own_hidden:,} panel health checks hidden ({self._key('journal.own')} shows)"
+        elif self._own_shown and self._own_kept and self._filter is None:
+            text += f" · {self._key('journal.own')} hides the panel's health checks"
         if self._filter is not None:
             text += f" · filter: {self._filter.source} ({len(self.log_view.lines):,} shown)"
         elif self.following:
             text += " · / filter"
         return text
+
+    def _key(self, binding_id: str) -> str:
+        """The key a journal binding answers to now (after the user's `[ui.keymap]`)."""
+        keymap = getattr(self.app, "effective_keymap", {}) if self.is_attached else {}
+        binding = next(b for b in bindings_of(JOURNAL_BINDINGS) if b.id == binding_id)
+        return current_keys(binding, keymap).split(",")[0]
 
     def _render_status(self) -> None:
         # not `is_mounted`: that is still False inside on_mount, which left the line empty at start

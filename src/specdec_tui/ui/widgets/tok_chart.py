@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from specdec_tui.core.results import LevelResult
@@ -31,6 +32,7 @@ class TokChart(PlotextPlot):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.series: list[tuple[str, list[tuple[int, float]]]] = []
+        self._ticked_width = -1
 
     def on_mount(self) -> None:
         self._draw()
@@ -56,6 +58,32 @@ class TokChart(PlotextPlot):
             xs = [math.log2(c) for c, _ in points]
             ys = [tok_s for _, tok_s in points]
             plt.plot(xs, ys, label=label, marker="braille")
-        if concurrencies:
-            plt.xticks([math.log2(c) for c in concurrencies], [str(c) for c in concurrencies])
+        self._ticked_width = -1  # the ticks depend on the width: set at the next render
         self.refresh()
+
+    def render(self) -> RenderResult:
+        if self._ticked_width != self.size.width:
+            self._ticked_width = self.size.width
+            ticks = self.tick_levels(self.size.width)
+            if ticks:
+                self.plt.xticks([math.log2(c) for c in ticks], [str(c) for c in ticks])
+        return super().render()
+
+    def tick_levels(self, width: int) -> list[int]:
+        """The levels to label on the x axis at `width` columns: as many as fit whole, the highest always.
+
+        plotext drops or overprints labels that collide (at 80 columns `64` showed as `4`), so labels that
+        would touch a neighbour are left out here, from the right: the top level is the one a reader looks for."""
+        levels = sorted({c for _, points in self.series for c, _ in points})
+        if len(levels) < 2:
+            return levels
+        top = max((tok_s for _, points in self.series for _, tok_s in points), default=0.0)
+        plot_w = max(1, width - len(f"{top:.1f}") - 3)  # y labels, the axis and the frame
+        span = math.log2(levels[-1]) - math.log2(levels[0]) or 1.0
+        kept = [levels[-1]]
+        for level in reversed(levels[:-1]):
+            col = (math.log2(level) - math.log2(levels[0])) / span * (plot_w - 1)
+            right = (math.log2(kept[-1]) - math.log2(levels[0])) / span * (plot_w - 1)
+            if right - col >= (len(str(level)) + len(str(kept[-1]))) / 2 + 1:
+                kept.append(level)
+        return sorted(kept)
