@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Trial
 
 MIN_WORDS = 20  # shorter outputs say too little to call degenerate
 UNIQUE_RATIO_FLOOR = 0.3
@@ -47,9 +50,8 @@ def looks_degenerate(texts: Sequence[str]) -> Repetition | None:
     return None
 
 
-def content_warnings(
-    temperature: float, ignore_eos: bool, repetitive_prompts: bool, texts: Sequence[str]
-) -> list[str]:
+def settings_warnings(temperature: float, ignore_eos: bool, repetitive_prompts: bool) -> list[str]:
+    """The caveats the settings alone give, before any output is seen (benchmarks and sweeps say the same)."""
     out: list[str] = []
     if temperature == 0 and ignore_eos:
         out.append(
@@ -62,6 +64,32 @@ def content_warnings(
             "repetitive prompt set: acceptance (and tok/s) is inflated by design; a stress test, "
             "not a tuning target"
         )
+    return out
+
+
+def sweep_warnings(temperature: float, ignore_eos: bool, repetitive_prompts: bool) -> list[str]:
+    """A sweep picks its winner from benchmarks run under these settings: the same caveats, said of the winner."""
+    return [f"winner picked under inflating settings — {w}"
+            for w in settings_warnings(temperature, ignore_eos, repetitive_prompts)]
+
+
+def profile_sweep_warnings(profile: BenchProfile) -> list[str]:
+    """`sweep_warnings` for the profile a sweep's trials ran with (the shipped "repetitive" set is the repetitive one)."""
+    return sweep_warnings(profile.temperature, profile.ignore_eos, profile.prompts == "repetitive")
+
+
+def trials_sweep_warnings(trials: Iterable[Trial]) -> list[str]:
+    """What a sweep says of its winner: the caveats of the settings its trials really ran with, each once."""
+    out: list[str] = []
+    for trial in trials:
+        out.extend(w for w in profile_sweep_warnings(trial.profile) if w not in out)
+    return out
+
+
+def content_warnings(
+    temperature: float, ignore_eos: bool, repetitive_prompts: bool, texts: Sequence[str]
+) -> list[str]:
+    out = settings_warnings(temperature, ignore_eos, repetitive_prompts)
     rep = looks_degenerate(texts)
     if rep is not None:
         out.append(

@@ -5,6 +5,7 @@ side by side, a sweep's curves and a replay's drift. They build `rich` objects a
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -20,11 +21,11 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
-from specdec_tui.core.latency import QUEUE_LEGEND, LatencyLimit, pick, trial_limit, trial_pick
+from specdec_tui.core.latency import QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.profile_words import distinct_profiles, short_settings
 from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
-from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
+from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
 if TYPE_CHECKING:
     from specdec_tui.loop.replay import ReplayOutcome
@@ -189,14 +190,19 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     table.add_column(f"req tok/s c={low}", justify="right")
     table.add_column(f"tok/s c={low}", justify="right")
     table.add_column(f"tok/s c={high}", justify="right")
+    table.add_column(f"TTFT p99 c={high} ms", justify="right")
     table.add_column("score (median−1.48·MAD)", justify="right")
+    table.add_column("spread")
     table.add_column("verdict")
     for p in points:
         s = stats.get(p.value)
         verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{escape(s.rejected)}[/]" if s and s.rejected else "")
+        ttft = statistics.median(s.high_c_ttft_p99_ms) if s and s.high_c_ttft_p99_ms else None
+        queue = f" [yellow]{queue_mark(p.max_running_requests)}[/]" if (p.max_running_requests and high
+                                                                and high > p.max_running_requests) else ""
         table.add_row(escape(p.value), f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
-                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s),
-                      num(s.conservative if s else None), verdict)
+                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s) + queue, num(ttft, 0),
+                      num(s.conservative if s else None), spread_words(s) if s and s.scores else "–", verdict)
     return table
 
 
