@@ -68,7 +68,7 @@ def test_session_table_shows_each_trials_settings_queueing_and_best_within_the_l
     trial2 = next(line for line in out.splitlines() if "steps=3" in line)
     assert "128 tok · t=0 · ignore_eos · repetitive" in trial2
     assert "415.0 q>17" in trial2 and "426.2 q>17" in trial2 and "402.1 q>17" not in trial2
-    assert "402.1 at c=16 (≤ 2 s)" in trial2
+    assert "402.1 at c=16" in trial2 and "best, TTFT p99 ≤ limit" in " ".join(out.split())
     assert "q>N: more requests in flight than the server runs at once (N), the rest queue" in " ".join(out.split())
 
 
@@ -99,7 +99,7 @@ def test_markdown_and_html_carry_settings_queueing_and_the_best_within_the_limit
     assert "trials ran profile demo: max_tokens 128, temperature 0, ignore_eos, prompts repetitive" in md
     assert "ignore_eos false" not in md and "prompts realistic" not in md
     assert f"- trial 2 `steps=3`: {BEST}" in md
-    assert "| 415.0 q>17 | 426.2 q>17 | 402.1 at c=16 (≤ 2 s) |" in md
+    assert "| 415.0 q>17 | 426.2 q>17 | 402.1 at c=16 |" in md
     assert "  - ran with profile demo: max_tokens 128" in md
     html = session_html(s)
     assert "trials ran profile demo: max_tokens 128, temperature 0, ignore_eos, prompts repetitive" in html
@@ -118,3 +118,14 @@ def test_a_session_file_written_before_the_limit_existed_loads_with_the_default(
     path = tmp_path / "old.toml"
     path.write_text("\n".join(line for line in dumps_session(session()).splitlines() if "ttft_limit_s" not in line))
     assert [t.profile.ttft_limit_s for t in load_session(path).trials] == [2.0, 2.0]
+
+
+def test_the_demo_marks_the_levels_above_the_servers_capacity(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The demo server runs 17 requests at once with steps 3 (as the seed's did): c=32 queues, c=1 does not."""
+    code = main(["demo", "--workspace", str(tmp_path / "ws"), "--time-scale", "50", "--concurrency", "1,32",
+                 "--requests", "4", "--steps", "3"])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = {first(line)[0]: line for line in out.splitlines() if first(line) and first(line)[0] in ("1", "32")}
+    assert "queues: >17 running" in rows["32"] and "queues" not in rows["1"]
+    assert "Best within TTFT p99 ≤ 2 s: " in out

@@ -310,13 +310,12 @@ class LiveTable:
     """A rich table redrawn as events arrive; finished rows stay, the running row shows progress."""
 
     def __init__(self, profile: BenchProfile) -> None:
-        from rich.console import Console
-
+        from specdec_tui.cli.render import make_console
         from specdec_tui.core.latency import LatencyLimit
 
         self.profile = profile
         self.limit = LatencyLimit(None, profile.ttft_limit_s)  # the server's capacity, when known (set_facts)
-        self.console = Console(stderr=False)
+        self.console = make_console()  # a pipe gets the full table, not one squeezed to 80 columns
         self.rows: list[LevelResult] = []
         self.current: str = ""
         self.live: Any = None
@@ -380,7 +379,8 @@ class LiveTable:
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
                     "ITL p50/p99 ms", "accept srv/cli", "notes"):
-            t.add_column(col, justify="right" if col != "notes" else "left")
+            t.add_column(col, justify="right" if col != "notes" else "left",
+                         **({"min_width": 19, "overflow": "fold"} if col == "notes" else {}))  # "queues: >17 running"
         for lv in self.rows:
             notes = " ".join(
                 [f"{kind}×{n}" for kind, n in lv.error_kinds.items()]

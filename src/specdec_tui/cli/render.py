@@ -21,7 +21,7 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
-from specdec_tui.core.latency import QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.profile_words import distinct_profiles, short_settings
 from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
@@ -90,7 +90,7 @@ def session_table(session: Session, title: str | None = None) -> Table:
     table.add_column("accept len", justify="right")
     for c in cs:
         table.add_column(f"c={c} tok/s", justify="right")
-    table.add_column("best within TTFT limit", justify="right")
+    table.add_column(BEST_HEADER, justify="right")
     table.add_column("errors", justify="right")
     for row in summary_rows(session):
         trial = row.trial
@@ -103,16 +103,10 @@ def session_table(session: Session, title: str | None = None) -> Table:
             cells.append(num(row.tok_s[c]) + (f" [yellow]{mark}[/]" if mark else ""))
         table.add_row(str(trial.id), escape(label), status_text(trial.status), escape(short_settings(trial.profile)),
                       str(row.max_running_requests or "–"), num(row.accept_length, 2), *cells,
-                      best_cell(trial_pick(trial).best, limit), str(row.errors))
+                      trial_pick(trial).best_words(), str(row.errors))
     if queued:
         table.caption = QUEUE_LEGEND
     return table
-
-
-def best_cell(best: LevelResult | None, limit: LatencyLimit) -> str:
-    """"402.1 at c=16 (≤ 2 s)", or "none ≤ 2 s"."""
-    return f"{num(best.output_tok_s)} at c={best.concurrency} (≤ {limit.ttft_limit_s:g} s)" if best \
-        else f"none ≤ {limit.ttft_limit_s:g} s"
 
 
 def settings_lines(session: Session) -> list[str]:

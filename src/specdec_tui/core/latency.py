@@ -29,6 +29,7 @@ def queue_mark(max_running_requests: int) -> str:
 
 
 QUEUE_LEGEND = "q>N: more requests in flight than the server runs at once (N), the rest queue"
+BEST_HEADER = "best, TTFT p99 ≤ limit"  # the column of LatencyPick.best_words
 
 
 def _seconds(ms: float) -> str:
@@ -82,6 +83,12 @@ class LatencyPick:
         if level.ttft_ms.p99 is not None:
             parts.append(f"TTFT p99 {_seconds(level.ttft_ms.p99)}")
         return f" ({', '.join(parts)})" if parts else ""
+
+    def best_words(self) -> str:
+        """For a table cell: "402.1 at c=16", or "none ≤ 2 s" when no level stays within the limit."""
+        if self.best is None:
+            return f"none ≤ {self.limit.ttft_limit_s:g} s"
+        return f"{self.best.output_tok_s:,.1f} at c={self.best.concurrency}"
 
     def summary(self) -> str:
         """"Best within TTFT p99 ≤ 2 s: 402.1 tok/s at c=16; peak 426.2 at c=64 (queueing, TTFT p99 14.1 s)"."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
-from specdec_tui.core.latency import QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.profile_words import session_settings, settings_words
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session, Trial
@@ -48,7 +48,7 @@ def session_html(session: Session) -> str:
         "<h2>Output tok/s per concurrency</h2>",
         '<table id="trials"><thead><tr><th>#</th><th>trial</th><th>host</th><th>status</th><th>max running req</th>'
         "<th>accept len</th>" + "".join(f"<th>c={c}</th>" for c in cs)
-        + "<th>best within TTFT limit</th><th>errors</th></tr></thead><tbody>",
+        + f"<th>{escape(BEST_HEADER)}</th><th>errors</th></tr></thead><tbody>",
     ]
     queued = False
     for row in summary_rows(session):
@@ -56,9 +56,7 @@ def session_html(session: Session) -> str:
         limit = trial_limit(t)
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
-        best = trial_pick(t).best
-        best_text = (f"{_num(best.output_tok_s)} at c={best.concurrency} (≤ {limit.ttft_limit_s:g} s)" if best
-                     else f"none ≤ {limit.ttft_limit_s:g} s")
+        best_text = trial_pick(t).best_words()
         classes = " ".join(c for c in ("failed" if t.status == "failed" else "", "front" if t.id in front else "") if c)
         parts.append(
             f'<tr class="{classes}"><td>{t.id}</td><td>{escape(trial_label(t))}</td><td>{escape(t.host or session.host)}</td>'

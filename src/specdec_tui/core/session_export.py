@@ -17,7 +17,7 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
-from specdec_tui.core.latency import QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.profile_words import session_settings, settings_words
 from specdec_tui.core.session import Session, Trial
 
@@ -83,7 +83,7 @@ def to_markdown(session: Session) -> str:
     lines.append("## Output tok/s per concurrency")
     lines.append("")
     header = ["#", "trial", "status", "max running req", "accept len", *[f"c={c}" for c in cs],
-              "best within TTFT limit", "errors"]
+              BEST_HEADER, "errors"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---"] * 2 + [":-:"] + ["--:"] * (len(header) - 3)) + "|")
     queued = False
@@ -91,12 +91,10 @@ def to_markdown(session: Session) -> str:
         limit = trial_limit(row.trial)
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
-        best = trial_pick(row.trial).best
         cells = [str(row.trial.id), _md_escape(trial_label(row.trial)), row.trial.status,
                  str(row.max_running_requests or "–"), _fmt(row.accept_length, 2),
                  *[_fmt(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
-                 f"{_fmt(best.output_tok_s)} at c={best.concurrency} (≤ {limit.ttft_limit_s:g} s)" if best
-                 else f"none ≤ {limit.ttft_limit_s:g} s", str(row.errors)]
+                 trial_pick(row.trial).best_words(), str(row.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     if queued:
