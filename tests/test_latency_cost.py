@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted, RunDone
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.latency import LatencyLimit, pick
 from specdec_tui.core.results import Dist, LevelResult
@@ -111,3 +112,35 @@ def test_bench_table_snapshot_at_80x24(snap_compare) -> None:
 
 def test_bench_table_snapshot_at_160x48(snap_compare) -> None:
     assert snap_compare(Host(), terminal_size=(160, 48))
+
+
+async def test_the_panels_live_benchmark_marks_levels_above_the_demo_servers_capacity(tmp_path) -> None:
+    """Through the app: the trial's facts (max_running_requests from /server_info) reach the table, and a
+    stored trial picked again shows the same marks."""
+    from specdec_tui.core.config import Config
+    from specdec_tui.core.session import Session
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
+    from specdec_tui.loop.events import Busy
+    from specdec_tui.ui.app import make_app
+
+    from .ui_helpers import record_notifications, wait_for
+
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=200.0)
+    base = demo_config(ws)
+    profile = BenchProfile(concurrency=(1, 64), requests=4, warmup=0, max_tokens=16)
+    app = make_app(Config(hosts=base.hosts, profiles={"default": profile}, default_host=base.default_host),
+                   LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
+                   Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
+    async with app.run_test(size=(160, 48)) as pilot:
+        seen = record_notifications(app)
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+                       and app.health.state == "ready", "the demo start", steps=1200)
+        await pilot.press("b")
+        await wait_for(pilot, lambda: any(n.startswith("Benchmark done") for n in seen), "the benchmark", steps=1200)
+        mrr = app.session.trials[-1].facts.max_running_requests
+        table = app.screen.query_one("#bench-table", BenchTable)
+        assert mrr is not None and mrr < 64
+        assert table.cell_text(64, "progress") == f"queues: >{mrr} running"
+        assert table.cell_text(1, "progress").endswith("100%")
+        assert "Best within TTFT p99 ≤ 2 s" in table.status or "No level within TTFT p99 ≤ 2 s" in table.status
