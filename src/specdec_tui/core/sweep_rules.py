@@ -152,8 +152,9 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
     threshold = (best.conservative or 0.0) * (1 - NEAR_BEST)
     near = sorted((s for s in candidates if (s.conservative or 0.0) >= threshold), key=lambda s: _value_key(s.value))
     winner = near[0]
-    reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} "
-                   f"(median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f})")
+    how = (f"median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f}" if len(best.scores) > 1
+           else spread_words(best))  # one run's MAD is 0.0: no formula that pretends to have measured it
+    reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} ({how})")
     if winner is not best:
         reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it wins")
     else:
@@ -171,13 +172,17 @@ def spread_words(s: ValueStats) -> str:
 
 
 def score_lines(stats: Sequence[ValueStats]) -> list[str]:
-    """Each value's score and spread; when no value ran twice, that the noise was not measured at all."""
+    """Each value's score and spread on one line (a sweep of many values stays short); when no value ran
+    twice, that the noise was not measured at all."""
     scored = [s for s in stats if s.median is not None]
-    if scored and all(len(s.scores) < 2 for s in scored):
-        lines = ["1 run each: noise not measured — a difference smaller than run-to-run noise may decide; "
-                 "repeat each value (--repeats 3) to measure it"]
-        return lines + [f"{s.value}: score {s.conservative:.1f}" for s in scored]
-    return [f"{s.value}: score {s.conservative:.1f} (median {s.median:.1f}, {spread_words(s)})" for s in scored]
+    if not scored:
+        return []
+    if all(len(s.scores) < 2 for s in scored):
+        return ["1 run each: noise not measured — a difference smaller than run-to-run noise may decide; "
+                "repeat each value (--repeats 3) to measure it",
+                "scores: " + " · ".join(f"{s.value}: {s.conservative:.1f}" for s in scored)]
+    return ["scores (median, spread): " + " · ".join(
+        f"{s.value}: {s.conservative:.1f} ({s.median:.1f}, {spread_words(s)})" for s in scored)]
 
 
 def _ms_words(ms: float) -> str:
