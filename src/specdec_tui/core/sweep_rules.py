@@ -178,8 +178,7 @@ def score_lines(stats: Sequence[ValueStats]) -> list[str]:
     if not scored:
         return []
     if all(len(s.scores) < 2 for s in scored):
-        return ["1 run each: noise not measured — a difference smaller than run-to-run noise may decide; "
-                "repeat each value (--repeats 3) to measure it",
+        return ["1 run each: noise not measured (3 repeats tell a real difference from noise)",
                 "scores: " + " · ".join(f"{s.value}: {s.conservative:.1f}" for s in scored)]
     return ["scores (median, spread): " + " · ".join(
         f"{s.value}: {s.conservative:.1f} ({s.median:.1f}, {spread_words(s)})" for s in scored)]
