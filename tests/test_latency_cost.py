@@ -38,6 +38,13 @@ def test_the_summary_names_the_best_level_within_the_ttft_limit_and_what_the_pea
         "No level within TTFT p99 ≤ 0.05 s; peak 426.2 tok/s at c=64 (queueing, TTFT p99 14.1 s)")
 
 
+def test_levels_without_a_ttft_p99_are_not_called_over_the_limit() -> None:
+    unmeasured = [LevelResult(concurrency=1, output_tok_s=186.0), LevelResult(concurrency=32, output_tok_s=420.0)]
+    choice = pick(unmeasured, SERVER)
+    assert choice.summary() == "Peak 420.0 tok/s at c=32 (queueing); TTFT p99 not measured"
+    assert choice.best_words() == "– (no TTFT p99)"
+
+
 def test_only_levels_above_the_servers_max_running_requests_queue() -> None:
     assert [SERVER.note(lv.concurrency) for lv in RUN] == [None, None, None, "queues: >17 running", "queues: >17 running"]
     assert LatencyLimit(None).note(64) is None  # capacity unknown: nothing claimed

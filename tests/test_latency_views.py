@@ -129,3 +129,19 @@ def test_the_demo_marks_the_levels_above_the_servers_capacity(capsys: pytest.Cap
     rows = {first(line)[0]: line for line in out.splitlines() if first(line) and first(line)[0] in ("1", "32")}
     assert "queues: >17 running" in rows["32"] and "queues" not in rows["1"]
     assert "Best within TTFT p99 ≤ 2 s: " in out
+
+
+async def test_the_panels_compare_screen_names_each_sides_best_within_the_limit() -> None:
+    from textual.app import App
+
+    from specdec_tui.ui.screens.compare_screen import CompareScreen
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(CompareScreen(session(), 1, 2))
+
+    app = Host()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        shown = " ".join(str(app.screen.query_one("#compare-capacity").render()).split())
+        assert f"B trial 2 (128 tok · t=0 · ignore_eos · repetitive): {BEST}" in shown

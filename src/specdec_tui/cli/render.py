@@ -133,14 +133,12 @@ def comparison_table(cmp: TrialComparison) -> Table:
     """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent, and
     which side queued there (more requests than its server runs at once)."""
     a, b = cmp.a, cmp.b
-    limit_a, limit_b = trial_limit(a), trial_limit(b)
     table = Table(title=escape(f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}"))
     for name in ("conc", "A tok/s", "B tok/s", "Δ tok/s", "A req tok/s", "B req tok/s", "Δ req",
                  "A TTFT ms", "B TTFT ms", "Δ TTFT", "B TTFT p99 ms", "queueing"):
         table.add_column(name, justify="right" if name != "queueing" else "left")
     for lc in cmp.levels:
-        queue = [f"{side} {note}" for side, note in (("A", limit_a.note(lc.concurrency) if lc.a else None),
-                                                   ("B", limit_b.note(lc.concurrency) if lc.b else None)) if note]
+        queue = cmp.queueing(lc)
         table.add_row(
             str(lc.concurrency),
             num(lc.a.output_tok_s if lc.a else None), num(lc.b.output_tok_s if lc.b else None),
@@ -149,7 +147,7 @@ def comparison_table(cmp: TrialComparison) -> Table:
             pct(lc.per_request_delta_pct),
             num(lc.a.ttft_ms.p50 if lc.a else None, 0), num(lc.b.ttft_ms.p50 if lc.b else None, 0),
             pct(lc.ttft_delta_pct), num(lc.b.ttft_ms.p99 if lc.b else None, 0),
-            f"[yellow]{escape(', '.join(queue))}[/]" if queue else "",
+            f"[yellow]{escape(queue)}[/]" if queue else "",
         )
     return table
 
@@ -160,8 +158,7 @@ def comparison_lines(cmp: TrialComparison) -> list[str]:
     lines = [d.describe() for d in cmp.flags] or ["the two trials ran the same flags"]
     mrr_a, mrr_b = cmp.max_running_requests
     lines.append(f"max_running_requests: {mrr_a or '–'} → {mrr_b or '–'}")
-    for side, t in (("A", cmp.a), ("B", cmp.b)):
-        lines.append(f"{side} trial {t.id} ({short_settings(t.profile)}): {trial_pick(t).summary()}")
+    lines.extend(cmp.latency_lines())
     for t in (cmp.a, cmp.b):
         if t.status != "ok":
             lines.append(f"trial {t.id} is {t.status}" + (f": {t.failure}" if t.failure else ""))

@@ -77,6 +77,7 @@ class LatencyPick:
     limit: LatencyLimit
     best: LevelResult | None  # highest tok/s among levels within the limit
     peak: LevelResult | None  # highest tok/s of all
+    measured: bool = True  # some level has a TTFT p99 (files from before it was measured may have none)
 
     def _cost(self, level: LevelResult) -> str:
         parts = ["queueing"] if self.limit.queues(level.concurrency) else []
@@ -87,7 +88,7 @@ class LatencyPick:
     def best_words(self) -> str:
         """For a table cell: "402.1 at c=16", or "none ≤ 2 s" when no level stays within the limit."""
         if self.best is None:
-            return f"none ≤ {self.limit.ttft_limit_s:g} s"
+            return f"none ≤ {self.limit.ttft_limit_s:g} s" if self.measured else "– (no TTFT p99)"
         return f"{self.best.output_tok_s:,.1f} at c={self.best.concurrency}"
 
     def summary(self) -> str:
@@ -95,6 +96,8 @@ class LatencyPick:
         peak, best = self.peak, self.best
         if peak is None:
             return "No level finished."
+        if not self.measured:
+            return f"Peak {peak.output_tok_s:,.1f} tok/s at c={peak.concurrency}{self._cost(peak)}; TTFT p99 not measured"
         if best is None:
             return (f"No level within {self.limit.limit_words}; "
                     f"peak {peak.output_tok_s:,.1f} tok/s at c={peak.concurrency}{self._cost(peak)}")
@@ -109,7 +112,7 @@ def pick(levels: Iterable[LevelResult], limit: LatencyLimit) -> LatencyPick:
     ordered = sorted(levels, key=lambda lv: lv.concurrency)
     peak = max(ordered, key=lambda lv: lv.output_tok_s, default=None)
     best = max((lv for lv in ordered if limit.within(lv)), key=lambda lv: lv.output_tok_s, default=None)
-    return LatencyPick(limit, best, peak)
+    return LatencyPick(limit, best, peak, measured=any(lv.ttft_ms.p99 is not None for lv in ordered))
 
 
 def trial_limit(trial: Trial) -> LatencyLimit:
