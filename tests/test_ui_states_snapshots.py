@@ -18,6 +18,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
+from specdec_tui.core.latency import trial_limit
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sglang.stats import LogStats
@@ -146,7 +147,7 @@ async def bench_done(pilot: Pilot) -> None:
     app.post_message(m.HealthChanged(health(HealthState.READY, active="active", sub="running", http_ok=True, facts_=facts(3, 17))))
     trials = app.session.trials
     await pilot.pause()
-    app.main.query_one("#bench-table").show_results(trials[-1].levels, trials[-2].levels)
+    app.main.query_one("#bench-table").show_results(trials[-1].levels, trials[-2].levels, limit=trial_limit(trials[-1]))
     await show(pilot, "bench")
 
 

@@ -22,7 +22,7 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import Dist, LevelResult, accept_source_legend
+from specdec_tui.core.results import Dist, LevelResult, ServerFacts, accept_source_legend
 from specdec_tui.loop.unit_checks import api_key_from
 
 
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> None:
         nonlocal done
+        if isinstance(out, LiveTable):
+            out.set_facts(await server_facts(base_url, api_key))
         async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
             if isinstance(ev, RunDone):
                 ev = dataclasses.replace(ev, error=run_error(ev, base_url))
@@ -75,6 +77,18 @@ def run(args: argparse.Namespace) -> int:
     if done.error:
         raise CliError(done.error)
     return 0
+
+
+async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None:
+    """What the server says about itself (/server_info, /v1/models), for its max running requests; None when
+    it does not answer (the benchmark then says why)."""
+    import httpx
+
+    from specdec_tui.loop.health import auth_headers, facts_from, probe_http
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
+        probe = await probe_http(client, base_url)
+    return facts_from(probe.server_info, probe.models, probe.max_model_len)
 
 
 def run_error(done: Any, base_url: str) -> str | None:
@@ -296,10 +310,12 @@ class LiveTable:
     """A rich table redrawn as events arrive; finished rows stay, the running row shows progress."""
 
     def __init__(self, profile: BenchProfile) -> None:
-        from rich.console import Console
+        from specdec_tui.cli.render import make_console
+        from specdec_tui.core.latency import LatencyLimit
 
         self.profile = profile
-        self.console = Console(stderr=False)
+        self.limit = LatencyLimit(None, profile.ttft_limit_s)  # the server's capacity, when known (set_facts)
+        self.console = make_console()  # a pipe gets the full table, not one squeezed to 80 columns
         self.rows: list[LevelResult] = []
         self.current: str = ""
         self.live: Any = None
@@ -314,6 +330,10 @@ class LiveTable:
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(None, None, None)
         self.console.print()
+        if self.rows:
+            from specdec_tui.core.latency import pick
+
+            self.console.print(pick(self.rows, self.limit).summary(), markup=False)
         for levels, w in distinct_warnings(self.rows):
             self.console.print(f"c={','.join(map(str, levels))}: {w}", style="yellow", markup=False)
 
@@ -339,6 +359,12 @@ class LiveTable:
             self.current = "cancelled" if ev.cancelled else (ev.error or "")
         self.live.update(self.render())
 
+    def set_facts(self, facts: ServerFacts | None) -> None:
+        """The server's capacity (from /server_info): levels above its max running requests queue."""
+        from specdec_tui.core.latency import LatencyLimit
+
+        self.limit = LatencyLimit.of(facts, self.profile)
+
     def finish_cancelled(self) -> None:
         self.console.print("benchmark cancelled", style="yellow")
 
@@ -353,12 +379,14 @@ class LiveTable:
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
                     "ITL p50/p99 ms", "accept srv/cli", "notes"):
-            t.add_column(col, justify="right" if col != "notes" else "left")
+            t.add_column(col, justify="right" if col != "notes" else "left",
+                         **({"min_width": 19, "overflow": "fold"} if col == "notes" else {}))  # "queues: >17 running"
         for lv in self.rows:
             notes = " ".join(
                 [f"{kind}×{n}" for kind, n in lv.error_kinds.items()]
                 + (["estimated"] if lv.estimated else [])
                 + (["⚠ inflated"] if any("inflated" in w for w in lv.warnings) else [])
+                + ([note] if (note := self.limit.note(lv.concurrency)) else [])
             )
             t.add_row(
                 str(lv.concurrency),

@@ -90,6 +90,7 @@ async def _run(args: argparse.Namespace) -> int:
             if table.live is None:
                 print(f"· {event.name}{': ' + event.detail if event.detail else ''}", file=sys.stderr, flush=True)
             if event.name == "bench":
+                table.set_facts(runner.trial.facts if runner.trial else None)  # its capacity marks queueing levels
                 table.__enter__()
         elif table.live is not None:
             table.on_event(event)

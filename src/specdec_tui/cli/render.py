@@ -5,6 +5,7 @@ side by side, a sweep's curves and a replay's drift. They build `rich` objects a
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -20,9 +21,11 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
+from specdec_tui.core.profile_words import distinct_profiles, short_settings
 from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
-from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice
+from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
 if TYPE_CHECKING:
     from specdec_tui.loop.replay import ReplayOutcome
@@ -56,36 +59,63 @@ def accept_cell(lv: LevelResult) -> str:
     return num(lv.accept_length, 2) + (f" {source.short}" if source is not None else "")
 
 
-def levels_table(levels: Sequence[LevelResult], title: str | None = None) -> Table:
-    """One benchmark run, one row per concurrency."""
-    table = Table(title=title, caption=accept_source_legend(levels))
-    for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TPOT p50 ms", "accept"):
-        table.add_column(name, justify="right")
+def levels_table(levels: Sequence[LevelResult], title: str | None = None, limit: LatencyLimit | None = None) -> Table:
+    """One benchmark run, one row per concurrency; levels above the server's max running requests say
+    they queue, and the caption names the best level within the TTFT limit (core.latency)."""
+    limit = limit or LatencyLimit()
+    caption = [c for c in (pick(levels, limit).summary() if levels else "", accept_source_legend(levels)) if c]
+    table = Table(title=title, caption="\n".join(caption) or None)
+    for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms",
+                 "ITL p50 ms", "accept", "queueing"):
+        table.add_column(name, justify="right" if name != "queueing" else "left")
     for lv in levels:
         table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
                       num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
-                      num(lv.tpot_ms.p50, 2), accept_cell(lv))
+                      num(lv.ttft_ms.p99, 0), num(lv.tpot_ms.p50, 2), num(lv.itl_ms.p50, 2), accept_cell(lv),
+                      f"[yellow]{note}[/]" if (note := limit.note(lv.concurrency)) else "")
     return table
 
 
 def session_table(session: Session, title: str | None = None) -> Table:
-    """Every trial: label, status, capacity, acceptance and output tok/s per concurrency."""
+    """Every trial: label, status, the settings it ran with, capacity, acceptance, output tok/s per concurrency
+    (q>N where requests queued) and its best level within its TTFT limit."""
     cs = concurrencies_of(session)
+    queued = False
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("trial")
     table.add_column("status")
+    table.add_column("ran with")
     table.add_column("max run req", justify="right")
     table.add_column("accept len", justify="right")
     for c in cs:
         table.add_column(f"c={c} tok/s", justify="right")
+    table.add_column(BEST_HEADER, justify="right")
     table.add_column("errors", justify="right")
     for row in summary_rows(session):
-        label = trial_label(row.trial) + (f" (replay of {row.trial.replay_of})" if row.trial.replay_of else "")
-        table.add_row(str(row.trial.id), escape(label), status_text(row.trial.status),
-                      str(row.max_running_requests or "–"), num(row.accept_length, 2),
-                      *[num(row.tok_s[c]) for c in cs], str(row.errors))
+        trial = row.trial
+        limit = trial_limit(trial)
+        label = trial_label(trial) + (f" (replay of {trial.replay_of})" if trial.replay_of else "")
+        cells = []
+        for c in cs:
+            mark = limit.mark(c) if row.tok_s[c] is not None else ""
+            queued = queued or bool(mark)
+            cells.append(num(row.tok_s[c]) + (f" [yellow]{mark}[/]" if mark else ""))
+        table.add_row(str(trial.id), escape(label), status_text(trial.status), escape(short_settings(trial.profile)),
+                      str(row.max_running_requests or "–"), num(row.accept_length, 2), *cells,
+                      trial_pick(trial).best_words(), str(row.errors))
+    if queued:
+        table.caption = QUEUE_LEGEND
     return table
+
+
+def settings_lines(session: Session) -> list[str]:
+    """When trials ran different settings, which trials ran which (the header cannot name one profile)."""
+    profiles = distinct_profiles(session.trials)
+    if len(profiles) < 2:
+        return []
+    return [f"trials {', '.join(str(t.id) for t in session.trials if t.profile == p)}: {short_settings(p)}"
+            for p in profiles]
 
 
 def best_lines(session: Session) -> list[str]:
@@ -100,13 +130,15 @@ def best_lines(session: Session) -> list[str]:
 
 
 def comparison_table(cmp: TrialComparison) -> Table:
-    """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent."""
+    """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent, and
+    which side queued there (more requests than its server runs at once)."""
     a, b = cmp.a, cmp.b
     table = Table(title=escape(f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}"))
     for name in ("conc", "A tok/s", "B tok/s", "Δ tok/s", "A req tok/s", "B req tok/s", "Δ req",
-                 "A TTFT ms", "B TTFT ms", "Δ TTFT"):
-        table.add_column(name, justify="right")
+                 "A TTFT ms", "B TTFT ms", "Δ TTFT", "B TTFT p99 ms", "queueing"):
+        table.add_column(name, justify="right" if name != "queueing" else "left")
     for lc in cmp.levels:
+        queue = cmp.queueing(lc)
         table.add_row(
             str(lc.concurrency),
             num(lc.a.output_tok_s if lc.a else None), num(lc.b.output_tok_s if lc.b else None),
@@ -114,16 +146,19 @@ def comparison_table(cmp: TrialComparison) -> Table:
             num(lc.a.per_request_tok_s.p50 if lc.a else None), num(lc.b.per_request_tok_s.p50 if lc.b else None),
             pct(lc.per_request_delta_pct),
             num(lc.a.ttft_ms.p50 if lc.a else None, 0), num(lc.b.ttft_ms.p50 if lc.b else None, 0),
-            pct(lc.ttft_delta_pct),
+            pct(lc.ttft_delta_pct), num(lc.b.ttft_ms.p99 if lc.b else None, 0),
+            f"[yellow]{escape(queue)}[/]" if queue else "",
         )
     return table
 
 
 def comparison_lines(cmp: TrialComparison) -> list[str]:
-    """The flag changes and the capacity change, in words, to print above the table."""
+    """The flag changes, the capacity change and each side's best level within its TTFT limit, in words,
+    to print above the table."""
     lines = [d.describe() for d in cmp.flags] or ["the two trials ran the same flags"]
     mrr_a, mrr_b = cmp.max_running_requests
     lines.append(f"max_running_requests: {mrr_a or '–'} → {mrr_b or '–'}")
+    lines.extend(cmp.latency_lines())
     for t in (cmp.a, cmp.b):
         if t.status != "ok":
             lines.append(f"trial {t.id} is {t.status}" + (f": {t.failure}" if t.failure else ""))
@@ -146,14 +181,19 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     table.add_column(f"req tok/s c={low}", justify="right")
     table.add_column(f"tok/s c={low}", justify="right")
     table.add_column(f"tok/s c={high}", justify="right")
+    table.add_column(f"TTFT p99 c={high} ms", justify="right")
     table.add_column("score (median−1.48·MAD)", justify="right")
+    table.add_column("spread")
     table.add_column("verdict")
     for p in points:
         s = stats.get(p.value)
         verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{escape(s.rejected)}[/]" if s and s.rejected else "")
+        ttft = statistics.median(s.high_c_ttft_p99_ms) if s and s.high_c_ttft_p99_ms else None
+        queue = f" [yellow]{queue_mark(p.max_running_requests)}[/]" if (p.max_running_requests and high
+                                                                and high > p.max_running_requests) else ""
         table.add_row(escape(p.value), f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
-                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s),
-                      num(s.conservative if s else None), verdict)
+                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s) + queue, num(ttft, 0),
+                      num(s.conservative if s else None), spread_words(s) if s and s.scores else "–", verdict)
     return table
 
 

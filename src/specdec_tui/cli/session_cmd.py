@@ -106,16 +106,18 @@ def run_show(args: argparse.Namespace) -> int:
         best_lines,
         make_console,
         session_table,
+        settings_lines,
         sweep_table,
     )
+    from specdec_tui.core.profile_words import session_settings
     from specdec_tui.core.sweep_rules import choose, curve, sweep_groups
 
     session, path = open_session_file(args.file)
     console = make_console()
-    profile = session.profile
     console.print(f"{path}: host {session.host or '?'}, unit {session.unit or '?'}, {len(session.trials)} trial(s); "
-                  f"profile {profile.name}: max_tokens {profile.max_tokens}, temperature {profile.temperature:g}"
-                  f"{', ignore_eos' if profile.ignore_eos else ''}, prompts {profile.prompts}", markup=False)
+                  f"{session_settings(session)}", markup=False)  # the trials' own settings, not the session's default
+    for line in settings_lines(session):
+        console.print(line, markup=False)
     console.print(session_table(session))
     for line in best_lines(session):
         console.print(line, markup=False)

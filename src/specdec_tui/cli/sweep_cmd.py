@@ -291,10 +291,13 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
             "not_judged": outcome.past_stop,
         }).decode(), flush=True)
         return
+    from specdec_tui.bench.validity import trials_sweep_warnings
     from specdec_tui.cli.render import make_console, sweep_table
 
     console = make_console()
     console.print(sweep_table(plan.flag, outcome.curve, outcome.choice))
+    for warning in trials_sweep_warnings(t for ts in outcome.trials_by_value.values() for t in ts):
+        console.print(f"⚠ {warning}", style="yellow", markup=False)  # the same caveats the benchmark gives
     console.print("why:" if outcome.winner else "no winner:")
     for reason in outcome.reasons:
         console.print(f"  - {reason}", markup=False)

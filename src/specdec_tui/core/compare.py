@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
+from specdec_tui.core.profile_words import short_settings
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial
 
@@ -72,6 +74,22 @@ class TrialComparison:
     def max_running_requests(self) -> tuple[int | None, int | None]:
         return (self.a.facts.max_running_requests if self.a.facts else None,
                 self.b.facts.max_running_requests if self.b.facts else None)
+
+    @property
+    def limits(self) -> tuple[LatencyLimit, LatencyLimit]:
+        return trial_limit(self.a), trial_limit(self.b)
+
+    def queueing(self, level: LevelComparison) -> str:
+        """"A queues: >21 running, B queues: >17 running" for the sides that queued at this level, else ""."""
+        limit_a, limit_b = self.limits
+        notes = [(side, limit.note(level.concurrency)) for side, limit, lv in
+                 (("A", limit_a, level.a), ("B", limit_b, level.b)) if lv is not None]
+        return ", ".join(f"{side} {note}" for side, note in notes if note)
+
+    def latency_lines(self) -> list[str]:
+        """Each side's best level within its TTFT limit and what its peak cost, with the settings it ran."""
+        return [f"{side} trial {t.id} ({short_settings(t.profile)}): {trial_pick(t).summary()}"
+                for side, t in (("A", self.a), ("B", self.b))]
 
 
 def compare_trials(a: Trial, b: Trial) -> TrialComparison:

@@ -67,6 +67,7 @@ class BenchProfile:
     stall_timeout_s: float = 30.0  # no bytes for this long → the request counts as a stall error
     level_timeout_s: float = 900.0
     model: str | None = None  # None: first id of /v1/models
+    ttft_limit_s: float = 2.0  # the summary's best level keeps TTFT p99 at or under this (peak tok/s may queue)
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,6 +92,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "request_timeout_s": _positive,
     "stall_timeout_s": _positive,
     "level_timeout_s": _positive,
+    "ttft_limit_s": _positive,
     "journal_lines": _positive,
 }
 

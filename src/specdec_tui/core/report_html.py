@@ -6,6 +6,8 @@ from __future__ import annotations
 from html import escape
 
 from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.profile_words import session_settings, settings_words
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
@@ -32,35 +34,42 @@ def _flags(trial: Trial) -> str:
 def session_html(session: Session) -> str:
     cs = concurrencies_of(session)
     front = pareto_front(trade_off_points(session))
-    p = session.profile
     title = f"Speculative decoding session: {session.host or 'host'} / {session.unit or 'unit'}"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f"<p>Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s). Profile "
-        f"<code>{escape(p.name)}</code>: concurrency {escape(', '.join(map(str, p.concurrency)))}, max_tokens "
-        f"{p.max_tokens}, temperature {p.temperature}, ignore_eos {str(p.ignore_eos).lower()}, prompts "
-        f"{escape(p.prompts)}.</p>",
+        f"<p>Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s); "
+        f"{escape(session_settings(session))}.</p>",
         '<h2>Charts</h2><div class="charts">',
         f'<figure id="chart-tok-s">{tok_s_chart_svg(session)}</figure>',
         f'<figure id="chart-trade-off">{trade_off_chart_svg(session)}</figure>',
         "</div>",
         "<h2>Output tok/s per concurrency</h2>",
         '<table id="trials"><thead><tr><th>#</th><th>trial</th><th>host</th><th>status</th><th>max running req</th>'
-        "<th>accept len</th>" + "".join(f"<th>c={c}</th>" for c in cs) + "<th>errors</th></tr></thead><tbody>",
+        "<th>accept len</th>" + "".join(f"<th>c={c}</th>" for c in cs)
+        + f"<th>{escape(BEST_HEADER)}</th><th>errors</th></tr></thead><tbody>",
     ]
+    queued = False
     for row in summary_rows(session):
         t = row.trial
+        limit = trial_limit(t)
+        marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
+        queued = queued or any(marks.values())
+        best_text = trial_pick(t).best_words()
         classes = " ".join(c for c in ("failed" if t.status == "failed" else "", "front" if t.id in front else "") if c)
         parts.append(
             f'<tr class="{classes}"><td>{t.id}</td><td>{escape(trial_label(t))}</td><td>{escape(t.host or session.host)}</td>'
             f"<td>{escape(t.status)}</td><td class=num>{row.max_running_requests or '–'}</td>"
             f"<td class=num>{_num(row.accept_length, 2)}</td>"
-            + "".join(f"<td class=num>{_num(row.tok_s[c])}</td>" for c in cs)
-            + f"<td class=num>{row.errors}</td></tr>"
+            + "".join(f"<td class=num>{_num(row.tok_s[c])}"
+                      + (f' <span class="warn" title="{escape(limit.note(c) or "")}">{escape(marks[c])}</span>' if marks[c] else "")
+                      + "</td>" for c in cs)
+            + f"<td class=num>{escape(best_text)}</td><td class=num>{row.errors}</td></tr>"
         )
     parts.append("</tbody></table>")
+    if queued:
+        parts.append(f'<p class="warn">{escape(QUEUE_LEGEND)}.</p>')
     if front:
         parts.append(f"<p>Bold ids are on the Pareto front of the trade-off (no other trial is better at both c=1 and "
                      f"best total tok/s): {', '.join(f'#{i}' for i in sorted(front))}.</p>")
@@ -69,6 +78,10 @@ def session_html(session: Session) -> str:
         if best1 is not None and (lv := best1.level(cs[0])) is not None:
             parts.append(f"<p>Best single stream (c={cs[0]}): trial {best1.id} "
                          f"<code>{escape(trial_label(best1))}</code> at {_num(lv.output_tok_s)} tok/s.</p>")
+    parts.append('<h2>Latency</h2><ul id="latency">')
+    parts.extend(f"<li>trial {t.id} <code>{escape(trial_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
+                 for t in session.trials if t.levels)
+    parts.append("</ul>")
     parts.append('<h2>What each trial changed</h2><ul id="flags">')
     previous: Trial | None = None
     for trial in session.trials:
@@ -77,6 +90,7 @@ def session_html(session: Session) -> str:
         else:
             changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
             parts.append(f"<li>trial {trial.id}: {escape(changes)}")
+        parts.append(f"<br>ran with {escape(settings_words(trial.profile))}")
         if trial.failure:
             parts.append(f"<br>failed: {escape(trial.failure)}")
         for warning in sorted({w for lv in trial.levels for w in lv.warnings}):

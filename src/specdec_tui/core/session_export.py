@@ -17,6 +17,8 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
+from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.profile_words import session_settings, settings_words
 from specdec_tui.core.session import Session, Trial
 
 ExportFormat = Literal["csv", "json", "md", "html"]
@@ -24,7 +26,8 @@ ExportFormat = Literal["csv", "json", "md", "html"]
 CSV_COLUMNS = [
     "trial", "label", "status", "concurrency", "requests", "errors", "output_tokens", "output_tok_s",
     "per_request_tok_s_p50", "ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "itl_ms_p50", "e2e_ms_p50",
-    "accept_length_server", "accept_length_client", "max_running_requests", "estimated", "warnings", "flags",
+    "accept_length_server", "accept_length_client", "max_running_requests", "queueing", "ttft_limit_s",
+    "within_ttft_limit", "estimated", "warnings", "flags",
 ]
 
 
@@ -38,8 +41,9 @@ def to_csv(session: Session) -> str:
     writer.writeheader()
     for trial in session.trials:
         mrr = trial.facts.max_running_requests if trial.facts else None
+        limit = trial_limit(trial)
         base = {"trial": trial.id, "label": trial_label(trial), "status": trial.status,
-                "max_running_requests": mrr, "flags": _flags_text(trial.flags)}
+                "max_running_requests": mrr, "ttft_limit_s": limit.ttft_limit_s, "flags": _flags_text(trial.flags)}
         if not trial.levels:
             writer.writerow(base)
         for lv in trial.levels:
@@ -51,6 +55,7 @@ def to_csv(session: Session) -> str:
                 "ttft_ms_p99": lv.ttft_ms.p99, "tpot_ms_p50": lv.tpot_ms.p50, "itl_ms_p50": lv.itl_ms.p50,
                 "e2e_ms_p50": lv.e2e_ms.p50, "accept_length_server": lv.accept_length_server,
                 "accept_length_client": lv.accept_length_client, "estimated": lv.estimated,
+                "queueing": limit.note(lv.concurrency) or "", "within_ttft_limit": limit.within(lv),
                 "warnings": " | ".join(lv.warnings),
             })
     return out.getvalue()
@@ -72,22 +77,29 @@ def _md_escape(text: str) -> str:
 def to_markdown(session: Session) -> str:
     cs = concurrencies_of(session)
     lines = [f"# Speculative decoding session: {session.host or 'host'} / {session.unit or 'unit'}", ""]
-    lines.append(f"Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s). "
-                 f"Profile `{session.profile.name}`: concurrency {', '.join(map(str, session.profile.concurrency))}, "
-                 f"max_tokens {session.profile.max_tokens}, temperature {session.profile.temperature}, "
-                 f"ignore_eos {str(session.profile.ignore_eos).lower()}, prompts {session.profile.prompts}.")
+    lines.append(f"Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s); "
+                 f"{_md_escape(session_settings(session))}.")
     lines.append("")
     lines.append("## Output tok/s per concurrency")
     lines.append("")
-    header = ["#", "trial", "status", "max running req", "accept len", *[f"c={c}" for c in cs], "errors"]
+    header = ["#", "trial", "status", "max running req", "accept len", *[f"c={c}" for c in cs],
+              BEST_HEADER, "errors"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---"] * 2 + [":-:"] + ["--:"] * (len(header) - 3)) + "|")
+    queued = False
     for row in summary_rows(session):
+        limit = trial_limit(row.trial)
+        marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
+        queued = queued or any(marks.values())
         cells = [str(row.trial.id), _md_escape(trial_label(row.trial)), row.trial.status,
                  str(row.max_running_requests or "–"), _fmt(row.accept_length, 2),
-                 *[_fmt(row.tok_s[c]) for c in cs], str(row.errors)]
+                 *[_fmt(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
+                 trial_pick(row.trial).best_words(), str(row.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    if queued:
+        lines.append(f"{QUEUE_LEGEND}.")
+        lines.append("")
     if cs:
         best1 = best_by_concurrency(session, cs[0])
         best_max = best_by_concurrency(session, cs[-1])
@@ -98,7 +110,11 @@ def to_markdown(session: Session) -> str:
                          f"at {_fmt(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
         if best_max and len(cs) > 1:
             lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(trial_label(best_max))}` "
-                         f"at {_fmt(best_max.level(cs[-1]).output_tok_s)} tok/s")  # type: ignore[union-attr]
+                         f"at {_fmt(best_max.level(cs[-1]).output_tok_s)} tok/s"  # type: ignore[union-attr]
+                         + (f" ({trial_limit(best_max).note(cs[-1])})" if trial_limit(best_max).note(cs[-1]) else ""))
+        for trial in session.trials:
+            if trial.levels:
+                lines.append(f"- trial {trial.id} `{_md_escape(trial_label(trial))}`: {trial_pick(trial).summary()}")
         lines.append("")
     lines.append("## Flags per trial")
     lines.append("")
@@ -109,6 +125,7 @@ def to_markdown(session: Session) -> str:
         else:
             changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
             lines.append(f"- trial {trial.id}: {_md_escape(changes)}")
+        lines.append(f"  - ran with {_md_escape(settings_words(trial.profile))}")
         if trial.failure:
             lines.append(f"  - failed: {_md_escape(trial.failure)}")
         warnings = sorted({w for lv in trial.levels for w in lv.warnings})

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from specdec_tui.core.latency import queue_note
 from specdec_tui.core.session import Trial
 
 ObjectiveKind = Literal["c1_floor", "throughput", "weighted"]
@@ -73,6 +74,8 @@ class ValueStats:
     high_c_tok_s: list[float] = field(default_factory=list)
     max_running_requests: int | None = None
     failed: int = 0
+    high_c: int | None = None  # the highest concurrency its runs measured
+    high_c_ttft_p99_ms: list[float] = field(default_factory=list)
     median: float | None = None
     mad: float | None = None
     conservative: float | None = None
@@ -104,14 +107,17 @@ def summarise(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objecti
     for value, trials in trials_by_value.items():
         ok = [t for t in trials if t.status == "ok"]
         scores = [s for t in ok if (s := score(t, objective)) is not None]
-        high = []
+        high, high_ttft, high_c = [], [], None
         for t in ok:
             cs = sorted(lv.concurrency for lv in t.levels)
             if cs and (v := level_tok_s(t, cs[-1])) is not None:
                 high.append(v)
+                high_c = cs[-1]
+                if (p99 := t.level(cs[-1]).ttft_ms.p99) is not None:  # type: ignore[union-attr]
+                    high_ttft.append(p99)
         mrr = next((t.facts.max_running_requests for t in ok if t.facts and t.facts.max_running_requests), None)
         stats = ValueStats(value=value, scores=scores, high_c_tok_s=high, max_running_requests=mrr,
-                           failed=len(trials) - len(ok))
+                           failed=len(trials) - len(ok), high_c=high_c, high_c_ttft_p99_ms=high_ttft)
         if scores:
             stats.median = statistics.median(scores)
             stats.mad = statistics.median(abs(s - stats.median) for s in scores)
@@ -135,6 +141,7 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
             s.rejected = (f"throughput at the highest concurrency {statistics.median(s.high_c_tok_s):.0f} tok/s is "
                           f"below the floor {objective.floor_ratio * baseline_high:.0f} tok/s")
     candidates = [s for s in stats if not s.rejected]
+    reasons.extend(score_lines(stats))
     for s in stats:
         if s.rejected:
             reasons.append(f"{s.value}: rejected — {s.rejected}")
@@ -145,13 +152,60 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
     threshold = (best.conservative or 0.0) * (1 - NEAR_BEST)
     near = sorted((s for s in candidates if (s.conservative or 0.0) >= threshold), key=lambda s: _value_key(s.value))
     winner = near[0]
-    reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} "
-                   f"(median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f})")
+    how = (f"median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f}" if len(best.scores) > 1
+           else spread_words(best))  # one run's MAD is 0.0: no formula that pretends to have measured it
+    reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} ({how})")
     if winner is not best:
         reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it wins")
     else:
         reasons.append(f"{winner.value} wins")
+    if (cost := high_c_cost(winner, stats)) is not None:
+        reasons.append(cost)
     return SweepChoice(winner, stats, reasons)
+
+
+def spread_words(s: ValueStats) -> str:
+    """"MAD 1.8 over 3 runs", or "1 run: noise not measured" (one run's MAD is 0.0 by construction)."""
+    if len(s.scores) < 2:
+        return "1 run: noise not measured"
+    return f"MAD {s.mad:.1f} over {len(s.scores)} runs"
+
+
+def score_lines(stats: Sequence[ValueStats]) -> list[str]:
+    """Each value's score and spread on one line (a sweep of many values stays short); when no value ran
+    twice, that the noise was not measured at all."""
+    scored = [s for s in stats if s.median is not None]
+    if not scored:
+        return []
+    if all(len(s.scores) < 2 for s in scored):
+        return ["1 run each: noise not measured (3 repeats tell a real difference from noise)",
+                "scores: " + " · ".join(f"{s.value}: {s.conservative:.1f}" for s in scored)]
+    return ["scores (median, spread): " + " · ".join(
+        f"{s.value}: {s.conservative:.1f} ({s.median:.1f}, {spread_words(s)})" for s in scored)]
+
+
+def _ms_words(ms: float) -> str:
+    return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def high_c_cost(winner: ValueStats, stats: Sequence[ValueStats]) -> str | None:
+    """What the winner costs at the highest concurrency: its tok/s there against the best value there,
+    and its TTFT p99 (whether requests queue there, by its server's max running requests)."""
+    if winner.high_c is None or not winner.high_c_tok_s:
+        return None
+    at = winner.high_c
+    mine = statistics.median(winner.high_c_tok_s)
+    others = [(statistics.median(s.high_c_tok_s), s) for s in stats if s.high_c == at and s.high_c_tok_s]
+    best_tok_s, best = max(others, key=lambda pair: pair[0])
+    ttft = (f", TTFT p99 {_ms_words(statistics.median(winner.high_c_ttft_p99_ms))}"
+            if winner.high_c_ttft_p99_ms else "")
+    queues = (f" ({queue_note(winner.max_running_requests)})"
+              if winner.max_running_requests is not None and at > winner.max_running_requests else "")
+    if best is winner or best_tok_s <= mine:
+        return f"at c={at} the winner is also the fastest: {mine:.1f} tok/s{ttft}{queues}"
+    loss = (mine - best_tok_s) / best_tok_s * 100
+    return (f"cost at c={at}: {mine:.1f} tok/s against {best_tok_s:.1f} for {best.value} ({loss:+.1f}%)"
+            f"{ttft}{queues}")
 
 
 def stop_reason(history: Sequence[ValueStats], *, min_running_requests: int | None = None) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specdec_tui.core import drafts
+from specdec_tui.core.latency import trial_limit
 from specdec_tui.loop.events import (
     BenchStarted,
     BenchUpdate,
@@ -75,7 +76,9 @@ class LoopRenderer:
             self._end_wait()
             self._step_failed(event)
         elif isinstance(event, BenchStarted):
-            main.bench_table.start_run(list(event.concurrency), event.previous)
+            trial = app.loop.trial if app.loop is not None else None  # its server's capacity marks queueing levels
+            main.bench_table.start_run(list(event.concurrency), event.previous,
+                                       limit=trial_limit(trial) if trial is not None else None)
             main.action_show_tab("bench")
         elif isinstance(event, BenchUpdate):
             if app.loop is not None and event.run == app.loop.bench_run:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual.binding import BindingType
 
 from specdec_tui.core.compare import flag_diff, trial_label
+from specdec_tui.core.latency import trial_limit
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.events import Busy
@@ -100,7 +101,8 @@ class SessionSide:
         trial = trials[index]
         previous = trials[index - 1] if index > 0 else None
         if not app.bench_running:  # a live run owns the table while it runs
-            main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None)
+            main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
+                                          limit=trial_limit(trial))
         if load_unit and app.host is None and trial.unit_text:
             pane = app.config_pane
             if pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept

@@ -108,7 +108,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-flags", Static).update(f"Flags A → B:\n{flags}")
         mrr_a, mrr_b = cmp.max_running_requests
         self.query_one("#compare-capacity", Static).update(
-            f"max_running_requests: {fmt_int(mrr_a)} → {fmt_int(mrr_b)}")
+            f"max_running_requests: {fmt_int(mrr_a)} → {fmt_int(mrr_b)}\n" + "\n".join(cmp.latency_lines()))
         table = self.query_one("#compare-levels", DataTable)
         table.clear()
         for lv in cmp.levels:

@@ -25,6 +25,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Sta
 from textual_plotext import PlotextPlot
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
+from specdec_tui.bench.validity import profile_sweep_warnings, trials_sweep_warnings
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
@@ -180,6 +181,8 @@ class SweepScreen(TaskScreen):
     DEFAULT_CSS = """
     SweepScreen #sweep-title { padding: 0 1; text-style: bold; }
     SweepScreen #sweep-status { padding: 0 1; height: auto; }
+    SweepScreen #sweep-warnings { padding: 0 1; height: auto; color: $text-warning; }
+    SweepScreen #sweep-warnings.-empty { display: none; }
     SweepScreen #sweep-values-table { height: auto; max-height: 12; }
     SweepScreen #sweep-curves { height: 1fr; min-height: 8; }
     SweepScreen #sweep-result { padding: 0 1; height: auto; max-height: 12; }
@@ -204,6 +207,8 @@ class SweepScreen(TaskScreen):
         on = f" on {', '.join(self.plan.hosts)}" if self.several else ""
         yield Static(f"Sweep --{self.plan.flag} over {', '.join(self.plan.values)}{on} ({self.plan.repeats} run(s) each)",
                      id="sweep-title", markup=False)
+        warnings = profile_sweep_warnings(self.runner.profile)  # said before the winner is, not after
+        yield Static(_warning_text(warnings), id="sweep-warnings", markup=False, classes="" if warnings else "-empty")
         yield Static("starting…", id="sweep-status", markup=False)
         table: DataTable[Text] = DataTable(id="sweep-values-table", cursor_type="none", zebra_stripes=True)
         for key, label in ROW_COLUMNS:
@@ -371,6 +376,11 @@ class SweepScreen(TaskScreen):
         lines += [f"{host} failed: {reason}" for host, reason in outcome.host_failures.items()]
         lines.append(self.applied or where)
         self.show_result("\n".join(lines))
+        warnings = trials_sweep_warnings(t for trials in outcome.trials_by_value.values() for t in trials)
+        if warnings:  # the settings the trials really ran with
+            box = self.query_one("#sweep-warnings", Static)
+            box.update(_warning_text(warnings))
+            box.set_class(False, "-empty")
 
     def _set_status(self, value: str, status: str) -> None:
         self.status_by_value[value] = status
@@ -410,3 +420,7 @@ class SweepScreen(TaskScreen):
     def cell_text(self, value: str, column: str) -> str:
         cell = self.query_one("#sweep-values-table", DataTable).get_cell(value, column)
         return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _warning_text(warnings: Sequence[str]) -> str:
+    return "\n".join(f"⚠ {w}" for w in warnings)

@@ -11,8 +11,12 @@ Public API (for the app shell):
     (named apply_event, not on_event: Textual's MessagePump.on_event is its own event dispatcher)
     .show_results(levels: list[LevelResult], previous: list[LevelResult] | None = None)  # a finished trial
     .results: dict[int, LevelResult]  # levels finished so far, by concurrency
-    .cell_text(concurrency, column) -> str   # plain text of a cell (column keys: COLUMNS)
+    .cell_text(concurrency, column) -> str   # plain text of a cell (column keys: COLUMNS), shown or not
+    .visible_columns: tuple[str, ...]        # the columns that fit the widget's width (PRIORITY order decides)
     .warnings: list[str], .status: str
+    start_run and show_results take `limit=LatencyLimit(max_running_requests, ttft_limit_s)`: levels above
+    the server's max running requests are marked as queueing, and the summary names the best level within
+    the TTFT limit (core.latency), not only the peak.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -35,6 +41,7 @@ from specdec_tui.bench.events import (
     RunDone,
 )
 from specdec_tui.core.compare import delta_pct
+from specdec_tui.core.latency import LatencyLimit, pick
 from specdec_tui.core.progress import duration_words, eta_words
 from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.ui.cell_style import foreground_style
@@ -54,16 +61,23 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("tok_s", "tok/s"),
     ("prev", "prev"),
     ("delta", "Δ"),
-    ("per_req", "req tok/s"),
+    ("progress", "progress"),
     ("ttft_p50", "TTFT p50"),
     ("ttft_p99", "TTFT p99"),
+    ("itl_p50", "ITL p50"),
     ("tpot_p50", "TPOT p50"),
+    ("per_req", "req tok/s"),
     ("accept", "accept s/c"),
     ("errors", "err"),
-    ("progress", "progress"),
+)
+# What a narrow table keeps, first to last: the figures that answer "faster, and at what latency cost?"
+PRIORITY: tuple[str, ...] = (
+    "c", "tok_s", "delta", "progress", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50", "prev",
+    "ttft_p50", "per_req",
 )
 PENDING = "…"
 BAR_WIDTH = 8
+CELL_PADDING = 2  # DataTable's cell_padding (1) on each side
 
 
 @dataclass(slots=True)
@@ -78,7 +92,8 @@ class _Running:
 class BenchTable(Vertical):
     """Benchmark rows per concurrency with live progress and deltas vs the previous trial (API in module doc)."""
 
-    COMPONENT_CLASSES = {"bench--better", "bench--worse", "bench--pending", "bench--running", "bench--done", "bench--error"}
+    COMPONENT_CLASSES = {"bench--better", "bench--worse", "bench--pending", "bench--running", "bench--done", "bench--error",
+                         "bench--queued"}
     DEFAULT_CSS = """
     BenchTable {
         height: auto;
@@ -89,6 +104,7 @@ class BenchTable(Vertical):
         & > .bench--running { color: $text-accent; }
         & > .bench--done { color: $text-success; }
         & > .bench--error { color: $text-error; }
+        & > .bench--queued { color: $text-warning; }
         #bench-data { height: auto; max-height: 12; }
         #bench-status { height: auto; padding: 0 1; color: $text-muted; }
         #bench-warnings { height: auto; padding: 0 1; color: $text-warning; }
@@ -106,6 +122,9 @@ class BenchTable(Vertical):
         self.status = "No benchmark yet — press b to run one."
         self._previous: dict[int, LevelResult] = {}
         self._running: dict[int, _Running] = {}
+        self._limit = LatencyLimit()
+        self._cells: dict[int, dict[str, Text]] = {}  # every column of every row, shown or not
+        self.visible_columns: tuple[str, ...] = tuple(key for key, _ in COLUMNS)
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(id="bench-data", cursor_type="row", zebra_stripes=True)
@@ -121,20 +140,23 @@ class BenchTable(Vertical):
 
     # -- public API ------------------------------------------------------------------------------
 
-    def start_run(self, concurrencies: Sequence[int], previous: list[LevelResult] | None = None) -> None:
+    def start_run(self, concurrencies: Sequence[int], previous: list[LevelResult] | None = None, *,
+                  limit: LatencyLimit | None = None) -> None:
         """Reset to one pending row per concurrency of the profile."""
-        self._reset(previous)
+        self._reset(previous, limit)
         for concurrency in concurrencies:
             self._add_row(concurrency)
         self._set_status(f"Running {len(concurrencies)} levels…")
 
-    def show_results(self, levels: list[LevelResult], previous: list[LevelResult] | None = None) -> None:
+    def show_results(self, levels: list[LevelResult], previous: list[LevelResult] | None = None, *,
+                     limit: LatencyLimit | None = None) -> None:
         """Show a finished (or stored) trial's levels."""
-        self._reset(previous)
+        self._reset(previous, limit)
         for level in sorted(levels, key=lambda lv: lv.concurrency):
             self._add_row(level.concurrency)
             self._fill_done(level)
-        self._set_status(f"{len(levels)} level{'s' if len(levels) != 1 else ''}.")
+        count = f"{len(levels)} level{'s' if len(levels) != 1 else ''}."
+        self._set_status(f"{count} {pick(levels, self._limit).summary()}" if levels else count)
 
     def on_event(self, event: Any) -> Any:  # type: ignore[override]
         """Bench events (the contract's name for this API) are applied now; Textual's own events go on.
@@ -176,35 +198,81 @@ class BenchTable(Vertical):
             self._finish(event, in_flight)
 
     def cell_text(self, concurrency: int, column: str) -> str:
-        value = self.table.get_cell(str(concurrency), column)
-        return value.plain if isinstance(value, Text) else str(value)
+        return self._cells[concurrency][column].plain
+
+    # -- width -----------------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the columns that fit, in PRIORITY order (a narrow terminal keeps c, tok/s, Δ, progress,
+        TTFT p99 and ITL); the table is rebuilt only when that set changes."""
+        width = self.size.width
+        if width <= 0:
+            return
+        visible = _columns_for(width - 2, self._widths())  # 2: the table's vertical scrollbar, when it shows
+        if visible != self.visible_columns:
+            self.visible_columns = visible
+            self._rebuild()
+
+    def _widths(self) -> dict[str, int]:
+        return {key: max([cell_len(label)] + [row[key].cell_len for row in self._cells.values()])
+                for key, label in COLUMNS}
+
+    def _rebuild(self) -> None:
+        table = self.table
+        row = table.cursor_row
+        table.clear(columns=True)
+        for key, label in COLUMNS:
+            if key in self.visible_columns:
+                table.add_column(label, key=key)
+        for concurrency in self._cells:
+            self._add_table_row(concurrency)
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
 
     # -- rows ------------------------------------------------------------------------------------
 
-    def _reset(self, previous: list[LevelResult] | None) -> None:
+    def _reset(self, previous: list[LevelResult] | None, limit: LatencyLimit | None = None) -> None:
         self.results = {}
         self.warnings = []
         self._notes = {}
         self._running = {}
+        self._cells = {}
         self._previous = {lv.concurrency: lv for lv in previous or []}
+        self._limit = limit or LatencyLimit()
         self.table.clear()
         self._render_warnings()
 
     def _ensure_row(self, concurrency: int) -> None:
-        if str(concurrency) not in self.table.rows:
+        if concurrency not in self._cells:
             self._add_row(concurrency)
 
     def _add_row(self, concurrency: int) -> None:
         previous = self._previous.get(concurrency)
-        cells: dict[str, Text | str] = {key: self._styled(PENDING, "pending") for key, _ in COLUMNS}
+        cells: dict[str, Text] = {key: self._styled(PENDING, "pending") for key, _ in COLUMNS}
         cells["c"] = Text(str(concurrency), justify="right")
         cells["prev"] = Text(fmt_num(previous.output_tok_s) if previous else MISSING, justify="right")
-        cells["progress"] = self._styled(" " * BAR_WIDTH + "   –", "pending")
-        self.table.add_row(*(cells[key] for key, _ in COLUMNS), key=str(concurrency))
+        queue = self._limit.note(concurrency)  # known before it runs: the server's capacity is
+        cells["progress"] = self._styled(queue, "queued") if queue else self._styled(" " * BAR_WIDTH + "   –", "pending")
+        self._cells[concurrency] = cells
+        self._add_table_row(concurrency)
+        self._fit()
 
-    def _update(self, concurrency: int, **cells: Text | str) -> None:
+    def _add_table_row(self, concurrency: int) -> None:
+        cells = self._cells[concurrency]
+        self.table.add_row(*(cells[key] for key in self._shown()), key=str(concurrency))
+
+    def _shown(self) -> list[str]:
+        return [key for key, _ in COLUMNS if key in self.visible_columns]
+
+    def _update(self, concurrency: int, **cells: Text) -> None:
+        self._cells[concurrency].update(cells)
         for column, value in cells.items():
-            self.table.update_cell(str(concurrency), column, value, update_width=True)
+            if column in self.visible_columns:
+                self.table.update_cell(str(concurrency), column, value, update_width=True)
+        self._fit()
 
     def _fill_done(self, level: LevelResult) -> None:
         self.results[level.concurrency] = level
@@ -221,10 +289,12 @@ class BenchTable(Vertical):
             per_req=Text(fmt_num(level.per_request_tok_s.p50), justify="right"),
             ttft_p50=Text(fmt_ms(level.ttft_ms.p50), justify="right"),
             ttft_p99=Text(fmt_ms(level.ttft_ms.p99), justify="right"),
+            itl_p50=Text(fmt_ms(level.itl_ms.p50), justify="right"),
             tpot_p50=Text(fmt_ms(level.tpot_ms.p50), justify="right"),
             accept=Text(accept, justify="right"),
             errors=self._errors_cell(level.errors),
-            progress=self._styled(f"{line_bar(1.0, BAR_WIDTH)} 100%", "done"),
+            progress=self._styled(queue, "queued") if (queue := self._limit.note(level.concurrency))
+            else self._styled(f"{line_bar(1.0, BAR_WIDTH)} 100%", "done"),
         )
         self._collect_warnings(level)
 
@@ -265,12 +335,10 @@ class BenchTable(Vertical):
         elif event.cancelled:
             self._set_status(f"Benchmark cancelled after {len(self.results)} level(s).")
         else:
-            best = max(self.results.values(), key=lambda lv: lv.output_tok_s, default=None)
-            peak = f" Peak {fmt_num(best.output_tok_s)} tok/s at c={best.concurrency}." if best else ""
+            summary = f" {pick(self.results.values(), self._limit).summary()}." if self.results else ""
             legend = accept_source_legend(self.results.values())  # what the ctr/req/est marks mean
-            self._set_status(f"Benchmark done: {len(self.results)} level(s).{peak}" + (f" ({legend})" if legend else ""))
-        for row in self.table.rows:
-            concurrency = int(row.value or 0)
+            self._set_status(f"Benchmark done: {len(self.results)} level(s).{summary}" + (f" ({legend})" if legend else ""))
+        for concurrency in list(self._cells):
             if concurrency in self.results:
                 continue
             stopped = event.cancelled and concurrency in in_flight  # a level cut short, its numbers partial
@@ -299,6 +367,19 @@ class BenchTable(Vertical):
 
 
 _KIND = {"success": "better", "error": "worse"}
+
+
+def _columns_for(width: int, widths: dict[str, int]) -> tuple[str, ...]:
+    """The columns that fit `width`, taken in PRIORITY order (one that does not fit is skipped, a
+    narrower one after it may still fit), returned in display order."""
+    chosen: set[str] = set()
+    used = 0
+    for key in PRIORITY:
+        need = widths[key] + CELL_PADDING
+        if used + need <= width or not chosen:
+            chosen.add(key)
+            used += need
+    return tuple(key for key, _ in COLUMNS if key in chosen)
 
 
 def _fmt_opt(value: float | None) -> str:

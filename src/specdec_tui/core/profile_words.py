@@ -1,0 +1,44 @@
+"""The benchmark settings a trial really ran with, in words, for every place that shows them.
+
+A session's header used to name the session's profile while its trials ran another (the demo's 128 tokens,
+ignore_eos, repetitive prompts): each trial records its own `Trial.profile`, and views show that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.session import Session, Trial
+
+
+def settings_words(profile: BenchProfile) -> str:
+    """"profile demo: max_tokens 128, temperature 0, ignore_eos, prompts repetitive" (what changes acceptance)."""
+    return (f"profile {profile.name}: max_tokens {profile.max_tokens}, temperature {profile.temperature:g}"
+            f"{', ignore_eos' if profile.ignore_eos else ''}, prompts {profile.prompts}")
+
+
+def short_settings(profile: BenchProfile) -> str:
+    """For a table cell: "128 tok · t=0 · ignore_eos · repetitive"."""
+    parts = [f"{profile.max_tokens} tok", f"t={profile.temperature:g}"]
+    if profile.ignore_eos:
+        parts.append("ignore_eos")
+    parts.append(profile.prompts)
+    return " · ".join(parts)
+
+
+def distinct_profiles(trials: Sequence[Trial]) -> list[BenchProfile]:
+    """The profiles the trials ran with, each once, in first-seen order."""
+    out: list[BenchProfile] = []
+    for trial in trials:
+        if trial.profile not in out:
+            out.append(trial.profile)
+    return out
+
+
+def session_settings(session: Session) -> str:
+    """The header's words: the trials' own settings when they all agree, else a pointer to each trial's."""
+    profiles = distinct_profiles(session.trials) or [session.profile]
+    if len(profiles) == 1:
+        return "trials ran " + settings_words(profiles[0])
+    return f"trials ran {len(profiles)} different settings (each trial's are listed with it)"
