@@ -22,7 +22,7 @@ from specdec_tui.core.config import Config
 from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult
-from specdec_tui.core.session import Session, default_session_path, save_session
+from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 from specdec_tui.core.words import in_words
@@ -32,6 +32,7 @@ from specdec_tui.loop.events import (
     Busy,
 )
 from specdec_tui.loop.health import HealthSnapshot
+from specdec_tui.loop.sessions import continue_or_start
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
@@ -235,8 +236,8 @@ class SpecdecApp(App[None]):
             except HostError:
                 pass
         self.host_name, self.unit_name = name, new_host.info.unit
-        self.session = Session(host=name, unit=self.unit_name, profile=self.config.profile())
-        self.session_path = default_session_path(name)
+        self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
+                                                            profile=self.config.profile())
         self.loop, self.link, self.health, self.log_stats = None, None, None, LogStats()
         self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
@@ -246,7 +247,10 @@ class SpecdecApp(App[None]):
         self.call_after_refresh(self.show_trials)
         if self.link is not None:
             self.link.connect()
-        self.notify(f"Active host: {name} ({self.unit_name}). Trials now go to a new session of {name}.")
+        kept = len(self.session.trials)
+        where = (f"continuing its session ({kept} trial{'s' if kept != 1 else ''})" if kept
+                 else f"trials now go to a new session of {name}")
+        self.notify(f"Active host: {name} ({self.unit_name}); {where}.")
 
     def marker(self, text: str) -> None:
         if self.main_or_none is not None:
