@@ -40,6 +40,7 @@ from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
+from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen
@@ -53,6 +54,9 @@ from specdec_tui.ui.widgets.trials_list import TrialsList
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
 # priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
 # its usual meaning (leave a field, close the journal filter or a dialog).
+# The keys that act on the host; not offered where there is none (offline) or on the compare screen.
+HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
+
 CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
 
 
@@ -339,6 +343,10 @@ class SpecdecApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_bench":
             return self.bench_running and self.screen is self.main_or_none and not self._escape_is_local()
+        if action in HOST_ACTIONS:
+            # offline there is no host to act on, and the compare screen shows saved trials: the footer does not
+            # offer what cannot happen there (False hides the key)
+            return self.loop is not None and not isinstance(self.screen, CompareScreen)
         return True
 
     def _escape_is_local(self) -> bool:
