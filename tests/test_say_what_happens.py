@@ -10,10 +10,12 @@ import pytest
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.loop.events import Busy, Step, StepFailed
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.compare_screen import CompareScreen
+from specdec_tui.ui.screens.error_screen import ErrorScreen
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, wait_for
 
 
 def test_a_toml_syntax_error_names_its_own_lines_unclosed_header() -> None:
@@ -55,3 +57,44 @@ async def test_on_the_compare_screen_the_footer_offers_no_push_restart_or_bench(
         text = footer_text(app)
         assert "Back" in text
         assert not [k for k in LOOP_KEYS if k in text], text
+
+
+# -- a failed start says why, in words ----------------------------------------------------------------------
+
+
+async def test_a_start_whose_program_is_missing_shows_systemds_cause_in_the_dialog(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo start", steps=1200)
+        running = app.config_pane.running_text
+        program = running.split("ExecStart=", 1)[1].split(" ", 1)[0]
+        await app.config_pane.set_text(running.replace(program, str(tmp_path / "gone-venv" / "bin" / "python"), 1))
+        await pilot.pause()
+        app.action_push()
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the error dialog", steps=1200)
+        dialog = app.screen
+        assert isinstance(dialog, ErrorScreen)
+        assert dialog.title_text == "The unit could not be restarted"
+        assert f"Failed to locate executable {tmp_path}/gone-venv/bin/python" in dialog.detail, dialog.detail
+        trial = app.session.trials[-1]
+        assert trial.status == "failed" and "Failed to locate executable" in trial.failure
+        assert not trial.failure.startswith("restart:")
+
+
+@pytest.mark.parametrize(("step", "title"), [(Step.HEALTHY, "The server did not become healthy"),
+                                             (Step.PUSH, "The push failed"),
+                                             (Step.ROLLBACK, "The rollback failed")])
+async def test_a_failed_step_is_said_in_words_not_from_its_id(step: Step, title: str) -> None:
+    app = offline_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await app.renderer.render(StepFailed(step, "the server did not become ready within 120 s."))
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ErrorScreen)
+        assert dialog.title_text == title
+        assert "Healthy failed" not in dialog.title_text and ".." not in dialog.detail, dialog.detail
+        log = app.main.journal_pane.log_view
+        await wait_for(pilot, lambda: any(title.lower() in str(line) for line in log.lines), "the journal marker")
