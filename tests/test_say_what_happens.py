@@ -10,9 +10,11 @@ import pytest
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.events import Busy, Step, StepFailed
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.compare_screen import CompareScreen
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 
 from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, wait_for
@@ -98,3 +100,31 @@ async def test_a_failed_step_is_said_in_words_not_from_its_id(step: Step, title:
         assert "Healthy failed" not in dialog.title_text and ".." not in dialog.detail, dialog.detail
         log = app.main.journal_pane.log_view
         await wait_for(pilot, lambda: any(title.lower() in str(line) for line in log.lines), "the journal marker")
+
+
+# -- the rollback question names what it restores ----------------------------------------------------------
+
+
+async def test_the_rollback_question_names_the_trial_its_time_and_the_flags_that_change(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo start", steps=1200)
+        for steps in (2, 3):
+            seen.clear()
+            unit = UnitFile.parse(app.config_pane.running_text).set_flags(
+                {"speculative-num-steps": str(steps), "speculative-num-draft-tokens": str(steps + 1)})
+            await app.config_pane.set_text(unit.text)
+            await pilot.pause()
+            app.action_push()
+            await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                           f"the push of steps={steps}", steps=1200)
+        first = app.session.trials[0]
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rollback question")
+        question = app.screen.question
+        when = (first.pushed_at or first.started_at).strftime("%Y-%m-%d %H:%M")
+        assert f"back to trial {first.id} ({first.label}, {when} UTC)" in question, question
+        assert "--speculative-num-steps: 3 → 2" in question and "--speculative-num-draft-tokens: 4 → 3" in question
+        await pilot.press("n")

@@ -32,6 +32,7 @@ from specdec_tui.loop.events import (
     Busy,
 )
 from specdec_tui.loop.health import HealthSnapshot
+from specdec_tui.loop.rollback_preview import rollback_preview
 from specdec_tui.loop.sessions import continue_or_start
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
@@ -321,15 +322,18 @@ class SpecdecApp(App[None]):
         self.marker("restart requested")
         self.link.restart()
 
-    def action_rollback(self) -> None:
-        if self._refused(Busy.ROLLBACK):
+    async def action_rollback(self) -> None:
+        if self._refused(Busy.ROLLBACK) or self.host is None or self.loop is None:
             return
 
         def go(yes: bool | None) -> None:
             if yes and self.link is not None and not self._refused(Busy.ROLLBACK):
                 self.link.rollback()
 
-        question = f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?"
+        running = self.loop.running_text or self.config_pane.running_text
+        preview = await rollback_preview(self.host, running, self.session)
+        question = (preview.describe(self.unit_name, self.host_name) if preview is not None else
+                    f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?")
         self.push_screen(ConfirmScreen(question, yes="Roll back"), go)
 
     def action_bench(self) -> None:
