@@ -3,6 +3,7 @@ a demo unit whose Python is gone, the footer offline and on compare, a TOML synt
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,10 @@ import pytest
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import parse_config
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.systemd_quote import quote_arg
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.events import Busy, Step, StepFailed
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.compare_screen import CompareScreen
@@ -128,3 +132,33 @@ async def test_the_rollback_question_names_the_trial_its_time_and_the_flags_that
         assert f"back to trial {first.id} ({first.label}, {when} UTC)" in question, question
         assert "--speculative-num-steps: 3 → 2" in question and "--speculative-num-draft-tokens: 4 → 3" in question
         await pilot.press("n")
+
+
+# -- a demo workspace whose Python is gone is repaired at start ------------------------------------------
+
+
+async def test_a_demo_unit_whose_python_was_deleted_is_repaired_at_start_keeping_flags_and_history(tmp_path: Path) -> None:
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=200)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, stop_timeout_s=5)
+    try:
+        edited = UnitFile.parse(await host.read_unit()).set_flags(
+            {"speculative-num-steps": "3", "speculative-num-draft-tokens": "4"}).text
+        await host.push(edited)
+        history = await host.history()
+        gone = tmp_path / "old venv" / "bin" / "python"  # a path with a space: written quoted
+        ws.unit_path.write_text(edited.replace(quote_arg(sys.executable), quote_arg(str(gone)), 1))
+        assert UnitFile.parse(ws.unit_path.read_text()).exec_start.program == str(gone)
+    finally:
+        await host.close()
+
+    again = ensure_demo_workspace(tmp_path / "demo")
+    repaired = UnitFile.parse(again.unit_path.read_text())
+    assert repaired.exec_start.program == sys.executable
+    assert repaired.flags() == UnitFile.parse(edited).flags()  # every flag kept
+    host = LocalHost(again.root, again.unit_name, again.base_url, stop_timeout_s=5)
+    try:
+        assert await host.history() == history  # not a user's edit: no history entry
+        started = await host.restart()
+        assert started.ok and started.status.is_running, started
+    finally:
+        await host.close()
