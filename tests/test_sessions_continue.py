@@ -98,3 +98,21 @@ async def test_a_second_panel_start_on_the_demo_host_lists_the_first_starts_tria
         assert fresh.main.trials_list.trial_ids == []
         assert fresh.session_path != first.session_path
 
+
+
+def test_bench_record_appends_each_run_to_the_hosts_current_session() -> None:
+    ensure_demo_workspace(demo_dir(), time_scale=50)
+    try:
+        assert cli("host", "restart", "--host", "demo").returncode == 0
+        for _ in range(2):
+            done = cli("bench", "--host", "demo", "--record", "--concurrency", "1", "--requests", "2",
+                       "--max-tokens", "16")
+            assert done.returncode == 0, done.stderr
+        files = session_files()
+        assert len(files) == 1, files
+        assert f"recorded as trial 2 in {files[0]}" in done.stderr
+        trials = load_session(files[0]).trials
+        assert [t.status for t in trials] == ["ok", "ok"] and all(t.level(1) for t in trials)
+        assert "--speculative-num-steps" in trials[0].unit_text
+    finally:
+        cli("host", "stop", "--host", "demo")
