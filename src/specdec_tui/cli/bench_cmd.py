@@ -92,7 +92,7 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
                      error: str | None) -> tuple[int, Any]:
     """`--record`: the run as a trial of the host's current session (as the panel's b records one), with the
     unit the host runs; returns the trial id and the session file."""
-    from specdec_tui.cli.tui_cmd import resolve_session
+    from specdec_tui.cli.session_arg import resolve_session
     from specdec_tui.core.session import save_session
     from specdec_tui.hosts.base import HostError
     from specdec_tui.loop.trial import TrialLoop

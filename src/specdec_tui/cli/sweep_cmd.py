@@ -154,7 +154,7 @@ def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> B
 
 def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: BenchProfile) -> tuple[Session, Path]:
     """The --session file (continued when it exists), else the host's current session (--new-session: a fresh one)."""
-    from specdec_tui.cli.tui_cmd import resolve_session
+    from specdec_tui.cli.session_arg import resolve_session
 
     return resolve_session(getattr(args, "session", None), host_name, unit,
                            new=bool(getattr(args, "new_session", False)), profile=profile)

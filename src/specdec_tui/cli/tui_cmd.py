@@ -17,17 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.errors import CliError
-from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.cli.session_arg import resolve_session
+from specdec_tui.core.config import Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import find_config_path, load_config
 from specdec_tui.core.paths import sessions_dir
-from specdec_tui.core.session import (
-    Session,
-    SessionError,
-    load_session,
-)
+from specdec_tui.core.session import Session
 from specdec_tui.hosts.base import Host, HostError
-from specdec_tui.loop.sessions import continue_or_start
 
 
 def resolve_config(arg: str | None) -> Config:
@@ -36,23 +32,6 @@ def resolve_config(arg: str | None) -> Config:
         return load_config(find_config_path(arg))
     except ConfigError as err:
         raise CliError(str(err)) from None
-
-
-def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = False,
-                    profile: BenchProfile | None = None) -> tuple[Session, Path]:
-    """An existing --session file is continued and a new one started there; without --session, the host's
-    current session is continued (a fresh one with `new`, i.e. --new-session, or when the host has none).
-    Shared by the panel, `demo`, `sweep` and `bench --record`."""
-    if not arg:
-        return continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
-    path = Path(arg)
-    if path.exists():
-        try:
-            return load_session(path), path
-        except SessionError as err:
-            raise CliError(str(err)) from None
-    return (Session(host=host_name, unit=unit) if profile is None
-            else Session(host=host_name, unit=unit, profile=profile)), path
 
 
 def build_app(config: Config, host: Host | None, session: Session, session_path: Path | None, *,
