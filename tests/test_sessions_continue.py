@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 
 from specdec_tui.cli import tui_cmd
+from specdec_tui.core.config import Config, HostConfig
 from specdec_tui.core.config_file import load_config
 from specdec_tui.core.paths import default_config_file, demo_dir, sessions_dir
 from specdec_tui.core.session import Session, Trial, load_session, save_session
+from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.events import Busy
 from specdec_tui.loop.sessions import current_session_of
+from specdec_tui.ui.app import make_app
 
-from .ui_helpers import record_notifications, wait_for
+from .ui_helpers import FAST_PROFILE, record_notifications, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -116,3 +119,30 @@ def test_bench_record_appends_each_run_to_the_hosts_current_session() -> None:
         assert "--speculative-num-steps" in trials[0].unit_text
     finally:
         cli("host", "stop", "--host", "demo")
+
+
+async def test_switching_host_on_the_fleet_tab_continues_that_hosts_session(tmp_path: Path) -> None:
+    hosts = {}
+    for name in ("a", "b"):
+        ws = ensure_demo_workspace(tmp_path / name, time_scale=200)
+        hosts[name] = HostConfig(name=name, address="local", workspace=str(ws.root), unit=ws.unit_name)
+    b_session = sessions_dir() / "20260301-090000-b.toml"
+    save_session(Session(host="b", unit="sglang-demo.service",
+                         trials=[Trial(id=1, unit_text="", label="steps=2"), Trial(id=2, unit_text="", label="steps=3")]),
+                 b_session)
+    ws_a = ensure_demo_workspace(tmp_path / "a")
+    config = Config(hosts=hosts, profiles={"default": FAST_PROFILE}, default_host="a")
+    app = make_app(config, LocalHost(ws_a.root, ws_a.unit_name, ws_a.base_url, name="a"),
+                   Session(host="a", unit=ws_a.unit_name), session_path=tmp_path / "a-session.toml")
+    notes = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in notes),
+                       "a's own start", steps=1200)
+        await pilot.press("6")
+        await wait_for(pilot, lambda: app.main.fleet_table.row_names == ["a", "b"], "both hosts in the Fleet tab")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.host_name == "b", "the switch to b")
+        await wait_for(pilot, lambda: app.main.trials_list.trial_ids == [1, 2], "b's trials in the Trials tab")
+        await wait_for(pilot, lambda: app.config_pane.running_text != "", "b's unit in the Config tab")
+        assert app.session_path == b_session
+        assert any("Active host: b" in n and "continuing its session (2 trials)" in n for n in notes), notes
