@@ -52,12 +52,12 @@ from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.trials_list import TrialsList
 
-# escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
-# priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
-# its usual meaning (leave a field, close the journal filter or a dialog).
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
 HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
 
+# escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
+# priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
+# its usual meaning (leave a field, close the journal filter or a dialog).
 CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
 
 
