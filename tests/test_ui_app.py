@@ -149,14 +149,15 @@ def test_main_screen_snapshot(snap_compare, theme: str, size: tuple[int, int]) -
     assert snap_compare(offline_app(theme=theme), terminal_size=size, run_before=settled)
 
 
-async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_and_palette() -> None:
+async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_and_palette(tmp_path: Path) -> None:
     from textual.widgets import Footer
 
     from specdec_tui.ui.commands import palette_entries
     from specdec_tui.ui.keymap import JOURNAL_BINDINGS
 
-    app = offline_app()
+    app = demo_app(tmp_path)  # with a host: offline the footer does not offer the loop's keys
     async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.loop is not None, "the loop")
         for tab in "12345":
             await pilot.press(tab)
             await pilot.pause(0.1)

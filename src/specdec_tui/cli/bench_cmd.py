@@ -45,10 +45,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="model name to send (default: the first of /v1/models)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a live table")
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    p.add_argument("--record", action="store_true",
+                   help="with --host: record the run as a trial in the host's current session (the unit it runs)")
+    p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
+                   help="with --record: the session file to add the trial to (default: the host's current session)")
+    p.add_argument("--new-session", action="store_true", default=argparse.SUPPRESS,
+                   help="with --record: start a fresh session instead of continuing the host's current one")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "record", False) and (args.url or not getattr(args, "host", None)):
+        raise CliError("--record needs --host NAME: the run is recorded with that host's unit in its session")
     base_url, api_key, profile = resolve(args)
     from specdec_tui.bench import run_benchmark
     from specdec_tui.bench.events import RunDone
@@ -74,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if done is None:
         raise CliError("the benchmark ended without a result")
+    if getattr(args, "record", False):
+        trial_id, path = asyncio.run(record_run(args, profile, list(done.levels), done.error))
+        print(f"recorded as trial {trial_id} in {path}", file=sys.stderr)
     if done.error:
         raise CliError(done.error)
     return 0
@@ -89,6 +100,33 @@ async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
         probe = await probe_http(client, base_url)
     return facts_from(probe.server_info, probe.models, probe.max_model_len)
+
+
+async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: list[LevelResult],
+                     error: str | None) -> tuple[int, Any]:
+    """`--record`: the run as a trial of the host's current session (as the panel's b records one), with the
+    unit the host runs; returns the trial id and the session file."""
+    from specdec_tui.cli.session_arg import resolve_session
+    from specdec_tui.core.session import save_session
+    from specdec_tui.hosts.base import HostError
+    from specdec_tui.loop.trial import TrialLoop
+
+    config, host_name = load_cli_config(args)
+    host = open_cli_host(config, host_name, keep_running=True)
+    try:
+        text = await host.read_unit()
+        session, path = resolve_session(getattr(args, "session", None), host_name, host.info.unit,
+                                        new=bool(getattr(args, "new_session", False)), profile=profile)
+        runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
+        trial = runner.start_trial(text)
+    except HostError as err:
+        raise CliError(f"--record: {err}") from None
+    finally:
+        await host.close()
+    trial.levels = levels
+    trial.status, trial.failure = ("failed", f"benchmark: {error}") if error else ("ok", "")
+    save_session(session, path)
+    return trial.id, path
 
 
 def run_error(done: Any, base_url: str) -> str | None:

@@ -1,7 +1,8 @@
 """`specdec-tui demo` (also `--demo --headless`): one full trial on the embedded demo host, printed.
 
 It proves the loop from a shell: edit the demo unit's flags, push, restart, wait healthy, benchmark,
-record the trial in a session file. `--demo` without `--headless` opens the panel on the same host.
+record the trial in the demo host's current session (`--new-session`: a fresh one).
+`--demo` without `--headless` opens the panel on the same host.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from specdec_tui.cli.common import parse_concurrency
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile, Config
-from specdec_tui.core.session import Session, default_session_path, save_session
+from specdec_tui.core.session import save_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import DEMO_PROFILE
 
@@ -37,6 +38,10 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, metavar="M", help="max_tokens per request (default 128)")
     p.add_argument("--workspace", metavar="DIR", help="demo workspace (default: in the user data dir)")
     p.add_argument("--keep-running", action="store_true", help="leave the simulated server running afterwards")
+    p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
+                   help="session file to add the trial to (default: the demo host's current session)")
+    p.add_argument("--new-session", action="store_true", default=argparse.SUPPRESS,
+                   help="start a fresh session instead of continuing the demo host's current one")
 
 
 def demo_profile(args: argparse.Namespace) -> BenchProfile:
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.bench_cmd import LiveTable
+    from specdec_tui.cli.session_arg import resolve_session
     from specdec_tui.hosts.base import HostError
     from specdec_tui.hosts.local.host import LocalHost
     from specdec_tui.hosts.local.workspace import (
@@ -80,8 +86,8 @@ async def _run(args: argparse.Namespace) -> int:
     config: Config = demo_config(ws)
     profile = demo_profile(args)
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo", keep_running=args.keep_running)
-    session_path = Path(args.session) if getattr(args, "session", None) else default_session_path("demo")
-    session = Session(host="demo", unit=ws.unit_name, profile=profile)
+    session, session_path = resolve_session(getattr(args, "session", None), "demo", ws.unit_name,
+                                            new=bool(getattr(args, "new_session", False)), profile=profile)
     runner = TrialLoop.for_host(host, config, session, host_name="demo", session_path=session_path, profile=profile)
     table = LiveTable(profile)
 

@@ -54,6 +54,8 @@ def add_panel_options(parser: argparse.ArgumentParser) -> None:
                         help="with --demo: a cluster of N simulated nodes (one multi-node server on loopback)")
     parser.add_argument("--host", metavar="NAME", help="host from the config to open (default: the config's default_host)")
     parser.add_argument("--session", metavar="FILE", help="session file to open or continue")
+    parser.add_argument("--new-session", action="store_true",
+                        help="start a fresh session (default: continue the host's current session)")
     parser.add_argument("--profile", metavar="NAME", help="benchmark profile from the config")
     parser.add_argument("--sessions", action="store_true", help="browse the saved sessions offline (no host)")
 

@@ -29,9 +29,6 @@ from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import (
     Session,
-    SessionError,
-    default_session_path,
-    load_session,
 )
 from specdec_tui.core.sweep_rules import Objective
 from specdec_tui.hosts.base import Host
@@ -72,7 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, metavar="T")
     p.add_argument("--prompts", metavar="SET", help="realistic | repetitive | path to a prompt file")
     p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
-                   help="session file to add the trials to (default: a new one in the data dir)")
+                   help="session file to add the trials to (default: the host's current session)")
+    p.add_argument("--new-session", action="store_true", default=argparse.SUPPRESS,
+                   help="start a fresh session instead of continuing the host's current one")
     p.add_argument("--json", action="store_true", help="JSON lines: one per trial, then a summary")
     # bench_cmd.apply_overrides reads these too; the sweep does not offer them.
     p.set_defaults(func=run, duration=None, ignore_eos=None, endpoint=None, warmup=None)
@@ -154,14 +153,11 @@ def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> B
 
 
 def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: BenchProfile) -> tuple[Session, Path]:
-    """Continue the --session file when it exists, else start a new one there (or in the data dir)."""
-    path = Path(args.session) if getattr(args, "session", None) else default_session_path(host_name)
-    if path.exists():
-        try:
-            return load_session(path), path
-        except SessionError as err:
-            raise CliError(str(err)) from None
-    return Session(host=host_name, unit=unit, profile=profile), path
+    """The --session file (continued when it exists), else the host's current session (--new-session: a fresh one)."""
+    from specdec_tui.cli.session_arg import resolve_session
+
+    return resolve_session(getattr(args, "session", None), host_name, unit,
+                           new=bool(getattr(args, "new_session", False)), profile=profile)
 
 
 def run(args: argparse.Namespace) -> int:

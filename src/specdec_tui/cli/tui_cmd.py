@@ -1,5 +1,7 @@
 """Starting the panel (the default command): `specdec-tui [--config F] [--host NAME] [--session FILE]`.
 
+A start on a host continues that host's current session (its newest session file in the data dir's
+sessions/): its trials are listed and compare works at once; `--new-session` starts a fresh one.
 `--session FILE` without `--host` opens an existing session offline (browse and compare trials); with
 `--host NAME` the session is continued on that host. `--session DIR` (or `--sessions`, when the parser
 offers it) opens the list of saved sessions in that folder (the data dir's sessions/), also offline.
@@ -15,15 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.errors import CliError
+from specdec_tui.cli.session_arg import resolve_session
 from specdec_tui.core.config import Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import find_config_path, load_config
-from specdec_tui.core.session import (
-    Session,
-    SessionError,
-    default_session_path,
-    load_session,
-)
+from specdec_tui.core.paths import sessions_dir
+from specdec_tui.core.session import Session
 from specdec_tui.hosts.base import Host, HostError
 
 
@@ -33,17 +32,6 @@ def resolve_config(arg: str | None) -> Config:
         return load_config(find_config_path(arg))
     except ConfigError as err:
         raise CliError(str(err)) from None
-
-
-def resolve_session(arg: str | None, host_name: str, unit: str) -> tuple[Session, Path]:
-    """An existing --session file is continued; a new path (or none) starts a fresh session."""
-    path = Path(arg) if arg else default_session_path(host_name)
-    if path.exists():
-        try:
-            return load_session(path), path
-        except SessionError as err:
-            raise CliError(str(err)) from None
-    return Session(host=host_name, unit=unit), path
 
 
 def build_app(config: Config, host: Host | None, session: Session, session_path: Path | None, *,
@@ -69,8 +57,6 @@ def run_built(app: Any) -> int:
 def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
     """The panel without a host for `--sessions`, `--session DIR`, or an existing `--session FILE` without
     `--host`; None when the arguments ask for a host. Nothing is connected to."""
-    from specdec_tui.core.paths import sessions_dir
-
     if getattr(args, "sessions", False):
         return build_app(config, None, Session(host="offline"), None, sessions_from=sessions_dir())
     if not args.session or args.host:
@@ -99,8 +85,12 @@ def run(args: argparse.Namespace) -> int:
         host = open_host(config, host_name)
     except HostError as err:
         raise CliError(str(err)) from None
-    session, session_path = resolve_session(args.session, host_name, host.info.unit)
+    session, session_path = resolve_session(args.session, host_name, host.info.unit, new=_new(args))
     return run_app(config, host, session, session_path)
+
+
+def _new(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "new_session", False))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -117,6 +107,18 @@ def run_demo(args: argparse.Namespace) -> int:
         defaults = argparse.Namespace(steps=None, time_scale=1.0, concurrency=None, requests=None,
                                       max_tokens=None, workspace=None, keep_running=False)
         return demo_cmd.run(argparse.Namespace(**{**vars(defaults), **vars(args)}))
+    app = demo_app(args)
+    try:
+        return run_built(app)
+    finally:
+        import asyncio
+
+        asyncio.run(app.host.close())
+
+
+def demo_app(args: argparse.Namespace) -> Any:
+    """The panel on the demo host, not yet running, continuing the demo's current session (or --session,
+    or a fresh one with --new-session)."""
     from specdec_tui.hosts.local.host import LocalHost
     from specdec_tui.hosts.local.workspace import (
         demo_config,
@@ -127,15 +129,18 @@ def run_demo(args: argparse.Namespace) -> int:
     ws = ensure_demo_workspace()
     demo = demo_config(ws)
     config = Config(hosts=demo.hosts, profiles={**user.profiles, **demo.profiles}, ui=user.ui,
-                    default_host="demo", default_profile=demo.default_profile, source=user.source)
+                    default_host="demo", default_profile=demo.default_profile, source=theme_file(user))
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
-    session, session_path = resolve_session(args.session, "demo", ws.unit_name)
-    try:
-        return run_app(config, host, session, session_path)
-    finally:
-        import asyncio
+    session, session_path = resolve_session(args.session, "demo", ws.unit_name, new=_new(args))
+    return build_app(config, host, session, session_path)
 
-        asyncio.run(host.close())
+
+def theme_file(user: Config) -> str:
+    """Where a demo panel saves a picked theme: the user's config file (created on the first save when there is
+    none yet). Only `[ui] theme` is written there (save_ui_theme), never the demo's hosts."""
+    from specdec_tui.core.paths import default_config_file
+
+    return user.source or str(default_config_file())
 
 
 def run_demo_cluster(args: argparse.Namespace, nodes: int) -> int:
@@ -150,9 +155,10 @@ def run_demo_cluster(args: argparse.Namespace, nodes: int) -> int:
     user = resolve_config(args.config)
     demo = ensure_demo_cluster(nodes=nodes)
     config = Config(hosts=demo.hosts, clusters=demo.clusters, profiles={**user.profiles, **demo.profiles},
-                    ui=user.ui, default_host=DEMO_CLUSTER, default_profile=demo.default_profile, source=user.source)
+                    ui=user.ui, default_host=DEMO_CLUSTER, default_profile=demo.default_profile,
+                    source=theme_file(user))
     host = open_host(config, DEMO_CLUSTER)
-    session, session_path = resolve_session(args.session, DEMO_CLUSTER, host.info.unit)
+    session, session_path = resolve_session(args.session, DEMO_CLUSTER, host.info.unit, new=_new(args))
     try:
         return run_app(config, host, session, session_path)
     finally:

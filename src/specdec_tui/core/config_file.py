@@ -14,7 +14,7 @@ from tomlkit.exceptions import ParseError
 from specdec_tui.core.config import SCHEMA_VERSION, Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_reader import ConfigReader
-from specdec_tui.core.config_toml_keys import key_at_line
+from specdec_tui.core.config_toml_keys import key_at_line, scan_keys
 
 CONFIG_ENV_VAR = "SPECDEC_TUI_CONFIG"
 
@@ -52,8 +52,24 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         data = tomlkit.parse(text).unwrap()
     except ParseError as err:
         what = re.sub(r"\s+at line \d+ col \d+$", "", str(err))
-        raise ConfigError(source, err.line, key_at_line(text, err.line), f"TOML syntax error: {what} (column {err.col})") from None
+        key, hint = syntax_error_key(text, err.line)
+        raise ConfigError(source, err.line, key, hint or f"TOML syntax error: {what} (column {err.col})") from None
     return ConfigReader(text, source).read(data)
+
+
+def syntax_error_key(text: str, line: int) -> tuple[str, str]:
+    """What a TOML syntax error on `line` names: that line's own key or table header (as written when it does
+    not parse, e.g. an unclosed `[hosts.gpu`, with a hint in words); an earlier line's key only for a line that
+    defines none (a continuation)."""
+    own = dict(scan_keys(text)).get(line)
+    if own is not None:
+        return ".".join(own), ""
+    lines = text.splitlines()
+    written = lines[line - 1].split("#", 1)[0].strip() if 0 < line <= len(lines) else ""
+    if written.startswith("[") and not written.endswith("]"):
+        closed = written + ("]]" if written.startswith("[[") else "]")
+        return written, f"TOML syntax error: the table header is not closed; write {closed}"
+    return key_at_line(text, line), ""
 
 
 def save_ui_theme(path: Path | str, theme: str) -> None:

@@ -161,6 +161,11 @@ class Host(Protocol):
         """Backup numbers on the host, oldest first; the last is what a rollback restores."""
         ...
 
+    async def read_backup(self, number: int) -> str:
+        """The text of backup `number` (from `history()`), as a rollback would restore it; HostError when it
+        cannot be read. Lets the panel say what a rollback restores before it asks."""
+        ...
+
     async def rollback(self) -> str:
         """Restore the newest backup over the unit (byte-identical), drop it from the history and
         daemon-reload. Returns the restored text. The caller restarts."""

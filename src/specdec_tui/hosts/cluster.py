@@ -203,6 +203,10 @@ class ClusterHost:
         """Node 0's backups; a rollback needs one on every node (checked before any node changes)."""
         return await self.nodes[0].host.history()
 
+    async def read_backup(self, number: int) -> str:
+        """Node 0's backup: every node holds the same text (a push reaches all or none)."""
+        return await self.nodes[0].host.read_backup(number)
+
     async def rollback(self) -> str:
         histories = await self._each(lambda n: n.host.history())
         empty = [n.name for n, h in zip(self.nodes, histories, strict=True) if not h]

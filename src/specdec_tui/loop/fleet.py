@@ -25,6 +25,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import Host, HostError, ServiceStatus
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.health import HealthState, auth_headers, derive_state, facts_from, probe_http
+from specdec_tui.loop.sessions import current_session_of
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
@@ -91,33 +92,6 @@ def _spec_from_unit(text: str) -> dict[str, str]:
         return {}
     found = {key: unit.get_flag(flag) for key, flag in SPEC_FLAGS.items()}
     return {key: value for key, value in found.items() if value}
-
-
-def latest_session_of(host: str, directory: Path) -> Path | None:
-    """The newest session file of `host` in `directory` (by modification time), or None."""
-    if not directory.is_dir():
-        return None
-    newest: tuple[float, Path] | None = None
-    for path in directory.glob("*.toml"):
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue
-        if (newest is None or mtime > newest[0]) and _session_host(path) == host:
-            newest = (mtime, path)
-    return newest[1] if newest else None
-
-
-def _session_host(path: Path) -> str:
-    """The `host = "..."` line near the top of a session file, without parsing the whole file."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            for _, line in zip(range(40), f, strict=False):
-                if line.startswith("host = "):
-                    return line.split("=", 1)[1].strip().strip('"')
-    except OSError:
-        return ""
-    return ""
 
 
 def session_figures(session: Session) -> tuple[float | None, float | None]:
@@ -243,7 +217,7 @@ class FleetPoller:
     def _session_figures(self, name: str, seen: _Seen) -> tuple[float | None, float | None]:
         if self.sessions_dir is None:
             return None, None
-        path = latest_session_of(name, self.sessions_dir)
+        path = current_session_of(name, self.sessions_dir)
         if path is None:
             return None, None
         key = (path, path.stat().st_mtime)

@@ -41,6 +41,7 @@ from specdec_tui.loop.events import (
 )
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
 from specdec_tui.loop.start_failure import start_failure_cause
+from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
 
@@ -203,7 +204,7 @@ class TrialLoop(BusyState):
         try:
             result = await self.push(text)
         except (HostError, WorkflowError) as err:
-            self._fail(trial, f"push: {in_words(err)}")
+            self._fail(trial, failure_text(Step.PUSH, in_words(err)))
             self.emit(StepFailed(Step.PUSH, in_words(err)))
             return trial
         trial.pushed_at = utcnow()
@@ -219,7 +220,7 @@ class TrialLoop(BusyState):
         except (HostError, NotHealthy) as err:
             step = Step.HEALTHY if isinstance(err, NotHealthy) and "systemd could not" not in str(err) else step
             if trial is not None:
-                self._fail(trial, f"{step.value}: {in_words(err)}")
+                self._fail(trial, failure_text(step, in_words(err)))
             self.emit(StepFailed(step, in_words(err)))
             if rollback:
                 await self._roll_back_after_failure(trial)

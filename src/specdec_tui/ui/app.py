@@ -22,7 +22,7 @@ from specdec_tui.core.config import Config
 from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult
-from specdec_tui.core.session import Session, default_session_path, save_session
+from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 from specdec_tui.core.words import in_words
@@ -32,6 +32,8 @@ from specdec_tui.loop.events import (
     Busy,
 )
 from specdec_tui.loop.health import HealthSnapshot
+from specdec_tui.loop.rollback_preview import rollback_preview
+from specdec_tui.loop.sessions import continue_or_start
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
@@ -39,6 +41,7 @@ from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
+from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen
@@ -48,6 +51,9 @@ from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 from specdec_tui.ui.widgets.config_pane import ConfigPane
 from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.trials_list import TrialsList
+
+# The keys that act on the host; not offered where there is none (offline) or on the compare screen.
+HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
 
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
 # priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
@@ -235,8 +241,8 @@ class SpecdecApp(App[None]):
             except HostError:
                 pass
         self.host_name, self.unit_name = name, new_host.info.unit
-        self.session = Session(host=name, unit=self.unit_name, profile=self.config.profile())
-        self.session_path = default_session_path(name)
+        self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
+                                                            profile=self.config.profile())
         self.loop, self.link, self.health, self.log_stats = None, None, None, LogStats()
         self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
@@ -246,7 +252,10 @@ class SpecdecApp(App[None]):
         self.call_after_refresh(self.show_trials)
         if self.link is not None:
             self.link.connect()
-        self.notify(f"Active host: {name} ({self.unit_name}). Trials now go to a new session of {name}.")
+        kept = len(self.session.trials)
+        where = (f"continuing its session ({kept} trial{'s' if kept != 1 else ''})" if kept
+                 else f"trials now go to a new session of {name}")
+        self.notify(f"Active host: {name} ({self.unit_name}); {where}.")
 
     def marker(self, text: str) -> None:
         if self.main_or_none is not None:
@@ -313,15 +322,18 @@ class SpecdecApp(App[None]):
         self.marker("restart requested")
         self.link.restart()
 
-    def action_rollback(self) -> None:
-        if self._refused(Busy.ROLLBACK):
+    async def action_rollback(self) -> None:
+        if self._refused(Busy.ROLLBACK) or self.host is None or self.loop is None:
             return
 
         def go(yes: bool | None) -> None:
             if yes and self.link is not None and not self._refused(Busy.ROLLBACK):
                 self.link.rollback()
 
-        question = f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?"
+        running = self.loop.running_text or self.config_pane.running_text
+        preview = await rollback_preview(self.host, running, self.session)
+        question = (preview.describe(self.unit_name, self.host_name) if preview is not None else
+                    f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?")
         self.push_screen(ConfirmScreen(question, yes="Roll back"), go)
 
     def action_bench(self) -> None:
@@ -335,6 +347,10 @@ class SpecdecApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_bench":
             return self.bench_running and self.screen is self.main_or_none and not self._escape_is_local()
+        if action in HOST_ACTIONS:
+            # offline there is no host to act on, and the compare screen shows saved trials: the footer does not
+            # offer what cannot happen there (False hides the key)
+            return self.loop is not None and not isinstance(self.screen, CompareScreen)
         return True
 
     def _escape_is_local(self) -> bool:

@@ -26,6 +26,7 @@ from specdec_tui.loop.events import (
     TrialEnded,
     UnitLoaded,
 )
+from specdec_tui.loop.step_words import step_failed, step_failed_title
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 
@@ -108,12 +109,15 @@ class LoopRenderer:
     def _step_failed(self, event: StepFailed) -> None:
         app = self.app
         self._bench_when_idle = False
-        app.marker(f"{event.step.value} failed")
+        app.marker(step_failed(event.step))
+        reason = event.reason.rstrip()
         kept = " Your edit is kept; fix it and press p again." if event.step is Step.PUSH else ""
+        if kept and not reason.endswith((".", "!", "?")):
+            reason += "."
         if event.step in DIALOG_STEPS:
-            app.push_screen(ErrorScreen(f"{event.step.value.capitalize()} failed", event.reason + kept))
+            app.push_screen(ErrorScreen(step_failed_title(event.step), reason + kept))
         else:
-            app.notify(event.reason, title=f"{event.step.value} failed", severity="error")
+            app.notify(reason, title=step_failed_title(event.step), severity="error")
 
     def _offer_draft(self, running: str) -> None:
         app = self.app

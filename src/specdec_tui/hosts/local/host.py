@@ -166,6 +166,12 @@ class LocalHost:
     async def history(self) -> list[int]:
         return self.units.numbers()
 
+    async def read_backup(self, number: int) -> str:
+        try:
+            return self.units.backup_path(number).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise HostError(f"cannot read backup {number} of {self.unit_name}: {err}") from None
+
     async def rollback(self) -> str:
         self._ensure_dirs()
         text = self.units.rollback()

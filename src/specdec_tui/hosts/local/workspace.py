@@ -8,6 +8,7 @@ flags; only the program differs: `python -m specdec_tui.sim`.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import sys
@@ -18,6 +19,7 @@ from specdec_tui.core import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.systemd_quote import quote_arg
+from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.state import service_running
 
 DEMO_HOST = "demo"
@@ -107,9 +109,10 @@ def unit_port(text: str) -> int | None:
 def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) -> DemoWorkspace:
     """Create the demo workspace, or keep an existing one (with its unit edits and history).
 
-    An existing unit is only touched when its --port is taken by something else: then a free port is
-    written in place of the old one (atomically, not as a history entry, since it is not a user's edit).
-    `time_scale` applies to a new workspace only.
+    An existing unit is only touched when its --port is taken by something else (a free port is written in
+    place of the old one), or when its Python no longer exists (a deleted venv: the current interpreter is
+    written in its place, every flag kept); both atomically, not as a history entry, since neither is a user's
+    edit. `time_scale` applies to a new workspace only.
     """
     root = Path(root) if root is not None else paths.demo_dir()
     (root / "units").mkdir(parents=True, exist_ok=True)
@@ -119,6 +122,10 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
         write_atomic(ws_unit, demo_unit_text(port, time_scale=time_scale, workdir=root))
         return DemoWorkspace(root, DEMO_UNIT, port)
     text = ws_unit.read_text(encoding="utf-8")
+    repaired = with_current_python(text)
+    if repaired != text:
+        write_atomic(ws_unit, repaired)
+        text = repaired
     written_port = unit_port(text)
     if written_port is None:
         return DemoWorkspace(root, DEMO_UNIT, 30000)
@@ -127,6 +134,25 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
         port = free_port()
         write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
     return DemoWorkspace(root, DEMO_UNIT, port)
+
+
+def with_current_python(text: str) -> str:
+    """The demo unit with its ExecStart program replaced by this Python when the one written there no longer
+    exists (the venv the workspace was made with was deleted: systemd would fail with 203/EXEC); else `text`."""
+    try:
+        command = UnitFile.parse(text).exec_start
+    except ValueError:  # a unit the user broke by hand: left for the panel to show
+        return text
+    program = command.program
+    if (not os.path.isabs(program) or os.access(program, os.X_OK) or program == sys.executable
+            or command.python_module != "specdec_tui.sim"):
+        return text
+    start = text.find("ExecStart=")
+    for written in (quote_arg(program), program):
+        at = text.find(written, start)
+        if start >= 0 and at >= 0:
+            return text[:at] + quote_arg(sys.executable) + text[at + len(written):]
+    return text
 
 
 def demo_host_config(ws: DemoWorkspace) -> HostConfig:

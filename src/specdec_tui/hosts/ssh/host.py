@@ -164,6 +164,12 @@ class SSHHost:
         found = [int(m.group(1)) for line in result.stdout.decode().splitlines() if (m := pattern.match(line))]
         return sorted(found)
 
+    async def read_backup(self, number: int) -> str:
+        data = await self._read_bytes(self._backup_path(number))
+        if data is None:
+            raise HostError(f"cannot read the backup {self._backup_path(number)} on {self.config.address}")
+        return data.decode("utf-8", errors="replace")
+
     def _backup_path(self, n: int) -> str:
         return f"{self.history_dir}/{self.config.unit}.{n}"
 

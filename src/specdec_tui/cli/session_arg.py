@@ -1,0 +1,29 @@
+"""Which session a command's trials go to: `--session FILE`, else the host's current session, else (or with
+`--new-session`) a fresh one. One answer for the panel, `demo`, `sweep` and `bench --record`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specdec_tui.cli.errors import CliError
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.paths import sessions_dir
+from specdec_tui.core.session import Session, SessionError, load_session
+from specdec_tui.loop.sessions import continue_or_start
+
+
+def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = False,
+                    profile: BenchProfile | None = None) -> tuple[Session, Path]:
+    """An existing --session file is continued and a new one started there; without --session, the host's
+    current session is continued (a fresh one with `new`, i.e. --new-session, or when the host has none).
+    Shared by the panel, `demo`, `sweep` and `bench --record`."""
+    if not arg:
+        return continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
+    path = Path(arg)
+    if path.exists():
+        try:
+            return load_session(path), path
+        except SessionError as err:
+            raise CliError(str(err)) from None
+    return (Session(host=host_name, unit=unit) if profile is None
+            else Session(host=host_name, unit=unit, profile=profile)), path
