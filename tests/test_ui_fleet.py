@@ -10,6 +10,7 @@ from specdec_tui.core.config import Config, HostConfig
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from specdec_tui.loop.events import Busy
 from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.ui.app import SpecdecApp, make_app
 from specdec_tui.ui.widgets.fleet_table import FleetTable
@@ -36,6 +37,8 @@ async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_pat
     async with app.run_test(size=(160, 48)) as pilot:
         notes = record_notifications(app)
         await wait_for(pilot, lambda: "--speculative-num-steps 1" in app.config_pane.text, "a's unit in the Config tab")
+        # the panel starts a's inactive demo service by itself; a switch is refused while that runs
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE, "a's start to end", steps=1200)
         assert await app.config_pane.set_flag("speculative-num-steps", "3")  # an edit on a, not pushed
         await pilot.press("6")
         table = app.main.fleet_table
