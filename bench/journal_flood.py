@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -165,6 +166,88 @@ class KeyLatency:
         return sorted((self.t1[k] - t0) * 1000 for k, t0 in self.t0.items() if k in self.t1)
 
 
+def flood_workspace(root: Path, rate: int, seconds: float) -> tuple[Path, str]:
+    """A local host whose unit is the flood producer: its stdout reaches the panel through the host's journal."""
+    unit = "flood.service"
+    producer = Path(__file__).resolve().parent / "flood_producer.py"
+    (root / "units").mkdir(parents=True, exist_ok=True)
+    (root / "units" / unit).write_text(
+        "[Unit]\nDescription=journal flood\n\n[Service]\n"
+        f"ExecStart={sys.executable} -u {producer} --rate {rate} --seconds {seconds}\n"
+        f"WorkingDirectory={producer.parent}\nRestart=no\n"
+    )
+    return root, unit
+
+
+async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[int, int]) -> int:
+    """The real path: a local host's service floods its stdout → the supervisor → the host's journal file →
+    `LocalHost.journal` → the panel's journal worker (`HostLink`) → the pane; keys pressed meanwhile."""
+    import tempfile
+
+    from specdec_tui.core.config import Config, HostConfig
+    from specdec_tui.core.session import Session
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.ui import messages as m
+    from specdec_tui.ui.app import make_app
+
+    with tempfile.TemporaryDirectory(prefix="journal-flood-") as tmp:
+        root, unit = flood_workspace(Path(tmp) / "ws", rate, seconds)
+        host = LocalHost(root, unit, "http://127.0.0.1:9", name="flood")
+        config = Config(hosts={"flood": HostConfig(name="flood", address="local", workspace=str(root), unit=unit,
+                                                   base_url="http://127.0.0.1:9")})
+        app = make_app(config, host, Session(host="flood", unit=unit), session_path=None)
+        timing = KeyLatency(app)
+        received = 0
+        sent: int | None = None
+
+        def hook(message: Message) -> None:
+            nonlocal received, sent
+            timing.hook(message)
+            if isinstance(message, m.JournalBatch):
+                for record in message.records:
+                    if record.kind != "line":
+                        continue
+                    if record.message.startswith("FLOOD-DONE "):
+                        sent = int(record.message.split()[1])
+                    elif "Started " not in record.message and "Starting " not in record.message:
+                        received += 1
+
+        async with app.run_test(size=size, headless=True, message_hook=hook) as pilot:
+            await pilot.pause(0.5)
+            await pilot.press("2")
+            start = time.perf_counter()
+            presses: list[asyncio.Task[None]] = []
+            for i in range(int(seconds / key_interval)):
+                await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
+                timing.pressed()
+                presses.append(asyncio.create_task(pilot.press(APP_KEYS[(i + 1) % len(APP_KEYS)])))
+            await asyncio.gather(*presses)
+            deadline = time.perf_counter() + 30
+            while sent is None and time.perf_counter() < deadline:  # the producer's last line, then the count
+                await pilot.pause(0.2)
+            await pilot.pause(1.0)
+            elapsed = time.perf_counter() - start
+        await host.close()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    latencies = timing.latencies_ms()
+    if not latencies:
+        print("no key reached the screen: nothing to report", file=sys.stderr)
+        return 2
+    p50 = statistics.median(latencies)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    print(f"real path (local host journal → panel), size {size[0]}x{size[1]}, {seconds:.0f} s at {rate:,} lines/s "
+          f"(ran {elapsed:.1f} s)")
+    print(f"lines sent: {sent if sent is not None else 'unknown (the producer did not finish)'}, received by the "
+          f"panel: {received:,}; keys pressed: {len(latencies)} timed")
+    print(f"key-to-screen latency: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
+    per_key = ", ".join(f"{name} p50 {statistics.median(v):.0f}/max {v[-1]:.0f}" for name, v in timing.by_key().items())
+    print(f"  by key (ms): {per_key}")
+    print(f"peak RSS: {peak_mb:.0f} MB")
+    ok = p99 < 100 and peak_mb < 200 and sent == received
+    print("targets (p99 < 100 ms, RSS < 200 MB, no line lost):", "met" if ok else "NOT met")
+    return 0 if ok else 1
+
+
 async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, int], host_only: bool = False) -> int:
     app, kind = build_app(host_only)
     flood = Flood(sglang_lines(2000), rate)
@@ -214,10 +297,14 @@ def main() -> int:
     parser.add_argument("--rate", type=int, default=5000, help="journal lines per second")
     parser.add_argument("--key-interval", type=float, default=0.1)
     parser.add_argument("--host-app", action="store_true", help="use the stand-in host app, not make_app")
+    parser.add_argument("--injected", action="store_true",
+                        help="feed records straight into the journal worker (the old measurement), not the real path")
     parser.add_argument("--size", default="160x48", help="terminal size, e.g. 80x24")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
-    return asyncio.run(run(args.seconds, args.rate, args.key_interval, (width, height), args.host_app))
+    if args.injected or args.host_app:
+        return asyncio.run(run(args.seconds, args.rate, args.key_interval, (width, height), args.host_app))
+    return asyncio.run(run_real(args.seconds, args.rate, args.key_interval, (width, height)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+"""A service that floods its stdout with SGLang-format lines at a given rate (the journal-flood bench runs it as the
+unit of a local host, so the lines reach the panel through the host's own journal reader).
+
+    python bench/flood_producer.py --rate 5000 --seconds 30
+Prints `FLOOD-DONE <n>` as its last line (n = lines sent before it), then stays up until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from journal_flood import sglang_lines  # bench/: the same line pool as the bench itself
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rate", type=int, default=5000)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    args = parser.parse_args()
+    pool = sglang_lines(2000)
+    out = sys.stdout
+    start = time.perf_counter()
+    sent = 0
+    while (elapsed := time.perf_counter() - start) < args.seconds:
+        due = int(elapsed * args.rate)
+        if due > sent:
+            out.write("".join(pool[i % len(pool)] + "\n" for i in range(sent, due)))
+            out.flush()
+            sent = due
+        time.sleep(0.005)
+    out.write(f"FLOOD-DONE {sent}\n")
+    out.flush()
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
