@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
-from specdec_tui.core.profile_words import short_settings
+from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial
 
@@ -163,3 +163,35 @@ def best_by_concurrency(session: Session, concurrency: int) -> Trial | None:
     """The ok trial with the highest aggregate tok/s at one concurrency."""
     scored = [(lv.output_tok_s, t) for t in session.trials if t.status == "ok" and (lv := t.level(concurrency))]
     return max(scored, key=lambda pair: pair[0])[1] if scored else None
+
+
+def flags_text(flags: dict[str, str | None]) -> str:
+    """A unit's flags as the command line writes them (`--name value`, a switch bare)."""
+    return " ".join(f"--{k}" if v is None else f"--{k} {v}" for k, v in flags.items())
+
+
+@dataclass(frozen=True, slots=True)
+class TrialNotes:
+    """What a report says of one trial beside its numbers: its flags (the first trial) or what it changed, the
+    settings it ran with, why it failed, and its levels' warnings. The Markdown and HTML reports render these."""
+
+    trial: Trial
+    first: bool  # True: `change` holds all of the trial's flags, not a change
+    change: str
+    settings: str
+    failure: str
+    warnings: list[str]
+
+
+def trial_notes(session: Session) -> list[TrialNotes]:
+    notes: list[TrialNotes] = []
+    previous: Trial | None = None
+    for trial in session.trials:
+        if previous is None:
+            change = flags_text(trial.flags)
+        else:
+            change = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
+        notes.append(TrialNotes(trial, previous is None, change, settings_words(trial.profile), trial.failure,
+                                sorted({w for lv in trial.levels for w in lv.warnings})))
+        previous = trial
+    return notes

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from html import escape
 
-from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, flag_diff, summary_rows, trial_label
+from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, summary_rows, trial_label, trial_notes
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
-from specdec_tui.core.profile_words import session_settings, settings_words
+from specdec_tui.core.profile_words import session_settings
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
-from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.session import Session
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
 STYLE = """
@@ -25,10 +25,6 @@ tr.failed td { color: #b42318; } tr.front td:first-child { font-weight: bold; }
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def _flags(trial: Trial) -> str:
-    return " ".join(f"--{k}" if v is None else f"--{k} {v}" for k, v in trial.flags.items())
 
 
 def session_html(session: Session) -> str:
@@ -83,19 +79,12 @@ def session_html(session: Session) -> str:
                  for t in session.trials if t.levels)
     parts.append("</ul>")
     parts.append('<h2>What each trial changed</h2><ul id="flags">')
-    previous: Trial | None = None
-    for trial in session.trials:
-        if previous is None:
-            parts.append(f"<li>trial {trial.id}: <code>{escape(_flags(trial))}</code>")
-        else:
-            changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
-            parts.append(f"<li>trial {trial.id}: {escape(changes)}")
-        parts.append(f"<br>ran with {escape(settings_words(trial.profile))}")
-        if trial.failure:
-            parts.append(f"<br>failed: {escape(trial.failure)}")
-        for warning in sorted({w for lv in trial.levels for w in lv.warnings}):
-            parts.append(f'<br><span class="warn">⚠ {escape(warning)}</span>')
+    for note in trial_notes(session):
+        change = f"<code>{escape(note.change)}</code>" if note.first else escape(note.change)
+        parts.append(f"<li>trial {note.trial.id}: {change}<br>ran with {escape(note.settings)}")
+        if note.failure:
+            parts.append(f"<br>failed: {escape(note.failure)}")
+        parts.extend(f'<br><span class="warn">⚠ {escape(warning)}</span>' for warning in note.warnings)
         parts.append("</li>")
-        previous = trial
     parts.append("</ul></body></html>\n")
     return "\n".join(parts)

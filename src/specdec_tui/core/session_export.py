@@ -13,13 +13,14 @@ import orjson
 from specdec_tui.core.compare import (
     best_by_concurrency,
     concurrencies_of,
-    flag_diff,
+    flags_text,
     summary_rows,
     trial_label,
+    trial_notes,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
-from specdec_tui.core.profile_words import session_settings, settings_words
-from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.profile_words import session_settings
+from specdec_tui.core.session import Session
 
 ExportFormat = Literal["csv", "json", "md", "html"]
 
@@ -31,10 +32,6 @@ CSV_COLUMNS = [
 ]
 
 
-def _flags_text(flags: dict[str, str | None]) -> str:
-    return " ".join(f"--{k}" if v is None else f"--{k} {v}" for k, v in flags.items())
-
-
 def to_csv(session: Session) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
@@ -43,7 +40,7 @@ def to_csv(session: Session) -> str:
         mrr = trial.facts.max_running_requests if trial.facts else None
         limit = trial_limit(trial)
         base = {"trial": trial.id, "label": trial_label(trial), "status": trial.status,
-                "max_running_requests": mrr, "ttft_limit_s": limit.ttft_limit_s, "flags": _flags_text(trial.flags)}
+                "max_running_requests": mrr, "ttft_limit_s": limit.ttft_limit_s, "flags": flags_text(trial.flags)}
         if not trial.levels:
             writer.writerow(base)
         for lv in trial.levels:
@@ -118,20 +115,13 @@ def to_markdown(session: Session) -> str:
         lines.append("")
     lines.append("## Flags per trial")
     lines.append("")
-    previous: Trial | None = None
-    for trial in session.trials:
-        if previous is None:
-            lines.append(f"- trial {trial.id}: `{_md_escape(_flags_text(trial.flags))}`")
-        else:
-            changes = ", ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) or "no flag change"
-            lines.append(f"- trial {trial.id}: {_md_escape(changes)}")
-        lines.append(f"  - ran with {_md_escape(settings_words(trial.profile))}")
-        if trial.failure:
-            lines.append(f"  - failed: {_md_escape(trial.failure)}")
-        warnings = sorted({w for lv in trial.levels for w in lv.warnings})
-        for warning in warnings:
-            lines.append(f"  - ⚠ {_md_escape(warning)}")
-        previous = trial
+    for note in trial_notes(session):
+        change = f"`{_md_escape(note.change)}`" if note.first else _md_escape(note.change)
+        lines.append(f"- trial {note.trial.id}: {change}")
+        lines.append(f"  - ran with {_md_escape(note.settings)}")
+        if note.failure:
+            lines.append(f"  - failed: {_md_escape(note.failure)}")
+        lines.extend(f"  - ⚠ {_md_escape(warning)}" for warning in note.warnings)
     lines.append("")
     return "\n".join(lines)
 
