@@ -24,7 +24,7 @@ from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import Host, HostError, ServiceStatus
 from specdec_tui.hosts.factory import open_host
-from specdec_tui.loop.health import HealthState, auth_headers, derive_state, facts_from, probe_http
+from specdec_tui.loop.health import HealthState, derive_state, facts_from, new_probe_client, probe_http
 from specdec_tui.loop.sessions import current_session_of
 from specdec_tui.loop.unit_checks import api_key_from
 
@@ -126,7 +126,7 @@ class FleetPoller:
     async def poll(self) -> list[FleetRow]:
         """One row per host, in name order; a host that does not answer within `timeout_s` is UNREACHABLE."""
         if self._shared_client is None:  # built off the loop: httpx's import and TLS setup take ~150 ms
-            self._shared_client = await asyncio.to_thread(_new_client, None)
+            self._shared_client = await asyncio.to_thread(new_probe_client, None)
         return list(await asyncio.gather(*(self._poll_one(name) for name in self.names)))
 
     async def close(self) -> None:
@@ -142,7 +142,7 @@ class FleetPoller:
     async def _client_for(self, name: str) -> httpx.AsyncClient:
         api_key = api_key_from(self.config.host_settings(name))
         if api_key:
-            return await asyncio.to_thread(_new_client, api_key)
+            return await asyncio.to_thread(new_probe_client, api_key)
         assert self._shared_client is not None  # made by poll()
         return self._shared_client
 
@@ -245,12 +245,6 @@ def _address(config: Config, name: str) -> str:
 
 def _with_took(row: FleetRow, took_s: float) -> FleetRow:
     return replace(row, took_s=round(took_s, 3))
-
-
-def _new_client(api_key: str | None) -> httpx.AsyncClient:
-    import httpx
-
-    return httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=1.0), headers=auth_headers(api_key))
 
 
 def rows_as_json(rows: list[FleetRow]) -> list[Mapping[str, object]]:

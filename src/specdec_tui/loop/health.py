@@ -344,7 +344,7 @@ class HealthWatch:
         previous: HttpProbe | None = None  # the last probe, while it found the server ready
         served = False  # /health was 200 since the port last opened: a later 503 is not warmup
         try:
-            async with await asyncio.to_thread(_new_client, self.api_key) as client:
+            async with await asyncio.to_thread(new_probe_client, self.api_key) as client:
                 while True:
                     began = time.monotonic()
                     if self._fresh:  # a restart: what the last start served and systemd said are stale
@@ -409,7 +409,7 @@ async def watch_health(
         yield snap
 
 
-def _new_client(api_key: str | None) -> httpx.AsyncClient:
+def new_probe_client(api_key: str | None) -> httpx.AsyncClient:
     """The probe client. Built off the event loop (see `HealthWatch`): importing httpx and setting up its TLS
     context takes ~150 ms of CPU that would otherwise hold up the panel's first frame."""
     import httpx
