@@ -51,7 +51,10 @@ class Tmux:
         raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
 
     def kill(self) -> None:
+        """Stops this tmux server; a later `start` gets a server of its own (a new socket), never one that may
+        still be shutting down (CI saw `new-session` fail right after `kill-server` on the same socket)."""
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        self.socket = f"specdec-test-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture
