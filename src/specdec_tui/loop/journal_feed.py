@@ -14,7 +14,6 @@ import dataclasses
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.stats import LogStats
@@ -23,17 +22,10 @@ from specdec_tui.hosts.base import JournalRecord
 BATCH_WINDOW_S = 0.05  # a line waits at most this long before it is handed over
 BATCH_MAX_LINES = 500
 IDLE_TICK_S = 0.2  # with no lines for this long, an empty batch lets the caller flush what it holds
-# Lines read but not yet handed over. Beyond this the oldest are dropped and counted (one "N lines
-# skipped" gap, as journald's rate limiting does), so memory stays bounded if parsing falls behind.
+# Lines read but not yet handed over. When parsing falls behind, the reader stops reading until there is
+# room: the lines wait in the journal (a file, or journalctl's pipe over SSH), none is dropped, and
+# memory stays bounded.
 BUFFER_MAX_LINES = 20_000
-
-
-def skipped_gap(count: int, before: JournalRecord | None) -> JournalRecord:
-    """The gap record standing for `count` dropped lines (placed before the next line kept)."""
-    when = before.timestamp if before is not None else datetime.now(UTC)
-    plural = "line" if count == 1 else "lines"
-    return JournalRecord(cursor="", timestamp=when, kind="gap",
-                         message=f"{count} journal {plural} skipped: the panel fell behind the log")
 
 
 async def batched(
@@ -48,20 +40,22 @@ async def batched(
 
     Yields [] after `idle_s` without records (a tick). The source is read by its own task, so a slow
     consumer never cancels a read half-way (which would close a journal follower). At most
-    `max_buffered` records wait; older ones are dropped and a batch starts with a counted gap record.
+    `max_buffered` records wait; then the reader pauses until the consumer takes a batch (nothing dropped).
     """
-    buffer: deque[JournalRecord] = deque(maxlen=max(max_buffered, max_lines))
-    has_data, full = asyncio.Event(), asyncio.Event()
+    limit = max(max_buffered, max_lines)
+    buffer: deque[JournalRecord] = deque()
+    has_data, full, room = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    room.set()
     ended = False
     failure: BaseException | None = None
-    skipped = 0
 
     async def pump() -> None:
-        nonlocal ended, failure, skipped
+        nonlocal ended, failure
         try:
             async for record in source:
-                if len(buffer) == buffer.maxlen:
-                    skipped += 1  # the append below pushes the oldest out
+                if len(buffer) >= limit:
+                    room.clear()
+                    await room.wait()
                 buffer.append(record)
                 has_data.set()
                 if len(buffer) >= max_lines:
@@ -85,9 +79,7 @@ async def batched(
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(full.wait(), window_s)
             batch = [buffer.popleft() for _ in range(min(max_lines, len(buffer)))]
-            if skipped:
-                batch.insert(0, skipped_gap(skipped, batch[0] if batch else None))
-                skipped = 0
+            room.set()
             if not buffer and not ended:
                 has_data.clear()
             if len(buffer) < max_lines and not ended:
@@ -115,17 +107,26 @@ def kind_of(record: JournalRecord) -> tuple[str, object | None]:
     return str(parsed.kind), parsed
 
 
-def fold(records: list[JournalRecord], stats: LogStats) -> list[str]:
-    """Parse `records`, fold them into `stats` (in place), and return each record's kind.
+# How the caller shows a record, given its parsed form (None when unparsed): run on the worker thread with
+# the parse, so the UI loop neither parses nor formats a line.
+Display = Callable[[JournalRecord, object | None], str]
+
+
+def fold(records: list[JournalRecord], stats: LogStats, display: Display | None = None) -> tuple[list[str], list[str]]:
+    """Parse `records`, fold them into `stats` (in place); each record's kind, and its display line when
+    `display` is given (else no lines).
 
     Runs on a worker thread; `stats` must not be read elsewhere while it runs."""
     kinds: list[str] = []
+    lines: list[str] = []
     for record in records:
         kind, parsed = kind_of(record)
         if parsed is not None:
             stats.update(parsed)  # type: ignore[arg-type]
         kinds.append(kind)
-    return kinds
+        if display is not None:
+            lines.append(display(record, parsed))
+    return kinds, lines
 
 
 def snapshot(stats: LogStats) -> LogStats:
@@ -135,17 +136,21 @@ def snapshot(stats: LogStats) -> LogStats:
 
 @dataclass(slots=True)
 class ParsedBatch:
-    """One hand-over: the records, their kinds, and the stats if they are due for a redraw."""
+    """One hand-over: the records, their kinds, their display lines (when a `display` was given), and the
+    stats if they are due for a redraw."""
 
     records: list[JournalRecord]
     kinds: list[str]
     stats: LogStats | None
+    lines: list[str] = dataclasses.field(default_factory=list)
 
 
 async def parsed_batches(
-    source: AsyncIterator[JournalRecord], *, stats_every_s: float = 0.2, clock: Callable[[], float] | None = None
+    source: AsyncIterator[JournalRecord], *, stats_every_s: float = 0.2, clock: Callable[[], float] | None = None,
+    display: Display | None = None,
 ) -> AsyncIterator[ParsedBatch]:
-    """Batches of `source`, parsed on a thread; stats ride along at most every `stats_every_s`.
+    """Batches of `source`, parsed (and shown by `display`) on a thread; stats ride along at most every
+    `stats_every_s`.
 
     Stats that changed but were not sent yet go out with the next idle tick, so the last numbers
     are never held back."""
@@ -155,12 +160,12 @@ async def parsed_batches(
     sent_at = float("-inf")
     unsent = False
     async for records in batched(source):
-        kinds = await asyncio.to_thread(fold, records, stats) if records else []
+        kinds, lines = await asyncio.to_thread(fold, records, stats, display) if records else ([], [])
         unsent = unsent or bool(records)
         due = unsent and (now() - sent_at >= stats_every_s or not records)
         if due:
             sent_at, unsent = now(), False
         if records or due:
-            yield ParsedBatch(records, kinds, snapshot(stats) if due else None)
+            yield ParsedBatch(records, kinds, snapshot(stats) if due else None, lines)
     if unsent:  # the journal ended (or the host went away): the last numbers still count
         yield ParsedBatch([], [], snapshot(stats))

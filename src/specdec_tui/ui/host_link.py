@@ -17,6 +17,7 @@ from specdec_tui.loop.events import LoopEvent, Step, StepFailed
 from specdec_tui.loop.journal_feed import parsed_batches
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
+from specdec_tui.ui.widgets.journal_lines import format_record
 
 
 class HostLink:
@@ -64,11 +65,11 @@ class HostLink:
             self.app.post_message(m.ServiceInactive(status))
 
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
-        """Batches of parsed lines and the stats folded from them; parsing runs on a thread."""
+        """Batches of parsed lines and the stats folded from them; parsing and formatting run on a thread."""
         try:
-            async for batch in parsed_batches(source):
+            async for batch in parsed_batches(source, display=format_record):
                 if batch.records:
-                    self.app.post_message(m.JournalBatch(batch.records, batch.kinds))
+                    self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                 if batch.stats is not None:
                     self.app.post_message(m.LogStatsChanged(batch.stats))
         except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on

@@ -30,10 +30,12 @@ class HealthChanged(Message):
 class JournalBatch(Message):
     """Journal records coalesced by the tail worker (a high-rate log becomes few messages).
 
-    `kinds` holds each record's SGLang kind, parsed by the worker, so the pane need not parse again."""
+    `kinds` holds each record's SGLang kind and `lines` its display line, both made by the worker (off the UI
+    loop), so the pane neither parses nor formats."""
 
     records: list[JournalRecord]
     kinds: list[str] | None = None
+    lines: list[str] | None = None
 
 
 @dataclass

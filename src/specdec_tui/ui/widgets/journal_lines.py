@@ -42,20 +42,27 @@ def line_kind(message: str) -> str:
         return "text"
 
 
-def format_record(record: JournalRecord) -> str:
-    """One display line: local time, then the message (markers and gaps as a rule line)."""
+def format_record(record: JournalRecord, parsed: object | None = None) -> str:
+    """One display line: local time, then the message (markers and gaps as a rule line).
+
+    `parsed`: the message already parsed (the journal worker parses every line on its thread), so a decode
+    line is not parsed a second time here; without it a decode line is parsed for its columns."""
     if record.kind in ("gap", "marker"):
         return marker_line(record.message or "journal gap: reconnected", record.timestamp)
     tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
-    message = decode_columns(record.message) if "Decode batch" in record.message else record.message
+    message = record.message
+    if isinstance(parsed, DecodeRecord):
+        message = decode_columns(message, parsed)
+    elif parsed is None and "Decode batch" in message:
+        message = decode_columns(message)
     return f"{record.timestamp:%H:%M:%S} {tag}{message}"
 
 
-def decode_columns(message: str) -> str:
+def decode_columns(message: str, parsed: DecodeRecord | None = None) -> str:
     """A decode line's figures in fixed columns, the ones an operator reads first (running, queue, accept len,
     gen throughput, token usage), so they fit 80 columns instead of being cut after SGLang's 200-character line.
     Any other line (or one the parser does not read as decode) stays as it is."""
-    record = parse_line(message)
+    record = parsed if parsed is not None else parse_line(message)
     if not isinstance(record, DecodeRecord):
         return message
     tags = " ".join(f"{k}{v}" for k, v in record.tags.items())
