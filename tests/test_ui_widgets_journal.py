@@ -163,7 +163,8 @@ async def test_status_line_says_follow_state_line_count_and_filter_from_the_star
         pane.log_view.focus()
         await pilot.press("pageup")
         pane.add_records([rec(200 + i) for i in range(56)])
-        await pilot.pause(0.1)
+        pane.flush()  # the third burst in a row bigger than the view: a flood, flushed every 0.1 s
+        await pilot.pause()
         assert _status(pane) == "⏸ paused · 56 new lines — End to follow"
 
 
@@ -266,3 +267,27 @@ async def test_closing_a_filter_returns_to_the_live_tail() -> None:
         assert "following" in _status(pane)
         assert log.is_vertical_scroll_end, f"at line {log.scroll_y:.0f} of {log.max_scroll_y}"
         assert log.lines[-1].endswith("line 5029")
+
+
+async def test_the_count_is_every_line_received_and_says_how_many_the_history_keeps() -> None:
+    """Issue 16: the pane's count equals the lines sent, also past `ui.journal_lines` (it counted only the kept
+    lines, so a flood of 150,000 read "5,000 lines"); the filter still finds a line the flood scrolled past."""
+    app = JournalHost(max_lines=100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(i) for i in range(250)])
+        pane.add_marker("pushed steps=3", when=T0)  # a marker is the panel's own line, not one received
+        await pilot.pause(0.2)
+        assert _status(pane).startswith("● following · 250 lines, newest 100 kept")
+        pane.set_filter("line 160")
+        await pilot.pause()
+        assert [line.split(" ", 1)[1] for line in pane.shown_lines] == ["line 160"]
+
+
+async def test_lines_made_by_the_worker_are_shown_as_given() -> None:
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(1), rec(2)], ["text", "text"], lines=["14:03:07 first, as made", "14:03:07 second"])
+        await pilot.pause(0.1)
+        assert pane.shown_lines == ["14:03:07 first, as made", "14:03:07 second"]

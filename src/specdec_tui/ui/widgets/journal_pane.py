@@ -6,15 +6,16 @@ lines) at most ~20 times a second, and colouring happens at render time, for vis
 
 Public API (for the app shell):
     JournalPane(max_lines=5000, id=...)          # max_lines: config `ui.journal_lines`
-    .add_records(records, kinds=None)            # buffered; flushed within ~50 ms; kinds: parsed SGLang
-                                                 # kind per record (else parsed when a line is shown)
+    .add_records(records, kinds=None, lines=None) # buffered; flushed within ~50 ms; kinds, lines: SGLang kind
+                                                 # and display line per record (else made here)
     .add_marker(text: str)                       # "──── 14:03:07 pushed … ────" line
     .clear()                                     # forget every line
     .set_filter(pattern: str, *, regex=False) -> str | None   # "" clears; returns an error in words
     .open_filter() / .close_filter()             # show/hide the filter input (bound to "/" and escape)
     .follow()                                    # jump to the bottom and follow again (bound to "end")
     .show_own(shown: bool)                       # the panel's own health-check lines (folded by default; "h")
-    .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str], .own_hidden: int
+    .following: bool, .new_lines: int, .filter_error: str | None, .shown_lines: list[str], .own_hidden: int,
+    .received: int                               # journal lines received (the status line's count; kept or not)
     .status_text() -> str                        # the line under the log: follow state, count, filter, folded
 Messages: JournalPane.FollowChanged(following: bool) when the tail pauses or resumes.
 Binding ids: "journal.filter", "journal.follow", "journal.close_filter", "journal.own" (remappable with set_keymap).
@@ -44,6 +45,9 @@ from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
 from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, is_panel_probe, marker_line
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
+# While the log floods (the last two writes each brought more lines than a screen holds, so nobody reads them as
+# they pass), at most 10 a second: each write re-renders every visible line, and frames are what keys wait behind.
+FLOOD_FLUSH_INTERVAL_S = 0.1
 class JournalLog(Log):
     """`Log` that reports scrolling (to pause/resume following) and highlights SGLang kinds."""
 
@@ -159,6 +163,9 @@ class JournalPane(Vertical):
         self.filter_error: str | None = None
         self._own_shown = False  # the panel's own probe lines: folded unless the user shows them
         self._own_kept = 0  # how many of the kept lines are the panel's own probes
+        self.received = 0  # journal lines received since the pane started (kept or not): the status line's count
+        self._flooding = False  # the last two flushes each wrote more lines than the view shows (FLOOD_FLUSH_INTERVAL_S)
+        self._last_big = False
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
@@ -180,11 +187,16 @@ class JournalPane(Vertical):
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def add_records(self, records: Iterable[JournalRecord], kinds: list[str] | None = None) -> None:
+    def add_records(self, records: Iterable[JournalRecord], kinds: list[str] | None = None, *,
+                    lines: list[str] | None = None) -> None:
         """Queue journal records; they reach the screen with the next flush (≤ ~50 ms).
 
-        `kinds` (one per record, from the worker's parse) spare the pane a parse per shown line."""
-        lines = [format_record(record) for record in records]
+        `kinds` and `lines` (one per record, from the worker's parse and `format_record` on its thread) spare
+        the pane a parse and a format per line."""
+        records = list(records)
+        if lines is None or len(lines) != len(records):
+            lines = [format_record(record) for record in records]
+        self.received += sum(record.kind == "line" for record in records)
         self._pending.extend(lines)
         if kinds is not None:
             self._kinds.update(zip(lines, kinds, strict=False))
@@ -205,12 +217,14 @@ class JournalPane(Vertical):
         self._kinds.clear()
         self._pending.clear()
         self._kept.clear()
+        self.received = 0
         self.log_view.clear()
         self.new_lines = 0
 
     def _schedule_flush(self) -> None:
         if self._flush_timer is None and self.is_mounted:
-            self._flush_timer = self.set_timer(FLUSH_INTERVAL_S, self.flush)
+            interval = FLOOD_FLUSH_INTERVAL_S if self._flooding else FLUSH_INTERVAL_S
+            self._flush_timer = self.set_timer(interval, self.flush)
 
     def flush(self) -> None:
         """Write the buffered lines now (the timer calls this; tests may too)."""
@@ -218,6 +232,8 @@ class JournalPane(Vertical):
         if not self._pending:
             return
         batch, self._pending = self._pending, []
+        big = len(batch) > max(self.log_view.size.height, 1)
+        self._flooding, self._last_big = big and self._last_big, big  # two in a row: a flood, not one burst
         if len(batch) > self.max_lines:
             batch = batch[-self.max_lines :]
         evicted = max(0, len(self._kept) + len(batch) - self.max_lines)
@@ -364,8 +380,11 @@ class JournalPane(Vertical):
         with " · 128 panel health checks hidden (h shows)" while the panel's own probes are folded and
         " · filter: decode (12 shown)" while a filter is set."""
         kept = len(self._kept)
+        count = f"{self.received:,} line{'s' * (self.received != 1)}"
+        if self.received > kept:  # older lines left the pane's history (ui.journal_lines); the host keeps them
+            count += f", newest {kept:,} kept"
         if self.following:
-            text = f"● following · {kept:,} line{'s' * (kept != 1)}"
+            text = f"● following · {count}"
         else:
             text = f"⏸ paused · {self.new_lines:,} new line{'s' * (self.new_lines != 1)} — End to follow"
         if self.own_hidden:
@@ -391,5 +410,5 @@ class JournalPane(Vertical):
             return
         found = self.query("#journal-status")
         if found:
-            found.first(Static).update(text)
+            found.first(Static).update(text, layout=False)  # one fixed-height row: no re-layout of the screen
             self._status_shown = text
