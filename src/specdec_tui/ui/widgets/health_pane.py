@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -72,6 +73,7 @@ class HealthPane(VerticalScroll):
         self._stats_timer: Timer | None = None
         self._wait: tuple[float, float] | None = None  # (time.monotonic() the wait began, its timeout in s)
         self._wait_timer: Timer | None = None
+        self._shown: dict[str, str | Text] = {}  # what each section shows now (see `_set`)
 
     def compose(self) -> ComposeResult:
         yield Static("? UNKNOWN — no health check yet", id="health-badge")
@@ -137,14 +139,14 @@ class HealthPane(VerticalScroll):
     def _render_wait(self) -> None:
         widget = self.query_one("#health-wait", Static)
         if self._wait is None:
-            widget.update("")
+            self._set("wait", "")
             widget.set_class(True, "-empty")
             return
         began, timeout_s = self._wait
         elapsed = max(0.0, self.clock() - began)
         phase = self._stats.phase if self._stats and self._stats.phase else "waiting for the journal"
         bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
-        widget.update(f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
+        self._set("wait", f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
         widget.set_class(False, "-empty")
 
     @property
@@ -194,7 +196,15 @@ class HealthPane(VerticalScroll):
         self.query_one("#health-error").set_class(not text, "-empty")
 
     def _set(self, section: str, content: str | Text) -> None:
-        self.query_one(f"#health-{section}", Static).update(content)
+        """Show `content` in a section: nothing happens when it is what the section shows already, and the
+        screen is not laid out again when the new text takes the same rows (a busy journal changes the live
+        numbers ~5 times a second; each re-layout re-rendered the whole screen)."""
+        old = self._shown.get(section)
+        if old is not None and type(old) is type(content) and old == content:
+            return
+        widget = self.query_one(f"#health-{section}", Static)
+        self._shown[section] = content
+        widget.update(content, layout=old is None or not same_rows(old, content, widget.content_size.width))
 
 
 _BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
@@ -228,6 +238,15 @@ def _service_line(snapshot: HealthSnapshot) -> str:
         parts.append(f"result {status.result}")
     parts.append(http)
     return " · ".join(parts)
+
+
+def same_rows(old: str | Text, new: str | Text, width: int) -> bool:
+    """True when `new` surely takes the rows `old` took in a section `width` cells wide: as many lines, none
+    wrapping (a line's raw text, markup and all, is never shorter than what it shows)."""
+    old_lines = (old.plain if isinstance(old, Text) else old).split("\n")
+    new_lines = (new.plain if isinstance(new, Text) else new).split("\n")
+    return width > 0 and len(old_lines) == len(new_lines) and all(
+        cell_len(line) <= width for line in (*old_lines, *new_lines))
 
 
 def _table(title: str, rows: Iterable[tuple[str, str]]) -> Text:

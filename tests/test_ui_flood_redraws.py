@@ -1,0 +1,65 @@
+"""Issue 16: under a journal flood the health pane's live numbers change ~5 times a second. A section whose text
+is unchanged is not redrawn, and one whose new text takes the same rows does not lay the screen out again (each
+layout re-rendered every widget on screen; that, with the collector, was the tail of key latency)."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+
+from specdec_tui.core.sglang.stats import LogStats
+from specdec_tui.ui.widgets.health_pane import HealthPane, same_rows
+
+DECODE = ("[2026-12-03 08:44:50 TP0] Decode batch, #running-req: {run}, #token: 900, token usage: 0.12, "
+          "accept len: 2.75, accept rate: 0.69, cuda graph: True, gen throughput (token/s): {gen:.2f}, #queue-req: 2, ")
+
+
+class PaneHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield HealthPane(id="pane")
+
+
+class LayoutCounter:
+    def __init__(self, monkeypatch) -> None:
+        self.count = 0
+        original = Screen._refresh_layout
+
+        def counted(screen: Screen, *args, **kwargs) -> None:
+            self.count += 1
+            original(screen, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+
+
+async def test_new_live_numbers_are_shown_without_laying_the_screen_out_again(monkeypatch) -> None:
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed([DECODE.format(run=7, gen=812.4)]))
+        await pilot.pause(0.4)
+        assert "812" in pane.section_text("live")
+        layouts = LayoutCounter(monkeypatch)
+        for run, gen in ((9, 901.5), (11, 955.25), (12, 990.0)):
+            pane.update_log_stats(LogStats().feed([DECODE.format(run=run, gen=gen)]))
+            await pilot.pause(0.3)
+        live = pane.section_text("live")
+        assert "990" in live and "12" in live  # the user sees the newest numbers
+        assert layouts.count == 0
+
+
+async def test_a_section_that_grows_is_laid_out() -> None:
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed(["[2026-12-03 08:44:50 TP0] Scheduler hit an exception: RuntimeError: "
+                                               "CUDA error: out of memory " + "x" * 300]))
+        await pilot.pause(0.4)
+        error = pane.query_one("#health-error")
+        assert error.display and error.size.height > 1  # the long error wraps onto rows of its own
+
+
+def test_same_rows_is_false_when_a_line_would_wrap_or_the_count_differs() -> None:
+    assert same_rows("a\nb", "c\nd", 10)
+    assert not same_rows("a\nb", "c", 10)
+    assert not same_rows("a", "x" * 11, 10)
+    assert not same_rows("a", "b", 0)  # not laid out yet: no width to judge by
