@@ -1,0 +1,48 @@
+"""The panel's collector policy (ui.gc_policy, issue 16): the real program freezes its start-up heap once the first
+frame is drawn and collects old objects rarely; the test suite's own apps leave the collector alone.
+Each check runs in a fresh interpreter: a frozen heap would outlive the test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import asyncio, gc, json, sys
+    from specdec_tui.core.config import Config
+    from specdec_tui.core.session import Session
+    from specdec_tui.ui.app import make_app
+    from specdec_tui.ui import gc_policy
+
+    async def main() -> None:
+        app = make_app(Config(), None, Session(host="offline"), session_path=None)
+        app.settles_heap = sys.argv[1] == "settle"
+        before = gc.get_threshold()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            print(json.dumps({"frozen": gc.get_freeze_count(), "before": before, "after": gc.get_threshold(),
+                              "policy": [gc_policy.YOUNG_THRESHOLD, gc_policy.MIDDLE_THRESHOLD,
+                                         gc_policy.OLD_THRESHOLD]}))
+
+    asyncio.run(main())
+""")
+
+
+def run(mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_program_freezes_its_start_up_heap_after_the_first_frame() -> None:
+    seen = run("settle")
+    assert seen["frozen"] > 10_000  # the widgets, styles and modules of the start-up
+    assert seen["after"] == seen["policy"] and seen["after"] != seen["before"]
+
+
+def test_an_app_built_for_tests_leaves_the_collector_as_python_set_it() -> None:
+    seen = run("keep")
+    assert seen["frozen"] == 0 and seen["after"] == seen["before"]
