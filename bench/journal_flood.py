@@ -176,6 +176,11 @@ def flood_workspace(root: Path, rate: int, seconds: float, quiet: float) -> tupl
     return root, unit
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
@@ -209,6 +214,7 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
         others = 0  # journal lines the pane counts that the producer did not flood
         sent: int | None = None
         flood_began: float | None = None
+        cpu_marks: list[tuple[float, float]] = []  # (wall, this process's CPU) at the flood's start and end
 
         def hook(message: Message) -> None:
             nonlocal others, sent, flood_began
@@ -220,8 +226,10 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
                     others += 1
                     if record.message == "FLOOD-START":
                         flood_began = time.perf_counter()
+                        cpu_marks.append((flood_began, cpu_seconds()))
                     elif record.message.startswith("FLOOD-DONE "):
                         sent = int(record.message.split()[1])
+                        cpu_marks.append((time.perf_counter(), cpu_seconds()))
 
         async with app.run_test(size=size, headless=True, message_hook=hook) as pilot:
             await pilot.pause(0.5)
@@ -259,6 +267,10 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
     per_key = ", ".join(f"{name} p50 {statistics.median(v):.0f}/max {v[-1]:.0f}"
                         for name, v in timing.by_key(after=began).items())
     print(f"  flood, by key (ms): {per_key}")
+    if len(cpu_marks) == 2:
+        (w0, c0), (w1, c1) = cpu_marks
+        print(f"panel CPU while the lines arrived: {(c1 - c0) / (w1 - w0) * 100:.0f}% of a core over {w1 - w0:.1f} s, "
+              f"{(c1 - c0) / max(received, 1) * 1e6:.1f} µs per line (both threads)")
     print(f"peak RSS: {peak_mb:.0f} MB")
     target = 100 if rate <= 5000 else 150
     ok = p99 < target and peak_mb < 200 and sent == received

@@ -63,3 +63,21 @@ def test_same_rows_is_false_when_a_line_would_wrap_or_the_count_differs() -> Non
     assert not same_rows("a\nb", "c", 10)
     assert not same_rows("a", "x" * 11, 10)
     assert not same_rows("a", "b", 0)  # not laid out yet: no width to judge by
+
+
+async def test_a_pane_off_screen_shows_the_new_text_when_it_comes_back() -> None:
+    """Updated while off screen (no layout then), the section is measured again when the pane is shown."""
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed(["[2026-12-03 08:44:49 TP0] Scheduler hit an exception: boom"]))
+        await pilot.pause(0.4)
+        pane.display = False
+        await pilot.pause(0.2)
+        pane.update_log_stats(LogStats().feed(["[2026-12-03 08:44:50 TP0] Scheduler hit an exception: RuntimeError: "
+                                               "CUDA error: out of memory " + "x" * 300]))
+        await pilot.pause(0.4)
+        pane.display = True
+        await pilot.pause()
+        error = pane.query_one("#health-error")
+        assert error.display and error.size.height > 1 and "out of memory" in pane.section_text("error")

@@ -197,14 +197,17 @@ class HealthPane(VerticalScroll):
 
     def _set(self, section: str, content: str | Text) -> None:
         """Show `content` in a section: nothing happens when it is what the section shows already, and the
-        screen is not laid out again when the new text takes the same rows (a busy journal changes the live
-        numbers ~5 times a second; each re-layout re-rendered the whole screen)."""
+        screen is not laid out again when the new text takes the same rows or the pane is not on screen (a busy
+        journal changes the live numbers ~5 times a second; each re-layout re-rendered the whole screen)."""
         old = self._shown.get(section)
         if old is not None and type(old) is type(content) and old == content:
             return
         widget = self.query_one(f"#health-{section}", Static)
         self._shown[section] = content
-        widget.update(content, layout=old is None or not same_rows(old, content, widget.content_size.width))
+        width = widget.content_size.width
+        # Not on screen (another tab, a narrow terminal): the layout that shows it measures the new text.
+        shown = width > 0 and widget.is_on_screen
+        widget.update(content, layout=shown and (old is None or not same_rows(old, content, width)))
 
 
 _BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
