@@ -81,3 +81,22 @@ async def test_a_pane_off_screen_shows_the_new_text_when_it_comes_back() -> None
         await pilot.pause()
         error = pane.query_one("#health-error")
         assert error.display and error.size.height > 1 and "out of memory" in pane.section_text("error")
+
+
+async def test_the_health_views_of_other_tabs_show_the_newest_numbers_when_their_tab_is_opened() -> None:
+    from specdec_tui.ui import messages as m
+
+    from .ui_helpers import offline_app
+
+    app = offline_app()
+    async with app.run_test(size=(160, 48)) as pilot:  # wide: the journal tab has its own health view
+        await pilot.press("3")
+        await pilot.pause()
+        app.post_message(m.LogStatsChanged(LogStats().feed([DECODE.format(run=41, gen=1234.5)])))
+        await pilot.pause(0.4)
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        view = app.screen.query_one("#journal-health", HealthPane)
+        shown = view.query_one("#health-live").render()
+        assert "1,234" in str(shown) or "1234" in str(shown), str(shown)
+        assert "41" in str(shown)

@@ -73,7 +73,8 @@ class HealthPane(VerticalScroll):
         self._stats_timer: Timer | None = None
         self._wait: tuple[float, float] | None = None  # (time.monotonic() the wait began, its timeout in s)
         self._wait_timer: Timer | None = None
-        self._shown: dict[str, str | Text] = {}  # what each section shows now (see `_set`)
+        self._shown: dict[str, str | Text] = {}  # what each section shows now, or once the pane is shown (`_set`)
+        self._unshown: set[str] = set()  # sections changed while the pane was off screen
 
     def compose(self) -> ComposeResult:
         yield Static("? UNKNOWN — no health check yet", id="health-badge")
@@ -89,6 +90,10 @@ class HealthPane(VerticalScroll):
         self._render_live()
 
     def section_text(self, name: str) -> str:
+        """A section's text (as it shows, or will once the pane is back on screen)."""
+        if name in self._unshown:
+            content = self._shown[name]
+            return content.plain if isinstance(content, Text) else Text.from_markup(content).plain
         rendered = self.query_one(f"#health-{name}", Static).render()
         return rendered.plain if hasattr(rendered, "plain") else str(rendered)
 
@@ -196,18 +201,25 @@ class HealthPane(VerticalScroll):
         self.query_one("#health-error").set_class(not text, "-empty")
 
     def _set(self, section: str, content: str | Text) -> None:
-        """Show `content` in a section: nothing happens when it is what the section shows already, and the
-        screen is not laid out again when the new text takes the same rows or the pane is not on screen (a busy
-        journal changes the live numbers ~5 times a second; each re-layout re-rendered the whole screen)."""
+        """Show `content` in a section. Nothing happens when it is what the section shows already; the screen
+        is not laid out again when the new text takes the same rows; and while the pane is off screen (another
+        tab) the text waits for the pane to be shown (a busy journal changes the live numbers ~5 times a second,
+        and each re-layout re-rendered the whole screen)."""
         old = self._shown.get(section)
         if old is not None and type(old) is type(content) and old == content:
             return
-        widget = self.query_one(f"#health-{section}", Static)
         self._shown[section] = content
-        width = widget.content_size.width
-        # Not on screen (another tab, a narrow terminal): the layout that shows it measures the new text.
-        shown = width > 0 and widget.is_on_screen
-        widget.update(content, layout=shown and (old is None or not same_rows(old, content, width)))
+        if old is not None and not self.is_on_screen:
+            self._unshown.add(section)
+            return
+        widget = self.query_one(f"#health-{section}", Static)
+        widget.update(content, layout=old is None or not same_rows(old, content, widget.content_size.width))
+
+    def on_show(self) -> None:
+        """Back on screen: the sections that changed meanwhile, each measured again."""
+        for section in self._unshown:
+            self.query_one(f"#health-{section}", Static).update(self._shown[section])
+        self._unshown.clear()
 
 
 _BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
