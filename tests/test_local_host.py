@@ -16,6 +16,7 @@ import pytest
 
 from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local import journal as local_journal
 from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.hosts.local.state import read_state
 from tests.proc_helpers import group_alive, running
@@ -447,6 +448,49 @@ async def test_a_follower_reports_a_gap_for_rotated_entries(tmp_path: Path):
     assert got[0].kind == "gap" and "rotated away" in got[0].message
     numbers = [int(r.message.split()[1]) for r in got[1:]]
     assert numbers[0] > 1 and numbers == list(range(numbers[0], 200))  # the rest, none lost in between
+
+
+async def test_a_follower_behind_a_flood_gets_every_line_across_a_rotation_in_bounded_reads(tmp_path: Path,
+                                                                                           monkeypatch) -> None:
+    """Issue 16: a follower far behind reads the backlog a chunk at a time (it read a 32 MB file whole: the panel
+    grew past 300 MB under a 20,000 lines/s flood) and still gets every line, across the rotation too."""
+    monkeypatch.setattr(local_journal, "READ_CHUNK_BYTES", 4096)
+    writer = JournalStore(tmp_path / "journal.jsonl", max_bytes=150_000)
+    writer.append("start")
+    follower = JournalStore(writer.path)
+    lines = follower.iterate(lines=1, follow=True)
+    assert (await anext(lines)).message == "start"
+    for i in range(2000):  # ~110 bytes each: one rotation while the follower reads nothing
+        writer.append(f"line {i}")
+    assert writer.rotated_path.exists()
+    biggest = 0
+    read_new = follower._read_new
+
+    def measured(ino, offset):
+        nonlocal biggest
+        records, *rest = read_new(ino, offset)
+        biggest = max(biggest, len(records))
+        return (records, *rest)
+
+    monkeypatch.setattr(follower, "_read_new", measured)
+    got = [(await anext(lines)).message for _ in range(2000)]
+    assert got == [f"line {i}" for i in range(2000)]
+    assert 0 < biggest <= 4096 // 100  # a chunk's worth of records at a time, not the whole backlog
+
+
+async def test_a_follower_behind_by_two_rotations_says_how_many_entries_it_missed(tmp_path: Path) -> None:
+    """It skipped them silently: the pane counted 350,473 of 599,932 flooded lines and said nothing."""
+    writer = JournalStore(tmp_path / "journal.jsonl", max_bytes=40_000)
+    writer.append("start")
+    lines = JournalStore(writer.path).iterate(lines=1, follow=True)
+    assert (await anext(lines)).message == "start"
+    for i in range(2000):
+        writer.append(f"line {i}")
+    gap = await anext(lines)
+    assert gap.kind == "gap" and "rotated away" in gap.message
+    missed = int(gap.message.split()[1])
+    rest = [(await anext(lines)).message for _ in range(2000 - missed)]
+    assert rest == [f"line {i}" for i in range(missed, 2000)]  # the gap says exactly what is not there
 
 
 async def test_lines_limits_the_backlog_from_memory_and_from_disk(tmp_path: Path):

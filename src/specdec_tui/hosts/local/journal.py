@@ -24,6 +24,9 @@ from specdec_tui.hosts.base import HostError, JournalKind, JournalRecord
 
 CURSOR_WIDTH = 12
 POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling
+# A follower reads at most this much at a time: one far behind a flood (a 32 MB file) holds a bounded
+# number of records in memory, not the whole backlog.
+READ_CHUNK_BYTES = 1024 * 1024
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 
@@ -90,13 +93,17 @@ def _complete_lines(data: bytes) -> tuple[list[bytes], int]:
     return data[: end + 1].splitlines(), end + 1
 
 
-def _read_records(path: Path, offset: int = 0) -> tuple[list[JournalRecord], int, int | None]:
-    """Records in `path` from byte `offset`; returns (records, offset after them, inode)."""
+def _read_records(path: Path, offset: int = 0, limit: int | None = None) -> tuple[list[JournalRecord], int, int | None]:
+    """Records in `path` from byte `offset`, at most about `limit` bytes of them (a line longer than that is
+    still read whole); returns (records, offset after them, inode)."""
     try:
         with open(path, "rb") as fh:
             ino = os.fstat(fh.fileno()).st_ino
             fh.seek(offset)
-            lines, used = _complete_lines(fh.read())
+            data = fh.read(-1 if limit is None else limit)
+            lines, used = _complete_lines(data)
+            if not used and limit is not None and len(data) == limit:
+                lines, used = _complete_lines(data + fh.read())
     except FileNotFoundError:
         return [], 0, None
     records = [rec for rec in map(_decode, lines) if rec is not None]
@@ -266,8 +273,11 @@ class JournalStore:
         while True:
             fresh, ino, offset = self._read_new(ino, offset)
             for record in fresh:
-                if _seq_of(record) > last:
-                    last = _seq_of(record)
+                seq = _seq_of(record)
+                if seq > last:
+                    if last and seq > last + 1:  # the file rotated twice while this reader was behind
+                        yield self._gap(last, seq)
+                    last = seq
                     yield record
             if not fresh:
                 await self._wait_for_append(POLL_INTERVAL_S)
@@ -280,19 +290,21 @@ class JournalStore:
         return st.st_ino, st.st_size
 
     def _read_new(self, ino: int | None, offset: int) -> tuple[list[JournalRecord], int | None, int]:
-        """Records appended since (ino, offset), following one rotation if it happened meanwhile."""
-        records: list[JournalRecord] = []
+        """Up to READ_CHUNK_BYTES of records appended since (ino, offset): the rest of the rotated file first
+        when the file rotated meanwhile (one rotated too long ago is gone; `iterate` reports the gap)."""
         current_ino, _ = self._file_position()
         if ino is not None and current_ino != ino:
             try:
-                if self.rotated_path.stat().st_ino == ino:
-                    records.extend(_read_records(self.rotated_path, offset)[0])
+                rotated_ino = self.rotated_path.stat().st_ino
             except FileNotFoundError:
-                pass
+                rotated_ino = None
+            if rotated_ino == ino:
+                records, after, _ = _read_records(self.rotated_path, offset, READ_CHUNK_BYTES)
+                if records or after != offset:
+                    return records, ino, after
             offset = 0
-        fresh, offset, read_ino = _read_records(self.path, offset)
-        records.extend(fresh)
-        return records, read_ino if read_ino is not None else current_ino, offset
+        fresh, offset, read_ino = _read_records(self.path, offset, READ_CHUNK_BYTES)
+        return fresh, read_ino if read_ino is not None else current_ino, offset
 
     @staticmethod
     def _gap(after: int, first: int) -> JournalRecord:
