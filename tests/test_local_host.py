@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
-from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local import journal as local_journal
+from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.hosts.local.state import read_state
 from tests.proc_helpers import group_alive, running
