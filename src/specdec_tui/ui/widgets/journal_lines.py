@@ -55,7 +55,8 @@ def format_record(record: JournalRecord, parsed: object | None = None) -> str:
         message = decode_columns(message, parsed)
     elif parsed is None and "Decode batch" in message:
         message = decode_columns(message)
-    return f"{record.timestamp:%H:%M:%S} {tag}{message}"
+    t = record.timestamp  # not `:%H:%M:%S`: strftime was a third of formatting a line under a flood
+    return f"{t.hour:02d}:{t.minute:02d}:{t.second:02d} {tag}{message}"
 
 
 def decode_columns(message: str, parsed: DecodeRecord | None = None) -> str:

@@ -47,7 +47,7 @@ from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_reco
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
 # While the log floods (the last two writes each brought more lines than a screen holds, so nobody reads them as
 # they pass), at most 10 a second: each write re-renders every visible line, and frames are what keys wait behind.
-FLOOD_FLUSH_INTERVAL_S = 0.1
+FLOOD_FLUSH_INTERVAL_S = 0.2
 class JournalLog(Log):
     """`Log` that reports scrolling (to pause/resume following) and highlights SGLang kinds."""
 
