@@ -24,7 +24,7 @@ from specdec_tui.hosts.base import HostError, JournalKind, JournalRecord
 
 CURSOR_WIDTH = 12
 POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling
-# A follower reads at most this much at a time: one far behind a flood (a 32 MB file) holds a bounded
+# A follower reads at most this much at a time: one far behind a flood (a 64 MB file) holds a bounded
 # number of records in memory, not the whole backlog.
 READ_CHUNK_BYTES = 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # ~250,000 SGLang lines per file; the rotated one is kept too
