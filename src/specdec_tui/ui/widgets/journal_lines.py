@@ -85,10 +85,10 @@ def _num(value: float | None, width: int, spec: str = "") -> str:
     return f"{'-' if value is None else format(value, spec):>{width}}"
 
 
-@lru_cache(maxsize=8192)
 def is_panel_probe(line: str) -> bool:
     """True for a display line that is an access line of a GET the panel itself makes (health, models, server
-    info, metrics): the journal pane folds these so the server's own lines stay on screen."""
+    info, metrics): the journal pane folds these so the server's own lines stay on screen. Not cached: under a
+    flood every line is new, and the cache's bookkeeping cost more than the substring test that rejects them."""
     if '"GET /' not in line:
         return False
     record = parse_line(line[_TIME_PREFIX_LEN:])
