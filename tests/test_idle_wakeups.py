@@ -1,15 +1,84 @@
-"""An idle panel stays idle: the health pane redraws nothing when a journal line or a health probe changes
-nothing it shows (each redraw of a Static reflows the whole screen)."""
+"""An idle panel stays idle: the journal follower polls slowly once nothing comes (yet still delivers a line
+another process writes after a long quiet), and the health pane redraws nothing when a journal line or a
+health probe changes nothing it shows (each redraw of a Static reflows the whole screen)."""
 
 from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from specdec_tui.core.sglang.stats import LogStats
-from specdec_tui.hosts.base import ServiceStatus
+from specdec_tui.hosts.base import JournalRecord, ServiceStatus
+from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui.widgets.health_pane import SECTIONS, HealthPane
+
+APPEND = "import sys; from specdec_tui.hosts.local.journal import JournalStore; JournalStore(sys.argv[1]).append(sys.argv[2])"
+
+
+def append_from_another_process(path: Path, message: str) -> None:
+    """The supervisor's way in: another process appends, so no in-process wake-up reaches the follower."""
+    subprocess.run([sys.executable, "-c", APPEND, str(path), message], check=True, timeout=30)
+
+
+async def follow_into(store: JournalStore, got: asyncio.Queue[JournalRecord]) -> None:
+    async for record in store.iterate(lines=0):
+        await got.put(record)
+
+
+async def following(store: JournalStore, got: asyncio.Queue[JournalRecord]) -> asyncio.Task[None]:
+    """A follower of new lines only, once it has looked at the file (so a line written next is new to it)."""
+    task = asyncio.create_task(follow_into(store, got))
+    async with asyncio.timeout(10):
+        while store.polls == 0:
+            await asyncio.sleep(0.01)
+    return task
+
+
+async def test_a_quiet_follower_polls_slowly_and_still_gets_the_next_line_within_its_slow_poll(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    store = JournalStore(path, poll_s=0.01, quiet_after_s=0.2, idle_poll_s=0.4)
+    got: asyncio.Queue[JournalRecord] = asyncio.Queue()
+    follower = await following(store, got)
+    try:
+        append_from_another_process(path, "before the quiet")
+        assert (await asyncio.wait_for(got.get(), 5)).message == "before the quiet"
+        polls_at_quiet = store.polls
+        await asyncio.sleep(1.6)  # quiet: 0.2 s of fast polls, then about 3 slow ones
+        quiet_polls = store.polls - polls_at_quiet
+        # At the fast poll alone this would be ~160; the bound leaves room for a slow machine.
+        assert quiet_polls < 60, quiet_polls
+
+        written = time.monotonic()
+        append_from_another_process(path, "after the quiet")
+        record = await asyncio.wait_for(got.get(), 0.4 + 5)  # the slow poll, plus room for a busy machine
+        assert record.message == "after the quiet"
+        assert time.monotonic() - written < 0.4 + 5
+    finally:
+        follower.cancel()
+
+
+async def test_lines_that_keep_coming_are_polled_at_the_fast_interval(tmp_path: Path) -> None:
+    """A journal that never goes quiet for `quiet_after_s` never waits the slow poll: every line comes
+    well within it."""
+    path = tmp_path / "journal.jsonl"
+    store = JournalStore(path, poll_s=0.01, quiet_after_s=0.5, idle_poll_s=30.0)
+    writer = JournalStore(path)  # a second store on the file: its appends do not wake `store`'s follower
+    got: asyncio.Queue[JournalRecord] = asyncio.Queue()
+    follower = await following(store, got)
+    try:
+        for i in range(5):
+            writer.append(f"line {i}")
+            assert (await asyncio.wait_for(got.get(), 10)).message == f"line {i}"  # far below the 30 s slow poll
+            await asyncio.sleep(0.1)
+    finally:
+        follower.cancel()
 
 
 class Host(App[None]):

@@ -3,8 +3,10 @@
 Why a file: a headless command or a second panel must read (and resume) the same journal, and the
 cursor must stay valid across restarts of the service and of the panel, like journald's __CURSOR.
 The cursor is the entry's sequence number; writers take an flock so two processes never reuse one.
-Followers tail the file (woken at once by in-process appends, else by a short poll), so a live
-record reaches every reader by the same path and none is lost or repeated.
+Followers tail the file (woken at once by in-process appends, else by a poll), so a live record
+reaches every reader by the same path and none is lost or repeated. The poll is short while lines
+come and slower once the journal has been quiet for a while: an idle panel should not wake ten
+times a second to find nothing (an empty poll is one stat of the file).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import fcntl
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
@@ -23,7 +26,9 @@ import orjson
 from specdec_tui.hosts.base import HostError, JournalKind, JournalRecord
 
 CURSOR_WIDTH = 12
-POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling
+POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling, this often while lines come
+IDLE_POLL_INTERVAL_S = 0.5  # ... and this often once nothing came for QUIET_AFTER_S (the bound on a line's delay then)
+QUIET_AFTER_S = 1.0
 # A follower reads at most this much at a time: one far behind a flood (a 64 MB file) holds a bounded
 # number of records in memory, not the whole backlog.
 READ_CHUNK_BYTES = 1024 * 1024
@@ -134,8 +139,12 @@ def _last_seq_in(path: Path) -> int:
 class JournalStore:
     """Append and read journal records for one unit; safe for several processes on one workspace."""
 
-    def __init__(self, path: Path, *, ring_size: int = 5000, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, path: Path, *, ring_size: int = 5000, max_bytes: int = DEFAULT_MAX_BYTES,
+                 poll_s: float = POLL_INTERVAL_S, idle_poll_s: float = IDLE_POLL_INTERVAL_S,
+                 quiet_after_s: float = QUIET_AFTER_S) -> None:
         self.path = Path(path)
+        self.poll_s, self.idle_poll_s, self.quiet_after_s = poll_s, idle_poll_s, quiet_after_s
+        self.polls = 0  # followers' looks at the file for others' appends (tests, the idle bench)
         self.rotated_path = self.path.with_name(f"{self.path.stem}.1{self.path.suffix}")
         self.max_bytes = max_bytes
         self._ring: deque[JournalRecord] = deque(maxlen=ring_size)
@@ -270,8 +279,10 @@ class JournalStore:
         # Resume tailing from where the file stood before the backlog was taken: anything written
         # meanwhile is read again and dropped by sequence number, so nothing falls in between.
         ino, offset = start_ino, start_offset
+        came = time.monotonic()  # when lines last came: poll fast for a while after
         while True:
             fresh, ino, offset = self._read_new(ino, offset)
+            self.polls += 1
             for record in fresh:
                 seq = _seq_of(record)
                 if seq > last:
@@ -279,8 +290,11 @@ class JournalStore:
                         yield self._gap(last, seq)
                     last = seq
                     yield record
-            if not fresh:
-                await self._wait_for_append(POLL_INTERVAL_S)
+            if fresh:
+                came = time.monotonic()
+            else:
+                quiet = time.monotonic() - came >= self.quiet_after_s
+                await self._wait_for_append(self.idle_poll_s if quiet else self.poll_s)
 
     def _file_position(self) -> tuple[int | None, int]:
         try:
@@ -292,7 +306,9 @@ class JournalStore:
     def _read_new(self, ino: int | None, offset: int) -> tuple[list[JournalRecord], int | None, int]:
         """Up to READ_CHUNK_BYTES of records appended since (ino, offset): the rest of the rotated file first
         when the file rotated meanwhile (one rotated too long ago is gone; `iterate` reports the gap)."""
-        current_ino, _ = self._file_position()
+        current_ino, size = self._file_position()
+        if current_ino == ino and size == offset:
+            return [], ino, offset  # nothing new: the common idle case costs one stat
         if ino is not None and current_ino != ino:
             try:
                 rotated_ino = self.rotated_path.stat().st_ino
