@@ -35,6 +35,19 @@ def _detail(r: FleetRow) -> str:
     return "\n".join(parts)
 
 
+def _cells(r: FleetRow, active: str) -> dict[str, str]:
+    return {
+        "host": ("▶ " if r.name == active else "  ") + r.name,
+        "state": r.state,
+        "model": r.model or MISSING,
+        "spec": r.spec_text,
+        "mrr": str(r.max_running_requests) if r.max_running_requests is not None else MISSING,
+        "c1": fmt_num(r.last_c1_tok_s),
+        "best": fmt_num(r.best_tok_s),
+        "errors": str(r.errors_since_start),
+    }
+
+
 STATE_STYLE = {"ready": "bold green", "failing": "bold red", "unreachable": "bold red", "down": "dim"}
 
 
@@ -60,6 +73,7 @@ class FleetTable(Vertical):
         self.row_names: list[str] = []
         self._cells: dict[tuple[str, str], str] = {}
         self._details: dict[str, str] = {}
+        self._shown: object = None  # what the last set_rows showed (active host, cells, details)
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(id="fleet-data", cursor_type="row", zebra_stripes=True)
@@ -74,23 +88,22 @@ class FleetTable(Vertical):
         return self.query_one("#fleet-data", DataTable)
 
     def set_rows(self, rows: list[FleetRow], active: str) -> None:
+        """Show `rows`; a poll (every 2 s) that changes nothing shown leaves the table alone, since rebuilding
+        it redraws the whole tab."""
+        cells_of = {r.name: _cells(r, active) for r in rows}
+        details = {r.name: _detail(r) for r in rows}
+        shown = (active, [(name, tuple(cells.values())) for name, cells in cells_of.items()], details)
+        if shown == self._shown:
+            return
+        self._shown = shown
         table = self.table
         keep = table.cursor_row
         table.clear()
         self.row_names = [r.name for r in rows]
         self._cells.clear()
-        self._details = {r.name: _detail(r) for r in rows}
+        self._details = details
         for r in rows:
-            cells = {
-                "host": ("▶ " if r.name == active else "  ") + r.name,
-                "state": r.state,
-                "model": r.model or MISSING,
-                "spec": r.spec_text,
-                "mrr": str(r.max_running_requests) if r.max_running_requests is not None else MISSING,
-                "c1": fmt_num(r.last_c1_tok_s),
-                "best": fmt_num(r.best_tok_s),
-                "errors": str(r.errors_since_start),
-            }
+            cells = cells_of[r.name]
             self._cells.update({(r.name, k): v for k, v in cells.items()})
             styled: list[Text | str] = [
                 Text(cells["host"], style="bold" if r.name == active else ""),
