@@ -1,7 +1,8 @@
 """An idle panel stays idle: the journal follower polls slowly once nothing comes (yet still delivers a line
 another process writes after a long quiet), the health pane redraws nothing when a journal line or a health
 probe changes nothing it shows (each redraw of a Static reflows the whole screen), and neither does the fleet
-table when a poll finds every host as it was."""
+table when a poll finds every host as it was; a quiet journal wakes the journal worker once, not 5 times a
+second."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -20,6 +22,7 @@ from specdec_tui.hosts.base import JournalRecord, ServiceStatus
 from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.loop.health import HealthSnapshot, HealthState
+from specdec_tui.loop.journal_feed import batched
 from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.health_pane import SECTIONS, HealthPane
 
@@ -157,3 +160,31 @@ async def test_a_fleet_poll_that_changes_nothing_shown_leaves_the_table_alone() 
         fleet.set_rows([replace(row, state="failing", detail="unit failed")], active="demo")
         await pilot.pause()
         assert refreshes and fleet.cell_text("demo", "state") == "failing"
+
+
+async def test_a_quiet_journal_gets_one_idle_tick_per_quiet_spell_not_one_every_tick_interval() -> None:
+    """The tick carries stats held back for the rate limit; once sent, a journal that stays quiet has nothing to
+    carry, and ticking on would wake the panel's journal worker five times a second for nothing."""
+    more = asyncio.Event()
+
+    async def two_spells():
+        yield JournalRecord("1", datetime(2026, 12, 3, 11, 31, 42), ACCESS.format(42))
+        await more.wait()
+        yield JournalRecord("2", datetime(2026, 12, 3, 11, 31, 47), ACCESS.format(47))
+        await asyncio.Event().wait()  # and stays open, as a followed journal does
+
+    seen: list[list[str]] = []
+
+    async def consume() -> None:
+        async for batch in batched(two_spells(), idle_s=0.01, window_s=0.01):
+            seen.append([r.cursor for r in batch])
+
+    task = asyncio.create_task(consume())
+    try:
+        await asyncio.sleep(0.5)  # 50 tick intervals of quiet
+        assert seen == [["1"], []]
+        more.set()
+        await asyncio.sleep(0.5)
+        assert seen == [["1"], [], ["2"], []]  # the next line still comes, and its quiet spell ticks once
+    finally:
+        task.cancel()

@@ -21,7 +21,7 @@ from specdec_tui.hosts.base import JournalRecord
 
 BATCH_WINDOW_S = 0.05  # a line waits at most this long before it is handed over
 BATCH_MAX_LINES = 500
-IDLE_TICK_S = 0.2  # with no lines for this long, an empty batch lets the caller flush what it holds
+IDLE_TICK_S = 0.2  # with no lines for this long, an empty batch lets the caller flush what it holds (once per quiet spell)
 # Lines read but not yet handed over. When parsing falls behind, the reader stops reading until there is
 # room: the lines wait in the journal (a file, or journalctl's pipe over SSH), none is dropped, and
 # memory stays bounded.
@@ -38,7 +38,8 @@ async def batched(
 ) -> AsyncIterator[list[JournalRecord]]:
     """Lists of records: each one as soon as it is full or `window_s` after its first record.
 
-    Yields [] after `idle_s` without records (a tick). The source is read by its own task, so a slow
+    Yields [] once `idle_s` after the last batch (a tick), and no more until records come: a quiet journal
+    does not wake an idle panel five times a second. The source is read by its own task, so a slow
     consumer never cancels a read half-way (which would close a journal follower). At most
     `max_buffered` records wait; then the reader pauses until the consumer takes a batch (nothing dropped).
     """
@@ -68,13 +69,16 @@ async def batched(
             full.set()
 
     reader = asyncio.create_task(pump())
+    ticked = False  # a tick went out since the last batch: wait for records without one
     try:
         while True:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(has_data.wait(), idle_s)
+                await asyncio.wait_for(has_data.wait(), None if ticked else idle_s)
             if not buffer and not ended:
+                ticked = True
                 yield []
                 continue
+            ticked = False
             if not ended and len(buffer) < max_lines:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(full.wait(), window_s)
