@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -62,11 +61,9 @@ async def test_a_quiet_follower_polls_slowly_and_still_gets_the_next_line_within
         # At the fast poll alone this would be ~160; the bound leaves room for a slow machine.
         assert quiet_polls < 60, quiet_polls
 
-        written = time.monotonic()
         append_from_another_process(path, "after the quiet")
         record = await asyncio.wait_for(got.get(), 0.4 + 5)  # the slow poll, plus room for a busy machine
         assert record.message == "after the quiet"
-        assert time.monotonic() - written < 0.4 + 5
     finally:
         follower.cancel()
 
