@@ -95,7 +95,7 @@ def _env_names(pid: int, home: Path) -> bool:
 class Run:
     label: str
     pct: float = 0.0
-    wakeups_note: str = ""
+    terminal_note: str = ""
     tree: list[tuple[int, int, float, str]] = field(default_factory=list)  # pid, ppid, % of a core, cmdline
 
 
@@ -229,7 +229,7 @@ def measure(label: str, argv: list[str], *, seconds: float, settle: float, demo:
             t1, c1, b1 = time.monotonic(), cpu_ticks(pid), term.bytes_out
             wall = t1 - t0
             run = Run(label, pct=100 * (c1 - c0) / TICK / wall,
-                      wakeups_note=f"{(b1 - b0) / wall:.0f} B/s written to the terminal")
+                      terminal_note=f"{(b1 - b0) / wall:.0f} B/s written to the terminal")
             run.tree.append((pid, ppid_of(pid), run.pct, cmdline(pid)))
             for p in others:
                 end = _ticks_or_none(p)
@@ -267,7 +267,7 @@ def main() -> int:
                             seconds=args.seconds, settle=args.settle, demo=False, tab=None))
     for run in runs:
         verdict = "" if run is not panel else ("  OK" if run.pct < TARGET_PCT else "  OVER TARGET")
-        print(f"  {run.label:<22} {run.pct:5.2f} % of a core   ({run.wakeups_note}){verdict}")
+        print(f"  {run.label:<22} {run.pct:5.2f} % of a core   ({run.terminal_note}){verdict}")
     print("process tree of the panel run (only the first row is counted):")
     for pid, ppid, pct, cmd in panel.tree:
         print(f"  pid {pid:>7} ppid {ppid:>7} {pct:5.2f} %  {cmd[:110]}")
