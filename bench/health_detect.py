@@ -1,11 +1,13 @@
-"""Health detection latency: from the server becoming ready to `watch_health` yielding READY.
+"""Health detection latency: from the server becoming ready to a restart's wait (`HealthWatch.wait_ready`, what the
+panel and `host restart` run after a push) returning READY; the panel's view reads the same probe.
 
 A small aiohttp server runs on its own thread and event loop (so the watcher's loop cannot delay the
 flip) and turns ready at a random moment, recording `time.monotonic()` of the flip. Two ways to turn
 ready, both seen on real SGLang hosts:
   health  /health answers 503 until the flip, then 200 (a proxy or an older SGLang in front);
   bind    nothing listens on the port until the flip (SGLang binds only once the model is loaded).
-The latency is the monotonic time at which the watcher yields READY minus the flip time.
+The latency is the monotonic time at which the wait returns READY minus the flip time. (A watch nobody waits on
+polls once a second while not ready, every 5 s once ready: it is not what a restart waits on.)
 
     python bench/health_detect.py              # 40 runs of each mode
     python bench/health_detect.py --runs 100 --mode bind
@@ -24,7 +26,7 @@ import time
 
 from aiohttp import web
 
-from specdec_tui.loop.health import HealthState, watch_health
+from specdec_tui.loop.health import HealthState, HealthWatch
 
 
 class FlippingServer:
@@ -102,20 +104,16 @@ def _free_port() -> int:
 
 
 async def one_run(mode: str, rng: random.Random) -> float:
-    """Seconds from the flip to READY for one fresh server and one fresh watcher."""
+    """Seconds from the flip to READY for one fresh server and one fresh restart's wait."""
     server = FlippingServer(mode).start()
     try:
-        watcher = watch_health(None, server.base_url)
-        first = await watcher.__anext__()
-        assert first.state is not HealthState.READY
+        watch = HealthWatch(None, server.base_url)
+        waiting = asyncio.create_task(watch.wait_ready(timeout_s=30))
         delay = rng.uniform(0.05, 0.3)  # the flip lands anywhere in the poll cycle
-        flipper = asyncio.get_running_loop().run_in_executor(None, lambda: (time.sleep(delay), server.flip()))
-        async for snap in watcher:
-            if snap.state is HealthState.READY:
-                seen = time.monotonic()
-                break
-        await flipper
-        await watcher.aclose()
+        await asyncio.get_running_loop().run_in_executor(None, lambda: (time.sleep(delay), server.flip()))
+        snap = await waiting
+        seen = time.monotonic()
+        assert snap.state is HealthState.READY
         return seen - server.flipped_at
     finally:
         server.stop()
@@ -134,7 +132,8 @@ async def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     modes = ["health", "bind"] if args.mode == "both" else [args.mode]
-    print(f"health detection: flip → watch_health yields READY, {args.runs} runs per mode (target p99 ≤ 250 ms)")
+    print(f"health detection: flip → a restart's wait (HealthWatch.wait_ready) returns READY, {args.runs} runs per mode "
+          "(target p99 ≤ 250 ms)")
     for mode in modes:
         lat = [await one_run(mode, rng) for _ in range(args.runs)]
         ms = [v * 1000 for v in lat]
