@@ -4,6 +4,7 @@ Each check runs in a fresh interpreter: a frozen heap would outlive the test."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -19,13 +20,17 @@ SCRIPT = textwrap.dedent("""
     async def main() -> None:
         app = make_app(Config(), None, Session(host="offline"), session_path=None)
         app.settles_heap = sys.argv[1] == "settle"
+        gc_policy.FULL_EVERY_S = 0.0  # every key's answer is followed by a full collection
         before = gc.get_threshold()
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             await pilot.pause()
+            await pilot.press("5", "1")
+            await pilot.pause()
             print(json.dumps({"frozen": gc.get_freeze_count(), "before": before, "after": gc.get_threshold(),
                               "policy": [gc_policy.YOUNG_THRESHOLD, gc_policy.MIDDLE_THRESHOLD,
-                                         gc_policy.OLD_THRESHOLD]}))
+                                         gc_policy.OLD_THRESHOLD],
+                              "after_keys": app.heap.collections if app.heap else 0}))
 
     asyncio.run(main())
 """)
@@ -41,8 +46,45 @@ def test_the_program_freezes_its_start_up_heap_after_the_first_frame() -> None:
     seen = run("settle")
     assert seen["frozen"] > 10_000  # the widgets, styles and modules of the start-up
     assert seen["after"] == seen["policy"] and seen["after"] != seen["before"]
+    assert seen["after_keys"] >= 2  # a full collection after each key's answer was on screen
 
 
 def test_an_app_built_for_tests_leaves_the_collector_as_python_set_it() -> None:
     seen = run("keep")
-    assert seen["frozen"] == 0 and seen["after"] == seen["before"]
+    assert seen["frozen"] == 0 and seen["after"] == seen["before"] and seen["after_keys"] == 0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_seconds() -> None:
+    from specdec_tui.ui import gc_policy
+
+    clock = Clock()
+    keeper = gc_policy.HeapKeeper(clock=clock, last_full=clock.now, last_key=clock.now)
+    try:
+        clock.now += gc_policy.FULL_EVERY_S / 2
+        keeper.key_answered()
+        assert keeper.collections == 0  # the last full collection is too recent
+        clock.now += gc_policy.FULL_EVERY_S
+        keeper.key_answered()
+        assert keeper.collections == 1  # due: right after the key's answer
+        clock.now += gc_policy.QUIET_AFTER_S / 2
+        keeper.tick()
+        assert keeper.collections == 1  # keys are coming: the timer leaves it to the next key
+        clock.now += gc_policy.FULL_EVERY_S
+        keeper.tick()
+        assert keeper.collections == 2  # no key for a while and due: the timer collects
+        clock.now += gc_policy.FULL_EVERY_S
+        gc.collect()  # CPython's own full collection counts as one
+        clock.now += 0.1
+        keeper.tick()
+        assert keeper.collections == 2
+    finally:
+        keeper.close()
+    assert keeper._noticed not in gc.callbacks

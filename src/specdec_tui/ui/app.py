@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -40,7 +40,7 @@ from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
-from specdec_tui.ui.gc_policy import settle_heap
+from specdec_tui.ui.gc_policy import HEAP_TICK_S, HeapKeeper, settle_heap
 from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
@@ -95,6 +95,7 @@ class SpecdecApp(App[None]):
         # The real program (and the flood bench) freezes the start-up heap after the first frame (gc_policy);
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
+        self.heap: HeapKeeper | None = None
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
     # -- state the views read ------------------------------------------------------------------
@@ -156,12 +157,26 @@ class SpecdecApp(App[None]):
         self.push_screen(self._main_screen())
         self.call_after_refresh(self.show_trials)
         if self.settles_heap:
-            self.call_after_refresh(settle_heap)
+            self.call_after_refresh(self._settle_heap)
         self.sessions.start()
         if self.link is not None:
             self.link.connect()
 
+    def _settle_heap(self) -> None:
+        """After the first frame (ui.gc_policy): freeze what start-up built; full collections from now on run
+        right after a key's answer is on screen, or when no key came for a while."""
+        settle_heap()
+        self.heap = HeapKeeper()
+        self.set_interval(HEAP_TICK_S, self.heap.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        await super().on_event(event)
+        if self.heap is not None and isinstance(event, events.Key):
+            self.call_after_refresh(self.heap.key_answered)
+
     async def on_unmount(self) -> None:
+        if self.heap is not None:
+            self.heap.close()
         await self.fleet.close()
         if self.host is not None:
             try:

@@ -1,27 +1,35 @@
-"""The panel's garbage-collector policy: freeze the start-up heap after the first frame, collect young
-objects less often, and full collections rarely.
+"""The panel's garbage-collector policy: freeze the start-up heap after the first frame, collect young objects less
+often, and run the full collections when a pause costs the user nothing: right after a key's answer is on screen.
 
-Why (issue 16, measured with `bench/journal_flood.py` at 5,000 lines/s on a 2-core machine): Textual's
-rendering makes cyclic garbage on every frame (each `Strip` holds seven FIFO caches, and a crop that changes
-nothing caches the strip in itself), so with CPython's thresholds (700, 10, 10) the collector ran a full
-collection every ~0.7 s under a flood, each walking the ~140,000 objects the panel built at start-up (widgets,
-styles, CSS, modules): 70-200 ms with the event loop stopped, which was the whole tail of key-to-screen latency.
-`gc.freeze()` moves what exists after the first frame into the permanent generation, never walked again; a
-young threshold of 2,000 lets most of a frame's temporaries die before a collection instead of being promoted;
-a full collection waits for 100 middle ones (CPython's 25 % growth rule still applies), so the render caches'
-churn no longer triggers one every few seconds. Garbage is still collected; nothing here disables the collector.
+Why (issue 16, measured with `bench/journal_flood.py` at 5,000 lines/s on a 2-core machine): Textual's rendering
+makes cyclic garbage on every frame (each `Strip` holds seven FIFO caches, and a crop that changes nothing caches
+the strip in itself), so with CPython's thresholds (700, 10, 10) the collector ran a full collection every ~0.7 s
+under a flood, each walking the ~140,000 objects the panel built at start-up (widgets, styles, CSS, modules):
+70-200 ms with the event loop stopped, which was the whole tail of key-to-screen latency. `gc.freeze()` moves
+what exists after the first frame into the permanent generation, never walked again; a young threshold of 2,000
+lets most of a frame's temporaries die before a collection instead of being promoted. Left to CPython, full
+collections then either came every ~1.5 s at 50-135 ms (old threshold 10) or rarely but huge (100: one of
+285 ms after 25 s of flood), and a key pressed meanwhile waited. So the old threshold stays high and
+`HeapKeeper` runs a full collection at most every FULL_EVERY_S, after the frame that answered a key (the next
+key is rarely sooner than ~100 ms) or when no key came for a while. Garbage is still collected; nothing here
+disables the collector.
 """
 
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 # Net allocations before a young collection (CPython: 700). A frame of the panel allocates tens of thousands;
 # at 700 its own temporaries were promoted mid-frame. 5,000 made each middle collection slower (up to 50 ms).
 YOUNG_THRESHOLD = 2_000
 MIDDLE_THRESHOLD = 10  # young collections per middle one (CPython's default)
-OLD_THRESHOLD = 100  # middle collections before a full one is considered (CPython: 10)
+OLD_THRESHOLD = 100  # middle collections before CPython considers a full one itself (its default: 10)
+FULL_EVERY_S = 3.0  # HeapKeeper: a full collection at most this often (~50 ms each under a 5,000 lines/s flood)
+QUIET_AFTER_S = 1.0  # ... and, without keys, once none came for this long
+HEAP_TICK_S = 2.0  # how often the app asks `HeapKeeper.tick`
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +47,43 @@ def settle_heap() -> HeapState:
     gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, OLD_THRESHOLD)
     gc.freeze()
     return HeapState(frozen=gc.get_freeze_count(), thresholds=gc.get_threshold())
+
+
+@dataclass
+class HeapKeeper:
+    """Runs the full collections at moments that cost no key its answer (see the module docstring).
+
+    `key_answered` after the frame that shows a key's effect, `tick` from a timer; each collects when the last
+    full collection (its own or CPython's) is FULL_EVERY_S old."""
+
+    clock: Callable[[], float] = time.monotonic
+    last_full: float = field(default_factory=time.monotonic)
+    last_key: float = field(default_factory=time.monotonic)
+    collections: int = 0
+
+    def __post_init__(self) -> None:
+        gc.callbacks.append(self._noticed)
+
+    def close(self) -> None:
+        if self._noticed in gc.callbacks:
+            gc.callbacks.remove(self._noticed)
+
+    def _now(self) -> float:
+        return self.clock()
+
+    def _noticed(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info.get("generation") == 2:
+            self.last_full = self._now()
+
+    def key_answered(self) -> None:
+        self.last_key = self._now()
+        self._collect_if_due()
+
+    def tick(self) -> None:
+        if self._now() - self.last_key >= QUIET_AFTER_S:
+            self._collect_if_due()
+
+    def _collect_if_due(self) -> None:
+        if self._now() - self.last_full >= FULL_EVERY_S:
+            gc.collect()
+            self.collections += 1
