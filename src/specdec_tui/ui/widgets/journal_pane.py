@@ -164,13 +164,15 @@ class JournalPane(Vertical):
         self._own_shown = False  # the panel's own probe lines: folded unless the user shows them
         self._own_kept = 0  # how many of the kept lines are the panel's own probes
         self.received = 0  # journal lines received since the pane started (kept or not): the status line's count
+        self._log = JournalLog(max_lines=self.max_lines, on_scrolled=self._scrolled, id="journal-log",
+                               known_kind=self._known_kind)
         self._flooding = False  # the last two flushes each wrote more lines than the view shows (FLOOD_FLUSH_INTERVAL_S)
         self._last_big = False
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
         yield Static("", id="journal-filter-error")
-        yield JournalLog(max_lines=self.max_lines, on_scrolled=self._scrolled, id="journal-log", known_kind=self._known_kind)
+        yield self._log
         yield Static("", id="journal-status")
 
     def on_mount(self) -> None:
@@ -178,7 +180,7 @@ class JournalPane(Vertical):
 
     @property
     def log_view(self) -> JournalLog:
-        return self.query_one(JournalLog)
+        return self._log  # not a query: every flush reads it
 
     @property
     def shown_lines(self) -> list[str]:
