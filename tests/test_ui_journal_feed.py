@@ -134,3 +134,30 @@ async def test_a_consumer_that_keeps_up_sees_no_gap() -> None:
     batches = await collect(batched(burst(3_000), max_lines=500, max_buffered=3_000))
     assert all(r.kind == "line" for b in batches for r in b)
     assert sum(len(b) for b in batches) == 3_000
+
+
+async def test_a_big_batch_is_parsed_in_slices_with_the_event_loop_free_between_them() -> None:
+    """Issue 16: a key waits at most one slice of parsing. The feed parsed each batch on a worker thread, which
+    held the GIL against the UI loop (a tab switch under 20,000 lines/s waited 200-300 ms); the loop now runs
+    between slices of FOLD_SLICE lines."""
+    from specdec_tui.core.sglang.stats import LogStats
+    from specdec_tui.loop.journal_feed import FOLD_SLICE, fold_in_slices
+
+    stats = LogStats()
+    seen: list[int] = []  # lines folded so far, each time the loop ran something else
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        while not done.is_set():
+            seen.append(stats.decode_lines)
+            await asyncio.sleep(0)
+
+    records = [rec(i, DECODE) for i in range(2_000)]
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    kinds, _ = await fold_in_slices(records, stats, None)
+    done.set()
+    await task
+    assert kinds == ["decode"] * 2_000 and stats.decode_lines == 2_000
+    steps = [b - a for a, b in zip(seen, seen[1:], strict=False)]
+    assert max(steps) <= FOLD_SLICE and len(set(seen)) >= 2_000 // FOLD_SLICE

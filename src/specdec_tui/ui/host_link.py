@@ -65,7 +65,7 @@ class HostLink:
             self.app.post_message(m.ServiceInactive(status))
 
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
-        """Batches of parsed lines and the stats folded from them; parsing and formatting run on a thread."""
+        """Batches of parsed lines and the stats folded from them (parsed and formatted in slices by the feed)."""
         try:
             async for batch in parsed_batches(source, display=format_record):
                 if batch.records:

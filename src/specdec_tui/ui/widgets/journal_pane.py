@@ -193,7 +193,7 @@ class JournalPane(Vertical):
                     lines: list[str] | None = None) -> None:
         """Queue journal records; they reach the screen with the next flush (≤ ~50 ms).
 
-        `kinds` and `lines` (one per record, from the worker's parse and `format_record` on its thread) spare
+        `kinds` and `lines` (one per record, from the journal feed's parse and `format_record`) spare
         the pane a parse and a format per line."""
         records = list(records)
         if lines is None or len(lines) != len(records):
