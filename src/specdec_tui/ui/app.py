@@ -172,7 +172,8 @@ class SpecdecApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         await super().on_event(event)
         if self.heap is not None and isinstance(event, events.Key):
-            self.call_after_refresh(self.heap.key_answered)
+            # after the frame that shows the key's effect, and after whatever else waited for that frame
+            self.call_after_refresh(self.call_later, self.heap.key_answered)
 
     async def on_unmount(self) -> None:
         if self.heap is not None:
