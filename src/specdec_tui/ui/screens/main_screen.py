@@ -3,11 +3,13 @@
 Display widgets come from `ui/widgets/` (one a file) and are reached through the typed properties here;
 the screen only lays out and routes: state lives in the trial loop, rendered by the app's `@on` handlers.
 
-The first frame shows the Config tab only, so only its content is composed with the screen; the other tabs'
-content (and the modules behind it: charts, journal, health, tables) is mounted by `mount_tabs` once that
-frame is on screen, and `TabsMounted` then tells the app to fill them and connect. Keys work meanwhile (a tab
-key shows its tab at once); what reads a later tab's widgets before then awaits `mount_tabs` (it mounts once,
-later callers wait for that). Composing every tab up front doubled the time to the first frame (issue 16).
+Only the Config tab's content is composed with the screen; the other tabs' content (and the modules behind it:
+charts, journal, health, tables) is mounted by `mount_tabs` after the screen's first refresh, and `TabsMounted`
+then tells the app to fill the tabs and connect, so the host connection, the demo server's start and the feeds
+no longer compete with the start (issue 16). Keys work meanwhile (a tab key shows its tab at once); what reads a
+later tab's widgets before then awaits `mount_tabs` (it mounts once; later callers wait for that). At start-up
+Textual runs after-refresh callbacks without painting while the app's start batch is open, so the frame written
+to the terminal still comes after `mount_tabs`; mounting behind that held-back paint is an open point of issue 16.
 """
 
 from __future__ import annotations
