@@ -81,6 +81,7 @@ class MainScreen(Screen[None]):
         self.draft_key = draft_key
         self.journal_lines = journal_lines
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
+        self._composed = asyncio.Event()  # set on mount: the Config tab and everything in it is there
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -102,6 +103,7 @@ class MainScreen(Screen[None]):
             await self._mounting.wait()
             return
         self._mounting = asyncio.Event()
+        await self._composed.wait()  # a message right after a switch of host: the Config tab comes first
         from specdec_tui.ui.widgets.bench_table import BenchTable
         from specdec_tui.ui.widgets.fleet_table import FleetTable
         from specdec_tui.ui.widgets.health_pane import HealthPane
@@ -125,6 +127,7 @@ class MainScreen(Screen[None]):
         self._mounting.set()
 
     def on_mount(self) -> None:
+        self._composed.set()
         self.set_class(is_wide(self.app.size.width), "-wide")
         self.call_after_refresh(self.focus_active_tab)
         self.call_after_refresh(self._after_first_frame)
