@@ -189,10 +189,10 @@ class SpecdecApp(App[None]):
         """The main screen with every tab mounted (waiting for them when a message comes right at start, before
         they are: nothing is dropped); None while the app shuts down."""
         main = self.main_or_none
-        if main is None:
-            return None
-        await main.mount_tabs()
-        return self.main_or_none
+        while main is not None and not main.tabs_mounted:
+            await main.mount_tabs()
+            main = self.main_or_none  # a switch of host meanwhile: the new screen's tabs too
+        return main
 
     @on(m.LoopEventMessage)
     async def _loop_event(self, message: m.LoopEventMessage) -> None:
