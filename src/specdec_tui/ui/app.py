@@ -90,7 +90,7 @@ class SpecdecApp(App[None]):
         self.fleet = FleetFeed(self, config, sessions_dir())
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
-        self._started = False  # the session side started (once, after the first main screen's first frame)
+        self._started = False  # the first main screen filled and connected (once, after its first frame)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
     # -- state the views read ------------------------------------------------------------------
@@ -156,13 +156,13 @@ class SpecdecApp(App[None]):
 
     @on(MainScreen.TabsMounted)
     def _main_screen_filled(self, message: MainScreen.TabsMounted) -> None:
-        """A main screen has every tab (after its first frame): fill them and connect to the host."""
-        if message.main is not self.main_or_none:
-            return  # replaced (a switch of host) or closing meanwhile
+        """The first main screen has every tab (after its first frame): fill them and connect to the host. A switch
+        of host fills and connects its own screen (switch_host)."""
+        if self._started or message.main is not self.main_or_none:
+            return  # a later screen (switch_host did it), or closing meanwhile
+        self._started = True
         self.show_trials()
-        if not self._started:
-            self._started = True
-            self.sessions.start()
+        self.sessions.start()
         if self.link is not None:
             self.link.connect()
 
@@ -279,7 +279,10 @@ class SpecdecApp(App[None]):
         self._link_host()
         self.sub_title = f"{self.host_name} · {self.unit_name}"
         await self.switch_screen(self._main_screen())  # the Fleet tab's enter: the main screen is on top
-        # once its tabs are mounted, the trials are shown and the host connected (_main_screen_filled)
+        await self.main.mount_tabs()  # every tab at once here, as before: the panel is already up
+        self.show_trials()
+        if self.link is not None:
+            self.link.connect()
         kept = len(self.session.trials)
         where = (f"continuing its session ({kept} trial{'s' if kept != 1 else ''})" if kept
                  else f"trials now go to a new session of {name}")
