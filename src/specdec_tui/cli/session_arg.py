@@ -9,7 +9,6 @@ from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session, SessionError, load_session
-from specdec_tui.loop.sessions import continue_or_start
 
 
 def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = False,
@@ -18,6 +17,8 @@ def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = F
     current session is continued (a fresh one with `new`, i.e. --new-session, or when the host has none).
     Shared by the panel, `demo`, `sweep` and `bench --record`."""
     if not arg:
+        from specdec_tui.loop.sessions import continue_or_start  # not for `--session FILE` (issue 16, cold start)
+
         return continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
     path = Path(arg)
     if path.exists():

@@ -8,9 +8,6 @@ import os
 import re
 from pathlib import Path
 
-import tomlkit
-from tomlkit.exceptions import ParseError
-
 from specdec_tui.core.config import SCHEMA_VERSION, Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_reader import ConfigReader
@@ -48,6 +45,9 @@ def load_config(path: Path | str | None) -> Config:
 
 def parse_config(text: str, source: str = "<config>") -> Config:
     """Parses and validates config TOML; raises one `ConfigError` for the first mistake."""
+    import tomlkit  # here, not at import: a start without a config file never needs it
+    from tomlkit.exceptions import ParseError
+
     try:
         data = tomlkit.parse(text).unwrap()
     except ParseError as err:
@@ -74,6 +74,9 @@ def syntax_error_key(text: str, line: int) -> tuple[str, str]:
 
 def save_ui_theme(path: Path | str, theme: str) -> None:
     """Rewrites only `ui.theme`, keeping every comment and the rest of the file as written."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
     path = Path(path)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     try:

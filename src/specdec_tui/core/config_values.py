@@ -9,8 +9,6 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-import tomlkit
-
 # Names that mean "I am pasting a secret here". A bare `…_token` is left alone: `max_token` is a typo.
 SECRET_KEY = re.compile(
     r"(?:[a-z0-9_-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|(?:api|auth|access|bearer|hf)[_-]?token)|token|key"
@@ -98,7 +96,9 @@ RULES: dict[str, Callable[[Any], str | None]] = {
 
 
 def toml_text(value: object) -> str:
-    """The value as it would be written in TOML (repr when TOML cannot hold it)."""
+    """The value as it would be written in TOML (repr when TOML cannot hold it); only for error messages."""
+    import tomlkit  # here: the start path (config.py → config_reader) never formats a value
+
     if isinstance(value, tuple):
         value = list(value)
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import App
@@ -21,7 +22,6 @@ from textual.widgets import Input, Select, TabbedContent, Tabs, TextArea
 
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.config import Config
-from specdec_tui.core.config_file import save_ui_theme
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, save_session
@@ -29,31 +29,32 @@ from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError
-from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.events import (
     Busy,
 )
-from specdec_tui.loop.health import HealthSnapshot
-from specdec_tui.loop.rollback_preview import rollback_preview
-from specdec_tui.loop.sessions import continue_or_start
-from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, HeapKeeper, settle_heap
-from specdec_tui.ui.host_link import HostLink
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
-from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
-from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide, session_scopes
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 from specdec_tui.ui.widgets.config_pane import ConfigPane
-from specdec_tui.ui.widgets.fleet_table import FleetTable
-from specdec_tui.ui.widgets.trials_list import TrialsList
+
+if TYPE_CHECKING:
+    from specdec_tui.loop.health import HealthSnapshot
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.ui.host_link import HostLink
+    from specdec_tui.ui.widgets.fleet_table import FleetTable
+    from specdec_tui.ui.widgets.trials_list import TrialsList
+
+# What only a key, a host or a later tab needs (the trial loop and host link, the help, compare and session
+# screens, rollback, saving the theme) is imported where it is used: the first frame waits for every import
+# made before it (issue 16, cold start; tests/test_cold_start_imports.py keeps the heavy ones off that path).
 
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
 HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
@@ -96,6 +97,7 @@ class SpecdecApp(App[None]):
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
         self.heap: HeapKeeper | None = None
+        self._started = False  # the first main screen filled and connected (once, after its first frame)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
     # -- state the views read ------------------------------------------------------------------
@@ -132,6 +134,9 @@ class SpecdecApp(App[None]):
     def _link_host(self) -> None:
         """The trial loop and the host link for `self.host` (at start, and after a switch of host)."""
         if self.host is not None:
+            from specdec_tui.loop.trial import TrialLoop
+            from specdec_tui.ui.host_link import HostLink
+
             self.loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
                                            session_path=self.session_path, profile=self.config.profile())
             self.link = HostLink(self, self.host, self.loop, journal_lines=self.config.ui.journal_lines)
@@ -151,13 +156,21 @@ class SpecdecApp(App[None]):
             self.notify(problem, severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_keymap(self.effective_keymap)
-        bad = unknown_ids(self.effective_keymap, self.binding_scopes().values())
+        bad = unknown_ids(self.effective_keymap, self.binding_scopes().values()) if self.effective_keymap else []
         if bad:
             self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
-        self.push_screen(self._main_screen())
-        self.call_after_refresh(self.show_trials)
+        self.push_screen(self._main_screen())  # the rest of the start follows its first frame (_main_screen_filled)
+
+    @on(MainScreen.TabsMounted)
+    def _main_screen_filled(self, message: MainScreen.TabsMounted) -> None:
+        """The first main screen has every tab (after its first frame): fill them and connect to the host. A switch
+        of host fills and connects its own screen (switch_host)."""
+        if self._started or message.main is not self.main_or_none:
+            return  # a later screen (switch_host did it), or closing meanwhile
+        self._started = True
+        self.show_trials()
         if self.settles_heap:
-            self.call_after_refresh(self._settle_heap)
+            self.call_after_refresh(self._settle_heap)  # every tab is built: what start-up made lives on
         self.sessions.start()
         if self.link is not None:
             self.link.connect()
@@ -187,6 +200,8 @@ class SpecdecApp(App[None]):
 
     def binding_scopes(self) -> dict[str, Iterable[BindingType]]:
         """Every BINDINGS the help screen lists, by where they apply."""
+        from specdec_tui.ui.screens.help_screen import HelpScreen
+
         return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS,
                 "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, **session_scopes()}
 
@@ -194,9 +209,18 @@ class SpecdecApp(App[None]):
         return key_rows(self.binding_scopes(), self.effective_keymap)
 
     # -- rendering what the loop says ----------------------------------------------------------
+    async def _filled_main(self) -> MainScreen | None:
+        """The main screen with every tab mounted (waiting for them when a message comes right at start, before
+        they are: nothing is dropped); None while the app shuts down."""
+        main = self.main_or_none
+        while main is not None and not main.tabs_mounted:
+            await main.mount_tabs()
+            main = self.main_or_none  # a switch of host meanwhile: the new screen's tabs too
+        return main
+
     @on(m.LoopEventMessage)
     async def _loop_event(self, message: m.LoopEventMessage) -> None:
-        if self.main_or_none is not None:  # else it arrived while the app shuts down
+        if await self._filled_main() is not None:  # else it arrived while the app shuts down
             await self.renderer.render(message.event)
 
     @on(m.ServiceInactive)
@@ -208,24 +232,26 @@ class SpecdecApp(App[None]):
         self.link.start_service()
 
     @on(m.HealthChanged)
-    def _health_changed(self, message: m.HealthChanged) -> None:
+    async def _health_changed(self, message: m.HealthChanged) -> None:
         self.health = message.snapshot
-        if self.main_or_none is not None:
-            for view in self.main.health_views:
+        main = await self._filled_main()
+        if main is not None:
+            for view in main.health_views:
                 view.update_health(message.snapshot)
 
     @on(m.JournalBatch)
-    def _journal(self, message: m.JournalBatch) -> None:
-        main = self.main_or_none
+    async def _journal(self, message: m.JournalBatch) -> None:
+        main = await self._filled_main()
         if main is not None:
             with suppress(NoMatches):  # it arrived while the app shuts down
                 main.journal_pane.add_records(message.records, message.kinds, lines=message.lines)
 
     @on(m.LogStatsChanged)
-    def _log_stats_changed(self, message: m.LogStatsChanged) -> None:
+    async def _log_stats_changed(self, message: m.LogStatsChanged) -> None:
         self.log_stats = message.stats
-        if self.main_or_none is not None:
-            for view in self.main.health_views:
+        main = await self._filled_main()
+        if main is not None:
+            for view in main.health_views:
                 view.update_log_stats(message.stats)
 
     @on(TabbedContent.TabActivated, "#tabs")
@@ -233,9 +259,10 @@ class SpecdecApp(App[None]):
         self.fleet.show(event.pane.id == "fleet")
 
     @on(m.FleetRows)
-    def _fleet_rows(self, message: m.FleetRows) -> None:
-        if self.main_or_none is not None:
-            self.main.fleet_table.set_rows(message.rows, active=self.host_name if self.host else "")
+    async def _fleet_rows(self, message: m.FleetRows) -> None:
+        main = await self._filled_main()  # the Fleet tab opened right at start: its table may still be coming
+        if main is not None:
+            main.fleet_table.set_rows(message.rows, active=self.host_name if self.host else "")
 
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)
@@ -250,6 +277,9 @@ class SpecdecApp(App[None]):
             self.notify(f"Not switching to {name}: {self.busy.value} is running on {self.host_name}. Let it finish "
                         "or cancel it first.", severity="warning")
             return
+        from specdec_tui.hosts.factory import open_host
+        from specdec_tui.loop.sessions import continue_or_start
+
         try:
             new_host = open_host(self.config, name)
         except HostError as err:
@@ -274,7 +304,8 @@ class SpecdecApp(App[None]):
         self._link_host()
         self.sub_title = f"{self.host_name} · {self.unit_name}"
         await self.switch_screen(self._main_screen())  # the Fleet tab's enter: the main screen is on top
-        self.call_after_refresh(self.show_trials)
+        await self.main.mount_tabs()  # every tab at once here, as before: the panel is already up
+        self.show_trials()
         if self.link is not None:
             self.link.connect()
         kept = len(self.session.trials)
@@ -283,8 +314,9 @@ class SpecdecApp(App[None]):
         self.notify(f"Active host: {name} ({self.unit_name}); {where}.")
 
     def marker(self, text: str) -> None:
-        if self.main_or_none is not None:
-            self.main.journal_pane.add_marker(text)
+        main = self.main_or_none
+        if main is not None and main.tabs_mounted:  # a key right at start, before the journal is there: no line
+            main.journal_pane.add_marker(text)
 
     def show_trials(self) -> None:
         main = self.main_or_none
@@ -299,6 +331,8 @@ class SpecdecApp(App[None]):
     def _theme_changed(self, theme: Theme) -> None:
         if not self.config.source:
             return
+        from specdec_tui.core.config_file import save_ui_theme
+
         try:
             save_ui_theme(Path(self.config.source), theme.name)
         except Exception as err:  # noqa: BLE001
@@ -355,6 +389,8 @@ class SpecdecApp(App[None]):
             if yes and self.link is not None and not self._refused(Busy.ROLLBACK):
                 self.link.rollback()
 
+        from specdec_tui.loop.rollback_preview import rollback_preview
+
         running = self.loop.running_text or self.config_pane.running_text
         preview = await rollback_preview(self.host, running, self.session)
         question = (preview.describe(self.unit_name, self.host_name) if preview is not None else
@@ -375,7 +411,11 @@ class SpecdecApp(App[None]):
         if action in HOST_ACTIONS:
             # offline there is no host to act on, and the compare screen shows saved trials: the footer does not
             # offer what cannot happen there (False hides the key)
-            return self.loop is not None and not isinstance(self.screen, CompareScreen)
+            if self.loop is None:
+                return False
+            from specdec_tui.ui.screens.compare_screen import CompareScreen
+
+            return not isinstance(self.screen, CompareScreen)
         return True
 
     def _escape_is_local(self) -> bool:
@@ -413,6 +453,8 @@ class SpecdecApp(App[None]):
         self.notify(f"Session saved to {self.session_path}.")
 
     def action_help(self) -> None:
+        from specdec_tui.ui.screens.help_screen import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.help_rows()))
 

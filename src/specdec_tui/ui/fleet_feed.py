@@ -5,25 +5,39 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
 from specdec_tui.core.config import Config
-from specdec_tui.loop.fleet import FleetPoller
 from specdec_tui.ui import messages as m
+
+if TYPE_CHECKING:
+    from specdec_tui.loop.fleet import FleetPoller
 
 POLL_EVERY_S = 2.0
 
 
 class FleetFeed:
-    """Owns the fleet poller (its connections live as long as the panel) and the worker that drives it."""
+    """Owns the fleet poller (its connections live as long as the panel) and the worker that drives it.
+    The poller is built when the tab is first shown: most starts never open it (and its import is not cheap)."""
 
     def __init__(self, app: App[None], config: Config, sessions_dir: Path | None) -> None:
         self.app = app
-        self.poller = FleetPoller(config, sessions_dir=sessions_dir)
+        self.config = config
+        self.sessions_dir = sessions_dir
+        self._poller: FleetPoller | None = None
         self.shown = False
         self._wake = asyncio.Event()
         self._started = False
+
+    @property
+    def poller(self) -> FleetPoller:
+        if self._poller is None:
+            from specdec_tui.loop.fleet import FleetPoller
+
+            self._poller = FleetPoller(self.config, sessions_dir=self.sessions_dir)
+        return self._poller
 
     def show(self, shown: bool) -> None:
         """The Fleet tab was shown (poll now, then every 2 s) or hidden (stop polling)."""
@@ -48,4 +62,5 @@ class FleetFeed:
                     pass
 
     async def close(self) -> None:
-        await self.poller.close()
+        if self._poller is not None:
+            await self._poller.close()

@@ -4,14 +4,16 @@ watch and only post these; the app's `@on` handlers render them (one writer, no 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from specdec_tui.core.sglang.stats import LogStats
-from specdec_tui.hosts.base import JournalRecord, ServiceStatus
-from specdec_tui.loop.events import LoopEvent
-from specdec_tui.loop.fleet import FleetRow
-from specdec_tui.loop.health import HealthSnapshot
+if TYPE_CHECKING:  # field types only: importing them here put the fleet poller and health watch on the cold start
+    from specdec_tui.core.sglang.stats import LogStats
+    from specdec_tui.hosts.base import JournalRecord, ServiceStatus
+    from specdec_tui.loop.events import LoopEvent
+    from specdec_tui.loop.fleet import FleetRow
+    from specdec_tui.loop.health import HealthSnapshot
 
 
 @dataclass

@@ -18,22 +18,22 @@ from specdec_tui.core.latency import trial_limit
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.events import Busy
-from specdec_tui.loop.replay import replayable
-from specdec_tui.loop.sessions import SessionOpenError, open_offline
-from specdec_tui.loop.sweep import SweepPlan
-from specdec_tui.ui.screens.compare_screen import CompareScreen
-from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-from specdec_tui.ui.screens.replay_screen import ReplayScreen
-from specdec_tui.ui.screens.sessions_screen import SessionsScreen
-from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
-from specdec_tui.ui.screens.task_screen import TaskScreen
 
 if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
+    from specdec_tui.loop.sweep import SweepPlan
     from specdec_tui.ui.app import SpecdecApp
+
+# The session screens (and the sweep, replay and chart modules behind them) are imported where a key opens
+# one, not with the panel: none of them is on the first frame (issue 16, cold start).
 
 
 def session_scopes() -> dict[str, Iterable[BindingType]]:
     """The session screens' keys, for the help screen."""
+    from specdec_tui.ui.screens.compare_screen import CompareScreen
+    from specdec_tui.ui.screens.replay_screen import ReplayScreen
+    from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+    from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+
     return {"Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS,
             "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS}
 
@@ -55,17 +55,25 @@ class SessionSide:
 
     def _on_session_screen(self) -> bool:
         """True while one of the session screens is up: their keys do not stack another one."""
+        from specdec_tui.ui.screens.compare_screen import CompareScreen
+        from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+        from specdec_tui.ui.screens.task_screen import TaskScreen
+
         return isinstance(self.app.screen, (SessionsScreen, CompareScreen, TaskScreen))
 
     # -- o: saved sessions ----------------------------------------------------------------------
     def open_list(self) -> None:
         if self._on_session_screen():
             return
+        from specdec_tui.ui.screens.sessions_screen import SessionsScreen
+
         self.app.push_screen(SessionsScreen(self.open_sessions_from or sessions_dir()), self._session_chosen)
 
     async def _session_chosen(self, path: Path | None) -> None:
         if path is None:
             return
+        from specdec_tui.loop.sessions import SessionOpenError, open_offline
+
         app = self.app
         try:
             session = open_offline(path)
@@ -118,7 +126,7 @@ class SessionSide:
     # -- v: compare ------------------------------------------------------------------------------
     def selected_trial_id(self) -> int | None:
         main = self.app.main_or_none
-        if main is None:
+        if main is None or not main.tabs_mounted:  # v right at start: the newest trial
             return None
         trials_list = main.trials_list
         ids = trials_list.trial_ids
@@ -143,6 +151,8 @@ class SessionSide:
         self._push_compare(app.session, ids[i - 1], ids[i])
 
     def _push_compare(self, session: Session, a_id: int, b_id: int) -> None:
+        from specdec_tui.ui.screens.compare_screen import CompareScreen
+
         self.app.push_screen(CompareScreen(session, a_id, b_id))
 
     # -- S: sweep, R: replay ---------------------------------------------------------------------
@@ -166,6 +176,7 @@ class SessionSide:
         app = self.app
         if self._on_session_screen() or self._refuse_task(Busy.SWEEP):
             return
+        from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
 
         def start(plan: SweepPlan | None) -> None:
             if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:
@@ -179,6 +190,9 @@ class SessionSide:
         app = self.app
         if self._on_session_screen() or self._refuse_task(Busy.REPLAY):
             return
+        from specdec_tui.loop.replay import replayable
+        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+        from specdec_tui.ui.screens.replay_screen import ReplayScreen
         todo = replayable(app.session)
         if not todo:
             app.notify("Nothing to replay: the session has no trial with a unit.", severity="warning")
@@ -195,6 +209,8 @@ class SessionSide:
     def task_blocks_quit(self) -> bool:
         """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting
         under it could leave the host on a value that was being tried. Says so and returns True."""
+        from specdec_tui.ui.screens.task_screen import TaskScreen
+
         app = self.app
         running = next((s for s in app.screen_stack if isinstance(s, TaskScreen) and s.running), None)
         if running is None:

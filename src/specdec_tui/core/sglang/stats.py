@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import (
     AdjustRecord,
     ConcurrencyLimitRecord,
@@ -122,6 +121,8 @@ class LogStats:
         return limit.bound_words
 
     def feed(self, lines: Iterable[str]) -> LogStats:
+        from specdec_tui.core.sglang.parse import parse_line  # the regex tables: not for a panel that reads no journal yet
+
         for line in lines:
             self.update(parse_line(line))
         return self

@@ -1,0 +1,62 @@
+"""The panel's first frame imports only what that frame draws (issue 16: cold start ≤ 1.3× a minimal Textual app).
+
+Every import made before the first frame delays it; the charts (plotext), TOML writing (tomlkit), the HTTP and
+SSH clients, the sweep/replay/fleet machinery and the screens only a key opens are imported where they are
+used. Each case imports, in a fresh interpreter, the modules a start loads before its first frame
+(`specdec-tui --session FILE` and `--demo`) and names any heavy module that came with them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# Not needed for the Config tab on the first frame; each was on the start path before issue 16.
+HEAVY = (
+    "plotext",
+    "textual_plotext",
+    "tomlkit",
+    "httpx",
+    "aiohttp",
+    "asyncssh",
+    "specdec_tui.loop.sweep",
+    "specdec_tui.loop.replay",
+    "specdec_tui.loop.fleet",
+    "specdec_tui.loop.rollback_preview",
+    "specdec_tui.ui.screens.sweep_screen",
+    "specdec_tui.ui.screens.compare_screen",
+    "specdec_tui.ui.screens.sessions_screen",
+    "specdec_tui.ui.screens.help_screen",
+    "specdec_tui.ui.widgets.tok_chart",
+    "specdec_tui.ui.widgets.trade_off_chart",
+    "specdec_tui.ui.widgets.journal_pane",
+    "specdec_tui.ui.widgets.health_pane",
+    "specdec_tui.ui.widgets.fleet_table",
+)
+
+# What `specdec-tui --session FILE` imports before the app runs: the CLI, the start command, the panel.
+OFFLINE_START = "import specdec_tui.cli.main, specdec_tui.cli.tui_cmd, specdec_tui.cli.session_arg, specdec_tui.ui.app"
+# `--demo` adds the local host and its workspace, and builds the trial loop and host link on mount.
+DEMO_START = OFFLINE_START + (", specdec_tui.hosts.local.host, specdec_tui.hosts.local.workspace,"
+                              " specdec_tui.loop.trial, specdec_tui.ui.host_link")
+
+
+def heavy_after(code: str) -> list[str]:
+    """The HEAVY modules in sys.modules after running `code` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("start", [OFFLINE_START, DEMO_START], ids=["session-file", "demo"])
+def test_the_modules_a_start_imports_before_its_first_frame_bring_nothing_heavy(start: str) -> None:
+    assert heavy_after(start) == []
+
+
+def test_the_later_tabs_and_keys_still_bring_their_modules_when_used() -> None:
+    """The other side of the cut: what moved off the start path still loads where it is needed."""
+    code = (OFFLINE_START + "\nfrom specdec_tui.ui.session_side import session_scopes\nsession_scopes()\n"
+            "import specdec_tui.ui.widgets.tok_chart")
+    assert {"plotext", "specdec_tui.ui.screens.sweep_screen", "specdec_tui.ui.widgets.tok_chart"} <= set(heavy_after(code))
