@@ -21,6 +21,7 @@ SCRIPT = textwrap.dedent("""
         app = make_app(Config(), None, Session(host="offline"), session_path=None)
         app.settles_heap = sys.argv[1] == "settle"
         gc_policy.FULL_EVERY_S = 0.0  # every key's answer is followed by a full collection
+        gc_policy.WORK_BEFORE_FULL = 0
         before = gc.get_threshold()
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
@@ -75,6 +76,7 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
         keeper.key_answered()
         assert keeper.collections == 1  # due: right after the key's answer
         clock.now += gc_policy.QUIET_AFTER_S / 2
+        keeper.middle_since_full = gc_policy.WORK_BEFORE_FULL  # the panel keeps allocating (a flood)
         keeper.tick()
         assert keeper.collections == 1  # keys are coming: the timer leaves it to the next key
         clock.now += gc_policy.FULL_EVERY_S
@@ -85,6 +87,12 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
         clock.now += 0.1
         keeper.tick()
         assert keeper.collections == 2
+        clock.now += 10 * gc_policy.FULL_EVERY_S
+        keeper.tick()
+        assert keeper.collections == 2  # idle: nothing was allocated since, nothing to collect
+        keeper.middle_since_full = gc_policy.WORK_BEFORE_FULL  # as after a burst of work
+        keeper.tick()
+        assert keeper.collections == 3
     finally:
         keeper.close()
     assert keeper._noticed not in gc.callbacks

@@ -30,6 +30,7 @@ OLD_THRESHOLD = 100  # middle collections before CPython considers a full one it
 FULL_EVERY_S = 3.0  # HeapKeeper: a full collection at most this often (~50 ms each under a 5,000 lines/s flood)
 QUIET_AFTER_S = 1.0  # ... and, without keys, once none came for this long
 HEAP_TICK_S = 2.0  # how often the app asks `HeapKeeper.tick`
+WORK_BEFORE_FULL = 10  # middle collections since the last full one: less means little was allocated (idle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class HeapKeeper:
     last_full: float = field(default_factory=time.monotonic)
     last_key: float = field(default_factory=time.monotonic)
     collections: int = 0
+    middle_since_full: int = WORK_BEFORE_FULL  # middle collections since the last full one (see _collect_if_due)
 
     def __post_init__(self) -> None:
         gc.callbacks.append(self._noticed)
@@ -72,8 +74,13 @@ class HeapKeeper:
         return self.clock()
 
     def _noticed(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info.get("generation") == 2:
+        if phase != "stop":
+            return
+        if info.get("generation") == 2:
             self.last_full = self._now()
+            self.middle_since_full = 0
+        elif info.get("generation") == 1:
+            self.middle_since_full += 1
 
     def key_answered(self) -> None:
         self.last_key = self._now()
@@ -84,6 +91,8 @@ class HeapKeeper:
             self._collect_if_due()
 
     def _collect_if_due(self) -> None:
-        if self._now() - self.last_full >= FULL_EVERY_S:
+        """Due when the last full collection is FULL_EVERY_S old and the panel allocated since (an idle panel's
+        heap barely changes: a full collection every few seconds was ~1 % of a core for nothing)."""
+        if self._now() - self.last_full >= FULL_EVERY_S and self.middle_since_full >= WORK_BEFORE_FULL:
             gc.collect()
             self.collections += 1
