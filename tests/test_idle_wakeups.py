@@ -1,28 +1,24 @@
 """An idle panel stays idle: the journal follower polls slowly once nothing comes (yet still delivers a line
 another process writes after a long quiet), the health pane redraws nothing when a journal line or a health
-probe changes nothing it shows (each redraw of a Static reflows the whole screen), and neither does the fleet
-table when a poll finds every host as it was; a quiet journal wakes the journal worker once, not 5 times a
-second."""
+probe changes nothing it shows (each redraw of a Static reflows the whole screen); a quiet journal wakes the
+journal worker once, not 5 times a second."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
 from specdec_tui.hosts.local.journal import JournalStore
-from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.loop.journal_feed import batched
-from specdec_tui.ui.widgets.fleet_table import FleetTable
 from specdec_tui.ui.widgets.health_pane import SECTIONS, HealthPane
 
 APPEND = "import sys; from specdec_tui.hosts.local.journal import JournalStore; JournalStore(sys.argv[1]).append(sys.argv[2])"
@@ -128,35 +124,6 @@ async def test_the_health_pane_redraws_nothing_when_a_probe_or_an_access_line_ch
         pane.update_health(HealthSnapshot(state=HealthState.FAILING, status=None, http_ok=False, detail="exit 1"))
         await pilot.pause()
         assert "FAILING — exit 1" in pane.section_text("badge") and "badge" in refreshed
-
-
-class FleetHost(App[None]):
-    def compose(self) -> ComposeResult:
-        yield FleetTable(id="fleet-table")
-
-
-async def test_a_fleet_poll_that_changes_nothing_shown_leaves_the_table_alone() -> None:
-    app = FleetHost()
-    async with app.run_test(size=(160, 30)) as pilot:
-        fleet = app.query_one(FleetTable)
-        row = FleetRow("demo", "ready", "serving", model="qwen", spec={"algorithm": "NEXTN", "steps": "1"},
-                       max_running_requests=26, took_s=0.012)
-        fleet.set_rows([row], active="demo")
-        await pilot.pause()
-        table = fleet.query_one(DataTable)
-        refreshes: list[object] = []
-        real = table.refresh
-        table.refresh = lambda *a, **k: (refreshes.append(a), real(*a, **k))[1]  # type: ignore[method-assign]
-
-        for took in (0.015, 0.009, 0.02):  # the next polls: only how long each took differs, which no cell shows
-            fleet.set_rows([replace(row, took_s=took)], active="demo")
-            await pilot.pause()
-        assert refreshes == []
-        assert fleet.cell_text("demo", "state") == "ready"
-
-        fleet.set_rows([replace(row, state="failing", detail="unit failed")], active="demo")
-        await pilot.pause()
-        assert refreshes and fleet.cell_text("demo", "state") == "failing"
 
 
 async def test_a_quiet_journal_gets_one_idle_tick_per_quiet_spell_not_one_every_tick_interval() -> None:
