@@ -5,7 +5,8 @@ dirs, so no earlier draft or session is involved), waits for the first frame and
 /health to answer 200 on loopback, lets it settle, then reads the panel process's own utime+stime from
 /proc/PID/stat over `--seconds`. Only the panel's process counts: the local supervisor and the simulated
 server run as separate processes (the process tree is printed with each one's CPU over the same window).
-The anchor is the smallest Textual app with the same frame (bench/idle_anchor.py) measured the same way.
+The anchor is the smallest Textual app with the same frame (bench/minimal_app.py, cold_start.py's floor too)
+measured the same way.
 
     python bench/idle_cpu.py                   # 60 s of each, default tab
     python bench/idle_cpu.py --seconds 30 --tab 2 --no-anchor
@@ -263,7 +264,7 @@ def main() -> int:
                     seconds=args.seconds, settle=args.settle, demo=True, tab=args.tab)
     runs = [panel]
     if not args.no_anchor:
-        runs.append(measure("anchor (minimal app)", [py, str(HERE / "idle_anchor.py")],
+        runs.append(measure("anchor (minimal app)", [py, str(HERE / "minimal_app.py")],
                             seconds=args.seconds, settle=args.settle, demo=False, tab=None))
     for run in runs:
         verdict = "" if run is not panel else ("  OK" if run.pct < TARGET_PCT else "  OVER TARGET")

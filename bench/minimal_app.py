@@ -1,4 +1,5 @@
-"""The floor for `cold_start.py`: the smallest Textual app that draws the same kind of first frame.
+"""The floor for `cold_start.py` and the anchor of `idle_cpu.py`: the smallest Textual app that draws the same kind
+of frame as the panel (nothing in it wakes on its own).
 
 A header, one line of text and the footer with a quit key, run as its own script: what is left is Python's
 start, Textual's import, its driver and one compose/mount/paint. Nothing the panel does can start faster than
