@@ -33,21 +33,12 @@ HEAP_TICK_S = 2.0  # how often the app asks `HeapKeeper.tick`
 WORK_BEFORE_FULL = 10  # middle collections since the last full one: less means little was allocated (idle)
 
 
-@dataclass(frozen=True, slots=True)
-class HeapState:
-    """What `settle_heap` did: objects frozen and the thresholds now in force (for the bench and tests)."""
-
-    frozen: int
-    thresholds: tuple[int, int, int]
-
-
-def settle_heap() -> HeapState:
-    """Freeze the objects that exist now and raise the young threshold. Call once, after the first frame:
+def settle_heap() -> None:
+    """Freeze the objects that exist now and set the thresholds. Call once, after the first frame:
     what start-up built lives as long as the panel, so walking it on every full collection is pure cost."""
     gc.collect()  # start-up's own garbage goes now, not into the permanent generation
     gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, OLD_THRESHOLD)
     gc.freeze()
-    return HeapState(frozen=gc.get_freeze_count(), thresholds=gc.get_threshold())
 
 
 @dataclass

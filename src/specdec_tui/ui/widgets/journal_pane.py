@@ -26,10 +26,8 @@ status line, shown with "h", and found by a filter like every other line.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
 from textual import on
@@ -42,6 +40,7 @@ from textual.widgets import Input, Log, Static
 
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
+from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
 from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, is_panel_probe, marker_line
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
@@ -99,31 +98,6 @@ class JournalLog(Log):
         self._on_scrolled(self.is_vertical_scroll_end)
 
 
-@dataclass(frozen=True, slots=True)
-class _Filter:
-    source: str
-    match: Callable[[str], bool]
-
-
-def compile_filter(pattern: str, *, regex: bool = False) -> _Filter | str | None:
-    """None for "no filter", a `_Filter`, or an error message in words for a bad regex.
-
-    A pattern wrapped in slashes (/decode.*accept/) is a regex; otherwise a case-insensitive substring.
-    """
-    if not pattern:
-        return None
-    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
-        pattern, regex = pattern[1:-1], True
-    if not regex:
-        needle = pattern.lower()
-        return _Filter(pattern, lambda line: needle in line.lower())
-    try:
-        compiled = re.compile(pattern, re.IGNORECASE)
-    except re.error as err:
-        return f"Not a valid regular expression ({err}); showing all lines until it is fixed."
-    return _Filter(f"/{pattern}/", lambda line: compiled.search(line) is not None)
-
-
 class JournalPane(Vertical):
     """Live journal tail with follow mode, a "/" filter and highlighted SGLang lines (API in module doc)."""
 
@@ -159,7 +133,7 @@ class JournalPane(Vertical):
         self._pending: list[str] = []
         self._kinds: dict[str, str] = {}  # display line → kind the journal worker parsed
         self._flush_timer: Timer | None = None
-        self._filter: _Filter | None = None
+        self._filter: LineFilter | None = None
         self.filter_error: str | None = None
         self._own_shown = False  # the panel's own probe lines: folded unless the user shows them
         self._own_kept = 0  # how many of the kept lines are the panel's own probes
