@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import random
 import resource
+import socket
 import statistics
 import sys
 import time
@@ -175,14 +176,21 @@ class KeyLatency:
         return sorted(ms for _, ms in self._timed(after, before))
 
 
-def flood_workspace(root: Path, rate: int, seconds: float, quiet: float) -> tuple[Path, str]:
-    """A local host whose unit is the flood producer: its stdout reaches the panel through the host's journal."""
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def flood_workspace(root: Path, rate: int, seconds: float, quiet: float, port: int) -> tuple[Path, str]:
+    """A local host whose unit is the flood producer: its stdout reaches the panel through the host's journal, and
+    it answers the health probes on `port` as a ready server does."""
     unit = "flood.service"
     producer = Path(__file__).resolve().parent / "flood_producer.py"
     (root / "units").mkdir(parents=True, exist_ok=True)
     (root / "units" / unit).write_text(
         "[Unit]\nDescription=journal flood\n\n[Service]\n"
-        f"ExecStart={sys.executable} -u {producer} --rate {rate} --seconds {seconds} --quiet {quiet}\n"
+        f"ExecStart={sys.executable} -u {producer} --rate {rate} --seconds {seconds} --quiet {quiet} --port {port}\n"
         f"WorkingDirectory={producer.parent}\nRestart=no\n"
     )
     return root, unit
@@ -216,10 +224,12 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
 
     pool = set(sglang_lines(2000))
     with tempfile.TemporaryDirectory(prefix="journal-flood-") as tmp:
-        root, unit = flood_workspace(Path(tmp) / "ws", rate, seconds, quiet)
-        host = LocalHost(root, unit, "http://127.0.0.1:9", name="flood")
+        port = free_port()
+        base_url = f"http://127.0.0.1:{port}"
+        root, unit = flood_workspace(Path(tmp) / "ws", rate, seconds, quiet, port)
+        host = LocalHost(root, unit, base_url, name="flood")
         config = Config(hosts={"flood": HostConfig(name="flood", address="local", workspace=str(root), unit=unit,
-                                                   base_url="http://127.0.0.1:9")})
+                                                   base_url=base_url)})
         app = make_app(config, host, Session(host="flood", unit=unit), session_path=None)
         app.settles_heap = not keep_gc  # as the real program does (cli/tui_cmd.run_built)
         timing = KeyLatency(app)

@@ -102,3 +102,34 @@ def test_tabs_and_control_characters_are_shown_as_log_shows_them() -> None:
     assert display_text("a\tb") == "a       b"
     assert display_text("bell\x07") == "bell�"
     assert display_text("plain") == "plain"
+
+
+async def test_more_lines_lay_the_screen_out_only_when_a_scroll_bar_comes(monkeypatch) -> None:
+    """Each write grew the view's extent and Textual re-laid out the whole screen for it (~25 ms): on every write
+    until max_lines were there. Now only the write that brings the scroll bar does; the bar follows the rest."""
+    from textual.screen import Screen
+
+    layouts: list[int] = []
+    original = Screen._refresh_layout
+
+    def counted(screen: Screen, *args: object, **kwargs: object) -> None:
+        layouts.append(1)
+        original(screen, *args, **kwargs)  # type: ignore[arg-type]
+
+    app = ViewApp(max_lines=1000)
+    async with app.run_test(size=(40, 6)) as pilot:
+        view = app.query_one(LineView)
+        view.write_lines([f"line {i}" for i in range(3)])
+        await pilot.pause()
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        view.write_lines([f"line {i}" for i in range(3, 20)])  # more than the view holds: the bar comes
+        await pilot.pause()
+        assert view.show_vertical_scrollbar and layouts  # laid out for the bar
+        layouts.clear()
+        for start in range(20, 200, 20):
+            view.write_lines([f"line {i}" for i in range(start, start + 20)])
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+        assert layouts == []
+        assert view.vertical_scrollbar.window_virtual_size == 200  # the bar's thumb is sized for every line
+        assert view.render_line(view.size.height - 1).text.startswith("line 199")
