@@ -7,8 +7,9 @@ sixth of the panel's CPU, and the worker threads took the GIL from the keys (iss
 turned into segments straight from the spans its painter gives (a few µs), the strip is kept by the line's
 absolute number (so scrolling and repaints reuse it), and widths are counted on the spot (`len` for ASCII).
 
-Selection (mouse drag, copy) works as in `Log`; while a selection exists lines are painted through Rich,
-as `Log` paints them, with the selection's style on top.
+Selection (mouse drag, copy) works as in `Log` (unless the owner turns `selectable` off while lines stream
+past); while a selection exists lines are painted through Rich, as `Log` paints them, with the selection's
+style on top.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -30,7 +32,7 @@ from textual.strip import Strip
 Painter = Callable[[str], Sequence[tuple[int, Style]]]  # a line → its runs: (end column, style), in order
 
 _CONTROL = re.compile("[\u0000-\u0008\u000b-\u0014]")  # shown as �, as `Log` does (tabs are expanded)
-STRIP_CACHE_LINES = 2048  # painted lines kept: several screens of scrolling back and forth
+PAINTED_LINES_KEPT = 2048  # several screens of scrolling back and forth
 
 
 def display_text(line: str) -> str:
@@ -54,6 +56,49 @@ def segments(text: str, base: Style, runs: Sequence[tuple[int, Style]]) -> list[
     return out
 
 
+def with_offsets(row: list[Segment], x: int, y: int) -> list[Segment]:
+    """Each segment tagged with the text position it starts at (what Textual's selection reads under the mouse)."""
+    out = []
+    for text, style, _ in row:
+        offset = Style.from_meta({"offset": (x, y)})
+        out.append(Segment(text, style + offset if style else offset))
+        x += len(text)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PaintedLine:
+    """A line's segments in the view's `base` style, kept while the line is (its cell length, and whether it is
+    ASCII: then a cut is a slice)."""
+
+    base: Style
+    segments: list[Segment]
+    length: int
+    ascii: bool
+
+    def fit(self, start: int, width: int, pad: Style) -> list[Segment]:
+        """Columns [start, start + width) of the line, padded with `pad` to `width`."""
+        if start == 0 and self.length <= width:
+            if self.length == width:
+                return self.segments
+            return [*self.segments, Segment(" " * (width - self.length), pad)]
+        if not self.ascii:  # wide characters: cut by cells, as Textual does
+            return list(Strip(self.segments, self.length).crop_extend(start, start + width, pad))
+        end = start + width
+        out: list[Segment] = []
+        pos = 0
+        for text, style, _ in self.segments:
+            stop = pos + len(text)
+            if stop > start and pos < end:
+                out.append(Segment(text[max(start - pos, 0):min(end, stop) - pos], style))
+            pos = stop
+            if pos >= end:
+                break
+        if pos < end:
+            out.append(Segment(" " * (end - max(pos, start)), pad))
+        return out
+
+
 class LineView(ScrollView, can_focus=True):
     """Lines oldest first, at most `max_lines` (the oldest leave first); `paint` gives each line's runs."""
 
@@ -72,8 +117,11 @@ class LineView(ScrollView, can_focus=True):
         self._dropped = 0  # lines that left the front since the view began: a line's number is _dropped + index
         self._width = 0
         self._paint = paint
-        self._strips: LRUCache[int, tuple[Style, Strip]] = LRUCache(STRIP_CACHE_LINES)
+        self._painted_lines: LRUCache[int, PaintedLine] = LRUCache(PAINTED_LINES_KEPT)
         self._base: Style | None = None  # the view's own style, read at the start of each frame
+        # Rows carry the text positions the mouse selects by (a third of a row's cost). The owner may turn that off
+        # while the view scrolls by a screen at every write: nothing on it stays still long enough to select.
+        self.selectable = True
 
     @property
     def allow_vertical_scroll(self) -> bool:
@@ -124,18 +172,13 @@ class LineView(ScrollView, can_focus=True):
         self._dropped += len(self._lines)
         self._lines.clear()
         self._width = 0
-        self._strips.clear()
+        self._painted_lines.clear()
         self.virtual_size = Size(0, 0)
-        self.refresh()
-
-    def forget_paint(self) -> None:
-        """Paint every line again (its painter's styles changed: a theme, a kind learnt later)."""
-        self._strips.clear()
         self.refresh()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._strips.clear()
+        self._painted_lines.clear()
 
     # -- selection (as Log) --------------------------------------------------------------------------
 
@@ -143,7 +186,7 @@ class LineView(ScrollView, can_focus=True):
         return selection.extract("\n".join(self._lines)), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
-        self._strips.clear()
+        self._painted_lines.clear()
         self.refresh()
 
     # -- painting ------------------------------------------------------------------------------------
@@ -153,29 +196,31 @@ class LineView(ScrollView, can_focus=True):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
+        """One row: the painted line cut to the view (one new Strip; Log made four or five a row, each with seven
+        caches, and that was most of the garbage the collector had to walk under a flood)."""
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
         base = self._base or self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, base)
-        strip = self._strip(index, base)
-        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, index)
+        row = self._painted(index, base).fit(scroll_x, width, base)
+        return Strip(with_offsets(row, scroll_x, index) if self.selectable else row, width)
 
-    def _strip(self, index: int, base: Style) -> Strip:
-        """The whole line painted (uncropped), from the cache when its base style is the same."""
+    def _painted(self, index: int, base: Style) -> PaintedLine:
+        """The whole line painted, from the cache when its base style is the same."""
         selection = self.text_selection
         number = self._dropped + index
         if selection is None:
-            cached = self._strips.get(number)
-            if cached is not None and cached[0] == base:
-                return cached[1]
+            cached = self._painted_lines.get(number)
+            if cached is not None and cached.base == base:
+                return cached
         text = display_text(self._lines[index])
         runs = self._paint(text) if self._paint is not None else ()
         if selection is None:
-            strip = Strip(segments(text, base, runs), cell_len(text))
-            self._strips[number] = (base, strip)
-            return strip
+            line = PaintedLine(base, segments(text, base, runs), cell_len(text), text.isascii())
+            self._painted_lines[number] = line
+            return line
         rich_text = Text(text, no_wrap=True, style=base)
         start = 0
         for end, style in runs:
@@ -186,4 +231,4 @@ class LineView(ScrollView, can_focus=True):
             start, end = span
             rich_text.stylize(self.screen.get_component_rich_style("screen--selection"), start,
                               len(rich_text) if end == -1 else end)
-        return Strip(rich_text.render(self.app.console), cell_len(text))
+        return PaintedLine(base, list(rich_text.render(self.app.console)), cell_len(text), text.isascii())
