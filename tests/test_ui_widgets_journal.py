@@ -292,27 +292,3 @@ async def test_lines_made_by_the_worker_are_shown_as_given() -> None:
         await pilot.pause(0.1)
         assert pane.shown_lines == ["14:03:07 first, as made", "14:03:07 second"]
 
-
-def _selectable_rows(pane: JournalPane) -> bool:
-    """True when the visible rows carry the text positions mouse selection reads."""
-    row = pane.log_view.render_line(0)
-    return any(seg.style is not None and seg.style.meta.get("offset") is not None for seg in row)
-
-
-async def test_a_flood_streams_past_unselectable_and_pausing_makes_the_lines_selectable_again() -> None:
-    app = JournalHost(max_lines=2000)
-    async with app.run_test(size=(80, 24)) as pilot:
-        pane = app.query_one(JournalPane)
-        pane.add_records([rec(i) for i in range(5)])
-        pane.flush()
-        await pilot.pause()
-        assert _selectable_rows(pane)  # a quiet log: drag to select, as in any Textual log
-        for burst in range(3):  # bursts bigger than the view, in a row: a flood
-            pane.add_records([rec(100 * burst + i) for i in range(60)])
-            pane.flush()
-        await pilot.pause()
-        assert not _selectable_rows(pane)  # a screen of new lines at every write: nothing stays to select
-        pane.log_view.focus()
-        await pilot.press("pageup")
-        await pilot.pause()
-        assert pane.following is False and _selectable_rows(pane)  # paused: the lines hold still, select away

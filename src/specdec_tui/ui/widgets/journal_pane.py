@@ -234,7 +234,6 @@ class JournalPane(Vertical):
 
     def _write(self, lines: list[str]) -> None:
         log = self.log_view
-        self._set_selectable()
         if self.following:  # following means at the end, whatever the view thought of its old scroll position
             log.write_lines(lines)
             log.scroll_end(animate=False, immediate=True, x_axis=False)
@@ -253,15 +252,7 @@ class JournalPane(Vertical):
         if at_end != self.following:
             self.following = at_end
 
-    def _set_selectable(self) -> None:
-        """Rows carry what mouse selection needs unless a flood streams past (nothing stays still to select)."""
-        selectable = not (self._flooding and self.following)
-        if selectable != self.log_view.selectable:
-            self.log_view.selectable = selectable
-            self.log_view.refresh()
-
     def watch_following(self, following: bool) -> None:
-        self._set_selectable()
         if following:
             self.new_lines = 0
         self.set_class(not following, "-paused")

@@ -7,9 +7,8 @@ sixth of the panel's CPU, and the worker threads took the GIL from the keys (iss
 turned into segments straight from the spans its painter gives (a few µs), the strip is kept by the line's
 absolute number (so scrolling and repaints reuse it), and widths are counted on the spot (`len` for ASCII).
 
-Selection (mouse drag, copy) works as in `Log` (unless the owner turns `selectable` off while lines stream
-past); while a selection exists lines are painted through Rich, as `Log` paints them, with the selection's
-style on top.
+Selection (mouse drag, copy) works as in `Log`; while a selection exists lines are painted through Rich,
+as `Log` paints them, with the selection's style on top.
 """
 
 from __future__ import annotations
@@ -119,9 +118,6 @@ class LineView(ScrollView, can_focus=True):
         self._paint = paint
         self._painted_lines: LRUCache[int, PaintedLine] = LRUCache(PAINTED_LINES_KEPT)
         self._base: Style | None = None  # the view's own style, read at the start of each frame
-        # Rows carry the text positions the mouse selects by (a third of a row's cost). The owner may turn that off
-        # while the view scrolls by a screen at every write: nothing on it stays still long enough to select.
-        self.selectable = True
 
     @property
     def allow_vertical_scroll(self) -> bool:
@@ -205,7 +201,7 @@ class LineView(ScrollView, can_focus=True):
         if index >= len(self._lines):
             return Strip.blank(width, base)
         row = self._painted(index, base).fit(scroll_x, width, base)
-        return Strip(with_offsets(row, scroll_x, index) if self.selectable else row, width)
+        return Strip(with_offsets(row, scroll_x, index), width)
 
     def _painted(self, index: int, base: Style) -> PaintedLine:
         """The whole line painted, from the cache when its base style is the same."""
