@@ -40,6 +40,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
 from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
 from specdec_tui.ui.widgets.journal_lines import format_record, is_panel_probe, line_runs, marker_line
@@ -211,7 +212,7 @@ class JournalPane(Vertical):
     def _schedule_flush(self) -> None:
         if self._flush_timer is None and self.is_mounted:
             interval = FLOOD_FLUSH_INTERVAL_S if self._flooding else FLUSH_INTERVAL_S
-            self._flush_timer = self.set_timer(interval, self.flush)
+            self._flush_timer = self.set_timer(until_next(interval), self.flush)  # on the health views' beat
 
     def flush(self) -> None:
         """Write the buffered lines now (the timer calls this; tests may too)."""
