@@ -15,7 +15,7 @@ from specdec_tui.cli.main import main
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import offline_app, wait_for
+from .ui_helpers import offline_app, started, wait_for
 
 SEED = Path(__file__).parent / "data" / "units" / "sglang-qwen.service"
 WARNING = ("'--cuda-graph-max-bs' is deprecated and will be removed in a future release. "
@@ -34,6 +34,7 @@ def test_unit_check_names_sglangs_warning_and_the_rewrite(tmp_path: Path, capsys
 async def test_f_in_the_panel_rewrites_the_deprecated_flag() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--enable-metrics", "--enable-metrics \\\n    --disable-cuda-graph")
         await wait_for(pilot, lambda: app.config_pane.first_fix() is not None, "the deprecation to be offered")

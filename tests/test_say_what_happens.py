@@ -21,7 +21,7 @@ from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, started, wait_for
 
 
 def test_a_toml_syntax_error_names_its_own_lines_unclosed_header() -> None:
@@ -44,6 +44,7 @@ def footer_text(app: SpecdecApp) -> str:
 async def test_offline_the_footer_offers_no_push_restart_rollback_or_bench() -> None:
     app = offline_app()
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await pilot.pause()
         text = footer_text(app)
         assert "Help" in text and "Quit" in text
@@ -53,6 +54,7 @@ async def test_offline_the_footer_offers_no_push_restart_rollback_or_bench() -> 
 async def test_on_the_compare_screen_the_footer_offers_no_push_restart_or_bench(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.loop is not None, "the loop")
         await pilot.pause()
         assert all(k in footer_text(app) for k in LOOP_KEYS)  # on the main screen, with a host, they are offered
@@ -72,13 +74,14 @@ async def test_a_start_whose_program_is_missing_shows_systemds_cause_in_the_dial
     app = demo_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                        "the demo start", steps=1200)
         running = app.config_pane.running_text
         program = running.split("ExecStart=", 1)[1].split(" ", 1)[0]
         await app.config_pane.set_text(running.replace(program, str(tmp_path / "gone-venv" / "bin" / "python"), 1))
         await pilot.pause()
-        app.action_push()
+        await app.action_push()
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the error dialog", steps=1200)
         dialog = app.screen
         assert isinstance(dialog, ErrorScreen)
@@ -95,6 +98,7 @@ async def test_a_start_whose_program_is_missing_shows_systemds_cause_in_the_dial
 async def test_a_failed_step_is_said_in_words_not_from_its_id(step: Step, title: str) -> None:
     app = offline_app()
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await pilot.pause()
         await app.renderer.render(StepFailed(step, "the server did not become ready within 120 s."))
         await pilot.pause()
@@ -113,6 +117,7 @@ async def test_the_rollback_question_names_the_trial_its_time_and_the_flags_that
     app = demo_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                        "the demo start", steps=1200)
         for steps in (2, 3):
@@ -121,7 +126,7 @@ async def test_the_rollback_question_names_the_trial_its_time_and_the_flags_that
                 {"speculative-num-steps": str(steps), "speculative-num-draft-tokens": str(steps + 1)})
             await app.config_pane.set_text(unit.text)
             await pilot.pause()
-            app.action_push()
+            await app.action_push()
             await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                            f"the push of steps={steps}", steps=1200)
         first = app.session.trials[0]

@@ -22,7 +22,7 @@ from specdec_tui.loop.events import Busy
 from specdec_tui.loop.sessions import current_session_of
 from specdec_tui.ui.app import make_app
 
-from .ui_helpers import FAST_PROFILE, record_notifications, wait_for
+from .ui_helpers import FAST_PROFILE, record_notifications, started, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -78,6 +78,7 @@ async def test_a_second_panel_start_on_the_demo_host_lists_the_first_starts_tria
     first = tui_cmd.demo_app(panel_args())
     seen = record_notifications(first)
     async with first.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: first.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                        "the demo start", steps=1200)
         await pilot.press("b")
@@ -87,6 +88,7 @@ async def test_a_second_panel_start_on_the_demo_host_lists_the_first_starts_tria
 
     second = tui_cmd.demo_app(panel_args())
     async with second.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: second.main.trials_list.trial_ids == first_ids, "the first start's trials")
         assert second.session_path == first.session_path
         # a theme picked under --demo is saved like any other: in the user's config file, without the demo's hosts
@@ -97,6 +99,7 @@ async def test_a_second_panel_start_on_the_demo_host_lists_the_first_starts_tria
 
     fresh = tui_cmd.demo_app(panel_args(new_session=True))
     async with fresh.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await pilot.pause()
         assert fresh.main.trials_list.trial_ids == []
         assert fresh.session_path != first.session_path
@@ -136,6 +139,7 @@ async def test_switching_host_on_the_fleet_tab_continues_that_hosts_session(tmp_
                    Session(host="a", unit=ws_a.unit_name), session_path=tmp_path / "a-session.toml")
     notes = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in notes),
                        "a's own start", steps=1200)
         await pilot.press("6")

@@ -17,7 +17,7 @@ from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import demo_app, offline_app, record_notifications, wait_for
+from .ui_helpers import demo_app, offline_app, record_notifications, started, wait_for
 
 
 def help_table_rows(app) -> list[list[str]]:
@@ -30,6 +30,7 @@ async def test_every_binding_has_an_id_and_is_in_help_with_current_keys() -> Non
     app.config = type(app.config)(ui=UIConfig(keymap={"push": "ctrl+t"}))
     app.effective_keymap = {"push": "ctrl+t"}
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -47,6 +48,7 @@ async def test_every_binding_has_an_id_and_is_in_help_with_current_keys() -> Non
 async def test_tabs_switch_by_number() -> None:
     app = offline_app()
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         app.screen.query_one("#tabs").focus()
         await pilot.press("4")
         assert app.screen.query_one("#tabs").active == "bench"
@@ -58,6 +60,7 @@ async def test_validation_error_blocks_push(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
@@ -76,6 +79,7 @@ async def test_draft_is_offered_and_restored(tmp_path: Path) -> None:
     draft = running.replace("--speculative-num-steps 1", "--speculative-num-steps 2")
     drafts.save_draft("demo", "sglang-demo.service", draft)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the restore question")
         await pilot.press("y")
         await wait_for(pilot, lambda: app.config_pane.text == draft, "the draft in the editor")
@@ -88,6 +92,7 @@ async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
     app = offline_app()
     app.config = load_config(config_file)
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         assert {"specdec-dark", "specdec-light", "textual-light"} <= set(app.available_themes)
         assert app.theme == "specdec-dark"
         app.theme = "specdec-light"
@@ -102,6 +107,7 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
     seen = record_notifications(app)
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         # the demo starts its service by itself; push once that start is done
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
@@ -142,7 +148,7 @@ import pytest  # noqa: E402
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_main_screen_snapshot(snap_compare, theme: str, size: tuple[int, int]) -> None:
     async def settled(pilot) -> None:  # let mount-time refreshes finish before the picture
-        await pilot.pause()
+        await started(pilot)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 
@@ -157,6 +163,7 @@ async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_a
 
     app = demo_app(tmp_path)  # with a host: offline the footer does not offer the loop's keys
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.loop is not None, "the loop")
         for tab in "12345":
             await pilot.press(tab)

@@ -18,7 +18,7 @@ from specdec_tui.loop.events import Busy
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.widgets.flag_form import widget_id
 
-from .ui_helpers import FAST_PROFILE, record_notifications, wait_for
+from .ui_helpers import FAST_PROFILE, record_notifications, started, wait_for
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -35,6 +35,7 @@ async def test_the_panel_drives_a_two_node_demo_cluster(tmp_path: Path) -> None:
     units = [Path(n.host.info.unit_path) for n in host.nodes]
     try:
         async with app.run_test(size=(160, 48)) as pilot:
+            await started(pilot)
             await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
             await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                            "the cluster to start", steps=1200)

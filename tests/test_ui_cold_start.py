@@ -3,16 +3,25 @@ start). What a user does or a host says in between must come out as if every tab
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from textual import events
-from textual.widgets import TabbedContent
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import TabbedContent, Tabs
 
+from specdec_tui.core.session import Trial
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
 from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui import messages as m
+from specdec_tui.ui.app import SpecdecApp
+from specdec_tui.ui.screens.main_screen import MainScreen
+from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
-from .ui_helpers import offline_app, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, started, wait_for
 
 # upstream: python/sglang/srt/entrypoints/http_server.py (the line SGLang logs once it serves)
 READY_LINE = "[2026-03-01 09:00:43] The server is fired up and ready to roll!"
@@ -40,3 +49,136 @@ async def test_what_the_host_says_before_the_later_tabs_exist_is_shown_not_dropp
         await pilot.pause()
         assert {view.state for view in app.main.health_views} == {"ready"}  # the Health tab and both side copies
         assert any("fired up and ready to roll" in line for line in app.main.journal_pane.shown_lines)
+
+
+# -- the first frame: the unit as text, the form right after it (issue 16: cold start ≤ 1.3× a minimal app) -------
+
+def record_frames(app: SpecdecApp) -> list[tuple[bool, str]]:
+    """For every frame the app writes (a display with no batch holding it back): whether the Config pane was there,
+    and the unit preview's text. A test app is headless and writes nothing, but it still hands every frame to
+    `App._display`, which drops it while a batch is open: that is what a terminal would (not) see."""
+    frames: list[tuple[bool, str]] = []
+    display = app._display
+
+    def recorded(screen: Screen[object], renderable: object) -> None:
+        if renderable is not None and not app._batch_count and isinstance(screen, MainScreen):
+            previews = screen.query(UnitPreview)
+            frames.append((bool(screen.query("#config-pane")), str(previews.first().visual) if previews else ""))
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recorded  # type: ignore[method-assign]
+    return frames
+
+
+def keys_before_the_form(app: SpecdecApp, *keys: str) -> None:
+    """Queue `keys` before the app runs, as the driver delivers keys typed at once (here: before the form exists;
+    `form_state_hook` tells whether it did)."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+def form_state_hook(app: SpecdecApp, seen: list[bool]) -> Callable[[Message], None]:
+    """Appends to `seen`, per key as the app takes it, whether the form was there yet."""
+
+    def hook(message: Message) -> None:
+        if isinstance(message, events.Key) and app.main_or_none is not None:
+            seen.append(app.main.form_mounted)
+    return hook
+
+
+async def test_the_first_frame_shows_the_unit_as_text_and_the_form_comes_in_a_later_frame() -> None:
+    app = offline_app()
+    frames = record_frames(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.pause()
+    assert frames, "no frame was written"
+    form_there, preview = frames[0]
+    assert not form_there and "ExecStart=/usr/bin/python3" in preview and "--speculative-num-steps" in preview
+    assert any(form for form, _ in frames), "the form never reached the screen"
+
+
+async def test_the_first_flag_field_gets_the_focus_when_the_form_arrives() -> None:
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        assert app.focused is not None and app.focused.id == "field-speculative-algorithm"
+        assert not app.main.query(UnitPreview)  # replaced by the form
+
+
+async def test_q_typed_before_the_form_exists_quits_without_a_traceback() -> None:
+    app = offline_app()
+    seen: list[bool] = []
+    keys_before_the_form(app, "q")
+    async with app.run_test(size=(120, 40), message_hook=form_state_hook(app, seen)) as pilot:
+        await wait_for(pilot, lambda: app.return_code is not None, "the app to quit")
+    assert seen and not any(seen)  # taken before the form existed
+    assert app.return_code == 0
+
+
+async def test_f_typed_before_the_form_exists_applies_the_fix_to_the_form() -> None:
+    unit = OFFLINE_UNIT.replace("--port 30000", "--port 30000 \\\n    --cuda-graph-max-bs 64")
+    app = offline_app(trials=[Trial(id=1, unit_text=unit, label="old flag")])
+    notes = record_notifications(app)
+    seen: list[bool] = []
+    keys_before_the_form(app, "f")
+    async with app.run_test(size=(120, 40), message_hook=form_state_hook(app, seen)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: any(n.startswith("Applied fix") for n in notes), "the fix")
+        assert "--cuda-graph-max-bs-decode 64" in app.config_pane.text and "--cuda-graph-max-bs 64" not in app.config_pane.text
+    assert seen and not any(seen)
+
+
+async def test_p_typed_before_the_form_and_the_unit_exist_says_so(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    notes = record_notifications(app)
+    seen: list[bool] = []
+    keys_before_the_form(app, "p")
+    async with app.run_test(size=(120, 40), message_hook=form_state_hook(app, seen)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: any(n.startswith("Not pushed: the unit is still being read") for n in notes),
+                       "the answer to p")
+    assert seen and not any(seen)
+
+
+async def test_a_tab_key_before_the_form_keeps_the_focus_in_that_tab_when_the_form_arrives() -> None:
+    app = offline_app()
+    seen: list[bool] = []
+    keys_before_the_form(app, "5")
+    async with app.run_test(size=(120, 40), message_hook=form_state_hook(app, seen)) as pilot:
+        await started(pilot)
+        await pilot.pause()
+        tabs = app.main.query_one(TabbedContent)
+        assert tabs.active == "trials" and app.focused is not None and app.focused.id == "trials-data"
+    assert seen and not any(seen)
+
+
+# -- a rebuild of the flag rows (a unit with other flags) while the user moves on -----------------------------------
+
+async def test_a_tab_key_during_a_rebuild_of_the_form_is_not_undone_by_the_refocus() -> None:
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        pane = app.config_pane
+        assert app.focused is not None and app.focused.id == "field-speculative-algorithm"
+        rebuild = asyncio.create_task(pane.load_running(OFFLINE_UNIT.replace("--port 30000", "--port 30000 --chunked-prefill-size 4096")))
+        await asyncio.sleep(0)  # the rebuild has begun (its rows are going)
+        app.main.action_show_tab("trials")
+        await rebuild
+        await pilot.pause()
+        tabs = app.main.query_one(TabbedContent)
+        assert tabs.active == "trials"
+        assert app.focused is not None and app.focused.id == "trials-data"
+
+
+async def test_escape_during_a_rebuild_of_the_form_leaves_the_field_for_good() -> None:
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        pane = app.config_pane
+        rebuild = asyncio.create_task(pane.load_running(OFFLINE_UNIT.replace("--port 30000", "--port 30000 --chunked-prefill-size 4096")))
+        await asyncio.sleep(0)  # the rebuild has begun (the field the focus was on is going)
+        app.action_cancel()  # escape
+        await rebuild
+        await pilot.pause()
+        assert isinstance(app.focused, Tabs)  # S, v, ... are keys again, not letters in a field

@@ -9,12 +9,13 @@ from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import offline_app
+from .ui_helpers import offline_app, started
 
 
 async def test_editing_steps_field_changes_unit_text_and_diff() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         pane = app.config_pane
         assert pane.diff == ""
         field = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
@@ -33,6 +34,7 @@ async def test_editing_steps_field_changes_unit_text_and_diff() -> None:
 async def test_editing_unit_text_updates_form_and_inline_error() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
         await pilot.pause()
@@ -47,6 +49,7 @@ async def test_editing_unit_text_updates_form_and_inline_error() -> None:
 async def test_apply_fix_rewrites_the_flag() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
         await pilot.pause()
@@ -62,6 +65,7 @@ async def test_apply_fix_rewrites_the_flag() -> None:
 async def test_unknown_flag_gets_its_own_row() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--tp 4 \\", "--tp 4 \\\n    --chunked-prefill-size 4096 \\")
         await pilot.pause()
@@ -94,6 +98,7 @@ async def test_api_key_is_masked_on_screen_and_a_push_after_an_edit_sends_the_re
         return app.export_screenshot()
 
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
                        "the demo start", steps=1200)
@@ -129,6 +134,7 @@ async def test_typing_in_the_editor_keeps_the_key_masked_and_real_underneath() -
     keyed = UnitFile.parse(OFFLINE_UNIT).set_flags({"api-key": "s3cret"}).text
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         pane = app.config_pane
         await pane.load_running(keyed)
         editor = app.screen.query_one(UnitEditor)
@@ -146,6 +152,7 @@ async def test_typing_in_the_editor_keeps_the_key_masked_and_real_underneath() -
 async def test_offline_start_loads_the_unit_once_and_an_edit_made_at_once_stays() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         pane = app.config_pane
         reloads: list[str] = []
         original = pane.load_running
@@ -170,6 +177,7 @@ async def test_editor_says_keys_are_text_while_focused_and_escape_goes_back_to_t
     app = offline_app()
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         assert editor.border_title == "unit file"
         editor.focus()

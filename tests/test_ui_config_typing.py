@@ -16,7 +16,7 @@ from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.widgets.flag_form import FORM_FLAGS, FlagForm, widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import OFFLINE_UNIT, offline_app, record_notifications, wait_for
+from .ui_helpers import OFFLINE_UNIT, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -76,6 +76,7 @@ async def focus_field(pilot: Pilot, app: SpecdecApp, flag: str) -> Input:
 async def test_a_burst_of_keys_in_the_steps_field_ends_on_what_was_typed() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         steps = await focus_field(pilot, app, STEPS)
         assert steps.value == "1"
         burst(app, "end", "backspace", "3", "backspace", "2", "backspace", "3")  # one read
@@ -89,6 +90,7 @@ async def test_a_longer_burst_keeps_every_key_and_the_cursor() -> None:
     """Editing keys (BackSpace, Home, End) read together with characters act in typing order."""
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         steps = await focus_field(pilot, app, STEPS)
         burst(app, "end", "backspace", *"31", "backspace", *"22", "backspace", *"4", "home", "9", "end", "5")
         await settle(pilot, app, lambda: steps.value == "93245" and unit_flags(app).get(STEPS) == "93245", "steps 93245")
@@ -98,6 +100,7 @@ async def test_a_longer_burst_keeps_every_key_and_the_cursor() -> None:
 async def test_bursts_and_pastes_in_every_field_end_on_exactly_what_was_typed() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         form = app.screen.query_one(FlagForm)
         inputs = [f for f in form.query(Input).results(Input)]
         names = [n for n in dict.fromkeys((*FORM_FLAGS, *unit_flags(app))) if n not in ("speculative-algorithm", "enable-metrics")]
@@ -123,6 +126,7 @@ async def test_bursts_and_pastes_in_every_field_end_on_exactly_what_was_typed() 
 async def test_a_field_being_typed_in_is_not_rewritten_by_a_re_render() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         steps = await focus_field(pilot, app, STEPS)
         await pilot.press("end", "backspace")  # the field is empty: the flag stays until enter
         await settle(pilot, app, lambda: steps.value == "", "an empty field")
@@ -136,6 +140,7 @@ async def test_a_field_being_typed_in_is_not_rewritten_by_a_re_render() -> None:
 async def test_typing_a_new_flag_line_in_the_editor_keeps_every_key() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.focus()
         row = editor.text.splitlines().index("    --mem-fraction-static 0.85 \\")
@@ -156,6 +161,7 @@ async def test_typing_a_new_flag_line_in_the_editor_keeps_every_key() -> None:
 async def test_a_paste_into_the_editor_lands_once_at_the_cursor() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.focus()
         row = editor.text.splitlines().index("    --mem-fraction-static 0.85 \\")
@@ -173,6 +179,7 @@ async def test_a_paste_into_the_editor_lands_once_at_the_cursor() -> None:
 async def test_typing_in_the_form_then_at_once_in_the_editor_keeps_both() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         steps = await focus_field(pilot, app, STEPS)
         editor = app.screen.query_one(UnitEditor)
         await type_fast(pilot, app, "end", "backspace", "4")
@@ -187,6 +194,7 @@ async def test_typing_in_the_form_then_at_once_in_the_editor_keeps_both() -> Non
 async def test_the_algorithm_select_follows_the_unit_and_a_choice_edits_it() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         select = app.screen.query_one(f"#{widget_id('field', 'speculative-algorithm')}", Select)
         editor = app.screen.query_one(UnitEditor)
         editor.focus()
@@ -204,6 +212,7 @@ async def test_apply_fix_removes_flags_the_issue_names() -> None:
     app = offline_app()
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         pane = app.config_pane
         await pane.set_flag("speculative-algorithm", "NGRAM")  # NGRAM ignores --speculative-eagle-topk
         await settle(pilot, app, lambda: pane.first_fix() is not None, "a fixable issue")

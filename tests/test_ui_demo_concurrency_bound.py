@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .ui_helpers import demo_app, wait_for
+from .ui_helpers import demo_app, started, wait_for
 
 
 async def test_health_pane_shows_the_demo_servers_bound(tmp_path: Path) -> None:
     app = demo_app(tmp_path, time_scale=20)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         pane = app.screen.query_one("#health-pane")
         # the seed's unit: steps 1 asks for 48 running requests; the state pool gives 26
         await wait_for(

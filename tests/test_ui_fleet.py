@@ -15,7 +15,7 @@ from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.ui.app import SpecdecApp, make_app
 from specdec_tui.ui.widgets.fleet_table import FleetTable
 
-from .ui_helpers import FAST_PROFILE, record_notifications, wait_for
+from .ui_helpers import FAST_PROFILE, record_notifications, started, wait_for
 
 
 def two_host_app(tmp_path: Path) -> SpecdecApp:
@@ -35,6 +35,7 @@ def two_host_app(tmp_path: Path) -> SpecdecApp:
 async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_path: Path) -> None:
     app = two_host_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         notes = record_notifications(app)
         await wait_for(pilot, lambda: "--speculative-num-steps 1" in app.config_pane.text, "a's unit in the Config tab")
         # the panel starts a's inactive demo service by itself; a switch is refused while that runs
@@ -92,6 +93,7 @@ async def test_the_selected_row_says_why_it_is_not_ready_and_what_its_journal_bl
 
     app = Host()
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         table = app.query_one(FleetTable)
         table.set_rows(fixed_rows(), active="gpu-a")
         table.table.focus()

@@ -8,7 +8,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.ui.widgets.flag_form import FlagForm, widget_id
 from specdec_tui.ui.widgets.journal_pane import JournalLog
 
-from .ui_helpers import offline_app, wait_for
+from .ui_helpers import offline_app, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -16,8 +16,8 @@ STEPS = "speculative-num-steps"
 async def test_the_form_is_no_tab_stop_and_digits_typed_in_steps_edit_the_unit() -> None:
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)  # the first frame shows the unit as text; the form takes the focus when it arrives
         tabs = app.main.query_one(TabbedContent)
-        await wait_for(pilot, lambda: app.focused is not None, "a focused widget at start")
         assert isinstance(app.focused, Select) and app.focused.id == widget_id("field", "speculative-algorithm")
         assert not app.main.query_one(FlagForm).can_focus
         await pilot.press("tab")  # one Tab from the first field reaches steps (the form is no stop)

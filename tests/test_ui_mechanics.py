@@ -16,7 +16,7 @@ from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import demo_app, record_notifications, wait_for
+from .ui_helpers import demo_app, record_notifications, started, wait_for
 
 # Long enough that a level is still running when the test cancels it (the test never waits it out).
 LONG_PROFILE = BenchProfile(concurrency=(1, 4), requests=5000, warmup=0, max_tokens=256)
@@ -62,6 +62,7 @@ async def test_demo_host_starts_its_inactive_service_by_itself(tmp_path: Path) -
             states.append(message.snapshot.state.value)
 
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: health_state(app) == "ready", "health READY without pressing r", steps=1200)
         assert any("starting it" in n for n in seen)
         # It was not serving when the panel opened and is now, with no key pressed. (Which in-between states
@@ -76,6 +77,7 @@ async def test_remote_host_is_never_started_implicitly(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     app.host.info = replace(app.host.info, kind="ssh")  # same machinery, but the app must treat it as production
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         # the unit is loaded by the connect worker, which checks the service after; wait for it to end
         await wait_for(pilot, lambda: not any(w.name == "connect_host" for w in app.workers), "the connect step to end")
@@ -101,6 +103,7 @@ async def test_escape_cancels_a_benchmark_from_a_text_field_and_another_tab(tmp_
     app = long_bench_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await start_bench(pilot, app)
         tabs = app.screen.query_one("#tabs")
         # Config tab, typing into a flag field while the benchmark runs
@@ -120,6 +123,7 @@ async def test_escape_closes_the_journal_filter_first_then_cancels(tmp_path: Pat
     app = long_bench_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await start_bench(pilot, app)
         journal = app.screen.query_one("#journal-pane")
         await keys(pilot, app, "slash", until=lambda: journal.has_class("-filtering"), what="the filter to open")
@@ -133,6 +137,7 @@ async def test_c_cancels_a_benchmark_on_the_bench_tab_and_editor_escape_too(tmp_
     app = long_bench_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await start_bench(pilot, app)
         app.screen.query_one("#bench-data").focus()
         await keys(pilot, app, "c", until=lambda: not app.bench_running, what="the cancel")
@@ -151,6 +156,7 @@ async def test_c_cancels_a_benchmark_on_the_bench_tab_and_editor_escape_too(tmp_
 async def test_quit_asks_while_a_benchmark_runs(tmp_path: Path) -> None:
     app = long_bench_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await start_bench(pilot, app)
         asking = lambda: isinstance(app.screen, ConfirmScreen)  # noqa: E731
         await keys(pilot, app, "q", until=asking, what="the quit question")
@@ -169,6 +175,7 @@ async def test_quit_asks_with_an_unpushed_edit_and_keeps_it_as_a_draft(tmp_path:
 
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
         field = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
         field.focus()
@@ -190,6 +197,7 @@ async def test_quit_asks_with_an_unpushed_edit_and_keeps_it_as_a_draft(tmp_path:
 async def test_wide_terminal_shows_health_beside_the_bench_table(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await pilot.press("4")
         await wait_for(pilot, lambda: health_state(app) == "ready", "health READY", steps=1200)
         side = app.screen.query_one("#health-side")

@@ -19,7 +19,7 @@ from specdec_tui.ui.app import make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
 
-from .ui_helpers import FAST_PROFILE, offline_app, wait_for
+from .ui_helpers import FAST_PROFILE, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -41,6 +41,7 @@ async def test_the_form_with_hosts_fits_80x24_and_returns_a_plan_for_several_hos
     app = offline_app()
     plans: list[object] = []
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         app.push_screen(SweepFormScreen(BenchProfile(concurrency=(1, 4)), values="1..6", repeats=1,
                                         configured=["gpu-a", "gpu-b", "gpu-c"], active="gpu-a"), plans.append)
         await pilot.pause()
@@ -71,9 +72,12 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
     app = make_app(config, host, Session(host="a", unit="sglang-demo.service", profile=FAST_PROFILE),
                    session_path=session_file)
     before = {n: ws.unit_path.read_text() for n, ws in workspaces.items()}
+    seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
-                       and app.loop.busy is Busy.IDLE, "the panel to read its host", steps=1200)
+        await started(pilot)
+        # the demo starts its inactive service by itself after reading the unit: wait for that start's end
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE
+                       and any(n.startswith("Server is healthy") for n in seen), "the panel's own start", steps=1200)
         app.action_sweep()
         await pilot.pause()
         form = app.screen

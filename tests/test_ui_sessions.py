@@ -26,6 +26,7 @@ from .ui_helpers import (
     demo_app,
     offline_app,
     record_notifications,
+    started,
     wait_for,
 )
 
@@ -89,6 +90,7 @@ async def test_sessions_screen_lists_saved_files_and_opens_one_offline() -> None
     app = offline_app()
     chosen: list[Path | None] = []
     async with app.run_test(size=(120, 30)) as pilot:
+        await started(pilot)
         app.push_screen(SessionsScreen(directory), chosen.append)
         await pilot.pause()
         screen = app.screen
@@ -107,6 +109,7 @@ async def test_compare_screen_shows_the_delta_of_two_trials_and_all_trials() -> 
     session = seed_session()
     app = offline_app(trials=session.trials)
     async with app.run_test(size=(140, 40)) as pilot:
+        await started(pilot)
         app.push_screen(CompareScreen(app.session, 1, 2))
         await pilot.pause()
         screen = app.screen
@@ -128,6 +131,7 @@ def test_compare_screen_snapshot(snap_compare, size: tuple[int, int]) -> None:
     app = offline_app(trials=seed_session().trials)
 
     async def open_compare(pilot) -> None:
+        await started(pilot)
         app.push_screen(CompareScreen(app.session, 2, 3))
         await pilot.pause()
         await pilot.wait_for_scheduled_animations()
@@ -145,6 +149,7 @@ def test_sessions_screen_snapshot(snap_compare, private_dirs: Path, monkeypatch:
     app = offline_app()
 
     async def open_list(pilot) -> None:
+        await started(pilot)
         app.push_screen(SessionsScreen(directory))
         await pilot.pause()
 
@@ -155,6 +160,7 @@ async def test_sweep_form_says_what_is_wrong_then_returns_a_plan() -> None:
     app = offline_app()
     plans: list[object] = []
     async with app.run_test(size=(100, 40)) as pilot:
+        await started(pilot)
         app.push_screen(SweepFormScreen(BenchProfile(concurrency=(1, 4)), values="1..3", repeats=1), plans.append)
         await pilot.pause()
         form = app.screen
@@ -175,6 +181,7 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     outcomes: list[object] = []
     async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
                        and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
@@ -220,6 +227,7 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
     app = demo_app(tmp_path, time_scale=200.0)
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(140, 30)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
                        and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
@@ -246,6 +254,7 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     closed: list[object] = []
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
                        and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
@@ -277,6 +286,7 @@ async def test_o_lists_saved_sessions_and_enter_opens_one_offline_with_table_and
     save_session(seed_session("gpu-box"), directory / "20260301-093000-gpu-box.toml")
     app = offline_app()
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await pilot.press("o")
         await pilot.pause()
         assert isinstance(app.screen, SessionsScreen)
@@ -296,6 +306,7 @@ async def test_sweep_refused_offline_in_words() -> None:
     app = offline_app(trials=seed_session().trials)
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         await pilot.press("S")
         await pilot.pause()
         assert not isinstance(app.screen, SweepFormScreen)
@@ -304,8 +315,13 @@ async def test_sweep_refused_offline_in_words() -> None:
 
 async def test_S_runs_a_sweep_from_the_panel_and_the_trials_list_follows(tmp_path: Path) -> None:
     app = demo_app(tmp_path, time_scale=200.0)
+    seen = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.busy is Busy.IDLE, "the unit to load")
+        await started(pilot)
+        # The demo starts its inactive service by itself, after the unit has loaded: idle before that start is
+        # not idle for good (S then says "Wait for the start to finish before a sweep."). Wait for its end.
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo's own start to end", steps=1200)
         await pilot.press("escape")  # out of the text field: S is a key, not a letter
         assert not app.config_pane.dirty
         await pilot.press("S")
@@ -347,6 +363,7 @@ async def test_palette_and_help_offer_the_session_actions() -> None:
 
     app = offline_app(trials=seed_session().trials)
     async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
         titles = {entry.title for entry in palette_entries(app)}
         assert {"Sessions", "Compare", "Sweep", "Replay"} <= titles
         ids = {row.binding_id for row in app.help_rows()}

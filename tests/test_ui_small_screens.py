@@ -27,7 +27,7 @@ from specdec_tui.ui.widgets.tok_chart import TokChart
 
 from .test_ui_states_snapshots import READY_LINES, feed_journal, records, seed_trials, show
 from .test_ui_widgets_journal import access
-from .ui_helpers import offline_app, wait_for
+from .ui_helpers import offline_app, started, wait_for
 
 
 class ChartHost(App[None]):
@@ -188,7 +188,12 @@ def test_screen_snapshot(snap_compare, screen: str, size: tuple[int, int], priva
     save_session(Session(host="gpu-box", unit="sglang.service", created=datetime(2026, 3, 1, 9, 30, tzinfo=UTC),
                          trials=seed_trials()), directory / "20260301-093000-gpu-box.toml")
     app = offline_app(trials=seed_trials())
-    assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])
+
+    async def run_before(pilot: Pilot) -> None:
+        await started(pilot)  # the form and every tab, not the first frame's unit preview
+        await SCREENS[screen](pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 async def test_the_sweep_form_shows_its_choices_and_start_at_80x24() -> None:

@@ -30,7 +30,7 @@ from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.widgets.journal_lines import format_record
 
-from .ui_helpers import OFFLINE_UNIT, offline_app
+from .ui_helpers import OFFLINE_UNIT, offline_app, started
 
 UNIT = "sglang-demo.service"
 T0 = datetime(2026, 3, 1, 9, 0, 0)
@@ -117,7 +117,7 @@ def feed_journal(app: SpecdecApp, recs: list[JournalRecord]) -> LogStats:
 async def show(pilot: Pilot, tab: str) -> None:
     """Settle: the tab shown, the journal flushed, coalesced redraws done."""
     app = pilot.app
-    await pilot.pause()
+    await started(pilot)
     app.main.action_show_tab(tab)
     await pilot.pause(0.3)  # past the journal flush and the health pane's stats coalescing
     journal = app.main.query_one("#journal-pane")
@@ -186,4 +186,9 @@ STATES: dict[str, tuple[Callable[[Pilot], Awaitable[None]], bool]] = {  # name â
 def test_main_screen_state(snap_compare, state: str, size: tuple[int, int], theme: str) -> None:
     build, with_trials = STATES[state]
     app = offline_app(theme=theme, trials=seed_trials() if with_trials else None)
-    assert snap_compare(app, terminal_size=size, run_before=build)
+
+    async def run_before(pilot: Pilot) -> None:
+        await started(pilot)  # the form and every tab, not the first frame's unit preview
+        await build(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -47,6 +47,14 @@ async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, steps
     raise AssertionError(f"timed out waiting for {what}")
 
 
+async def started(pilot: Pilot) -> None:
+    """Let the panel finish its start: the first frame shows the unit as text, then the Config pane replaces it
+    and the other tabs are mounted (MainScreen's start sequence). Tests that read those widgets begin here."""
+    app = pilot.app
+    if isinstance(app, SpecdecApp):
+        await wait_for(pilot, lambda: app.main_or_none is not None and app.main.tabs_mounted, "the panel's start")
+
+
 def record_notifications(app: SpecdecApp) -> list[str]:
     """Every notification text the app shows from now on (wraps the public `App.notify`)."""
     seen: list[str] = []

@@ -40,7 +40,6 @@ from specdec_tui.loop.events import (
     UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
-from specdec_tui.loop.start_failure import start_failure_cause
 from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 
@@ -125,7 +124,10 @@ class TrialLoop(BusyState):
             yield snap
 
     async def last_error_line(self, lines: int = 400) -> str | None:
-        """Why the last start failed, from the unit's journal (`loop.start_failure`)."""
+        """Why the last start failed, from the unit's journal (`loop.start_failure`; its SGLang log parser is
+        imported here, not with the loop: the panel builds the loop before its first frame)."""
+        from specdec_tui.loop.start_failure import start_failure_cause
+
         return await start_failure_cause(self.host, lines)
 
     async def _restart_healthy(self, *, phases: bool = True) -> HealthSnapshot:

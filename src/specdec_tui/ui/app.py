@@ -18,15 +18,12 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.theme import Theme
-from textual.widgets import Input, Select, TabbedContent, Tabs, TextArea
+from textual.widgets import Input, Select, TabbedContent, Tabs
 
-from specdec_tui.core.compare import trial_label
 from specdec_tui.core.config import Config
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, save_session
-from specdec_tui.core.sglang.stats import LogStats
-from specdec_tui.core.trade_off import pareto_front, trade_off_points
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError
 from specdec_tui.loop.events import (
@@ -43,12 +40,13 @@ from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide, session_scopes
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
-from specdec_tui.ui.widgets.config_pane import ConfigPane
 
 if TYPE_CHECKING:
+    from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.loop.health import HealthSnapshot
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.host_link import HostLink
+    from specdec_tui.ui.widgets.config_pane import ConfigPane
     from specdec_tui.ui.widgets.fleet_table import FleetTable
     from specdec_tui.ui.widgets.trials_list import TrialsList
 
@@ -89,10 +87,11 @@ class SpecdecApp(App[None]):
         self.sessions = SessionSide(self)
         self.renderer = LoopRenderer(self)
         self.health: HealthSnapshot | None = None
-        self.log_stats = LogStats()
+        self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
         self.fleet = FleetFeed(self, config, sessions_dir())
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
+        self._saved_theme = config.ui.theme  # what the config file names (a palette pick is saved over it)
         # The real program (and the flood bench) freezes the start-up heap after the first frame (gc_policy);
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
@@ -128,7 +127,24 @@ class SpecdecApp(App[None]):
 
     @property
     def config_pane(self) -> ConfigPane:
+        """The Config pane, once the form is mounted (a key or a message right at start: `edit_pane`)."""
         return self.main.config_pane
+
+    async def edit_pane(self) -> ConfigPane | None:
+        """The Config pane, waiting for it when a key comes before the form is mounted (right after the first
+        frame: nothing is lost, the key acts on the form once it is there); None while the app shuts down."""
+        main = self.main_or_none
+        while main is not None and not main.form_mounted:
+            await main.mount_form()
+            main = self.main_or_none  # a switch of host meanwhile: the new screen's form too
+        return main.config_pane if main is not None else None
+
+    @property
+    def has_unpushed_edit(self) -> bool:
+        """An edit that differs from the host's unit. Before the form is mounted there is none (every edit,
+        a restored draft too, goes through the form), so this needs no wait."""
+        main = self.main_or_none
+        return main is not None and main.form_mounted and main.config_pane.dirty
 
     # -- start ---------------------------------------------------------------------------------
     def _link_host(self) -> None:
@@ -285,8 +301,9 @@ class SpecdecApp(App[None]):
         except HostError as err:
             self.notify(f"Cannot switch to {name}: {in_words(err)}", severity="error")
             return
-        if self.main_or_none is not None:
-            self.config_pane.flush_draft()
+        pane = await self.edit_pane()
+        if pane is not None:
+            pane.flush_draft()
         for group in ("connect", "journal", "health", "reload-unit"):
             self.workers.cancel_group(self, group)
         old, self.host = self.host, new_host
@@ -298,7 +315,7 @@ class SpecdecApp(App[None]):
         self.host_name, self.unit_name = name, new_host.info.unit
         self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
                                                             profile=self.config.profile())
-        self.loop, self.link, self.health, self.log_stats = None, None, None, LogStats()
+        self.loop, self.link, self.health, self.log_stats = None, None, None, None
         self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
         self._link_host()
@@ -322,6 +339,8 @@ class SpecdecApp(App[None]):
         main = self.main_or_none
         if main is None:
             return  # a late message while the app shuts down
+        from specdec_tui.core.trade_off import pareto_front, trade_off_points
+
         main.trials_list.set_trials(list(self.session.trials))
         main.tok_chart.set_trials(self._chart_trials())
         points = trade_off_points(self.session)
@@ -329,7 +348,9 @@ class SpecdecApp(App[None]):
         main.trade_off_chart.select(main.trials_list.current_trial_id)
 
     def _theme_changed(self, theme: Theme) -> None:
-        if not self.config.source:
+        """Save a theme picked in the palette to the config file. Not the one the file already names (the start
+        applies it too): rewriting the file then cost every start ~20 ms of TOML writing before its first frame."""
+        if not self.config.source or theme.name == self._saved_theme:
             return
         from specdec_tui.core.config_file import save_ui_theme
 
@@ -337,6 +358,8 @@ class SpecdecApp(App[None]):
             save_ui_theme(Path(self.config.source), theme.name)
         except Exception as err:  # noqa: BLE001
             self.notify(f"Theme not saved to {self.config.source}: {in_words(err)}", severity="warning")
+            return
+        self._saved_theme = theme.name
 
     # -- actions: intents to the loop -----------------------------------------------------------
     def _refused(self, what: Busy) -> bool:
@@ -350,11 +373,16 @@ class SpecdecApp(App[None]):
             return True
         return False
 
-    def action_push(self) -> None:
+    async def action_push(self) -> None:
         if self.loop is None:
             self._refused(Busy.PUSH)
             return
-        pane = self.config_pane
+        pane = await self.edit_pane()  # p right at start: pushes the form's edit once it is there
+        if pane is None:
+            return
+        if not pane.running_text:  # p before the host's unit was read: not "the unit does not parse"
+            self.notify(f"Not pushed: the unit is still being read from {self.host_name}.", severity="warning")
+            return
         if pane.errors:
             listed = "; ".join(i.message for i in pane.errors)
             self.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed}. Fix them first (f applies a suggested fix).",
@@ -391,7 +419,10 @@ class SpecdecApp(App[None]):
 
         from specdec_tui.loop.rollback_preview import rollback_preview
 
-        running = self.loop.running_text or self.config_pane.running_text
+        pane = await self.edit_pane()
+        if pane is None:
+            return
+        running = self.loop.running_text or pane.running_text
         preview = await rollback_preview(self.host, running, self.session)
         question = (preview.describe(self.unit_name, self.host_name) if preview is not None else
                     f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?")
@@ -434,10 +465,15 @@ class SpecdecApp(App[None]):
         self.action_cancel()
 
     def action_cancel(self) -> None:
-        """Cancel the running benchmark; with none, leave the text field so single keys work again."""
+        """Cancel the running benchmark; with none, leave the text field so single keys work again: the focus goes
+        to the tab bar. Also when no widget has it (the flag form rebuilding its rows under the cursor): the
+        field it would give the focus back to is where the user just asked to leave (FlagForm.show_values)."""
         if not self.bench_running or self.link is None:
-            if isinstance(self.focused, (Input, TextArea, Select)):
-                self.main.query_one(Tabs).focus()
+            from textual.widgets import TextArea  # the editor's module: not imported before the form is there
+
+            focused, main = self.focused, self.main_or_none
+            if main is not None and (isinstance(focused, (Input, TextArea, Select)) or (focused is None and self.screen is main)):
+                main.query_one(Tabs).focus()
             return
         self.link.cancel_bench()
 
@@ -474,6 +510,8 @@ class SpecdecApp(App[None]):
     def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
         """The Bench tab's curves: the trial being measured (or the newest measured one), and beside it the trial
         under the Trials tab's cursor (else the one before it) — the comparison the operator is making."""
+        from specdec_tui.core.compare import trial_label
+
         measured = [t for t in self.session.trials if t.levels]
         running = self.loop.trial if self.loop is not None and self.loop.trial is not None else None
         current = running if running is not None and running.levels else (measured[-1] if measured else None)
@@ -500,7 +538,9 @@ class SpecdecApp(App[None]):
             return  # already asking; answer that question
         if self.sessions.task_blocks_quit():
             return
-        pane = self.config_pane
+        pane = await self.edit_pane()  # q right at start: the form (and any draft it holds) first
+        if pane is None:
+            return
         pane.flush_draft()
         reasons = [r for r, on_ in (("an unpushed edit (kept as a draft)", pane.dirty), ("a running benchmark", self.bench_running)) if on_]
         if not reasons:

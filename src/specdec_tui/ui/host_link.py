@@ -14,10 +14,8 @@ from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, JournalRecord
 from specdec_tui.loop.busy import Refused
 from specdec_tui.loop.events import LoopEvent, Step, StepFailed
-from specdec_tui.loop.journal_feed import parsed_batches
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
-from specdec_tui.ui.widgets.journal_lines import format_record
 
 
 class HostLink:
@@ -65,7 +63,11 @@ class HostLink:
             self.app.post_message(m.ServiceInactive(status))
 
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
-        """Batches of parsed lines and the stats folded from them (parsed and formatted in slices by the feed)."""
+        """Batches of parsed lines and the stats folded from them (parsed and formatted in slices by the feed).
+        The SGLang log parser comes with the journal, after the first frame (the link is built before it)."""
+        from specdec_tui.loop.journal_feed import parsed_batches
+        from specdec_tui.ui.widgets.journal_lines import format_record
+
         try:
             async for batch in parsed_batches(source, display=format_record):
                 if batch.records:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specdec_tui.core import drafts
-from specdec_tui.core.latency import trial_limit
 from specdec_tui.loop.events import (
     BenchStarted,
     BenchUpdate,
@@ -77,6 +76,8 @@ class LoopRenderer:
             self._end_wait()
             self._step_failed(event)
         elif isinstance(event, BenchStarted):
+            from specdec_tui.core.latency import trial_limit  # with the bench tab, not on the first frame
+
             trial = app.loop.trial if app.loop is not None else None  # its server's capacity marks queueing levels
             main.bench_table.start_run(list(event.concurrency), event.previous,
                                        limit=trial_limit(trial) if trial is not None else None)

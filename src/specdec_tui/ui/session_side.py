@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 from textual.binding import BindingType
 
-from specdec_tui.core.compare import flag_diff, trial_label
-from specdec_tui.core.latency import trial_limit
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.events import Busy
@@ -100,6 +98,9 @@ class SessionSide:
     async def show_trial(self, trial_id: int, announce: bool = True, load_unit: bool = True) -> None:
         """The trial's levels in the bench table (deltas against the trial before it) and, offline with
         `load_unit`, its unit in the Config tab (never over a dirty edit); `announce` says what changed."""
+        from specdec_tui.core.compare import flag_diff, trial_label
+        from specdec_tui.core.latency import trial_limit
+
         app = self.app
         main = app.main_or_none
         trials = list(app.session.trials)
@@ -112,8 +113,8 @@ class SessionSide:
             main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
                                           limit=trial_limit(trial))
         if load_unit and app.host is None and trial.unit_text:
-            pane = app.config_pane
-            if pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
+            pane = await app.edit_pane()
+            if pane is not None and pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
                 await pane.load_running(trial.unit_text, keep_edit=pane.dirty)
         if not announce:  # shown on open, not picked: put the trials list's cursor on it (v compares it)
             table = main.trials_list.table
@@ -166,7 +167,7 @@ class SessionSide:
         if why is not None:
             app.notify(why, severity="warning")
             return True
-        if app.main_or_none is not None and app.config_pane.dirty:
+        if app.has_unpushed_edit:
             app.notify(f"You have an unpushed edit. Push it or undo it before a {what.value}: the {what.value} starts "
                        "from the unit running on the host.", severity="warning")
             return True

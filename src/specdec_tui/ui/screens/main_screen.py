@@ -3,13 +3,21 @@
 Display widgets come from `ui/widgets/` (one a file) and are reached through the typed properties here;
 the screen only lays out and routes: state lives in the trial loop, rendered by the app's `@on` handlers.
 
-Only the Config tab's content is composed with the screen; the other tabs' content (and the modules behind it:
-charts, journal, health, tables) is mounted by `mount_tabs` after the screen's first refresh, and `TabsMounted`
-then tells the app to fill the tabs and connect, so the host connection, the demo server's start and the feeds
-no longer compete with the start (issue 16). Keys work meanwhile (a tab key shows its tab at once); what reads a
-later tab's widgets before then awaits `mount_tabs` (it mounts once; later callers wait for that). At start-up
-Textual runs after-refresh callbacks without painting while the app's start batch is open, so the frame written
-to the terminal still comes after `mount_tabs`; mounting behind that held-back paint is an open point of issue 16.
+The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
+
+1. compose: the header, the tab bar, the Config tab showing the running unit as read-only text (`UnitPreview`,
+   one widget) and the footer. Textual mounts the first screen inside its start batch, which holds every
+   frame back, so the first after-refresh callback waits (`ui.first_paint.after_painted`) for the batch to
+   close and for a forced repaint: that frame is on the terminal before anything heavy is built.
+2. `mount_form`: the Config pane (flag form, unit editor, diff; ~75 widgets) replaces the preview, and the
+   first flag field gets the focus unless the user moved meanwhile (another tab, another widget).
+3. after the form's frame, `mount_tabs`: the other tabs' content (charts, journal, health, tables, and
+   their modules), then `TabsMounted` tells the app to fill the tabs and connect, so the host connection,
+   the demo server's start and the feeds do not compete with the start.
+
+Keys work throughout (a tab key shows its tab at once). Whatever reads the Config pane awaits `mount_form`
+(`app.edit_pane()`), whatever reads a later tab awaits `mount_tabs` (`app._filled_main()`, which includes the
+form): each mounts once, later callers wait for that, and a caller that comes first just mounts earlier.
 """
 
 from __future__ import annotations
@@ -25,13 +33,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane, Tabs
 
+from specdec_tui.ui.first_paint import after_painted
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
-from specdec_tui.ui.widgets.config_pane import ConfigPane
-from specdec_tui.ui.widgets.flag_form import FlagForm
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
-if TYPE_CHECKING:  # mounted after the first frame (mount_tabs), imported there; the properties below cast
+if TYPE_CHECKING:  # mounted after the first frame (mount_form, mount_tabs), imported there; the properties cast
     from specdec_tui.ui.widgets.bench_table import BenchTable
+    from specdec_tui.ui.widgets.config_pane import ConfigPane
     from specdec_tui.ui.widgets.fleet_table import FleetTable
     from specdec_tui.ui.widgets.health_pane import HealthPane
     from specdec_tui.ui.widgets.journal_pane import JournalPane
@@ -49,6 +58,22 @@ TABS: tuple[tuple[str, str], ...] = (
 )
 WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
 HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
+
+
+class MainTabs(TabbedContent):
+    """TabbedContent, but a focus that has already left a pane does not show that pane again.
+
+    TabbedContent shows the pane of a widget focused in code, two messages later (`TabPane.Focused`). A focus
+    made in code (the first flag field when the form arrives, a field re-focused after a rebuild) followed at
+    once by a tab key then switched the tab back: the key's tab was shown, then the stale message showed the
+    old one. The tab key moves the focus out of the old pane (`MainScreen.action_show_tab`), so by the time the
+    message comes the focus is no longer in its pane, and it is dropped."""
+
+    def on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        focused = self.screen.focused
+        if focused is None or event.tab_pane not in focused.ancestors:
+            event.prevent_default()  # TabbedContent's own handler would make that pane the active one
+            event.stop()
 
 
 def is_wide(width: int) -> bool:
@@ -80,30 +105,57 @@ class MainScreen(Screen[None]):
         self.running_text = running_text
         self.draft_key = draft_key
         self.journal_lines = journal_lines
+        self._form: asyncio.Event | None = None  # set once mount_form has put the Config pane in place
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
-        self._composed = asyncio.Event()  # set on mount: the Config tab and everything in it is there
+        self._composed = asyncio.Event()  # set on mount: the tab bar and the unit preview are there
+        self._start_focus: Widget | None = None  # the focus Textual gave on compose (the user has not moved yet)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
-        with TabbedContent(initial="config", id="tabs"):
+        with MainTabs(initial="config", id="tabs"):
             with TabPane(TABS[0][1], id="config"):
-                yield ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
+                yield UnitPreview(self.running_text, id="unit-preview")  # the Config pane replaces it: mount_form
             for tab_id, title in TABS[1:]:
                 yield TabPane(title, id=tab_id)  # filled by mount_tabs, after the first frame
         yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     @property
+    def form_mounted(self) -> bool:
+        return self._form is not None and self._form.is_set()
+
+    @property
     def tabs_mounted(self) -> bool:
         return self._mounting is not None and self._mounting.is_set()
 
+    async def mount_form(self) -> None:
+        """Replace the unit preview with the Config pane (form, editor, diff). Runs once; a second caller returns
+        when the first one's mount is done, so it can then read the pane."""
+        if self._form is not None:
+            await self._form.wait()
+            return
+        self._form = asyncio.Event()
+        await self._composed.wait()  # a message right after a switch of host: the preview comes first
+        from specdec_tui.ui.widgets.config_pane import ConfigPane
+
+        pane = ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
+        pane.display = False  # built out of sight, then swapped in at once: no frame shows half a form
+        preview = self.query_one(UnitPreview)
+        await self.query_one("#config", TabPane).mount(pane, before=preview)
+        pane.display, preview.display = True, False
+        await preview.remove()
+        self._form.set()
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == "config" and self.focused is self._start_focus:  # the user has not moved meanwhile
+            self.focus_active_tab()
+
     async def mount_tabs(self) -> None:
-        """Mount the content of every tab but Config (hidden on the first frame). Runs once; a second caller
-        returns when the first one's mount is done, so it can then read any tab's widgets."""
+        """Mount the content of every tab but Config (hidden on the first frame), after the form. Runs once;
+        a second caller returns when the first one's mount is done, so it can then read any tab's widgets."""
         if self._mounting is not None:
             await self._mounting.wait()
             return
         self._mounting = asyncio.Event()
-        await self._composed.wait()  # a message right after a switch of host: the Config tab comes first
+        await self.mount_form()
         from specdec_tui.ui.widgets.bench_table import BenchTable
         from specdec_tui.ui.widgets.fleet_table import FleetTable
         from specdec_tui.ui.widgets.health_pane import HealthPane
@@ -128,11 +180,16 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._composed.set()
+        self._start_focus = self.focused
         self.set_class(is_wide(self.app.size.width), "-wide")
-        self.call_after_refresh(self.focus_active_tab)
-        self.call_after_refresh(self._after_first_frame)
+        self.call_after_refresh(after_painted, self, self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
+        """The preview is on the terminal: the form now, then (after the form's own frame) the other tabs."""
+        await self.mount_form()
+        self.call_after_refresh(self._after_form_frame)
+
+    async def _after_form_frame(self) -> None:
         await self.mount_tabs()
         self.focus_active_tab()  # a tab key pressed before its content was there: the focus goes in now
         self.post_message(self.TabsMounted(self))
@@ -142,7 +199,8 @@ class MainScreen(Screen[None]):
 
     @property
     def config_pane(self) -> ConfigPane:
-        return self.query_one(ConfigPane)
+        """The Config pane; only once `mount_form` is done (before, the tab shows the unit preview)."""
+        return cast("ConfigPane", self.query_one("#config-pane"))
 
     @property
     def journal_pane(self) -> JournalPane:
@@ -174,7 +232,12 @@ class MainScreen(Screen[None]):
         return cast("list[HealthPane]", list(self.query(f".{HEALTH_VIEW}")))
 
     def action_show_tab(self, tab: str) -> None:
-        """A tab key: show the tab and put the focus in it (also when the tab bar had it)."""
+        """A tab key: show the tab and put the focus in it (also when the tab bar had it). The focus leaves the
+        old tab now, not after the refresh: a focus left in a hidden pane would show that pane again (MainTabs)."""
+        focused = self.focused
+        old = next((node for node in focused.ancestors if isinstance(node, TabPane)), None) if focused else None
+        if old is not None and old.id != tab:
+            self.set_focus(None)
         self.query_one(TabbedContent).active = tab
         self.call_after_refresh(self.focus_active_tab)
 
@@ -189,7 +252,8 @@ class MainScreen(Screen[None]):
         if focused is not None and pane in focused.ancestors:
             return  # already in the tab (the user, or a test, put it there meanwhile)
         if tabs.active == "config":
-            self.config_pane.query_one(FlagForm).focus_first_field()
+            if self.form_mounted:  # else the form focuses its first field when it arrives (mount_form)
+                self.config_pane.focus_first_field()
             return
         target = next((w for w in self.focus_chain if pane in w.ancestors), None)
         if target is not None:  # now, not queued: a focus the user asks for meanwhile comes after and wins
@@ -217,5 +281,6 @@ class MainScreen(Screen[None]):
         await self.journal_pane.run_action(action)
 
     async def action_apply_fix(self) -> None:
+        await self.mount_form()  # f right at start: the fix is for the form's unit, once it is there
         done = await self.config_pane.apply_fix()
         self.notify(done or "No issue with a suggested fix.", severity="information" if done else "warning")

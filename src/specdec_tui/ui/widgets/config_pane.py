@@ -134,6 +134,10 @@ class ConfigPane(Vertical):
     async def on_mount(self) -> None:
         await self._refresh_views(update_editor=False)
 
+    def focus_first_field(self) -> None:
+        """The first flag field: where a user arriving on the Config tab starts."""
+        self.query_one(FlagForm).focus_first_field()
+
     @property
     def _editor(self) -> UnitEditor:
         return self.query_one(UnitEditor)

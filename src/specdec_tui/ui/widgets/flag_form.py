@@ -10,6 +10,7 @@ and cursor, so a burst of keys or a paste ends on exactly what was typed.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -109,6 +110,7 @@ class FlagForm(VerticalScroll):
         self._switches: set[str] = set()
         self._focus_wanted = False
         self._rebuilding = False
+        self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -164,18 +166,29 @@ class FlagForm(VerticalScroll):
         """Make the fields show `flags` (the unit's current flags); adds/removes "other" rows.
 
         A render only: no `FlagEdited` comes of it, and the field that has focus keeps its own text
-        (the person is typing there; what they type reaches the unit as their edit)."""
+        (the person is typing there; what they type reaches the unit as their edit). Renders queue behind a
+        rebuild in progress: its new rows are not composed until it ends (a Select without its label)."""
+        async with self._render_lock:
+            await self._show_values(flags)
+
+    async def _show_values(self, flags: Mapping[str, str | None]) -> None:
         if self._take(flags):
-            focused = self.screen.focused if self.is_attached else None
+            screen = self.screen if self.is_attached else None
+            focused = screen.focused if screen is not None else None
             kept = focused.id if focused is not None and self in focused.ancestors else None
+            if screen is not None and kept:
+                # The field goes with its row. Held nowhere meanwhile (not moved to a neighbour by Textual), the
+                # focus tells after the rebuild whether the user moved it (a tab key, Tab): then it stays there.
+                screen.set_focus(None)
+            before = screen.focused if screen is not None else None
             self._rebuilding = True
             try:
                 with self.prevent(Input.Changed, Select.Changed):
                     await self.recompose()
             finally:
                 self._rebuilding = False
-            if kept or self._focus_wanted:  # the rows were rebuilt under the cursor: keep it on its field
-                self._focus_wanted = False
+            wanted, self._focus_wanted = kept or self._focus_wanted, False
+            if wanted and screen is not None and screen.focused is before:  # the user has not moved meanwhile
                 self._refocus(kept)
             return
         for name, value in self._values.items():
