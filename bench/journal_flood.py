@@ -7,7 +7,8 @@ journal, `LocalHost.journal` follows it, and the real app (`make_app`, headless,
 `--key-interval` s (tab switches, scrolling). The keys of the quiet part are the anchor, measured in the same run.
 Lines sent (the producer's last line says how many) are compared with the journal pane's own count.
 `--host-app`: the pane alone in a stand-in app, records pushed straight into it (no host, no worker).
-Key-to-screen latency is the time from just before `pilot.press` to the end of the first screen
+Keys are typed as a terminal types them (`type_key`: the driver posts each Key event; nothing waits for idle).
+Key-to-screen latency is the time from just before the key is posted to the end of the first screen
 refresh after the key was handled (`call_after_refresh`). Prints p50/p99/max, by key, and peak RSS.
 
     python bench/journal_flood.py                           # 30 s at 5,000 lines/s, 160x48
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import random
 import resource
+import socket
 import statistics
 import sys
 import time
@@ -38,6 +40,18 @@ from specdec_tui.ui.widgets.journal_pane import JournalPane
 
 APP_KEYS = ("2", "pageup", "pageup", "up", "down", "end", "3", "2", "pageup", "end", "4", "2")
 HOST_KEYS = ("pageup", "pageup", "up", "down", "end", "ctrl+pagedown", "pageup", "end")
+
+
+def type_key(app: App, key: str) -> None:
+    """A key as a terminal delivers it: the driver posts the Key event to the app from its input thread
+    (`Driver.send_message`), and nothing waits. `pilot.press` would also wait for the whole screen to go idle
+    after each key (a callback queued on every widget), work a real terminal never causes: under a flood it
+    cost the panel a fifth of its CPU and was counted in the keys' latency."""
+    driver = app._driver
+    assert driver is not None, "the app is not running"
+    event = events.Key(key, key if len(key) == 1 else None)
+    event.set_sender(app)
+    driver.send_message(event)
 
 
 def sglang_lines(count: int, seed: int = 7) -> list[str]:
@@ -115,10 +129,9 @@ class Flood:
 
 
 class KeyLatency:
-    """Times each pressed key from `pilot.press` to the first screen refresh after its last handler.
+    """Times each typed key from its post (`type_key`) to the first screen refresh after its last handler.
 
-    `pilot.press` itself returns only when the process goes idle (never, under a flood), so the key's
-    trip is followed with Textual's message hook instead: every dispatch of the Key event (app, screen,
+    The key's trip is followed with Textual's message hook: every dispatch of the Key event (app, screen,
     focused widget) re-arms a `call_after_refresh`; the last one to fire is when the screen shows it.
     """
 
@@ -163,14 +176,21 @@ class KeyLatency:
         return sorted(ms for _, ms in self._timed(after, before))
 
 
-def flood_workspace(root: Path, rate: int, seconds: float, quiet: float) -> tuple[Path, str]:
-    """A local host whose unit is the flood producer: its stdout reaches the panel through the host's journal."""
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def flood_workspace(root: Path, rate: int, seconds: float, quiet: float, port: int) -> tuple[Path, str]:
+    """A local host whose unit is the flood producer: its stdout reaches the panel through the host's journal, and
+    it answers the health probes on `port` as a ready server does."""
     unit = "flood.service"
     producer = Path(__file__).resolve().parent / "flood_producer.py"
     (root / "units").mkdir(parents=True, exist_ok=True)
     (root / "units" / unit).write_text(
         "[Unit]\nDescription=journal flood\n\n[Service]\n"
-        f"ExecStart={sys.executable} -u {producer} --rate {rate} --seconds {seconds} --quiet {quiet}\n"
+        f"ExecStart={sys.executable} -u {producer} --rate {rate} --seconds {seconds} --quiet {quiet} --port {port}\n"
         f"WorkingDirectory={producer.parent}\nRestart=no\n"
     )
     return root, unit
@@ -204,10 +224,12 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
 
     pool = set(sglang_lines(2000))
     with tempfile.TemporaryDirectory(prefix="journal-flood-") as tmp:
-        root, unit = flood_workspace(Path(tmp) / "ws", rate, seconds, quiet)
-        host = LocalHost(root, unit, "http://127.0.0.1:9", name="flood")
+        port = free_port()
+        base_url = f"http://127.0.0.1:{port}"
+        root, unit = flood_workspace(Path(tmp) / "ws", rate, seconds, quiet, port)
+        host = LocalHost(root, unit, base_url, name="flood")
         config = Config(hosts={"flood": HostConfig(name="flood", address="local", workspace=str(root), unit=unit,
-                                                   base_url="http://127.0.0.1:9")})
+                                                   base_url=base_url)})
         app = make_app(config, host, Session(host="flood", unit=unit), session_path=None)
         app.settles_heap = not keep_gc  # as the real program does (cli/tui_cmd.run_built)
         timing = KeyLatency(app)
@@ -236,12 +258,10 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
             await pilot.press("2")
             start = time.perf_counter()
             cpu_marks.append((start, cpu_seconds()))
-            presses: list[asyncio.Task[None]] = []
             for i in range(int((quiet + seconds) / key_interval)):
                 await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
                 timing.pressed()
-                presses.append(asyncio.create_task(pilot.press(APP_KEYS[(i + 1) % len(APP_KEYS)])))
-            await asyncio.gather(*presses)
+                type_key(app, APP_KEYS[(i + 1) % len(APP_KEYS)])
             deadline = time.perf_counter() + 30
             while sent is None and time.perf_counter() < deadline:  # the producer's last line, then the count
                 await pilot.pause(0.2)
@@ -291,15 +311,15 @@ async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, i
         keys = APP_KEYS if kind.startswith("make_app") else HOST_KEYS
         pane.log_view.focus()
         feeding = asyncio.create_task(flood.push_to(pane))  # the stand-in app: straight into the pane
-        presses: list[asyncio.Task[None]] = []
+        pressed = 0
         start = time.perf_counter()
         for i in range(int(seconds / key_interval)):
             await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
             timing.pressed()
-            presses.append(asyncio.create_task(pilot.press(keys[i % len(keys)])))
+            type_key(app, keys[i % len(keys)])
+            pressed += 1
         flood.stop.set()
         await feeding
-        await asyncio.gather(*presses)
         await pilot.pause(0.2)
         shown = len(pane.shown_lines)
         elapsed = time.perf_counter() - start
@@ -311,7 +331,7 @@ async def run(seconds: float, rate: int, key_interval: float, size: tuple[int, i
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     print(f"app: {kind}, size {size[0]}x{size[1]}, {seconds:.0f} s at {rate:,} lines/s (ran {elapsed:.1f} s)")
-    print(f"lines fed: {flood.fed:,} (journal holds {shown:,}), keys pressed: {len(presses)}, timed: {len(latencies)}")
+    print(f"lines fed: {flood.fed:,} (journal holds {shown:,}), keys pressed: {pressed}, timed: {len(latencies)}")
     print(f"key-to-screen latency: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
     per_key = ", ".join(f"{name} p50 {statistics.median(v):.0f}/max {v[-1]:.0f}" for name, v in timing.by_key().items())
     print(f"  by key (ms): {per_key}")

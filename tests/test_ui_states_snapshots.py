@@ -28,6 +28,7 @@ from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.loop.journal_feed import fold, snapshot
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
+from specdec_tui.ui.widgets.journal_lines import format_record
 
 from .ui_helpers import OFFLINE_UNIT, offline_app, started
 
@@ -107,8 +108,8 @@ def health(state: HealthState, *, active: str, sub: str, http_ok: bool, detail: 
 def feed_journal(app: SpecdecApp, recs: list[JournalRecord]) -> LogStats:
     """Post the journal as the tail worker does: the records, their parsed kinds, the folded stats."""
     stats = LogStats()
-    kinds = fold(recs, stats)
-    app.post_message(m.JournalBatch(recs, kinds))
+    kinds, lines = fold(recs, stats, format_record)
+    app.post_message(m.JournalBatch(recs, kinds, lines))
     app.post_message(m.LogStatsChanged(snapshot(stats)))
     return stats
 

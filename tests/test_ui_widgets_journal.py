@@ -291,3 +291,4 @@ async def test_lines_made_by_the_worker_are_shown_as_given() -> None:
         pane.add_records([rec(1), rec(2)], ["text", "text"], lines=["14:03:07 first, as made", "14:03:07 second"])
         await pilot.pause(0.1)
         assert pane.shown_lines == ["14:03:07 first, as made", "14:03:07 second"]
+

@@ -33,6 +33,7 @@ from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import GpuFact
 from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
+from specdec_tui.ui.frame_clock import until_next
 
 STATES = ("down", "starting", "loading", "warming up", "ready", "failing")
 SECTIONS = ("badge", "wait", "service", "facts", "live", "error", "gpus")
@@ -113,10 +114,11 @@ class HealthPane(VerticalScroll):
         self._render_error()
 
     def update_log_stats(self, stats: LogStats) -> None:
-        """Coalesced: a busy journal calls this per batch; the pane redraws at most ~5 times a second."""
+        """Coalesced: a busy journal calls this per batch; the pane redraws at most ~5 times a second, on the beat
+        the journal's writes keep (`frame_clock`), so a flood's numbers and lines share a frame."""
         self._stats = stats
         if self._stats_timer is None:
-            self._stats_timer = self.set_timer(STATS_REDRAW_S, self._redraw_stats)
+            self._stats_timer = self.set_timer(until_next(STATS_REDRAW_S), self._redraw_stats)
 
     def _redraw_stats(self) -> None:
         self._stats_timer = None

@@ -1,16 +1,12 @@
 """How one journal line looks in the panel: its SGLang kind (for colour), the time-prefixed display text (a
 decode line's figures in columns), the rule line of a marker or gap, whether a line is the panel's own probe,
-and the highlighter that colours a line by its kind."""
+and which styles colour which columns of a line (by its kind)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
-
-from rich.highlighter import Highlighter
-from rich.text import Text
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import AccessRecord, DecodeRecord
@@ -106,23 +102,28 @@ _NUMBER_RE = re.compile(
 )
 
 
-class JournalHighlighter(Highlighter):
-    """Colours a line by its SGLang kind; styles come from the log's component classes (theme-aware)."""
+WHOLE_LINE_KINDS = frozenset({"decode", "prefill", "error", "ready", "startup_summary", "access"})
+Run = tuple[int, tuple[str, ...]]  # (end column, the component styles laid on it, in order: a later one wins)
 
-    def __init__(self, style_for: Callable[[str], object], known_kind: Callable[[str], str | None] = lambda _: None) -> None:
-        self._style_for = style_for
-        self._known_kind = known_kind
 
-    def highlight(self, text: Text) -> None:
-        plain = text.plain
-        if plain.startswith(MARKER_RULE):
-            text.stylize(self._style_for("marker"))
-            return
-        kind = self._known_kind(plain) or line_kind(plain[_TIME_PREFIX_LEN:])
-        if kind in ("decode", "prefill"):
-            text.stylize(self._style_for(kind))
-            for match in _NUMBER_RE.finditer(plain):
-                text.stylize(self._style_for("number"), match.start(1), match.end(1))
-        elif kind in ("error", "ready", "startup_summary", "access"):
-            text.stylize(self._style_for(kind))
-        text.stylize(self._style_for("time"), 0, min(len(plain), _TIME_PREFIX_LEN - 1))
+def line_runs(plain: str, kind: str | None) -> list[Run]:
+    """A display line cut into runs, each with the component styles ("journal--<name>") that colour it: the line's
+    SGLang kind over the whole line, a decode/prefill line's figures over that, the time prefix on top.
+    `kind`: the line's kind if known (else it is read from the line)."""
+    end = len(plain)
+    if plain.startswith(MARKER_RULE):
+        return [(end, ("marker",))]
+    kind = kind or line_kind(plain[_TIME_PREFIX_LEN:])
+    layer: tuple[str, ...] = (kind,) if kind in WHOLE_LINE_KINDS else ()
+    pos = min(end, _TIME_PREFIX_LEN - 1)
+    runs: list[Run] = [(pos, (*layer, "time"))] if pos else []
+    if kind in ("decode", "prefill"):
+        for match in _NUMBER_RE.finditer(plain, pos):
+            start, stop = match.span(1)
+            if start > pos:
+                runs.append((start, layer))
+            runs.append((stop, (*layer, "number")))
+            pos = stop
+    if pos < end:
+        runs.append((end, layer))
+    return runs

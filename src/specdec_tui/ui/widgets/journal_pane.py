@@ -1,8 +1,8 @@
 """The live journal tail: SGLang's log, coalesced, filterable, with its metric and error lines marked.
 
 A busy server logs thousands of lines a second; writing each one to the screen would starve the
-keyboard. So records are buffered and flushed into Textual's `Log` (which renders only the visible
-lines) at most ~20 times a second, and colouring happens at render time, for visible lines only.
+keyboard. So records are buffered and flushed into a `LineView` (which paints only the visible lines, once
+each: `line_view`) at most ~20 times a second (5 while a flood lasts), and colouring happens at paint time.
 
 Public API (for the app shell):
     JournalPane(max_lines=5000, id=...)          # max_lines: config `ui.journal_lines`
@@ -30,25 +30,28 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from rich.style import Style
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
-from textual.widgets import Input, Log, Static
+from textual.widgets import Input, Static
 
 from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
 from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
-from specdec_tui.ui.widgets.journal_lines import JournalHighlighter, format_record, is_panel_probe, marker_line
+from specdec_tui.ui.widgets.journal_lines import format_record, is_panel_probe, line_runs, marker_line
+from specdec_tui.ui.widgets.line_view import LineView
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
 # While the log floods (the last two writes each brought more lines than a screen holds, so nobody reads them as
 # they pass), at most 10 a second: each write re-renders every visible line, and frames are what keys wait behind.
 FLOOD_FLUSH_INTERVAL_S = 0.2
-class JournalLog(Log):
-    """`Log` that reports scrolling (to pause/resume following) and highlights SGLang kinds."""
+class JournalLog(LineView):
+    """The journal's lines (`LineView`), coloured by SGLang kind; reports scrolling (to pause/resume following)."""
 
     COMPONENT_CLASSES = {
         "journal--decode",
@@ -64,8 +67,8 @@ class JournalLog(Log):
     DEFAULT_CSS = """
     JournalLog {
         height: 1fr;
-        /* Log's default is `overflow: scroll` (both bars always). A bar only when lines do not fit;
-           long lines still scroll sideways (← →) but without a bar eating a row of a small pane. */
+        /* A bar only when lines do not fit; long lines still scroll sideways (← →) but without a bar eating
+           a row of a small pane. */
         overflow-y: auto;
         overflow-x: auto;
         scrollbar-size-horizontal: 0;
@@ -83,15 +86,24 @@ class JournalLog(Log):
 
     def __init__(self, *, max_lines: int, on_scrolled: Callable[[bool], None], id: str | None = None,
                  known_kind: Callable[[str], str | None] = lambda _: None) -> None:
-        super().__init__(highlight=True, max_lines=max_lines, auto_scroll=True, id=id)
+        super().__init__(max_lines=max_lines, paint=self._runs, id=id)
         self._on_scrolled = on_scrolled
-        self.highlighter = JournalHighlighter(lambda kind: self.get_component_rich_style(f"journal--{kind}"), known_kind)
+        self._known_kind = known_kind
+        self._styles: dict[tuple[str, ...], Style] = {}  # component names → their styles laid in order, now
 
-    @property
-    def allow_vertical_scroll(self) -> bool:
-        """Scrolling follows the lines, not the bar: with `overflow-y: auto` the bar appears only at the
-        next layout, and Textual's default (no bar → no scroll) would leave a fresh burst unfollowed."""
-        return self.is_scrollable and not self.disabled
+    def _runs(self, plain: str) -> list[tuple[int, Style]]:
+        return [(end, self._style(names)) for end, names in line_runs(plain, self._known_kind(plain))]
+
+    def _style(self, names: tuple[str, ...]) -> Style:
+        style = self._styles.get(names)
+        if style is None:
+            style = self._styles[names] = Style.combine(
+                [Style.null(), *(self.get_component_rich_style(f"journal--{name}") for name in names)])
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()  # a theme or CSS change: the components' styles are read again
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -200,7 +212,7 @@ class JournalPane(Vertical):
     def _schedule_flush(self) -> None:
         if self._flush_timer is None and self.is_mounted:
             interval = FLOOD_FLUSH_INTERVAL_S if self._flooding else FLUSH_INTERVAL_S
-            self._flush_timer = self.set_timer(interval, self.flush)
+            self._flush_timer = self.set_timer(until_next(interval), self.flush)  # on the health views' beat
 
     def flush(self) -> None:
         """Write the buffered lines now (the timer calls this; tests may too)."""
@@ -223,14 +235,14 @@ class JournalPane(Vertical):
 
     def _write(self, lines: list[str]) -> None:
         log = self.log_view
-        if self.following:  # following means at the end, whatever Log thought of its old scroll position
-            log.write_lines(lines, scroll_end=False)
+        if self.following:  # following means at the end, whatever the view thought of its old scroll position
+            log.write_lines(lines)
             log.scroll_end(animate=False, immediate=True, x_axis=False)
             return
         # Paused: keep the lines the user is reading in place although the top gets pruned.
         overflow = max(0, len(log.lines) + len(lines) - self.max_lines)
         old_y = log.scroll_y
-        log.write_lines(lines, scroll_end=False)
+        log.write_lines(lines)
         if overflow:
             log.scroll_to(y=max(0.0, old_y - overflow), animate=False, immediate=True)
         self.new_lines += len(lines)
@@ -296,12 +308,12 @@ class JournalPane(Vertical):
 
     def _rerender(self) -> None:
         """Rewrite the view from the kept lines and return to the live tail. The scroll to the end is explicit:
-        Log decides from the scroll position it had before the rewrite, which left the view where the filtered
+        the view would keep the scroll position it had before the rewrite, which left the view where the filtered
         lines ended (minutes behind) while the status said following."""
         self.flush()
         log = self.log_view
         log.clear()
-        log.write_lines([line for line in self._kept if self._shows(line)], scroll_end=False)
+        log.write_lines([line for line in self._kept if self._shows(line)])
         log.scroll_end(animate=False, immediate=True, x_axis=False)
         self.call_after_refresh(self._settle_at_end)  # the filter input's row may come or go with this layout
         self.following = True

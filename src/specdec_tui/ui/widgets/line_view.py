@@ -1,0 +1,230 @@
+"""A scrolling view of many plain-text lines, painted from cached strips (the journal's log view).
+
+Textual's `Log` made every visible line anew on every frame: a Rich `Text`, its highlighter's spans, a
+render through the console (~180 µs a line on a 2-core machine), and a thread worker per write to measure
+the new lines' width. Under a journal flood the view is re-painted up to ten times a second, so that was a
+sixth of the panel's CPU, and the worker threads took the GIL from the keys (issue 16). Here a line is
+turned into segments straight from the spans its painter gives (a few µs), the strip is kept by the line's
+absolute number (so scrolling and repaints reuse it), and widths are counted on the spot (`len` for ASCII).
+
+Selection (mouse drag, copy) works as in `Log`; while a selection exists lines are painted through Rich,
+as `Log` paints them, with the selection's style on top.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+
+Painter = Callable[[str], Sequence[tuple[int, Style]]]  # a line → its runs: (end column, style), in order
+
+_CONTROL = re.compile("[\u0000-\u0008\u000b-\u0014]")  # shown as �, as `Log` does (tabs are expanded)
+PAINTED_LINES_KEPT = 2048  # several screens of scrolling back and forth
+
+
+def display_text(line: str) -> str:
+    """The line as the terminal may show it: tabs expanded, control characters as �."""
+    if line.isprintable():
+        return line
+    return _CONTROL.sub("�", line.expandtabs())
+
+
+def segments(text: str, base: Style, runs: Sequence[tuple[int, Style]]) -> list[Segment]:
+    """`text` cut into its runs, each in `base` plus the run's style (the rest of the line, if the runs end
+    early, in `base`)."""
+    out: list[Segment] = []
+    pos = 0
+    for end, style in runs:
+        if end > pos:
+            out.append(Segment(text[pos:end], base + style))
+            pos = end
+    if pos < len(text):
+        out.append(Segment(text[pos:], base))
+    return out
+
+
+def with_offsets(row: list[Segment], x: int, y: int) -> list[Segment]:
+    """Each segment tagged with the text position it starts at (what Textual's selection reads under the mouse)."""
+    out = []
+    for text, style, _ in row:
+        offset = Style.from_meta({"offset": (x, y)})
+        out.append(Segment(text, style + offset if style else offset))
+        x += len(text)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PaintedLine:
+    """A line's segments in the view's `base` style, kept while the line is (its cell length, and whether it is
+    ASCII: then a cut is a slice)."""
+
+    base: Style
+    segments: list[Segment]
+    length: int
+    ascii: bool
+
+    def fit(self, start: int, width: int, pad: Style) -> list[Segment]:
+        """Columns [start, start + width) of the line, padded with `pad` to `width`."""
+        if start == 0 and self.length <= width:
+            if self.length == width:
+                return self.segments
+            return [*self.segments, Segment(" " * (width - self.length), pad)]
+        if not self.ascii:  # wide characters: cut by cells, as Textual does
+            return list(Strip(self.segments, self.length).crop_extend(start, start + width, pad))
+        end = start + width
+        out: list[Segment] = []
+        pos = 0
+        for text, style, _ in self.segments:
+            stop = pos + len(text)
+            if stop > start and pos < end:
+                out.append(Segment(text[max(start - pos, 0):min(end, stop) - pos], style))
+            pos = stop
+            if pos >= end:
+                break
+        if pos < end:
+            out.append(Segment(" " * (end - max(pos, start)), pad))
+        return out
+
+
+class LineView(ScrollView, can_focus=True):
+    """Lines oldest first, at most `max_lines` (the oldest leave first); `paint` gives each line's runs."""
+
+    DEFAULT_CSS = """
+    LineView {
+        background: $surface;
+        color: $text;
+        &:focus { background-tint: $foreground 5%; }
+    }
+    """
+
+    def __init__(self, *, max_lines: int, paint: Painter | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.max_lines = max(1, max_lines)
+        self._lines: deque[str] = deque(maxlen=self.max_lines)
+        self._dropped = 0  # lines that left the front since the view began: a line's number is _dropped + index
+        self._width = 0
+        self._paint = paint
+        self._painted_lines: LRUCache[int, PaintedLine] = LRUCache(PAINTED_LINES_KEPT)
+        self._base: Style | None = None  # the view's own style, read at the start of each frame
+
+    @property
+    def allow_vertical_scroll(self) -> bool:
+        """Scrolling follows the lines, not the bar: with `overflow-y: auto` the bar appears only at the
+        next layout, and Textual's default (no bar → no scroll) would leave a fresh burst unfollowed."""
+        return self.is_scrollable and not self.disabled
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return self._lines
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        """Append lines (a string with newlines counts as several); the view repaints once."""
+        new = [part for line in lines for part in (line.splitlines() or [""])]
+        if not new:
+            return
+        widest = max(len(t) if t.isascii() else cell_len(t) for t in map(display_text, new))
+        overflow = max(0, len(self._lines) + len(new) - self.max_lines)
+        self._lines.extend(new)
+        self._dropped += overflow
+        self._width = max(self._width, widest)
+        self._set_extent(Size(self._width, len(self._lines)))
+        self.refresh()
+
+    def _set_extent(self, size: Size) -> None:
+        """The lines' extent. Only a scroll bar that comes or goes changes the layout; otherwise the bars take the
+        new extent and the view repaints: `virtual_size` alone re-lays out the whole screen (~25 ms on a 2-core
+        machine), on every write until `max_lines` are there (minutes of a server logging a few lines a second)."""
+        if size == self.virtual_size:
+            return
+        view = self.scrollable_content_region.size
+        bars_stay = (size.height > view.height) == self.show_vertical_scrollbar and (
+            size.width > view.width) == self.show_horizontal_scrollbar
+        if not (bars_stay and self.is_mounted and view):
+            self.virtual_size = size
+            return
+        self.set_reactive(LineView.virtual_size, size)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.window_virtual_size = size.height
+        if self.show_horizontal_scrollbar:
+            self.horizontal_scrollbar.window_virtual_size = size.width
+
+    def clear(self) -> None:
+        self._dropped += len(self._lines)
+        self._lines.clear()
+        self._width = 0
+        self._painted_lines.clear()
+        self.virtual_size = Size(0, 0)
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._painted_lines.clear()
+
+    # -- selection (as Log) --------------------------------------------------------------------------
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(self._lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._painted_lines.clear()
+        self.refresh()
+
+    # -- painting ------------------------------------------------------------------------------------
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style  # once a frame, not once a line: it walks every ancestor's styles
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One row: the painted line cut to the view (one new Strip; Log made four or five a row, each with seven
+        caches, and that was most of the garbage the collector had to walk under a flood)."""
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self._base or self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        row = self._painted(index, base).fit(scroll_x, width, base)
+        return Strip(with_offsets(row, scroll_x, index), width)
+
+    def _painted(self, index: int, base: Style) -> PaintedLine:
+        """The whole line painted, from the cache when its base style is the same."""
+        selection = self.text_selection
+        number = self._dropped + index
+        if selection is None:
+            cached = self._painted_lines.get(number)
+            if cached is not None and cached.base == base:
+                return cached
+        text = display_text(self._lines[index])
+        runs = self._paint(text) if self._paint is not None else ()
+        if selection is None:
+            line = PaintedLine(base, segments(text, base, runs), cell_len(text), text.isascii())
+            self._painted_lines[number] = line
+            return line
+        rich_text = Text(text, no_wrap=True, style=base)
+        start = 0
+        for end, style in runs:
+            rich_text.stylize(style, start, end)
+            start = end
+        span = selection.get_span(index)
+        if span is not None:
+            start, end = span
+            rich_text.stylize(self.screen.get_component_rich_style("screen--selection"), start,
+                              len(rich_text) if end == -1 else end)
+        return PaintedLine(base, list(rich_text.render(self.app.console)), cell_len(text), text.isascii())
