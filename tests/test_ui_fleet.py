@@ -34,12 +34,14 @@ def two_host_app(tmp_path: Path) -> SpecdecApp:
 
 async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_path: Path) -> None:
     app = two_host_app(tmp_path)
+    notes = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        notes = record_notifications(app)
         await wait_for(pilot, lambda: "--speculative-num-steps 1" in app.config_pane.text, "a's unit in the Config tab")
-        # the panel starts a's inactive demo service by itself; a switch is refused while that runs
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE, "a's start to end", steps=1200)
+        # the panel starts a's inactive demo service by itself, after the unit has loaded; a switch is refused while
+        # that runs, and idle before that start is not idle for good: wait for its end
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE
+                       and any(n.startswith("Server is healthy") for n in notes), "a's start to end", steps=1200)
         assert await app.config_pane.set_flag("speculative-num-steps", "3")  # an edit on a, not pushed
         await pilot.press("6")
         table = app.main.fleet_table

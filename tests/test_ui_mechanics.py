@@ -176,9 +176,12 @@ async def test_quit_asks_with_an_unpushed_edit_and_keeps_it_as_a_draft(tmp_path:
     app = demo_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
-        field = app.screen.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
-        field.focus()
+        steps = f"#{widget_id('field', 'speculative-num-steps')}"
+        # the unit is loaded and the form shows it (its rows are rebuilt for the unit's other flags: a field
+        # taken before that would be gone)
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.screen.query_one(steps, Input).value,
+                       "the unit in the form")
+        app.screen.query_one(steps, Input).focus()
         await pilot.press("end", "backspace", "3", "escape")
         await wait_for(pilot, lambda: app.config_pane.dirty, "the edit to register")
         await pilot.press("q")

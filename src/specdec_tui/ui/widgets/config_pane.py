@@ -232,6 +232,8 @@ class ConfigPane(Vertical):
         form = self.query_one(FlagForm)
         if flags is not None:
             await form.show_values(redact_flags(flags))
+            if not self.is_attached or not self.app.is_running:
+                return  # the app closing (or the host switched) while the rows were rebuilt: nothing left to show
         form.show_issues(self.issues)
         self._show_issue_list()
         self.diff = self.query_one(DiffView).show(redact_text(self.running_text), redact_text(self.text), hidden_change=self.dirty)

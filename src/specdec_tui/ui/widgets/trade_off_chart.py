@@ -32,6 +32,12 @@ class TradeOffChart(PlotextPlot):
     def on_mount(self) -> None:
         self._draw()
 
+    def on_resize(self) -> None:
+        """The label's offset from its point is one cell of the chart's width: drawn while the tab was hidden
+        (no width yet), it stood ten cells off until the next draw."""
+        if self.selected is not None:
+            self._draw()
+
     def set_points(self, points: list[TradeOffPoint], front: set[int]) -> None:
         self.points, self.front = list(points), set(front)
         self._draw()
