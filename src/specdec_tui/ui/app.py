@@ -17,6 +17,7 @@ from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.notifications import Notify
 from textual.theme import Theme
 from textual.widgets import Input, Select, TabbedContent, Tabs
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
 HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
+NOTICE_REPAINT_AFTER_S = 0.1  # after a notice's timeout: its toast is gone by then
 
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
 # priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
@@ -203,6 +205,16 @@ class SpecdecApp(App[None]):
         if self.heap is not None and isinstance(event, events.Key):
             # after the frame that shows the key's effect, and after whatever else waited for that frame
             self.call_after_refresh(self.call_later, self.heap.key_answered)
+
+    def on_notify(self, message: Notify) -> None:
+        """Repaint the screen once a notice has gone: a toast that expired over a widget with nothing new to draw
+        (the Fleet table, a health pane that only redraws what changed) stayed painted on the terminal until
+        something else repainted that spot (seen in tmux and in the browser)."""
+        self.set_timer(message.notification.timeout + NOTICE_REPAINT_AFTER_S, self._repaint_after_notice)
+
+    def _repaint_after_notice(self) -> None:
+        if self.is_running:
+            self.screen.refresh()
 
     async def on_unmount(self) -> None:
         if self.heap is not None:
