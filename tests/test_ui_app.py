@@ -61,7 +61,11 @@ async def test_validation_error_blocks_push(tmp_path: Path) -> None:
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
+        # the demo starts its inactive service by itself once the unit has loaded: let that start end, so what the
+        # refused push leaves behind (nothing running) is the push's doing
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.busy is Busy.IDLE
+                       and any(n.startswith("Server is healthy") for n in seen), "the unit to load and the start to end",
+                       steps=1200)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
         await pilot.pause()
