@@ -65,3 +65,22 @@ def test_fast_typing_and_a_paste_in_the_steps_field_end_on_what_was_typed(tmux: 
     assert "EXITED:0" in final and "Traceback" not in final, final
     draft = drafts.load_draft("demo", ws.unit_name)
     assert draft is not None and "--speculative-num-steps 427 \\" in draft
+
+
+def test_keys_sent_in_one_burst_with_tabs_land_in_the_fields_the_tabs_reach(tmux: Tmux) -> None:
+    """One `send-keys` (one read for the program): the keys behind a Tab or a Shift+Tab go to the field the focus
+    moved to, as soon as the form is on screen (before, the steps field emptied and the keys after it were lost)."""
+    ensure_demo_workspace(paths.demo_dir(), time_scale=20)
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start(program() + ["--demo"], env)
+    tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "1", "the Config form")
+
+    tmux.keys("Tab", "End", "BSpace", "4", "BSpace", "3", "Tab", "End", "BSpace", "5", "BTab", "End", "2")
+    tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "32" and field_value(s, "speculative-eagle-topk") == "5"
+                  and "+    --speculative-num-steps 32 \\" in s and "+    --speculative-eagle-topk 5 \\" in s,
+                  "steps 32 and top-k 5 in the fields and in the diff")
+    tmux.keys("C-q")
+    tmux.wait_for(lambda s: "Quit with an unpushed edit" in s, "quit's question")
+    tmux.keys("y")
+    assert "EXITED:0" in tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")

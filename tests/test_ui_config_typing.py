@@ -86,6 +86,30 @@ async def test_a_burst_of_keys_in_the_steps_field_ends_on_what_was_typed() -> No
         assert steps.cursor_position == 1 and app.focused is steps
 
 
+async def test_keys_read_together_with_a_tab_land_in_the_field_the_tab_moved_to() -> None:
+    """Tab and Shift+Tab move the focus through a binding that runs once the key has bubbled up to the App; the
+    keys read with them (tmux `send-keys Tab End BSpace 4`) went to the field being left, or nowhere (seen in the
+    demo: the steps field emptied, the 4 and 3 after it lost, the unit unchanged). A paste behind a Tab too."""
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        algorithm = app.screen.query_one(f"#{widget_id('field', 'speculative-algorithm')}", Select)
+        algorithm.focus()
+        await wait_for(pilot, lambda: app.focused is algorithm, "focus on the algorithm")
+        steps, topk = field(app, STEPS), field(app, "speculative-eagle-topk")
+        burst(app, "tab", "end", "backspace", "4", "backspace", "3")  # one read
+        await settle(pilot, app, lambda: steps.value == "3" and unit_flags(app).get(STEPS) == "3", "steps 3")
+        burst(app, "tab", "end", "backspace", "9", "shift+tab", "end", "backspace", "5", "tab")
+        paste(app, "2")  # a field reached by Tab has its text selected: the paste replaces it, as in any text field
+
+        def shown() -> tuple[str, ...]:
+            flags = unit_flags(app)
+            return steps.value, topk.value, str(flags.get(STEPS)), str(flags.get("speculative-eagle-topk"))
+
+        await settle(pilot, app, lambda: shown() == ("5", "2", "5", "2"), "steps 5 and top-k 2 in the fields and the unit")
+        assert app.focused is topk and algorithm.value == "NEXTN"
+
+
 async def test_a_longer_burst_keeps_every_key_and_the_cursor() -> None:
     """Editing keys (BackSpace, Home, End) read together with characters act in typing order."""
     app = offline_app()

@@ -34,6 +34,7 @@ from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, HeapKeeper, settle_heap
+from specdec_tui.ui.input_order import InputInOrder, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
@@ -98,6 +99,7 @@ class SpecdecApp(App[None]):
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
         self.heap: HeapKeeper | None = None
+        self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
@@ -201,7 +203,17 @@ class SpecdecApp(App[None]):
         self.set_interval(HEAP_TICK_S, self.heap.tick)
 
     async def on_event(self, event: events.Event) -> None:
+        if is_typed(event) and self.input_order.hold(event):
+            return  # the key before it is still on its way (ui.input_order)
+        await self._handle_event(event)
+
+    async def _handle_event(self, event: events.Event) -> None:
+        typed = is_typed(event)
+        target = (self.focused or self.screen) if typed else None
         await super().on_event(event)
+        if typed:
+            handed_on = target is not None and event.is_forwarded
+            await self.input_order.sent(event, target.ancestors_with_self if handed_on else [])
         if self.heap is not None and isinstance(event, events.Key):
             # after the frame that shows the key's effect, and after whatever else waited for that frame
             self.call_after_refresh(self.call_later, self.heap.key_answered)
