@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from typing import Any
 
 import pytest
+from textual import events
 
 from specdec_tui.hosts.base import HostError, JournalRecord
 from specdec_tui.loop.journal_feed import batched, parsed_batches
@@ -161,3 +163,47 @@ async def test_a_big_batch_is_parsed_in_slices_with_the_event_loop_free_between_
     assert kinds == ["decode"] * 2_000 and stats.decode_lines == 2_000
     steps = [b - a for a, b in zip(seen, seen[1:], strict=False)]
     assert max(steps) <= FOLD_SLICE and len(set(seen)) >= 2_000 // FOLD_SLICE
+
+
+async def test_parsing_stops_between_slices_while_a_key_is_on_its_way() -> None:
+    """Issue 16: with the panel's pause (`InputInOrder.quiet`), no slice is parsed while a key travels through the
+    widgets; parsing resumes once it has been handled, and every line is still folded."""
+    from specdec_tui.core.sglang.stats import LogStats
+    from specdec_tui.loop.journal_feed import FOLD_SLICE, fold_in_slices
+    from specdec_tui.ui.input_order import InputInOrder
+
+    class Stop:
+        """A widget's message queue, run by hand: what the key's follower queued there."""
+
+        def __init__(self) -> None:
+            self.queued: list[tuple[Any, tuple[Any, ...]]] = []
+
+        def call_later(self, callback: Any, *args: Any) -> bool:
+            self.queued.append((callback, args))
+            return True
+
+        async def run(self) -> None:
+            queued, self.queued = self.queued, []
+            for callback, args in queued:
+                await callback(*args)
+
+    app_queue = Stop()
+    order = InputInOrder(deliver=lambda event: asyncio.sleep(0), schedule=lambda delay, callback: None,  # type: ignore[arg-type,return-value]
+                         call_later=lambda callback: app_queue.call_later(callback))
+    stats = LogStats()
+    parsing = asyncio.create_task(fold_in_slices([rec(i, DECODE) for i in range(1_000)], stats, None, order.quiet))
+    while stats.decode_lines < 2 * FOLD_SLICE:
+        await asyncio.sleep(0)
+    field, app = Stop(), Stop()
+    key = events.Key("tab", None)
+    await order.sent(key, [field, app])  # type: ignore[list-item]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    held_at = stats.decode_lines
+    assert held_at < 1_000 and held_at % FOLD_SLICE == 0, "parsing went on while the key was on its way"
+    while field.queued or app.queued:
+        await field.run()
+        await app.run()
+    await app_queue.run()
+    kinds, _ = await parsing
+    assert stats.decode_lines == 1_000 and kinds == ["decode"] * 1_000

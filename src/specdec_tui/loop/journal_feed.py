@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from specdec_tui.core.sglang.parse import parse_line
@@ -138,16 +138,25 @@ def fold(records: list[JournalRecord], stats: LogStats, display: Display | None 
     return kinds, lines
 
 
+# Awaited between two slices: by default one turn of the event loop; the panel passes one that also waits while
+# a key is on its way through its widgets (`ui.input_order`), so a flood's parsing never slows a key down.
+Pause = Callable[[], Awaitable[None]]
+
+
+async def next_turn() -> None:
+    await asyncio.sleep(0)
+
+
 async def fold_in_slices(records: list[JournalRecord], stats: LogStats,
-                         display: Display | None) -> tuple[list[str], list[str]]:
-    """`fold` on the event loop, FOLD_SLICE records at a time with a yield between slices."""
+                         display: Display | None, pause: Pause = next_turn) -> tuple[list[str], list[str]]:
+    """`fold` on the event loop, FOLD_SLICE records at a time with a `pause` between slices."""
     kinds: list[str] = []
     lines: list[str] = []
     for start in range(0, len(records), FOLD_SLICE):
         more_kinds, more_lines = fold(records[start:start + FOLD_SLICE], stats, display)
         kinds.extend(more_kinds)
         lines.extend(more_lines)
-        await asyncio.sleep(0)
+        await pause()
     return kinds, lines
 
 
@@ -169,7 +178,7 @@ class ParsedBatch:
 
 async def parsed_batches(
     source: AsyncIterator[JournalRecord], *, stats_every_s: float = 0.2, clock: Callable[[], float] | None = None,
-    display: Display | None = None,
+    display: Display | None = None, pause: Pause = next_turn,
 ) -> AsyncIterator[ParsedBatch]:
     """Batches of `source`, parsed (and shown by `display`) in slices; stats ride along at most every
     `stats_every_s`.
@@ -182,7 +191,7 @@ async def parsed_batches(
     sent_at = float("-inf")
     unsent = False
     async for records in batched(source):
-        kinds, lines = await fold_in_slices(records, stats, display) if records else ([], [])
+        kinds, lines = await fold_in_slices(records, stats, display, pause) if records else ([], [])
         unsent = unsent or bool(records)
         due = unsent and (now() - sent_at >= stats_every_s or not records)
         if due:

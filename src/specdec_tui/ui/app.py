@@ -159,7 +159,8 @@ class SpecdecApp(App[None]):
 
             self.loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
                                            session_path=self.session_path, profile=self.config.profile())
-            self.link = HostLink(self, self.host, self.loop, journal_lines=self.config.ui.journal_lines)
+            self.link = HostLink(self, self.host, self.loop, journal_lines=self.config.ui.journal_lines,
+                                 pause=self.input_order.quiet)
 
     def _main_screen(self) -> MainScreen:
         running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")

@@ -4,7 +4,7 @@ trial loop's intents. Each worker only posts `ui.messages`; it never touches a w
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from textual.app import App
@@ -17,13 +17,17 @@ from specdec_tui.loop.events import LoopEvent, Step, StepFailed
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 
+Pause = Callable[[], Awaitable[None]]  # as `loop.journal_feed.Pause` (not imported here: the feed loads after the first frame)
+
 
 class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
-    def __init__(self, app: App[None], host: Host, loop: TrialLoop, *, journal_lines: int) -> None:
+    def __init__(self, app: App[None], host: Host, loop: TrialLoop, *, journal_lines: int,
+                 pause: Pause | None = None) -> None:
         self.app = app
+        self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
         self.loop = loop
         self.journal_lines = journal_lines
@@ -65,11 +69,11 @@ class HostLink:
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
         """Batches of parsed lines and the stats folded from them (parsed and formatted in slices by the feed).
         The SGLang log parser comes with the journal, after the first frame (the link is built before it)."""
-        from specdec_tui.loop.journal_feed import parsed_batches
+        from specdec_tui.loop.journal_feed import next_turn, parsed_batches
         from specdec_tui.ui.widgets.journal_lines import format_record
 
         try:
-            async for batch in parsed_batches(source, display=format_record):
+            async for batch in parsed_batches(source, display=format_record, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                 if batch.stats is not None:
