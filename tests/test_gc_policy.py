@@ -18,6 +18,9 @@ SCRIPT = textwrap.dedent("""
     from specdec_tui.ui import gc_policy
 
     async def main() -> None:
+        if sys.argv[1] == "settle":
+            gc_policy.hold_collections()  # as `cli.tui_cmd.run` does before it builds the panel
+        held = not gc.isenabled()
         app = make_app(Config(), None, Session(host="offline"), session_path=None)
         app.settles_heap = sys.argv[1] == "settle"
         gc_policy.FULL_EVERY_S = 0.0  # every key's answer is followed by a full collection
@@ -31,7 +34,8 @@ SCRIPT = textwrap.dedent("""
             print(json.dumps({"frozen": gc.get_freeze_count(), "before": before, "after": gc.get_threshold(),
                               "policy": [gc_policy.YOUNG_THRESHOLD, gc_policy.MIDDLE_THRESHOLD,
                                          gc_policy.OLD_THRESHOLD],
-                              "after_keys": app.heap.collections if app.heap else 0}))
+                              "after_keys": app.heap.collections if app.heap else 0,
+                              "held": held, "enabled": gc.isenabled()}))
 
     asyncio.run(main())
 """)
@@ -48,11 +52,13 @@ def test_the_program_freezes_its_start_up_heap_after_the_first_frame() -> None:
     assert seen["frozen"] > 10_000  # the widgets, styles and modules of the start-up
     assert seen["after"] == seen["policy"] and seen["after"] != seen["before"]
     assert seen["after_keys"] >= 2  # a full collection after each key's answer was on screen
+    assert seen["held"] and seen["enabled"]  # no collection while it started, the collector back once settled
 
 
 def test_an_app_built_for_tests_leaves_the_collector_as_python_set_it() -> None:
     seen = run("keep")
     assert seen["frozen"] == 0 and seen["after"] == seen["before"] and seen["after_keys"] == 0
+    assert not seen["held"] and seen["enabled"]
 
 
 class Clock:

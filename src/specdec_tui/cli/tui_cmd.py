@@ -73,6 +73,18 @@ def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.demo and args.headless:
+        return run_demo(args)
+    from specdec_tui.ui.gc_policy import hold_collections, resume_collections
+
+    hold_collections()  # the panel: no collection while it starts (ui.gc_policy); back on when it has settled
+    try:
+        return _run_panel(args)
+    finally:
+        resume_collections()  # also when it never started (a config error said in words, an in-process caller)
+
+
+def _run_panel(args: argparse.Namespace) -> int:
     if args.demo:
         return run_demo(args)
     config = resolve_config(args.config)

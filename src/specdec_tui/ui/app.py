@@ -33,7 +33,7 @@ from specdec_tui.loop.events import (
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
-from specdec_tui.ui.gc_policy import HEAP_TICK_S, HeapKeeper, settle_heap
+from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
 from specdec_tui.ui.input_order import InputInOrder, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
@@ -168,6 +168,8 @@ class SpecdecApp(App[None]):
         return MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines)
 
     def on_mount(self) -> None:
+        if self.settles_heap:  # the collector is held while the panel starts (gc_policy); back by then at the latest
+            self.set_timer(START_HOLD_MAX_S, resume_collections)
         self._link_host()
         loaded = register_themes(self)
         if loaded.problems:
