@@ -5,7 +5,9 @@ printing realistic SGLang lines at `--rate` lines/s for `--seconds`; the local s
 journal, `LocalHost.journal` follows it, and the real app (`make_app`, headless, with the real program's
 `ui.gc_policy`) reads it through its own journal worker (`HostLink`) into the pane — while a key is pressed every
 `--key-interval` s (tab switches, scrolling). The keys of the quiet part are the anchor, measured in the same run.
-Lines sent (the producer's last line says how many) are compared with the journal pane's own count.
+Lines sent (the producer's last line says how many) are compared with the journal pane's own count. The panel
+parses the journal in a child process (`loop.journal_offload`): its CPU and peak RSS are printed beside the
+panel's, and the RSS target counts both.
 `--host-app`: the pane alone in a stand-in app, records pushed straight into it (no host, no worker).
 Keys are typed as a terminal types them (`type_key`: the driver posts each Key event; nothing waits for idle).
 Key-to-screen latency is the time from just before the key is posted to the end of the first screen
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import resource
 import socket
@@ -201,6 +204,45 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def parser_child() -> int | None:
+    """The pid of this process's journal-parsing child (`loop.journal_child`), if one runs."""
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == me and b"specdec_tui.loop.journal_child" in cmdline:
+            return int(entry.name)
+    return None
+
+
+def child_cpu_seconds(pid: int | None) -> float:
+    """CPU seconds (user + system) of `pid` so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_peak_mb(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
@@ -236,7 +278,13 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
         others = 0  # journal lines the pane counts that the producer did not flood
         sent: int | None = None
         flood_began: float | None = None
-        cpu_marks: list[tuple[float, float]] = []  # (wall, this process's CPU) at the flood's start and end
+        cpu_marks: list[tuple[float, float, float]] = []  # (wall, this process's CPU, the parser child's) at the marks
+        child: list[int | None] = [None]
+        child_mb = 0.0
+
+        def mark() -> tuple[float, float, float]:
+            child[0] = child[0] or parser_child()
+            return time.perf_counter(), cpu_seconds(), child_cpu_seconds(child[0])
 
         def hook(message: Message) -> None:
             nonlocal others, sent, flood_began
@@ -247,17 +295,17 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
                         continue
                     others += 1
                     if record.message == "FLOOD-START":
-                        flood_began = time.perf_counter()
-                        cpu_marks.append((flood_began, cpu_seconds()))
+                        cpu_marks.append(mark())
+                        flood_began = cpu_marks[-1][0]
                     elif record.message.startswith("FLOOD-DONE "):
                         sent = int(record.message.split()[1])
-                        cpu_marks.append((time.perf_counter(), cpu_seconds()))
+                        cpu_marks.append(mark())
 
         async with app.run_test(size=size, headless=True, message_hook=hook) as pilot:
             await pilot.pause(0.5)
             await pilot.press("2")
-            start = time.perf_counter()
-            cpu_marks.append((start, cpu_seconds()))
+            cpu_marks.append(mark())
+            start = cpu_marks[-1][0]
             for i in range(int((quiet + seconds) / key_interval)):
                 await asyncio.sleep(max(0.0, start + i * key_interval - time.perf_counter()))
                 timing.pressed()
@@ -267,6 +315,7 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
                 await pilot.pause(0.2)
             await pilot.pause(1.0)
             received = app.main.journal_pane.received - others
+            child_mb = child_peak_mb(child[0])
             full_collections = app.heap.collections if app.heap is not None else 0
             elapsed = time.perf_counter() - start
         await host.close()
@@ -290,13 +339,17 @@ async def run_real(seconds: float, rate: int, key_interval: float, size: tuple[i
                         for name, v in timing.by_key(after=began).items())
     print(f"  flood, by key (ms): {per_key}")
     if len(cpu_marks) == 3:
-        (wq, cq), (w0, c0), (w1, c1) = cpu_marks
+        (wq, cq, _), (w0, c0, k0), (w1, c1, k1) = cpu_marks
         print(f"panel CPU: quiet journal with the keys {(c0 - cq) / (w0 - wq) * 100:.0f}% of a core; while the lines "
               f"arrived {(c1 - c0) / (w1 - w0) * 100:.0f}% over {w1 - w0:.1f} s, "
               f"{(c1 - c0) / max(received, 1) * 1e6:.1f} µs per line (both threads, keys included)")
-    print(f"peak RSS: {peak_mb:.0f} MB; full collections run by the panel's gc policy: {full_collections}")
+        print(f"journal parser (child process) CPU while the lines arrived: {(k1 - k0) / (w1 - w0) * 100:.0f}% of a core, "
+              f"{(k1 - k0) / max(received, 1) * 1e6:.1f} µs per line" if child[0] else
+              "journal parser: no child process (parsed in the panel's process)")
+    print(f"peak RSS: {peak_mb:.0f} MB (the parser child: {child_mb:.0f} MB); "
+          f"full collections run by the panel's gc policy: {full_collections}")
     target = 100 if rate <= 5000 else 150
-    ok = p99 < target and peak_mb < 200 and sent == received
+    ok = p99 < target and peak_mb + child_mb < 200 and sent == received
     print(f"targets (p99 < {target} ms, RSS < 200 MB, no line lost):", "met" if ok else "NOT met")
     return 0 if ok else 1
 

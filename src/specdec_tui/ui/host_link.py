@@ -67,13 +67,16 @@ class HostLink:
             self.app.post_message(m.ServiceInactive(status))
 
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
-        """Batches of parsed lines and the stats folded from them (parsed and formatted in slices by the feed).
-        The SGLang log parser comes with the journal, after the first frame (the link is built before it)."""
-        from specdec_tui.loop.journal_feed import next_turn, parsed_batches
+        """Batches of parsed lines and the stats folded from them, parsed and formatted in a child process
+        (`loop.journal_offload`; in slices on this loop if no child can start). The parser comes with the
+        journal, after the first frame (the link is built before it)."""
+        from specdec_tui.loop.journal_feed import next_turn
+        from specdec_tui.loop.journal_offload import offloaded_batches
         from specdec_tui.ui.widgets.journal_lines import format_record
 
+        display = f"{format_record.__module__}:{format_record.__qualname__}"
         try:
-            async for batch in parsed_batches(source, display=format_record, pause=self.pause or next_turn):
+            async for batch in offloaded_batches(source, display=display, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                 if batch.stats is not None:

@@ -1,0 +1,88 @@
+"""The journal's parsing in a child process: records come in on stdin, parsed batches go out on stdout.
+
+Why a process (issue 16): parsing, folding and formatting SGLang lines is pure Python, and under a flood of
+20,000 lines a second it took ~40 % of the panel's core (measured with py-spy on a 2-core machine), on the
+same event loop that answers keys; a thread would only have taken the GIL from it. In a child the work runs on
+the machine's other core, and the panel only reads finished batches (`journal_offload` is the parent's side).
+
+Frames both ways: a 4-byte big-endian length, then a pickle (the two ends are this package, same version).
+In: a list of `JournalRecord` field tuples. Out: `(records taken, kinds, display lines, LogStats or None)` for
+each batch `journal_feed.parsed_batches` makes, in order. The display formatter is named on the command line
+(`module:function`), as the panel's own lives in its UI layer:
+
+    python -m specdec_tui.loop.journal_child specdec_tui.ui.widgets.journal_lines:format_record
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import pickle
+import struct
+import sys
+from collections.abc import AsyncIterator
+from typing import BinaryIO, cast
+
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.loop.journal_feed import Display, parsed_batches
+
+HEADER = struct.Struct(">I")
+RecordFields = tuple[object, ...]  # JournalRecord's fields, in order
+
+
+def frame(payload: object) -> bytes:
+    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(data)) + data
+
+
+async def read_frames(stream: asyncio.StreamReader) -> AsyncIterator[object]:
+    """The payloads on `stream`, until it ends (a frame cut short counts as the end)."""
+    while True:
+        try:
+            head = await stream.readexactly(HEADER.size)
+            body = await stream.readexactly(HEADER.unpack(head)[0])
+        except asyncio.IncompleteReadError:
+            return
+        yield pickle.loads(body)
+
+
+def as_fields(record: JournalRecord) -> RecordFields:
+    """A record as plain values (pickled in C; a slots dataclass pickles through Python code)."""
+    return (record.cursor, record.timestamp, record.message, record.priority, record.pid, record.kind, record.node)
+
+
+def resolve_display(name: str) -> Display:
+    module, _, function = name.partition(":")
+    return cast(Display, getattr(importlib.import_module(module), function))
+
+
+async def _records(stream: asyncio.StreamReader) -> AsyncIterator[JournalRecord]:
+    async for fields in read_frames(stream):
+        for values in cast(list[RecordFields], fields):
+            yield JournalRecord(*values)  # type: ignore[arg-type]
+
+
+async def serve(display: Display | None, stdin: asyncio.StreamReader, stdout: BinaryIO) -> None:
+    """Parse what comes on `stdin` until it ends; each batch written (and flushed) as soon as it is made."""
+    async for batch in parsed_batches(_records(stdin), display=display):
+        stdout.write(frame((len(batch.records), batch.kinds, batch.lines, batch.stats)))
+        stdout.flush()
+
+
+async def _main(display_name: str) -> None:
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader(limit=1 << 22)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+    await serve(resolve_display(display_name) if display_name else None, stdin, sys.stdout.buffer)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        asyncio.run(_main(argv[1] if len(argv) > 1 else ""))
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0  # the panel went away first
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,87 @@
+"""The journal parsed in a child process (issue 16): every record comes back once, in order, with the kinds, the
+display lines and the stats the panel's own in-process parsing gives; a child that dies is said in words; where no
+child can start, the same batches come from this process."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from specdec_tui.hosts.base import HostError, JournalRecord
+from specdec_tui.loop import journal_offload
+from specdec_tui.loop.journal_feed import parsed_batches
+from specdec_tui.loop.journal_offload import JournalParserError, offloaded_batches
+from specdec_tui.ui.widgets.journal_lines import format_record
+
+DISPLAY = f"{format_record.__module__}:{format_record.__qualname__}"
+DECODE = ("[2026-12-03 14:00:{s:02d} TP0] Decode batch, #running-req: {run}, #token: 900, token usage: 0.12, "
+          "accept len: 2.75, accept rate: 0.69, cuda graph: True, gen throughput (token/s): {gen}.40, #queue-req: 2, ")
+ACCESS = 'INFO:     127.0.0.1:40000 - "POST /v1/completions HTTP/1.1" 200 OK'
+ERROR = "[2026-12-03 14:00:59 TP0] Scheduler hit an exception: RuntimeError: CUDA error: out of memory"
+
+
+def journal(n: int) -> list[JournalRecord]:
+    records = []
+    for i in range(n):
+        message = DECODE.format(s=i % 60, run=i % 30, gen=700 + i % 300) if i % 3 else ACCESS
+        records.append(JournalRecord(cursor=f"c{i}", timestamp=datetime(2026, 12, 3, 14, 0, i % 60), message=message,
+                                     node="n1" if i % 7 == 0 else None))
+    records.append(JournalRecord(cursor="m", timestamp=datetime(2026, 12, 3, 14, 1), message="restart requested",
+                                 kind="marker"))
+    records.append(JournalRecord(cursor="e", timestamp=datetime(2026, 12, 3, 14, 1), message=ERROR))
+    return records
+
+
+async def source(records: list[JournalRecord]):
+    for record in records:
+        yield record
+
+
+async def gather(batches) -> tuple[list[JournalRecord], list[str], list[str], object]:
+    records, kinds, lines, stats = [], [], [], None
+    async for batch in batches:
+        records.extend(batch.records)
+        kinds.extend(batch.kinds)
+        lines.extend(batch.lines)
+        stats = batch.stats or stats
+    return records, kinds, lines, stats
+
+
+async def test_the_child_gives_back_every_record_in_order_as_the_panel_would_parse_it() -> None:
+    records = journal(5_000)
+    there = await gather(offloaded_batches(source(records), display=DISPLAY))
+    here = await gather(parsed_batches(source(records), display=format_record))
+    assert there[0] == records  # the very records, once each, in order
+    assert there[1:3] == here[1:3]  # kinds and display lines
+    assert there[3] == here[3] and there[3].decode_lines == 3_333  # the stats folded from every line
+    assert "out of memory" in there[2][-1] and "restart requested" in there[2][-2]
+
+
+async def test_a_child_that_cannot_parse_is_said_in_words() -> None:
+    with pytest.raises(JournalParserError) as raised:
+        await gather(offloaded_batches(source(journal(10)), display="no_such_module:format"))
+    assert str(raised.value) == "the journal parser stopped (exit code 1): ModuleNotFoundError: No module named 'no_such_module'"
+
+
+async def test_the_journal_failing_is_raised_after_what_came_before() -> None:
+    async def breaks():
+        for record in journal(20):
+            yield record
+        raise HostError("journal lost", "reconnect")
+
+    got: list[JournalRecord] = []
+    with pytest.raises(HostError, match="journal lost"):
+        async for batch in offloaded_batches(breaks(), display=DISPLAY):
+            got.extend(batch.records)
+    assert got == journal(20)
+
+
+async def test_without_a_child_the_same_batches_come_from_this_process(monkeypatch) -> None:
+    async def no_child(display: str):
+        return None
+
+    monkeypatch.setattr(journal_offload, "start_child", no_child)
+    records = journal(300)
+    got = await gather(offloaded_batches(source(records), display=DISPLAY))
+    assert got[0] == records and got[2] == (await gather(parsed_batches(source(records), display=format_record)))[2]
