@@ -6,7 +6,7 @@ from textual.widgets import DataTable, Input, Select, TabbedContent
 
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.ui.widgets.flag_form import FlagForm, widget_id
-from specdec_tui.ui.widgets.journal_pane import JournalLog
+from specdec_tui.ui.widgets.journal_log import JournalLog
 
 from .ui_helpers import offline_app, started, wait_for
 
