@@ -102,3 +102,28 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
     finally:
         keeper.close()
     assert keeper._noticed not in gc.callbacks
+
+
+def test_the_panel_verb_holds_the_collector_while_it_starts_and_gives_it_back(monkeypatch) -> None:
+    """`specdec-tui` (the panel) starts with the collector held, and it is back on when the start fails in words;
+    `--demo --headless` (no panel) leaves it alone."""
+    import argparse
+
+    import pytest
+
+    from specdec_tui.cli import tui_cmd
+    from specdec_tui.cli.errors import CliError
+
+    seen: list[bool] = []
+
+    def start(args: argparse.Namespace) -> int:
+        seen.append(gc.isenabled())
+        raise CliError("no such host")
+
+    monkeypatch.setattr(tui_cmd, "_run_panel", start)
+    monkeypatch.setattr(tui_cmd, "run_demo", lambda args: seen.append(gc.isenabled()) or 0)
+    with pytest.raises(CliError):
+        tui_cmd.run(argparse.Namespace(demo=False, headless=False))
+    assert seen == [False] and gc.isenabled()
+    tui_cmd.run(argparse.Namespace(demo=True, headless=True))
+    assert seen == [False, True]

@@ -4,12 +4,17 @@ child can start, the same batches come from this process."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import shutil
+import sys
 from datetime import datetime
 
 import pytest
 
 from specdec_tui.hosts.base import HostError, JournalRecord
 from specdec_tui.loop import journal_offload
+from specdec_tui.loop.journal_child import as_fields
 from specdec_tui.loop.journal_feed import parsed_batches
 from specdec_tui.loop.journal_offload import JournalParserError, offloaded_batches
 from specdec_tui.ui.widgets.journal_lines import format_record
@@ -58,10 +63,59 @@ async def test_the_child_gives_back_every_record_in_order_as_the_panel_would_par
     assert "out of memory" in there[2][-1] and "restart requested" in there[2][-2]
 
 
-async def test_a_child_that_cannot_parse_is_said_in_words() -> None:
+def spy_on_children(monkeypatch) -> list:
+    """The parsing children started from now on (their `Process`), as `offloaded_batches` starts them."""
+    started: list = []
+    real = journal_offload.start_child
+
+    async def start(display: str):
+        child = await real(display)
+        started.append(child)
+        return child
+
+    monkeypatch.setattr(journal_offload, "start_child", start)
+    return started
+
+
+async def test_a_child_that_dies_is_said_in_words(monkeypatch) -> None:
+    started = spy_on_children(monkeypatch)
+
+    async def endless():
+        i = 0
+        while True:
+            yield journal(1)[0]
+            i += 1
+            if i % 100 == 0:
+                await asyncio.sleep(0.01)
+
     with pytest.raises(JournalParserError) as raised:
-        await gather(offloaded_batches(source(journal(10)), display="no_such_module:format"))
-    assert str(raised.value) == "the journal parser stopped (exit code 1): ModuleNotFoundError: No module named 'no_such_module'"
+        async for _ in offloaded_batches(endless(), display=DISPLAY):
+            started[0].kill()
+    assert str(raised.value) == "the journal parser stopped (exit code -9); start the panel again to follow the journal"
+
+
+async def test_stopping_the_reader_stops_the_child(monkeypatch) -> None:
+    started = spy_on_children(monkeypatch)
+    batches = offloaded_batches(source(journal(3_000)), display=DISPLAY)
+    await anext(batches)
+    await batches.aclose()  # the journal worker cancelled: a host switch, the panel quitting
+    assert started[0].returncode is not None
+
+
+async def test_a_child_that_cannot_start_leaves_the_parsing_to_this_process(monkeypatch) -> None:
+    """An interpreter that exits before the child says READY (here /bin/false): the same batches, parsed here."""
+    started = spy_on_children(monkeypatch)
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))
+    records = journal(300)
+    got = await gather(offloaded_batches(source(records), display=DISPLAY))
+    assert started == [None]
+    assert got[0] == records and got[2] == (await gather(parsed_batches(source(records), display=format_record)))[2]
+
+
+def test_records_travel_as_their_fields_in_the_dataclass_order() -> None:
+    record = journal(1)[0]
+    assert as_fields(record) == tuple(getattr(record, f.name) for f in dataclasses.fields(JournalRecord))
+    assert JournalRecord(*as_fields(record)) == record
 
 
 async def test_the_journal_failing_is_raised_after_what_came_before() -> None:
@@ -75,13 +129,3 @@ async def test_the_journal_failing_is_raised_after_what_came_before() -> None:
         async for batch in offloaded_batches(breaks(), display=DISPLAY):
             got.extend(batch.records)
     assert got == journal(20)
-
-
-async def test_without_a_child_the_same_batches_come_from_this_process(monkeypatch) -> None:
-    async def no_child(display: str):
-        return None
-
-    monkeypatch.setattr(journal_offload, "start_child", no_child)
-    records = journal(300)
-    got = await gather(offloaded_batches(source(records), display=DISPLAY))
-    assert got[0] == records and got[2] == (await gather(parsed_batches(source(records), display=format_record)))[2]

@@ -110,6 +110,30 @@ async def test_keys_read_together_with_a_tab_land_in_the_field_the_tab_moved_to(
         assert app.focused is topk and algorithm.value == "NEXTN"
 
 
+def click_at(app: SpecdecApp, widget: Input) -> None:
+    """A mouse click on `widget` as the driver posts it (button down, then up), not waiting for anything."""
+    x, y = widget.region.x + 1, widget.region.y
+    for kind in (events.MouseDown, events.MouseUp):
+        app.post_message(kind(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
+
+
+async def test_a_click_right_after_keys_comes_after_them() -> None:
+    """Keys typed, then a click on another field before the panel caught up: the keys land in the field they were
+    typed in, the click then moves the focus (it waited behind the keys; it used to overtake them)."""
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        steps = await focus_field(pilot, app, STEPS)
+        topk = field(app, "speculative-eagle-topk")
+        burst(app, "end", "backspace", "7", "backspace", "6")
+        click_at(app, topk)
+
+        def shown() -> tuple[str, ...]:
+            return steps.value, topk.value, str(unit_flags(app).get(STEPS))
+
+        await settle(pilot, app, lambda: shown() == ("6", "1", "6") and app.focused is topk, "steps 6, then the focus on top-k")
+
+
 async def test_a_longer_burst_keeps_every_key_and_the_cursor() -> None:
     """Editing keys (BackSpace, Home, End) read together with characters act in typing order."""
     app = offline_app()

@@ -6,8 +6,9 @@ same event loop that answers keys; a thread would only have taken the GIL from i
 the machine's other core, and the panel only reads finished batches (`journal_offload` is the parent's side).
 
 Frames both ways: a 4-byte big-endian length, then a pickle (the two ends are this package, same version).
-In: a list of `JournalRecord` field tuples. Out: `(records taken, kinds, display lines, LogStats or None)` for
-each batch `journal_feed.parsed_batches` makes, in order. The display formatter is named on the command line
+In: a list of `JournalRecord` field tuples. Out: first READY (the formatter was found), then
+`(records taken, kinds, display lines, LogStats or None)` for each batch `journal_feed.parsed_batches` makes,
+in order. The display formatter is named on the command line
 (`module:function`), as the panel's own lives in its UI layer:
 
     python -m specdec_tui.loop.journal_child specdec_tui.ui.widgets.journal_lines:format_record
@@ -27,6 +28,7 @@ from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.loop.journal_feed import Display, parsed_batches
 
 HEADER = struct.Struct(">I")
+READY = "ready"  # the child's first frame: it is parsing (a child that cannot start says nothing and exits)
 RecordFields = tuple[object, ...]  # JournalRecord's fields, in order
 
 
@@ -47,7 +49,8 @@ async def read_frames(stream: asyncio.StreamReader) -> AsyncIterator[object]:
 
 
 def as_fields(record: JournalRecord) -> RecordFields:
-    """A record as plain values (pickled in C; a slots dataclass pickles through Python code)."""
+    """A record as plain values, in `JournalRecord`'s field order (pickled in C; a slots dataclass pickles through
+    Python code). tests/test_journal_offload.py checks the order against the dataclass."""
     return (record.cursor, record.timestamp, record.message, record.priority, record.pid, record.kind, record.node)
 
 
@@ -73,7 +76,10 @@ async def _main(display_name: str) -> None:
     loop = asyncio.get_running_loop()
     stdin = asyncio.StreamReader(limit=1 << 22)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
-    await serve(resolve_display(display_name) if display_name else None, stdin, sys.stdout.buffer)
+    display = resolve_display(display_name) if display_name else None
+    sys.stdout.buffer.write(frame(READY))
+    sys.stdout.buffer.flush()
+    await serve(display, stdin, sys.stdout.buffer)
 
 
 def main(argv: list[str]) -> int:

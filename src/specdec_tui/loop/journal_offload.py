@@ -5,8 +5,10 @@ ships records in small batches; what comes back is one `ParsedBatch` per batch t
 records sent (kept here, in order, until their batch returns). Nothing is dropped: when the child falls behind,
 the parent's writes wait, the journal reader waits, and the lines wait in the journal.
 
-When no child can be started, the same batches are parsed on this event loop (`journal_feed.parsed_batches`),
-which is slower under a flood but the same to whoever reads them.
+When no child starts (it cannot be run, or it exits before saying READY: an interpreter that cannot import
+this package the same way), the same batches are parsed on this event loop (`journal_feed.parsed_batches`),
+slower under a flood but the same to whoever reads them. A child that dies later stops the journal with the
+error in words (`JournalParserError`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import cast
 
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.loop.journal_child import as_fields, frame, read_frames
+from specdec_tui.loop.journal_child import READY, as_fields, frame, read_frames, resolve_display
 from specdec_tui.loop.journal_feed import ParsedBatch, Pause, batched, next_turn, parsed_batches
 
 SHIP_WINDOW_S = 0.01  # a record waits at most this long here before it goes to the child (the child batches too)
 SHIP_MAX_LINES = 1_000
+READY_WITHIN_S = 20.0  # a child that has not said READY by then is not used
 STDERR_KEPT = 300  # characters of the child's last line (its error), for the message when it dies
 
 
@@ -33,14 +36,32 @@ class JournalParserError(RuntimeError):
 
 
 async def start_child(display: str) -> asyncio.subprocess.Process | None:
-    """The parsing child, or None when none can be started (then the caller parses in-process)."""
+    """The parsing child once it has said READY, or None when it cannot run or did not (then the caller parses
+    in-process)."""
     try:
-        return await asyncio.create_subprocess_exec(
+        child = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "specdec_tui.loop.journal_child", display,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=1 << 22)
     except OSError:
         return None
+    assert child.stdout is not None
+    frames = read_frames(child.stdout)
+    try:
+        first = await asyncio.wait_for(anext(frames, None), READY_WITHIN_S)
+    except TimeoutError:
+        first = None
+    if first == READY:
+        return child
+    await _stop(child)
+    return None
+
+
+async def _stop(child: asyncio.subprocess.Process) -> None:
+    if child.returncode is None:
+        child.kill()
+        with contextlib.suppress(Exception):
+            await child.wait()
 
 
 async def offloaded_batches(source: AsyncIterator[JournalRecord], *, display: str,
@@ -49,11 +70,7 @@ async def offloaded_batches(source: AsyncIterator[JournalRecord], *, display: st
     formatter as `module:function`; `pause` is for the in-process fallback's slices."""
     child = await start_child(display)
     if child is None:
-        module, _, function = display.partition(":")
-        import importlib
-
-        formatter = getattr(importlib.import_module(module), function)
-        async for batch in parsed_batches(source, display=formatter, pause=pause):
+        async for batch in parsed_batches(source, display=resolve_display(display), pause=pause):
             yield batch
         return
     stdin, stdout, stderr = child.stdin, child.stdout, child.stderr
@@ -87,12 +104,10 @@ async def offloaded_batches(source: AsyncIterator[JournalRecord], *, display: st
         if code != 0 or sent:
             said = (await stderr.read()).decode(errors="replace").strip().splitlines()
             last = said[-1][-STDERR_KEPT:] if said else ""  # the error's own line, not the traceback above it
-            raise JournalParserError(f"the journal parser stopped (exit code {code})" + (f": {last}" if last else ""))
+            raise JournalParserError(f"the journal parser stopped (exit code {code}" + (f": {last}" if last else "")
+                                     + "); start the panel again to follow the journal")
     finally:
         shipper.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await shipper
-        if child.returncode is None:
-            child.kill()
-            with contextlib.suppress(Exception):
-                await child.wait()
+        await _stop(child)

@@ -34,7 +34,7 @@ from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
-from specdec_tui.ui.input_order import InputInOrder, is_typed
+from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
@@ -206,17 +206,18 @@ class SpecdecApp(App[None]):
         self.set_interval(HEAP_TICK_S, self.heap.tick)
 
     async def on_event(self, event: events.Event) -> None:
-        if is_typed(event) and self.input_order.hold(event):
-            return  # the key before it is still on its way (ui.input_order)
+        if (is_typed(event) or is_click(event)) and self.input_order.hold(event):
+            return  # a key before it is still on its way (ui.input_order)
         await self._handle_event(event)
 
     async def _handle_event(self, event: events.Event) -> None:
-        typed = is_typed(event)
+        typed, click = is_typed(event), is_click(event)
         target = (self.focused or self.screen) if typed else None
         await super().on_event(event)
-        if typed:
-            handed_on = target is not None and event.is_forwarded
-            await self.input_order.sent(event, target.ancestors_with_self if handed_on else [])
+        if typed and target is not None and event.is_forwarded:
+            await self.input_order.sent(event, target.ancestors_with_self)
+        elif typed or click:
+            await self.input_order.sent(event, [])  # handled where it arrived (a priority binding, a click)
         if self.heap is not None and isinstance(event, events.Key):
             # after the frame that shows the key's effect, and after whatever else waited for that frame
             self.call_after_refresh(self.call_later, self.heap.key_answered)

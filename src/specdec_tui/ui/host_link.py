@@ -4,8 +4,8 @@ trial loop's intents. Each worker only posts `ui.messages`; it never touches a w
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.worker import Worker
@@ -17,7 +17,8 @@ from specdec_tui.loop.events import LoopEvent, Step, StepFailed
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 
-Pause = Callable[[], Awaitable[None]]  # as `loop.journal_feed.Pause` (not imported here: the feed loads after the first frame)
+if TYPE_CHECKING:  # the feed itself loads with the journal, after the first frame
+    from specdec_tui.loop.journal_feed import Pause
 
 
 class HostLink:
