@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.notifications import Notify
 from textual.theme import Theme
-from textual.widgets import Input, Select, TabbedContent, Tabs
+from textual.widgets import TabbedContent
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.paths import sessions_dir
@@ -34,6 +34,7 @@ from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
+from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
@@ -88,6 +89,7 @@ class SpecdecApp(App[None]):
         self.loop: TrialLoop | None = None  # built on mount, from the config as it is then
         self.link: HostLink | None = None
         self.sessions = SessionSide(self)
+        self.host_actions = HostActions(self)
         self.renderer = LoopRenderer(self)
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
@@ -389,84 +391,22 @@ class SpecdecApp(App[None]):
             return
         self._saved_theme = theme.name
 
-    # -- actions: intents to the loop -----------------------------------------------------------
-    def _refused(self, what: Busy) -> bool:
-        """Offline, or the loop is busy: say so and return True."""
-        if self.loop is None:
-            self.notify("This is an offline session: there is no host to act on. Start with --host NAME.", severity="warning")
-            return True
-        why = self.loop.refusal(what)
-        if why is not None:
-            self.notify(why, severity="warning")
-            return True
-        return False
-
+    # -- actions: intents to the loop (ui.host_actions) ------------------------------------------
     async def action_push(self) -> None:
-        if self.loop is None:
-            self._refused(Busy.PUSH)
-            return
-        pane = await self.edit_pane()  # p right at start: pushes the form's edit once it is there
-        if pane is None:
-            return
-        if not pane.running_text:  # p before the host's unit was read: not "the unit does not parse"
-            self.notify(f"Not pushed: the unit is still being read from {self.host_name}.", severity="warning")
-            return
-        if pane.errors:
-            listed = "; ".join(i.message for i in pane.errors)
-            self.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed}. Fix them first (f applies a suggested fix).",
-                        severity="error", title="Push refused")
-            return
-        if not pane.dirty:
-            self.notify("Nothing to push: the edit matches the unit on the host. Press r to restart anyway.", severity="warning")
-            return
-        if self.bench_running:
-            def go(yes: bool | None) -> None:
-                if yes and self.link is not None:
-                    self.link.cancel_bench()
-                    self.call_after_refresh(self.action_push)  # once the cancel has been recorded
-
-            self.push_screen(ConfirmScreen("A benchmark is running. Push (and restart, which stops the benchmark)?", yes="Push"), go)
-            return
-        if self._refused(Busy.PUSH) or self.link is None:
-            return
-        self.link.push(pane.text)
+        await self.host_actions.push()
 
     def action_restart(self) -> None:
-        if self._refused(Busy.RESTART) or self.link is None:
-            return
-        self.marker("restart requested")
-        self.link.restart()
+        self.host_actions.restart()
 
     async def action_rollback(self) -> None:
-        if self._refused(Busy.ROLLBACK) or self.host is None or self.loop is None:
-            return
-
-        def go(yes: bool | None) -> None:
-            if yes and self.link is not None and not self._refused(Busy.ROLLBACK):
-                self.link.rollback()
-
-        from specdec_tui.loop.rollback_preview import rollback_preview
-
-        pane = await self.edit_pane()
-        if pane is None:
-            return
-        running = self.loop.running_text or pane.running_text
-        preview = await rollback_preview(self.host, running, self.session)
-        question = (preview.describe(self.unit_name, self.host_name) if preview is not None else
-                    f"Roll {self.unit_name} back to the previous version on {self.host_name} and restart it?")
-        self.push_screen(ConfirmScreen(question, yes="Roll back"), go)
+        await self.host_actions.rollback()
 
     def action_bench(self) -> None:
-        if self.loop is None:
-            self.notify("This is an offline session: there is nothing to benchmark.", severity="warning")
-            return
-        if self._refused(Busy.BENCH) or self.link is None:
-            return
-        self.link.bench()
+        self.host_actions.bench()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_bench":
-            return self.bench_running and self.screen is self.main_or_none and not self._escape_is_local()
+            return self.bench_running and self.screen is self.main_or_none and not self.host_actions.escape_is_local()
         if action in HOST_ACTIONS:
             # offline there is no host to act on, and the compare screen shows saved trials: the footer does not
             # offer what cannot happen there (False hides the key)
@@ -477,33 +417,11 @@ class SpecdecApp(App[None]):
             return not isinstance(self.screen, CompareScreen)
         return True
 
-    def _escape_is_local(self) -> bool:
-        """True when escape closes something under the cursor first: the journal filter or an open dropdown."""
-        focused = self.focused
-        if focused is None:
-            return False
-        for node in focused.ancestors_with_self:
-            if isinstance(node, Select) and node.expanded:
-                return True
-            if node.id == "journal-pane" and node.has_class("-filtering"):
-                return True
-        return False
-
     def action_cancel_bench(self) -> None:
-        self.action_cancel()
+        self.host_actions.cancel()
 
     def action_cancel(self) -> None:
-        """Cancel the running benchmark; with none, leave the text field so single keys work again: the focus goes
-        to the tab bar. Also when no widget has it (the flag form rebuilding its rows under the cursor): the
-        field it would give the focus back to is where the user just asked to leave (FlagForm.show_values)."""
-        if not self.bench_running or self.link is None:
-            from textual.widgets import TextArea  # the editor's module: not imported before the form is there
-
-            focused, main = self.focused, self.main_or_none
-            if main is not None and (isinstance(focused, (Input, TextArea, Select)) or (focused is None and self.screen is main)):
-                main.query_one(Tabs).focus()
-            return
-        self.link.cancel_bench()
+        self.host_actions.cancel()
 
     def action_save_session(self) -> None:
         if self.session_path is None:
@@ -536,21 +454,10 @@ class SpecdecApp(App[None]):
         self.sessions.replay()
 
     def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
-        """The Bench tab's curves: the trial being measured (or the newest measured one), and beside it the trial
-        under the Trials tab's cursor (else the one before it) — the comparison the operator is making."""
-        from specdec_tui.core.compare import trial_label
+        from specdec_tui.core.compare import chart_series
 
-        measured = [t for t in self.session.trials if t.levels]
-        running = self.loop.trial if self.loop is not None and self.loop.trial is not None else None
-        current = running if running is not None and running.levels else (measured[-1] if measured else None)
-        if current is None:
-            return []
-        chosen = next((t for t in measured if t.id == self.compared_trial_id and t is not current), None)
-        before = [t for t in measured if t is not current and t.id < current.id]
-        other = chosen or (before[-1] if before else None)
-        live = " (running)" if current is running else ""
-        series = [(f"#{other.id} {trial_label(other)}", list(other.levels))] if other is not None else []
-        return [*series, (f"#{current.id} {trial_label(current)}{live}", list(current.levels))]
+        return chart_series(list(self.session.trials), self.loop.trial if self.loop is not None else None,
+                            self.compared_trial_id)
 
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
         self.compared_trial_id = message.trial_id

@@ -77,11 +77,6 @@ class InputInOrder:
         else:
             self._quiet.clear()
 
-    @property
-    def held(self) -> int:
-        """Inputs waiting for the one before them."""
-        return len(self._held)
-
     def hold(self, event: events.Event) -> bool:
         """True when `event` must wait (another is still on its way): it is kept and sent later."""
         if self._on_its_way is None and not self._held:

@@ -1,0 +1,121 @@
+"""The host's keys, a collaborator of `SpecdecApp`: `p` push, `r` restart, `u` rollback, `b` bench, `escape`
+cancel — each checks what the user sees (an offline session, a busy loop, a form with errors, nothing to push)
+and says in words why it does nothing, else hands the intent to the host link (`ui.host_link`), which runs it
+in the trial loop. Textual looks actions up on the app, whose `action_*` methods call these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.widgets import Input, Select, Tabs
+
+from specdec_tui.loop.events import Busy
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+
+if TYPE_CHECKING:  # the app composes this; a type-only import, no cycle at run time
+    from specdec_tui.ui.app import SpecdecApp
+
+
+class HostActions:
+    def __init__(self, app: SpecdecApp) -> None:
+        self.app = app
+
+    def refused(self, what: Busy) -> bool:
+        """Offline, or the loop is busy: say so and return True."""
+        if self.app.loop is None:
+            self.app.notify("This is an offline session: there is no host to act on. Start with --host NAME.", severity="warning")
+            return True
+        why = self.app.loop.refusal(what)
+        if why is not None:
+            self.app.notify(why, severity="warning")
+            return True
+        return False
+
+    async def push(self) -> None:
+        if self.app.loop is None:
+            self.refused(Busy.PUSH)
+            return
+        pane = await self.app.edit_pane()  # p right at start: pushes the form's edit once it is there
+        if pane is None:
+            return
+        if not pane.running_text:  # p before the host's unit was read: not "the unit does not parse"
+            self.app.notify(f"Not pushed: the unit is still being read from {self.app.host_name}.", severity="warning")
+            return
+        if pane.errors:
+            listed = "; ".join(i.message for i in pane.errors)
+            self.app.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed}. "
+                            "Fix them first (f applies a suggested fix).", severity="error", title="Push refused")
+            return
+        if not pane.dirty:
+            self.app.notify("Nothing to push: the edit matches the unit on the host. Press r to restart anyway.", severity="warning")
+            return
+        if self.app.bench_running:
+            def go(yes: bool | None) -> None:
+                if yes and self.app.link is not None:
+                    self.app.link.cancel_bench()
+                    self.app.call_after_refresh(self.app.action_push)  # once the cancel has been recorded
+
+            self.app.push_screen(ConfirmScreen("A benchmark is running. Push (and restart, which stops the benchmark)?", yes="Push"), go)
+            return
+        if self.refused(Busy.PUSH) or self.app.link is None:
+            return
+        self.app.link.push(pane.text)
+
+    def restart(self) -> None:
+        if self.refused(Busy.RESTART) or self.app.link is None:
+            return
+        self.app.marker("restart requested")
+        self.app.link.restart()
+
+    async def rollback(self) -> None:
+        if self.refused(Busy.ROLLBACK) or self.app.host is None or self.app.loop is None:
+            return
+
+        def go(yes: bool | None) -> None:
+            if yes and self.app.link is not None and not self.refused(Busy.ROLLBACK):
+                self.app.link.rollback()
+
+        from specdec_tui.loop.rollback_preview import rollback_preview
+
+        pane = await self.app.edit_pane()
+        if pane is None:
+            return
+        running = self.app.loop.running_text or pane.running_text
+        preview = await rollback_preview(self.app.host, running, self.app.session)
+        question = (preview.describe(self.app.unit_name, self.app.host_name) if preview is not None else
+                    f"Roll {self.app.unit_name} back to the previous version on {self.app.host_name} and restart it?")
+        self.app.push_screen(ConfirmScreen(question, yes="Roll back"), go)
+
+    def bench(self) -> None:
+        if self.app.loop is None:
+            self.app.notify("This is an offline session: there is nothing to benchmark.", severity="warning")
+            return
+        if self.refused(Busy.BENCH) or self.app.link is None:
+            return
+        self.app.link.bench()
+
+    def escape_is_local(self) -> bool:
+        """True when escape closes something under the cursor first: the journal filter or an open dropdown."""
+        focused = self.app.focused
+        if focused is None:
+            return False
+        for node in focused.ancestors_with_self:
+            if isinstance(node, Select) and node.expanded:
+                return True
+            if node.id == "journal-pane" and node.has_class("-filtering"):
+                return True
+        return False
+
+    def cancel(self) -> None:
+        """Cancel the running benchmark; with none, leave the text field so single keys work again: the focus goes
+        to the tab bar. Also when no widget has it (the flag form rebuilding its rows under the cursor): the
+        field it would give the focus back to is where the user just asked to leave (FlagForm.show_values)."""
+        if not self.app.bench_running or self.app.link is None:
+            from textual.widgets import TextArea  # the editor's module: not imported before the form is there
+
+            focused, main = self.app.focused, self.app.main_or_none
+            if main is not None and (isinstance(focused, (Input, TextArea, Select)) or (focused is None and self.app.screen is main)):
+                main.query_one(Tabs).focus()
+            return
+        self.app.link.cancel_bench()
