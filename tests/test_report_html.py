@@ -85,9 +85,12 @@ async def test_the_report_opens_in_headless_chromium_with_both_charts_drawn(tmp_
                     text: svg.textContent, marks: svg.querySelectorAll('path, use').length};
         }))()"""
         charts = []
-        for _ in range(100):  # until the page has loaded and laid out
+        # Poll until the whole document is parsed and laid out: an SVG element exists (with its width) while the
+        # parser is still inside it, so reading the charts' text before readyState is "complete" can see half a chart.
+        for _ in range(100):
+            loaded = await browser.evaluate("document.readyState") == "complete"
             charts = await browser.evaluate(measure) or []
-            if len(charts) == 2 and all(c["width"] > 100 for c in charts):
+            if loaded and len(charts) == 2 and all(c["width"] > 100 for c in charts):
                 break
             await asyncio.sleep(0.1)
         assert [c["id"] for c in charts] == ["chart-tok-s", "chart-trade-off"]
