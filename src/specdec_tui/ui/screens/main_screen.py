@@ -29,6 +29,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane, Tabs
@@ -86,6 +87,11 @@ class MainScreen(Screen[None]):
     that failed it) reads in one glance with the lines that explain it."""
 
     BINDINGS = MAIN_SCREEN_BINDINGS
+    # Textual's Screen.focused repaints the whole screen on every change (a Reactive's default): a tab switch
+    # moves the focus twice, so it painted every row twice more than its layout did (2 full renders of 160x48,
+    # 30-45 ms each here). A focus change needs no such repaint: the widgets whose focus styles change are
+    # restyled and refreshed on their own (Screen._update_focus_styles), and the footer follows the bindings signal.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     DEFAULT_CSS = """
     MainScreen #journal-row { height: 1fr; }
     MainScreen #journal-pane { width: 1fr; }
