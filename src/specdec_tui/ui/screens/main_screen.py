@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import Reactive
 from textual.screen import Screen
@@ -93,7 +93,7 @@ class MainScreen(Screen[None]):
     # restyled and refreshed on their own (Screen._update_focus_styles), and the footer follows the bindings signal.
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     DEFAULT_CSS = """
-    MainScreen #journal-row { height: 1fr; }
+    MainScreen #journal { layout: horizontal; height: 1fr; }
     MainScreen #journal-pane { width: 1fr; }
     MainScreen #journal-health { display: none; width: 58; border-left: vkey $panel; }
     MainScreen.-wide #journal-health { display: block; }
@@ -171,11 +171,13 @@ class MainScreen(Screen[None]):
         from specdec_tui.ui.widgets.trials_list import TrialsList
 
         content: dict[str, list[Widget]] = {
-            "journal": [Horizontal(JournalPane(id="journal-pane", max_lines=self.journal_lines),
-                                   HealthPane(id="journal-health", classes=HEALTH_VIEW), id="journal-row")],
+            # side by side in the tab pane itself (layout: horizontal), not in a row container of their own: every
+            # container paints and caches all its rows, and those caches are what each full collection walks
+            "journal": [JournalPane(id="journal-pane", max_lines=self.journal_lines),
+                        HealthPane(id="journal-health", classes=HEALTH_VIEW)],
             "health": [HealthPane(id="health-pane", classes=HEALTH_VIEW)],
-            "bench": [Horizontal(Vertical(BenchTable(id="bench-table"), TokChart(id="tok-chart"), id="bench-main"),
-                                 HealthPane(id="health-side", classes=HEALTH_VIEW), id="bench-row")],
+            "bench": [Vertical(BenchTable(id="bench-table"), TokChart(id="tok-chart"), id="bench-main"),
+                      HealthPane(id="health-side", classes=HEALTH_VIEW)],
             "trials": [TrialsList(id="trials-list"), TradeOffChart(id="trade-off-chart")],
             "fleet": [FleetTable(id="fleet-table")],
         }
