@@ -79,6 +79,8 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
         keeper.key_answered()
         assert keeper.collections == 0  # the last full collection is too recent
         clock.now += gc_policy.FULL_EVERY_S
+        keeper.key_answered(more_input=True)
+        assert keeper.collections == 0  # due, but the next key is already on its way: its answer comes first
         keeper.key_answered()
         assert keeper.collections == 1  # due: right after the key's answer
         clock.now += gc_policy.QUIET_AFTER_S / 2
@@ -127,3 +129,30 @@ def test_the_panel_verb_holds_the_collector_while_it_starts_and_gives_it_back(mo
     assert seen == [False] and gc.isenabled()
     tui_cmd.run(argparse.Namespace(demo=True, headless=True))
     assert seen == [False, True]
+
+
+async def test_a_due_full_collection_waits_until_the_key_has_been_handled_and_shown(monkeypatch) -> None:
+    """The collection pauses the loop for 30-100 ms under a flood: run as soon as the App had handed the key on, the
+    key's own widget waited for it (seen in bench/journal_flood.py's slowest keys: the collection started 2 ms after
+    the key was posted). It runs once the key has gone all its way and its frame is drawn."""
+    from textual.widgets import TabbedContent
+
+    from specdec_tui.ui import gc_policy
+    from tests.ui_helpers import offline_app, started
+
+    app = offline_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        seen: list[str] = []
+        monkeypatch.setattr(gc_policy.gc, "collect", lambda *args: seen.append(str(app.screen.query_one(TabbedContent).active)) or 0)
+        keeper = gc_policy.HeapKeeper(last_full=0.0)  # due: the last full collection is long ago, work was done
+        app.heap = keeper
+        try:
+            await pilot.press("2")
+            for _ in range(20):
+                await pilot.pause(0.05)
+                if seen:
+                    break
+        finally:
+            keeper.close()
+    assert seen == ["journal"]  # one collection, and the journal tab was already there when it ran

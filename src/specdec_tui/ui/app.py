@@ -101,7 +101,7 @@ class SpecdecApp(App[None]):
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
         self.heap: HeapKeeper | None = None
-        self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later)
+        self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later, handled=self._input_handled)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
 
@@ -220,9 +220,17 @@ class SpecdecApp(App[None]):
             await self.input_order.sent(event, target.ancestors_with_self)
         elif typed or click:
             await self.input_order.sent(event, [])  # handled where it arrived (a priority binding, a click)
+
+    def _input_handled(self, event: events.Event) -> None:
+        """A key has been handled all along its way (ui.input_order): a full collection that is due runs after the
+        frame that shows its effect, and only if no other key came meanwhile. (Asked for when the App had merely
+        handed the key on, it ran at once, before the key's widget had handled it: the key waited for it.)"""
         if self.heap is not None and isinstance(event, events.Key):
-            # after the frame that shows the key's effect, and after whatever else waited for that frame
-            self.call_after_refresh(self.call_later, self.heap.key_answered)
+            self.call_after_refresh(self.call_later, self._collect_after_answer)
+
+    def _collect_after_answer(self) -> None:
+        if self.heap is not None:
+            self.heap.key_answered(more_input=not self.input_order.idle)
 
     def on_notify(self, message: Notify) -> None:
         """Repaint the screen once a notice has gone: a toast that expired over a widget with nothing new to draw

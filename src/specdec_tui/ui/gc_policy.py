@@ -90,9 +90,12 @@ class HeapKeeper:
         elif info.get("generation") == 1:
             self.middle_since_full += 1
 
-    def key_answered(self) -> None:
+    def key_answered(self, *, more_input: bool = False) -> None:
+        """A key's answer is on screen; with `more_input` (another key already on its way) nothing is collected
+        now: that key's answer comes first."""
         self.last_key = self._now()
-        self._collect_if_due()
+        if not more_input:
+            self._collect_if_due()
 
     def tick(self) -> None:
         if self._now() - self.last_key >= QUIET_AFTER_S:

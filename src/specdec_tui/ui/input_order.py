@@ -54,10 +54,12 @@ def is_click(event: events.Event) -> bool:
 class InputInOrder:
     """One key (or paste) on its way at a time; the rest wait here, in the order they came."""
 
-    def __init__(self, deliver: Deliver, schedule: Schedule, call_later: CallLater) -> None:
+    def __init__(self, deliver: Deliver, schedule: Schedule, call_later: CallLater, *,
+                 handled: Callable[[events.Event], None] | None = None) -> None:
         self._deliver = deliver
         self._schedule = schedule
         self._call_later = call_later
+        self._on_handled = handled  # told of each input once it has been handled (before the next goes out)
         self._held: deque[events.Event] = deque()
         self._on_its_way: events.Event | None = None
         self._watchdog: Timer | None = None
@@ -69,6 +71,11 @@ class InputInOrder:
         What runs in slices calls this between two of them: input goes first."""
         await asyncio.sleep(0)
         await self._quiet.wait()
+
+    @property
+    def idle(self) -> bool:
+        """No input on its way and none waiting."""
+        return self._quiet.is_set()
 
     def _mark(self, event: events.Event | None) -> None:
         self._on_its_way = event
@@ -118,6 +125,8 @@ class InputInOrder:
         App's task, as Textual sends every input (a binding it runs belongs to the App, not to that field)."""
         if event is self._on_its_way:  # else the watchdog let the next one go meanwhile
             self._mark(None)
+            if self._on_handled is not None:
+                self._on_handled(event)
             if not self._call_later(self._send_next):
                 self._held.clear()  # the App is closing: nothing will handle them
                 self._mark(None)
