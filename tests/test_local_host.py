@@ -478,6 +478,32 @@ async def test_a_follower_behind_a_flood_gets_every_line_across_a_rotation_in_bo
     assert 0 < biggest <= 4096 // 100  # a chunk's worth of records at a time, not the whole backlog
 
 
+async def test_a_follower_catching_up_on_a_backlog_lets_the_event_loop_run_between_chunks(tmp_path: Path) -> None:
+    """Issue 16: a reader behind a flood decoded its backlog chunk after chunk without giving the loop back (1 MB,
+    ~5,000 lines, 35-50 ms a chunk on a 2-core machine): the panel's keys and frames waited behind it. Between two
+    chunks, what else is due on the loop runs."""
+    writer = JournalStore(tmp_path / "journal.jsonl")
+    writer.append("start")
+    lines = JournalStore(writer.path).iterate(lines=1, follow=True)
+    assert (await anext(lines)).message == "start"
+    writer.append_many(f"line {i} " + "x" * 200 for i in range(10_000))  # ~2.5 MB behind
+    turns = 0
+
+    async def other_work() -> None:  # a key, a frame: anything else that wants the loop meanwhile
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(other_work())
+    try:
+        got = [(await anext(lines)).message.split()[1] for _ in range(10_000)]
+    finally:
+        ticker.cancel()
+    assert got == [str(i) for i in range(10_000)]
+    assert turns >= (10_000 * 210) // local_journal.READ_CHUNK_BYTES  # the loop turned at least once per chunk
+
+
 async def test_a_follower_behind_by_two_rotations_says_how_many_entries_it_missed(tmp_path: Path) -> None:
     """It skipped them silently: the pane counted 350,473 of 599,932 flooded lines and said nothing."""
     writer = JournalStore(tmp_path / "journal.jsonl", max_bytes=40_000)

@@ -29,9 +29,10 @@ CURSOR_WIDTH = 12
 POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling, this often while lines come
 IDLE_POLL_INTERVAL_S = 0.5  # ... and this often once nothing came for QUIET_AFTER_S (the bound on a line's delay then)
 QUIET_AFTER_S = 1.0
-# A follower reads at most this much at a time: one far behind a flood (a 64 MB file) holds a bounded
-# number of records in memory, not the whole backlog.
-READ_CHUNK_BYTES = 1024 * 1024
+# A follower reads at most this much at a time, and lets the event loop turn before the next read: one far behind a
+# flood (a 64 MB file) holds a bounded number of records in memory, and the loop is never held longer than one
+# chunk takes to decode (~700 SGLang lines, a few ms; at 1 MB the panel's keys waited 35-50 ms behind a read).
+READ_CHUNK_BYTES = 128 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # ~250,000 SGLang lines per file; the rotated one is kept too
 
 
@@ -292,6 +293,7 @@ class JournalStore:
                     yield record
             if fresh:
                 came = time.monotonic()
+                await asyncio.sleep(0)  # more may be waiting in the file: what else is due on the loop goes first
             else:
                 quiet = time.monotonic() - came >= self.quiet_after_s
                 await self._wait_for_append(self.idle_poll_s if quiet else self.poll_s)
