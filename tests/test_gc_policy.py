@@ -25,6 +25,7 @@ SCRIPT = textwrap.dedent("""
         app.settles_heap = sys.argv[1] == "settle"
         gc_policy.FULL_EVERY_S = 0.0  # every key's answer is followed by a full collection
         gc_policy.WORK_BEFORE_FULL = 0
+        gc_policy.PAUSE_WINDOW_S = 60.0  # however late the answer frame (a loaded machine)
         before = gc.get_threshold()
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
@@ -79,8 +80,13 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
         keeper.key_answered()
         assert keeper.collections == 0  # the last full collection is too recent
         clock.now += gc_policy.FULL_EVERY_S
-        keeper.key_answered(more_input=True)
+        keeper.key_handled()
+        keeper.answer_shown(more_input=True)
         assert keeper.collections == 0  # due, but the next key is already on its way: its answer comes first
+        keeper.key_handled()
+        clock.now += gc_policy.PAUSE_WINDOW_S * 2
+        keeper.answer_shown()
+        assert keeper.collections == 0  # due, but the answer came late: the next key is near
         keeper.key_answered()
         assert keeper.collections == 1  # due: right after the key's answer
         clock.now += gc_policy.QUIET_AFTER_S / 2

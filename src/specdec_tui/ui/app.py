@@ -226,11 +226,12 @@ class SpecdecApp(App[None]):
         frame that shows its effect, and only if no other key came meanwhile. (Asked for when the App had merely
         handed the key on, it ran at once, before the key's widget had handled it: the key waited for it.)"""
         if self.heap is not None and isinstance(event, events.Key):
-            self.call_after_refresh(self.call_later, self._collect_after_answer)
+            self.heap.key_handled()
+            self.call_after_refresh(self.call_later, self._answer_shown)
 
-    def _collect_after_answer(self) -> None:
+    def _answer_shown(self) -> None:
         if self.heap is not None:
-            self.heap.key_answered(more_input=not self.input_order.idle)
+            self.heap.answer_shown(more_input=not self.input_order.idle)
 
     def on_notify(self, message: Notify) -> None:
         """Repaint the screen once a notice has gone: a toast that expired over a widget with nothing new to draw
