@@ -37,6 +37,35 @@ async def test_a_burst_is_cut_into_full_batches_in_order() -> None:
     assert [r.cursor for b in batches for r in b] == [str(i) for i in range(1200)]
 
 
+async def test_a_source_with_many_records_at_hand_is_read_in_slices_with_the_event_loop_free_between_them() -> None:
+    """Issue 16: a source that never suspends (a pipe's buffer full of lines) was read whole before anything else
+    ran on the loop; keys and frames waited 35-50 ms per 5,000 records."""
+    from specdec_tui.loop.journal_feed import READ_SLICE
+
+    produced = 0
+    seen: list[int] = []  # records the source had handed over, each time the loop ran something else
+
+    async def at_hand(n: int):
+        nonlocal produced
+        for i in range(n):
+            produced += 1
+            yield rec(i)
+
+    async def ticker() -> None:
+        while True:
+            seen.append(produced)
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    try:
+        batches = await collect(batched(at_hand(10_000), max_lines=500, max_buffered=20_000))
+    finally:
+        task.cancel()
+    assert [r.cursor for b in batches for r in b] == [str(i) for i in range(10_000)]
+    steps = [b - a for a, b in zip(seen, seen[1:], strict=False)]
+    assert max(steps) <= READ_SLICE  # never more than a slice of records between two turns of the loop
+
+
 async def test_a_quiet_journal_yields_ticks_and_a_late_line_still_arrives() -> None:
     release = asyncio.Event()
 

@@ -31,6 +31,10 @@ IDLE_TICK_S = 0.2  # with no lines for this long, an empty batch lets the caller
 # memory stays bounded.
 BUFFER_MAX_LINES = 20_000
 FOLD_SLICE = 100  # lines parsed between two yields to the event loop (~1.5 ms)
+# Records taken from the source between two yields to the event loop: a source with many records at hand (a
+# journalctl pipe's buffer over SSH, a local journal's read) hands them over without suspending, and reading
+# them all in one go held keys and frames back (35-50 ms per 5,000 records on 2 cores).
+READ_SLICE = 500
 
 
 async def batched(
@@ -57,8 +61,12 @@ async def batched(
 
     async def pump() -> None:
         nonlocal ended, failure
+        taken = 0
         try:
             async for record in source:
+                taken += 1
+                if taken % READ_SLICE == 0:
+                    await asyncio.sleep(0)
                 if len(buffer) >= limit:
                     room.clear()
                     await room.wait()
