@@ -44,6 +44,11 @@ HEAVY = (
     "specdec_tui.core.trade_off",
     "textual.widgets._text_area",
     "textual.document._document",
+    # the unit parser and flag tables (~15 ms on 2 cores): the first frame shows the unit as text; the form, a push
+    # and a trial's start parse it, after the first frame
+    "specdec_tui.core.unit",
+    "specdec_tui.core.flags",
+    "specdec_tui.core.flag_table",
     # SGLang's log parser: the journal feed and a start failure's cause need it, after the first frame
     "specdec_tui.core.sglang.parse",
     "specdec_tui.loop.journal_feed",

@@ -142,3 +142,17 @@ async def test_a_flag_the_server_rejects_fails_the_unit_with_its_error_in_the_jo
         assert any("--speculative-num-stepz" in r.message for r in errors)
     finally:
         await host.close()
+
+
+def test_a_unit_that_runs_this_python_is_told_without_the_unit_parser_and_others_are_parsed(tmp_path) -> None:
+    """`--demo` checks its unit's program at every start; the common case (this Python) is read off the ExecStart=
+    line, so the unit parser is not imported before the first frame. Any other program goes through the parser."""
+
+    from specdec_tui.core.systemd_quote import quote_arg
+    from specdec_tui.hosts.local.workspace import _runs_this_python, demo_unit_text, with_current_python
+
+    text = demo_unit_text(30000, workdir=tmp_path)
+    assert _runs_this_python(text) and with_current_python(text) == text
+    gone = text.replace(quote_arg(sys.executable), str(tmp_path / "deleted-venv" / "bin" / "python3"), 1)
+    assert not _runs_this_python(gone)
+    assert with_current_python(gone) == text  # repaired: this Python again

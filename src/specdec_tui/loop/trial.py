@@ -20,7 +20,6 @@ from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
-from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
 from specdec_tui.loop.busy import BusyState, EventSink
@@ -158,6 +157,8 @@ class TrialLoop(BusyState):
     # ---------------------------------------------------------------- trials and the session
 
     def start_trial(self, text: str, *, profile: BenchProfile | None = None) -> Trial:
+        from specdec_tui.core.unit import UnitFile  # on first use: see loop.unit_checks
+
         flags = UnitFile.parse(text).flags()
         previous = next((t.flags for t in reversed(self.session.trials) if t.status == "ok"), None)
         trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from specdec_tui.core.config import HostConfig
-from specdec_tui.core.flags import validate
-from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+from specdec_tui.core.unit_errors import UnitSyntaxError
+
+if TYPE_CHECKING:  # the unit parser and flag tables are imported by check_unit: the panel builds its trial loop
+    from specdec_tui.core.unit import UnitFile  # before its first frame and checks no unit until a push (~15 ms)
 
 
 class WorkflowError(Exception):
@@ -22,6 +25,9 @@ def api_key_from(host_config: HostConfig | None) -> str | None:
 
 def check_unit(text: str) -> UnitFile:
     """Parse and validate an edited unit; raise WorkflowError listing the errors that block a push."""
+    from specdec_tui.core.flags import validate
+    from specdec_tui.core.unit import UnitFile
+
     try:
         unit = UnitFile.parse(text)
     except UnitSyntaxError as err:

@@ -27,6 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
@@ -42,7 +43,9 @@ from specdec_tui.hosts.base import (
 )
 from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.hosts.local.procs import group_alive, signal_group
-from specdec_tui.hosts.local.spec import ServiceSpec, load_spec
+
+if TYPE_CHECKING:  # imported where used (_daemon_reload, prepare)
+    from specdec_tui.hosts.local.spec import ServiceSpec
 from specdec_tui.hosts.local.state import (
     SUPERVISOR_MODULE,
     SYSTEMD_PID,
@@ -150,6 +153,8 @@ class LocalHost:
         """The local half of staging: the text must load as a unit (systemd-analyze verify's part)."""
         self._ensure_dirs()
         try:
+            from specdec_tui.hosts.local.spec import load_spec  # here, not at the top: see _daemon_reload
+
             load_spec(self.unit_name, text)
         except UnitSyntaxError as err:
             raise UnitRejected(f"{self.unit_name} was not pushed: {err}", "fix the unit and push again") from None
@@ -181,6 +186,10 @@ class LocalHost:
     def _daemon_reload(self, text: str) -> ServiceSpec:
         """Load the unit text as systemd would; a unit that cannot run is refused in words."""
         try:
+            # imported on first use: the unit parser and flag tables (~15 ms) are not needed before the demo
+            # panel's first frame, which builds this host (bench/cold_start.py)
+            from specdec_tui.hosts.local.spec import load_spec
+
             return load_spec(self.unit_name, text)
         except UnitSyntaxError as err:
             raise UnitRejected(f"{self.unit_name} cannot be loaded: {err}", "fix the unit, push, restart") from None

@@ -19,7 +19,6 @@ from specdec_tui.core import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.systemd_quote import quote_arg
-from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.state import service_running
 
 DEMO_HOST = "demo"
@@ -139,6 +138,10 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
 def with_current_python(text: str) -> str:
     """The demo unit with its ExecStart program replaced by this Python when the one written there no longer
     exists (the venv the workspace was made with was deleted: systemd would fail with 203/EXEC); else `text`."""
+    if _runs_this_python(text):
+        return text  # the common case, told without the unit parser (~15 ms to import, before the first frame)
+    from specdec_tui.core.unit import UnitFile
+
     try:
         command = UnitFile.parse(text).exec_start
     except ValueError:  # a unit the user broke by hand: left for the panel to show
@@ -153,6 +156,15 @@ def with_current_python(text: str) -> str:
         if start >= 0 and at >= 0:
             return text[:at] + quote_arg(sys.executable) + text[at + len(written):]
     return text
+
+
+def _runs_this_python(text: str) -> bool:
+    """The unit's ExecStart= names this Python as its program (as the demo writes it): nothing to repair."""
+    start = text.find("ExecStart=")
+    if start < 0:
+        return False
+    command = text[start + len("ExecStart="):].lstrip("-@+!:")
+    return any(command.startswith(written + " ") for written in (quote_arg(sys.executable), sys.executable))
 
 
 def demo_host_config(ws: DemoWorkspace) -> HostConfig:
