@@ -4,10 +4,13 @@ start). What a user does or a host says in between must come out as if every tab
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+import textual.css.stylesheet as stylesheet_module
 from textual import events
 from textual.message import Message
 from textual.screen import Screen
@@ -182,3 +185,34 @@ async def test_escape_during_a_rebuild_of_the_form_leaves_the_field_for_good() -
         await rebuild
         await pilot.pause()
         assert isinstance(app.focused, Tabs)  # S, v, ... are keys again, not letters in a field
+
+
+# -- the theme: known before the first stylesheet parse, not switched after the screen is built ----------------------
+
+async def test_the_configured_theme_is_in_place_before_the_screens_stylesheets_are_parsed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A theme set on mount made Textual parse every stylesheet again after the main screen was registered (~25 ms
+    of a ~600 ms start on 2 cores): MainScreen's CSS was parsed three times, the app's stylesheet file three."""
+    parsed: Counter[str] = Counter()
+    parse = stylesheet_module.parse
+
+    def counted(scope: str, css: str, read_from: tuple[str, str], *args: object, **kwargs: object) -> object:
+        parsed[Path(read_from[0]).name if read_from[0].endswith(".tcss") else read_from[1]] += 1
+        return parse(scope, css, read_from, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stylesheet_module, "parse", counted)
+    app = offline_app(theme="specdec-light")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        assert app.theme == "specdec-light" and app.current_theme.dark is False
+    assert parsed["MainScreen.DEFAULT_CSS"] == 1
+    assert 1 <= parsed["app.tcss"] <= 2  # the second: Textual's one refresh after a theme is set (its cache is reset)
+
+
+async def test_a_theme_the_panel_does_not_know_falls_back_and_says_so() -> None:
+    app = offline_app(theme="no-such-theme")
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        assert app.theme == "textual-dark"
+    assert any("'no-such-theme' is not available" in text for text in seen)
