@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from specdec_tui.core.config import BenchProfile
@@ -132,6 +132,7 @@ def test_loader_raises_only_session_error_on_arbitrary_text(text: str) -> None:
                     st.one_of(st.none(), st.text(max_size=20)), max_size=5),
     st.floats(min_value=0, max_value=1e6, allow_nan=False),
 )
+@example(unit_text="[Service]\r\nExecStart=x\r\n", flags={"a": "\r\n"}, tok_s=0.0)  # CRLF: tomli-w#81, found here
 def test_any_unit_text_and_flags_survive(unit_text: str, flags: dict, tok_s: float) -> None:
     session = Session(host="h")
     session.add(Trial(id=1, unit_text=unit_text, flags=flags, status="ok",

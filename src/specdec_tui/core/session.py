@@ -151,7 +151,19 @@ def dumps_session(session: Session) -> str:
     doc["profile"] = _tidy(asdict(session.profile))
     doc["trials"] = [_trial_doc(trial) for trial in session.trials]
     header = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
-    return header + tomli_w.dumps(doc, multiline_strings=True)
+    # Multi-line strings keep a unit readable in the file, but tomli-w writes the CR of a CRLF there raw and a
+    # TOML reader turns a raw CRLF into LF (hukkin/tomli-w#81): a text with a CR is written escaped instead.
+    return header + tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))
+
+
+def _has_carriage_return(value: object) -> bool:
+    if isinstance(value, str):
+        return "\r" in value
+    if isinstance(value, dict):
+        return any(_has_carriage_return(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_carriage_return(v) for v in value)
+    return False
 
 
 def save_session(session: Session, path: Path | str) -> None:
