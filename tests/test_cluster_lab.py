@@ -19,8 +19,8 @@ from specdec_tui.core.cluster_units import node_units
 from specdec_tui.core.config import BenchProfile, ClusterConfig, HostConfig
 from specdec_tui.core.session import Session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import ConnectionLost, UnitRejected
 from specdec_tui.hosts.cluster import ClusterHost
+from specdec_tui.hosts.errors import ConnectionLost, UnitRejected
 from specdec_tui.hosts.ssh.host import SSHHost
 from specdec_tui.loop.trial import TrialLoop
 from tests.hostlab.fixtures import server_exec, unit_text, wait_until_serving

@@ -14,7 +14,7 @@ import pytest
 from specdec_tui.core import paths
 from specdec_tui.core.config import Config, HostConfig
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace

@@ -14,7 +14,7 @@ from itertools import pairwise
 
 import pytest
 
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
 

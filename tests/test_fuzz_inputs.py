@@ -225,7 +225,7 @@ def test_a_trailing_newline_is_refused_in_names_paths_and_cursors() -> None:
     """`$` in a Python regex also matches before a final newline; the validators must not."""
     import pytest
 
-    from specdec_tui.hosts.base import UnitRejected
+    from specdec_tui.hosts.errors import UnitRejected
 
     with pytest.raises(UnitRejected):
         rc.valid_unit_name("sglang.service\n")

@@ -12,7 +12,8 @@ from datetime import datetime
 
 import pytest
 
-from specdec_tui.hosts.base import HostError, JournalRecord
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop import journal_offload
 from specdec_tui.loop.journal_child import as_fields
 from specdec_tui.loop.journal_feed import parsed_batches

@@ -128,7 +128,7 @@ async def test_the_panels_live_benchmark_marks_levels_above_the_demo_servers_cap
     from specdec_tui.core.session import Session
     from specdec_tui.hosts.local.host import LocalHost
     from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
-    from specdec_tui.loop.events import Busy
+    from specdec_tui.loop.states import Busy
     from specdec_tui.ui.app import make_app
 
     from .ui_helpers import record_notifications, wait_for

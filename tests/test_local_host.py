@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from specdec_tui.hosts.base import Host, HostError, JournalRecord, UnitRejected
+from specdec_tui.hosts.base import Host, JournalRecord
+from specdec_tui.hosts.errors import HostError, UnitRejected
 from specdec_tui.hosts.local import journal as local_journal
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.journal import JournalStore

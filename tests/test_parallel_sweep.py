@@ -19,8 +19,8 @@ from specdec_tui.core.sweep_rules import choose, sweep_groups
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace
-from specdec_tui.loop.events import Busy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, run_parallel_sweep, split_values
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import (
     OnHost,
     SweepHostFailed,

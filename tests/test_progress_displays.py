@@ -68,7 +68,7 @@ async def test_the_health_pane_shows_the_wait_with_elapsed_timeout_and_phase() -
 
 
 async def test_a_restart_shows_the_wait_until_healthy_then_hides_it(tmp_path) -> None:
-    from specdec_tui.loop.events import Busy
+    from specdec_tui.loop.states import Busy
 
     from .ui_helpers import demo_app, wait_for
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specdec_tui.hosts import commands as rc
-from specdec_tui.hosts.base import UnitRejected
+from specdec_tui.hosts.errors import UnitRejected
 
 NASTY = [";", "$(", ")", "`", " ", "\n", "|", "&", ">", "<", "'", '"', "\\n", "*", "?", "~", "\t", "\x00"]
 

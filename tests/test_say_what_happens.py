@@ -15,7 +15,8 @@ from specdec_tui.core.systemd_quote import quote_arg
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Busy, Step, StepFailed
+from specdec_tui.loop.events import StepFailed
+from specdec_tui.loop.states import Busy, Step
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen

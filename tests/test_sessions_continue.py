@@ -18,8 +18,8 @@ from specdec_tui.core.paths import default_config_file, demo_dir, sessions_dir
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Busy
-from specdec_tui.loop.sessions import current_session_of
+from specdec_tui.loop.current_session import current_session_of
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import make_app
 
 from .ui_helpers import FAST_PROFILE, record_notifications, started, wait_for

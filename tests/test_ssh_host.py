@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from specdec_tui.hosts.base import HostKeyError, PrivilegeError, UnitRejected
+from specdec_tui.hosts.errors import HostKeyError, PrivilegeError, UnitRejected
 from tests.hostlab.fixtures import TICKER_UNIT, UNIT, while_unit_runs
 from tests.hostlab.lab import NOPASSWD_USER, TEST_USER
 

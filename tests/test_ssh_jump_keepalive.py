@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from specdec_tui.core.config import HostConfig
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.ssh.host import SSHHost
 from specdec_tui.hosts.ssh.jump import resolve_jump
 from tests.hostlab.fixtures import UNIT

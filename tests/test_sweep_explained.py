@@ -17,7 +17,7 @@ from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import choose, curve
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen

@@ -10,7 +10,7 @@ from specdec_tui.core import drafts
 from specdec_tui.core.config import UIConfig
 from specdec_tui.core.config_file import load_config
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.help_screen import HelpScreen

@@ -14,7 +14,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.cluster import ClusterHost
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.hosts.local.demo_cluster import DEMO_CLUSTER, ensure_demo_cluster
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.widgets.flag_form import widget_id
 

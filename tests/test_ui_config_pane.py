@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor

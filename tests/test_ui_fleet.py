@@ -10,8 +10,8 @@ from specdec_tui.core.config import Config, HostConfig
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Busy
 from specdec_tui.loop.fleet import FleetRow
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import SpecdecApp, make_app
 from specdec_tui.ui.widgets.fleet_table import FleetTable
 

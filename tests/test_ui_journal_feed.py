@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from textual import events
 
-from specdec_tui.hosts.base import HostError, JournalRecord
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.journal_feed import batched, parsed_batches
 
 DECODE = ("[2025-03-01 14:00:00 TP0] Decode batch, #running-req: 7, #token: 900, token usage: 0.12, accept len: 2.75, "

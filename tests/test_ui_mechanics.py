@@ -10,7 +10,7 @@ from textual import events
 from textual.widgets import Input
 
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.widgets.flag_form import widget_id

@@ -12,7 +12,7 @@ from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import edit_for_value
 from specdec_tui.loop.sweep_form import FormError, SweepForm, hosts_from_form, plan_from_form
 from specdec_tui.ui.app import make_app

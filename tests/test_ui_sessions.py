@@ -13,8 +13,8 @@ from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.loop.events import Busy
 from specdec_tui.loop.sessions import list_sessions
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import FormError, SweepForm, plan_from_form
 from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen

@@ -8,7 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.loop.events import Step, StepFailed
+from specdec_tui.loop.events import StepFailed
+from specdec_tui.loop.states import Step
 from specdec_tui.ui import messages as m
 
 from .ui_helpers import offline_app

@@ -14,7 +14,7 @@ from specdec_tui.core.session import Session, load_session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.state import read_state
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.trial import TrialLoop
 
 from .ui_helpers import demo_app, record_notifications, wait_for

@@ -108,7 +108,7 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
     unit the host runs; returns the trial id and the session file."""
     from specdec_tui.cli.session_arg import resolve_session
     from specdec_tui.core.session import save_session
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.trial import TrialLoop
 
     config, host_name = load_cli_config(args)
@@ -200,7 +200,7 @@ def wait_for_server(config: Any, name: str, *, quiet: bool, api_key: str | None 
     On a local host (the demo), a unit that is not running is refused in words (benchmarking it would only
     count connection errors); a unit that is starting (e.g. right after `host restart`, which returns at once)
     is waited for, up to the host's healthy_timeout_s, saying so on stderr unless `quiet`."""
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
 
     host = open_cli_host(config, name, keep_running=True)
     if host.info.kind != "local":

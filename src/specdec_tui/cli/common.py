@@ -42,7 +42,7 @@ def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
 
     from specdec_tui.core.config_errors import ConfigError
     from specdec_tui.core.config_file import find_config_path, load_config
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.hosts.factory import pick_host_name
 
     try:
@@ -60,7 +60,7 @@ def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
 
 def open_cli_host(config: Config, name: str, *, keep_running: bool = False) -> Host:
     """The host `name`; a HostError becomes a CliError (see `open_host` for `keep_running`)."""
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.hosts.factory import open_host
 
     try:

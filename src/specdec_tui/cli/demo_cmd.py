@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.bench_cmd import LiveTable
     from specdec_tui.cli.session_arg import resolve_session
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.hosts.local.host import LocalHost
     from specdec_tui.hosts.local.workspace import (
         demo_config,

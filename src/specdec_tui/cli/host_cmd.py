@@ -19,7 +19,8 @@ from specdec_tui.cli.common import (
     progress,
 )
 from specdec_tui.cli.errors import CliError
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.hosts.base import Host
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:

@@ -104,7 +104,7 @@ def public_url(address: str, port: int) -> str:
 def check_host(config_arg: str | None, host_name: str | None) -> None:
     """Fail at start, not in every browser tab, when the config is broken or names no such host."""
     from specdec_tui.cli.tui_cmd import resolve_config
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.hosts.factory import open_host, pick_host_name
 
     config = resolve_config(config_arg)

@@ -17,7 +17,7 @@ def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = F
     current session is continued (a fresh one with `new`, i.e. --new-session, or when the host has none).
     Shared by the panel, `demo`, `sweep` and `bench --record`."""
     if not arg:
-        from specdec_tui.loop.sessions import continue_or_start  # not for `--session FILE` (issue 16, cold start)
+        from specdec_tui.loop.current_session import continue_or_start  # not for `--session FILE` (issue 16, cold start)
 
         return continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
     path = Path(arg)

@@ -188,7 +188,7 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
     from specdec_tui.cli.common import StepClock, progress
     from specdec_tui.cli.render import make_console, replay_table
     from specdec_tui.cli.sweep_cmd import phase_line, trial_line
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.events import Phase
     from specdec_tui.loop.health import NotHealthy
     from specdec_tui.loop.replay import ReplayStarted, replay_session

@@ -212,7 +212,7 @@ def _printer(args: argparse.Namespace, several: bool) -> Callable[[object], None
 
 async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts: list[Host], profile: BenchProfile,
                plan: Any) -> int:
-    from specdec_tui.hosts.base import HostError
+    from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
     from specdec_tui.loop.parallel_sweep import run_parallel_sweep
     from specdec_tui.loop.sweep import SweepError, run_sweep

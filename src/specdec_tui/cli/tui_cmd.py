@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdec_tui.cli.errors import CliError
 from specdec_tui.cli.session_arg import resolve_session
@@ -23,7 +23,10 @@ from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import find_config_path, load_config
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.hosts.errors import HostError
+
+if TYPE_CHECKING:  # the host records are built with a host, not for an offline start
+    from specdec_tui.hosts.base import Host
 
 
 def resolve_config(arg: str | None) -> Config:

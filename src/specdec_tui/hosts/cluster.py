@@ -24,9 +24,7 @@ from specdec_tui.core.cluster_units import node_units
 from specdec_tui.core.config import ClusterConfig, HostConfig
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
-    ConnectionLost,
     GpuFact,
-    HostError,
     HostInfo,
     JournalRecord,
     PushResult,
@@ -34,8 +32,8 @@ from specdec_tui.hosts.base import (
     ServiceStatus,
     StagedPush,
     TwoPhaseHost,
-    UnitRejected,
 )
+from specdec_tui.hosts.errors import ConnectionLost, HostError, UnitRejected
 
 # Worst first: the state a cluster shows is that of its worst node.
 _STATE_RANK = ("failed", "deactivating", "inactive", "activating", "reloading", "active")

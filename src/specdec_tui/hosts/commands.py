@@ -11,7 +11,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from specdec_tui.hosts.base import UnitRejected
+from specdec_tui.hosts.errors import UnitRejected
 
 UNIT_SUFFIXES = (
     "service", "socket", "target", "device", "mount", "automount", "swap", "timer", "path", "slice", "scope",

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from specdec_tui.core.config import ClusterConfig, Config, HostConfig
-from specdec_tui.hosts.base import Host, HostError, TwoPhaseHost
+from specdec_tui.hosts.base import Host, TwoPhaseHost
+from specdec_tui.hosts.errors import HostError
 
 LOCAL_ADDRESSES = ("", "local")
 

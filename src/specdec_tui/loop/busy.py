@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from specdec_tui.loop.events import Busy, BusyChanged, LoopEvent
+from specdec_tui.loop.events import BusyChanged, LoopEvent
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.unit_checks import WorkflowError
 
 EventSink = Callable[[LoopEvent], None]

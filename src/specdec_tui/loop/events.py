@@ -5,39 +5,12 @@ Textual: the panel wraps each event in one message (`ui.messages.LoopEventMessag
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from specdec_tui.bench.events import BenchEvent
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
 from specdec_tui.hosts.base import PushResult, RestartResult
-
-
-class Busy(StrEnum):
-    """What the loop is doing now; one thing at a time on one host."""
-
-    IDLE = "idle"
-    START = "start"  # starting a demo service that was not running
-    PUSH = "push"  # push → restart → healthy (→ rollback when it never turns healthy)
-    RESTART = "restart"  # restart → healthy
-    ROLLBACK = "rollback"  # restore → restart → healthy
-    BENCH = "benchmark"
-    SWEEP = "sweep"
-    REPLAY = "replay"
-
-
-class Step(StrEnum):
-    """A step that can fail; `StepFailed` names it."""
-
-    CONNECT = "connect"
-    STATUS = "status"
-    PUSH = "push"
-    RESTART = "restart"
-    HEALTHY = "healthy"
-    ROLLBACK = "rollback"
-    BENCH = "bench"
-    JOURNAL = "journal"
-    HEALTH = "health"
+from specdec_tui.loop.states import Busy, Step
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,11 @@ from specdec_tui.core.session import Session, SessionError, load_session
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import Host, HostError, ServiceStatus
+from specdec_tui.hosts.base import Host, ServiceStatus
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
+from specdec_tui.loop.current_session import current_session_of
 from specdec_tui.loop.health import HealthState, derive_state, facts_from, new_probe_client, probe_http
-from specdec_tui.loop.sessions import current_session_of
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:

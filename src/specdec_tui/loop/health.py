@@ -20,7 +20,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.hosts.base import Host, HostError, ServiceStatus
+from specdec_tui.hosts.base import Host, ServiceStatus
+from specdec_tui.hosts.errors import HostError
 
 if TYPE_CHECKING:  # httpx (with httpcore, its TLS setup and more) is loaded by the first probe, not the first frame
     import httpx

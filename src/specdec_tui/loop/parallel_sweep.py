@@ -24,7 +24,7 @@ from specdec_tui.core.config import Config
 from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.sweep import EventSink, SweepError, SweepHost, SweepOutcome, SweepPlan, plan_units, sweep_hosts
 from specdec_tui.loop.trial import TrialLoop

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from specdec_tui.core.compare import delta_pct, trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import Objective, score
-from specdec_tui.loop.events import Busy, Phase
+from specdec_tui.loop.events import Phase
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import UnitGuard, settle_quietly
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.unit_checks import WorkflowError

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from specdec_tui.core.compare import FlagDiff, flag_diff, trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.hosts.base import Host
+from specdec_tui.hosts.errors import HostError
 
 
 @dataclass(frozen=True, slots=True)

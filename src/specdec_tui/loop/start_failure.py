@@ -6,7 +6,8 @@ import re
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
-from specdec_tui.hosts.base import Host, HostError
+from specdec_tui.hosts.base import Host
+from specdec_tui.hosts.errors import HostError
 
 # systemd's own lines when it cannot run ExecStart at all (no SGLang line follows: the program never ran), most
 # telling first; systemd words them "Failed to locate executable %s: %m",

@@ -3,7 +3,7 @@ failure text, so no screen builds "Healthy failed" or "failed: healthy: ..." fro
 
 from __future__ import annotations
 
-from specdec_tui.loop.events import Step
+from specdec_tui.loop.states import Step
 
 # What happened, as a sentence's subject and verb (the reason follows after a colon).
 _FAILED: dict[Step, str] = {

@@ -30,9 +30,10 @@ from specdec_tui.core.sweep_rules import (
 )
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
-from specdec_tui.hosts.base import HostError
-from specdec_tui.loop.events import Busy, Phase
+from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.unit_checks import WorkflowError, check_unit
 

@@ -21,24 +21,24 @@ from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session, utcnow
 from specdec_tui.core.words import in_words
-from specdec_tui.hosts.base import Host, HostError, PushResult, RestartResult
+from specdec_tui.hosts.base import Host, PushResult, RestartResult
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.busy import BusyState, EventSink
 from specdec_tui.loop.events import (
     BenchStarted,
     BenchUpdate,
-    Busy,
     Healthy,
     Phase,
     Pushed,
     Restarted,
     RolledBack,
-    Step,
     StepFailed,
     TrialChanged,
     TrialEnded,
     UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
+from specdec_tui.loop.states import Busy, Step
 from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 

@@ -26,10 +26,8 @@ from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.words import in_words
-from specdec_tui.hosts.base import Host, HostError
-from specdec_tui.loop.events import (
-    Busy,
-)
+from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.commands import SpecdecCommands
 from specdec_tui.ui.fleet_feed import FleetFeed
@@ -46,6 +44,7 @@ from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
     from specdec_tui.core.sglang.stats import LogStats
+    from specdec_tui.hosts.base import Host
     from specdec_tui.loop.health import HealthSnapshot
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.host_link import HostLink
@@ -335,7 +334,7 @@ class SpecdecApp(App[None]):
                         "or cancel it first.", severity="warning")
             return
         from specdec_tui.hosts.factory import open_host
-        from specdec_tui.loop.sessions import continue_or_start
+        from specdec_tui.loop.current_session import continue_or_start
 
         try:
             new_host = open_host(self.config, name)

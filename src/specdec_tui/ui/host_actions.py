@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Input, Select, Tabs
 
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
 if TYPE_CHECKING:  # the app composes this; a type-only import, no cycle at run time

@@ -11,9 +11,11 @@ from textual.app import App
 from textual.worker import Worker
 
 from specdec_tui.core.words import in_words
-from specdec_tui.hosts.base import Host, HostError, JournalRecord
+from specdec_tui.hosts.base import Host, JournalRecord
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.busy import Refused
-from specdec_tui.loop.events import LoopEvent, Step, StepFailed
+from specdec_tui.loop.events import LoopEvent, StepFailed
+from specdec_tui.loop.states import Step
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 

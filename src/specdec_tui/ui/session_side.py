@@ -15,7 +15,7 @@ from textual.binding import BindingType
 
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
-from specdec_tui.loop.events import Busy
+from specdec_tui.loop.states import Busy
 
 if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
     from specdec_tui.loop.sweep import SweepPlan

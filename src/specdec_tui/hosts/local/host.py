@@ -32,15 +32,14 @@ from typing import TYPE_CHECKING
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
     GpuFact,
-    HostError,
     HostInfo,
     JournalRecord,
     PushResult,
     RestartResult,
     ServiceStatus,
     StagedPush,
-    UnitRejected,
 )
+from specdec_tui.hosts.errors import HostError, UnitRejected
 from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.hosts.local.procs import group_alive, signal_group
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import orjson
 
-from specdec_tui.hosts.base import HostError, JournalKind, JournalRecord
+from specdec_tui.hosts.base import JournalKind, JournalRecord
+from specdec_tui.hosts.errors import HostError
 
 CURSOR_WIDTH = 12
 POLL_INTERVAL_S = 0.1  # other processes' appends (the supervisor's) are seen by polling, this often while lines come

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specdec_tui.core.atomic_file import write_atomic
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 
 HISTORY_DIR = ".specdec"
 UNIT_MODE = 0o644  # what systemd units usually have; an existing unit keeps its own mode

@@ -24,7 +24,7 @@ from asyncssh.known_hosts import KnownHostsArg
 
 from specdec_tui.core.config import HostConfig
 from specdec_tui.hosts import commands as rc
-from specdec_tui.hosts.base import HostError, HostKeyError, PrivilegeError
+from specdec_tui.hosts.errors import HostError, HostKeyError, PrivilegeError
 
 DEFAULT_SSH_DIR = Path("~/.ssh")
 KEEPALIVE_INTERVAL_S = 4.0

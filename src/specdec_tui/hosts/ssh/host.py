@@ -21,18 +21,15 @@ import asyncssh
 from specdec_tui.core.config import HostConfig
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.base import (
-    ConnectionLost,
     GpuFact,
-    HostError,
     HostInfo,
     JournalRecord,
-    PrivilegeError,
     PushResult,
     RestartResult,
     ServiceStatus,
     StagedPush,
-    UnitRejected,
 )
+from specdec_tui.hosts.errors import ConnectionLost, HostError, PrivilegeError, UnitRejected
 from specdec_tui.hosts.ssh.connect import KEEPALIVE_INTERVAL_S, SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
 from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
 

@@ -14,13 +14,8 @@ import orjson
 
 from specdec_tui.core.redact import redact_text
 from specdec_tui.hosts import commands as rc
-from specdec_tui.hosts.base import (
-    ConnectionLost,
-    HostError,
-    HostKeyError,
-    JournalRecord,
-    PrivilegeError,
-)
+from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.hosts.errors import ConnectionLost, HostError, HostKeyError, PrivilegeError
 
 RECONNECT_ERRORS = (asyncssh.Error, OSError, ConnectionLost, asyncio.IncompleteReadError)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from specdec_tui.core.config import HostConfig
-from specdec_tui.hosts.base import HostError
+from specdec_tui.hosts.errors import HostError
 
 
 def resolve_jump(target: HostConfig, hosts: Mapping[str, HostConfig]) -> HostConfig | None:
