@@ -8,8 +8,10 @@ used. Each case imports, in a fresh interpreter, the modules a start loads befor
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -65,9 +67,19 @@ OFFLINE_HEAVY = (
 
 # What `specdec-tui --session FILE` imports before the app runs: the CLI, the start command, the panel.
 OFFLINE_START = "import specdec_tui.cli.main, specdec_tui.cli.tui_cmd, specdec_tui.cli.session_arg, specdec_tui.ui.app"
-# `--demo` adds the local host and its workspace, and builds the trial loop and host link on mount.
+# `--demo` adds the local host, its workspace and the host's current session; the trial loop and the host link
+# are built after the first frame (SpecdecApp.loop).
 DEMO_START = OFFLINE_START + (", specdec_tui.hosts.local.host, specdec_tui.hosts.local.workspace,"
-                              " specdec_tui.loop.trial, specdec_tui.ui.host_link")
+                              " specdec_tui.loop.current_session")
+# ... so a start on a host does not build the loop's records before its first frame either (~50 ms on 2 cores).
+LOOP_HEAVY = (
+    "specdec_tui.loop.trial",
+    "specdec_tui.ui.host_link",
+    "specdec_tui.loop.events",
+    "specdec_tui.bench.events",
+    "specdec_tui.loop.health",
+    "specdec_tui.core.compare",
+)
 
 
 def heavy_after(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
@@ -86,9 +98,52 @@ def test_an_offline_start_builds_no_loop_or_host_records_before_its_first_frame(
     assert heavy_after(OFFLINE_START, OFFLINE_HEAVY) == []
 
 
+def test_a_start_on_a_host_builds_no_loop_records_before_its_first_frame() -> None:
+    assert heavy_after(DEMO_START, LOOP_HEAVY) == []
+
+
 def test_the_later_tabs_and_keys_still_bring_their_modules_when_used() -> None:
     """The other side of the cut: what moved off the start path still loads where it is needed."""
     code = (OFFLINE_START + "\nfrom specdec_tui.ui.session_side import session_scopes\nsession_scopes()\n"
             "import specdec_tui.ui.widgets.tok_chart, specdec_tui.ui.widgets.config_pane")
     assert {"plotext", "specdec_tui.ui.screens.sweep_screen", "specdec_tui.ui.widgets.tok_chart",
             "specdec_tui.ui.widgets.flag_form", "textual.widgets._text_area"} <= set(heavy_after(code))
+
+
+# The panel itself, not only its imports: the modules loaded when the demo's first frame is written (a fresh
+# interpreter, the CLI's own `demo_app`, headless). What the first frame's widgets and footer ask for (a key's
+# check_action, a binding's screen) counts too.
+FIRST_FRAME_PROBE = """
+import argparse, asyncio, sys
+from specdec_tui.cli.tui_cmd import demo_app
+
+heavy = {heavy!r}
+app = demo_app(argparse.Namespace(config=None, session=None, new_session=False))
+seen = []
+display = app._display
+
+def first(screen, renderable):
+    if renderable is not None and not seen and type(screen).__name__ == "MainScreen":
+        seen.append(' '.join(m for m in heavy if m in sys.modules) or '-')
+    display(screen, renderable)
+
+app._display = first
+
+async def main():
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not seen:
+            await pilot.pause()
+    await app.host.close()
+
+asyncio.run(main())
+print(seen[0])
+"""
+
+
+def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_compare_screen_are_imported(tmp_path: Path) -> None:
+    heavy = (*LOOP_HEAVY, "specdec_tui.ui.screens.compare_screen")
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    out = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE.format(heavy=heavy)], capture_output=True,
+                         text=True, timeout=120, check=True, env=env)
+    assert out.stdout.split()[-1:] == ["-"], out.stdout

@@ -17,12 +17,11 @@ from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.events import StepFailed
 from specdec_tui.loop.states import Busy, Step
-from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, started, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, footer_text, offline_app, record_notifications, started, wait_for
 
 
 def test_a_toml_syntax_error_names_its_own_lines_unclosed_header() -> None:
@@ -36,10 +35,6 @@ def test_a_toml_syntax_error_names_its_own_lines_unclosed_header() -> None:
 # -- the footer offers only what can happen there ------------------------------------------------------------
 
 LOOP_KEYS = ("Push", "Restart", "Rollback", "Bench")
-
-
-def footer_text(app: SpecdecApp) -> str:
-    return " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
 
 
 async def test_offline_the_footer_offers_no_push_restart_rollback_or_bench() -> None:

@@ -24,7 +24,7 @@ from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, offline_app, record_notifications, started, wait_for
+from .ui_helpers import OFFLINE_UNIT, demo_app, footer_text, offline_app, record_notifications, started, wait_for
 
 # upstream: python/sglang/srt/entrypoints/http_server.py (the line SGLang logs once it serves)
 READY_LINE = "[2026-03-01 09:00:43] The server is fired up and ready to roll!"
@@ -216,3 +216,36 @@ async def test_a_theme_the_panel_does_not_know_falls_back_and_says_so() -> None:
         await started(pilot)
         assert app.theme == "textual-dark"
     assert any("'no-such-theme' is not available" in text for text in seen)
+
+
+# -- the trial loop and the host link: after the demo's first frame, at once when a key needs them -----------------
+
+async def test_the_demo_draws_its_first_frame_before_it_builds_the_trial_loop_and_keys_show_the_host(
+        tmp_path: Path) -> None:
+    """The loop, the link and their records (~50 ms of a demo start on 2 cores) are built after the first frame,
+    whose footer still offers the host's keys."""
+    app = demo_app(tmp_path)
+    frames = record_frames(app)
+    built_after: list[int] = []
+    build = app._link_host
+
+    def counted() -> None:
+        built_after.append(len(frames))
+        build()
+
+    app._link_host = counted  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.health is not None, "the host's health")
+        assert "p Push" in footer_text(app) and "b Bench" in footer_text(app)
+    assert built_after and built_after[0] >= 1, f"the loop was built before the first frame ({built_after})"
+
+
+async def test_a_host_key_typed_before_the_loop_is_built_acts_on_the_host(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    keys_before_the_form(app, "p")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: bool(seen), "p's answer")
+    assert not any("offline" in text for text in seen), seen
+    assert any(text.startswith(("Not pushed", "Nothing to push")) for text in seen), seen

@@ -55,6 +55,11 @@ async def started(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: app.main_or_none is not None and app.main.tabs_mounted, "the panel's start")
 
 
+def footer_text(app: SpecdecApp) -> str:
+    """The keys the footer offers now, as drawn."""
+    return " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
+
+
 def record_notifications(app: SpecdecApp) -> list[str]:
     """Every notification text the app shows from now on (wraps the public `App.notify`)."""
     seen: list[str] = []

@@ -85,8 +85,8 @@ class SpecdecApp(App[None]):
         self.host_name = host_name or (host.info.name if host else session.host or "offline")
         self.unit_name = host.info.unit if host else (session.unit or "sglang.service")
         self.effective_keymap: dict[str, str] = dict(config.ui.keymap)
-        self.loop: TrialLoop | None = None  # built on mount, from the config as it is then
-        self.link: HostLink | None = None
+        self._trial_loop: TrialLoop | None = None  # `loop` and `link`: built on first use (_link_host)
+        self._host_link: HostLink | None = None
         self.sessions = SessionSide(self)
         self.host_actions = HostActions(self)
         self.renderer = LoopRenderer(self)
@@ -156,16 +156,32 @@ class SpecdecApp(App[None]):
         return main is not None and main.form_mounted and main.config_pane.dirty
 
     # -- start ---------------------------------------------------------------------------------
-    def _link_host(self) -> None:
-        """The trial loop and the host link for `self.host` (at start, and after a switch of host)."""
-        if self.host is not None:
-            from specdec_tui.loop.trial import TrialLoop
-            from specdec_tui.ui.host_link import HostLink
+    @property
+    def loop(self) -> TrialLoop | None:
+        """The trial loop on `self.host`; None offline. Built on first use: on a normal start that is right after
+        the first frame (the loop, the link and their ~40 records are not needed to draw it: ~50 ms on 2 cores),
+        at once when a key needs it sooner."""
+        if self._trial_loop is None and self.host is not None:
+            self._link_host()
+        return self._trial_loop
 
-            self.loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
-                                           session_path=self.session_path, profile=self.config.profile())
-            self.link = HostLink(self, self.host, self.loop, journal_lines=self.config.ui.journal_lines,
-                                 pause=self.input_order.quiet)
+    @property
+    def link(self) -> HostLink | None:
+        """The host link that runs `loop`'s steps for the panel; None offline. Built with `loop`."""
+        if self._host_link is None and self.host is not None:
+            self._link_host()
+        return self._host_link
+
+    def _link_host(self) -> None:
+        """The trial loop and the host link for `self.host`, from the config, session and host as they are now."""
+        assert self.host is not None
+        from specdec_tui.loop.trial import TrialLoop
+        from specdec_tui.ui.host_link import HostLink
+
+        self._trial_loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
+                                        session_path=self.session_path, profile=self.config.profile())
+        self._host_link = HostLink(self, self.host, self._trial_loop, journal_lines=self.config.ui.journal_lines,
+                              pause=self.input_order.quiet)
 
     def _main_screen(self) -> MainScreen:
         running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
@@ -175,7 +191,6 @@ class SpecdecApp(App[None]):
     def on_mount(self) -> None:
         if self.settles_heap:  # the collector is held while the panel starts (gc_policy); back by then at the latest
             self.set_timer(START_HOLD_MAX_S, resume_collections)
-        self._link_host()
         if self._theme_load.problems:
             self.notify(problems_message(self._theme_load.problems), title="Themes", severity="warning", timeout=10)
         if self._theme_problem:
@@ -355,10 +370,9 @@ class SpecdecApp(App[None]):
         self.host_name, self.unit_name = name, new_host.info.unit
         self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
                                                             profile=self.config.profile())
-        self.loop, self.link, self.health, self.log_stats = None, None, None, None
+        self._trial_loop, self._host_link, self.health, self.log_stats = None, None, None, None  # the new host's: on first use
         self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
-        self._link_host()
         self.sub_title = f"{self.host_name} · {self.unit_name}"
         await self.switch_screen(self._main_screen())  # the Fleet tab's enter: the main screen is on top
         await self.main.mount_tabs()  # every tab at once here, as before: the panel is already up
@@ -418,13 +432,11 @@ class SpecdecApp(App[None]):
         if action == "cancel_bench":
             return self.bench_running and self.screen is self.main_or_none and not self.host_actions.escape_is_local()
         if action in HOST_ACTIONS:
-            # offline there is no host to act on, and the compare screen shows saved trials: the footer does not
-            # offer what cannot happen there (False hides the key)
-            if self.loop is None:
-                return False
-            from specdec_tui.ui.screens.compare_screen import CompareScreen
-
-            return not isinstance(self.screen, CompareScreen)
+            # offline there is no host to act on, and a screen of saved trials (compare) says HOST_KEYS = False: the
+            # footer does not offer what cannot happen there (False hides the key). Asked of the host and the
+            # screen, not the loop or the compare screen's class: the first frame's footer is drawn before either
+            # is imported.
+            return self.host is not None and bool(getattr(self.screen, "HOST_KEYS", True))
         return True
 
     def action_cancel_bench(self) -> None:

@@ -53,6 +53,7 @@ def _right(text: str) -> Text:
 class CompareScreen(Screen[None]):
     """Trial `b_id` against trial `a_id` of `session`, plus the all-trials summary."""
 
+    HOST_KEYS = False  # saved trials: the app's footer offers no push, restart, rollback or bench here
     BINDINGS = [
         Binding("escape,q", "close", "Back", id="compare-close"),
         Binding("left_square_bracket", "step(-1)", "Prev pair", id="compare-prev", key_display="["),
