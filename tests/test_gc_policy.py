@@ -167,3 +167,29 @@ async def test_a_due_full_collection_waits_until_the_key_has_been_handled_and_sh
         finally:
             keeper.close()
     assert seen == ["journal"]  # one collection, and the journal tab was already there when it ran
+
+
+START_IMPORTS = textwrap.dedent("""
+    import gc, sys
+    from specdec_tui.cli import main
+
+    class Watch:  # notes whether the collector runs while the panel's start command is imported, then stops there
+        def find_spec(self, name, path=None, target=None):
+            if name == "specdec_tui.cli.tui_cmd":
+                print("collector on" if gc.isenabled() else "collector held", flush=True)
+                raise SystemExit(0)
+            return None
+
+    sys.meta_path.insert(0, Watch())
+    main.main(sys.argv[1:])
+""")
+
+
+def test_a_panel_start_holds_the_collector_from_its_first_import_of_the_start_command() -> None:
+    """The start command's imports (config, session, paths: ~25 young collections, ~6 ms on 2 cores) ran with the
+    collector on; only `tui_cmd.run` held it."""
+    done = subprocess.run([sys.executable, "-c", START_IMPORTS, "--demo"], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "collector held", done.stdout + done.stderr[-1000:]
+    headless = subprocess.run([sys.executable, "-c", START_IMPORTS, "--demo", "--headless"], capture_output=True,
+                              text=True, timeout=60)
+    assert headless.stdout.strip() == "collector on"  # one trial printed, no panel: Python's collector as it is

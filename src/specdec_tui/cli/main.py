@@ -91,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = panel_args(argv) or build_parser().parse_args(argv)
     try:
         if args.command is None:
+            if not args.headless:  # the panel: no collection from its first import on (tui_cmd.run resumes them)
+                from specdec_tui.ui.gc_policy import hold_collections
+
+                hold_collections()
             from specdec_tui.cli import tui_cmd
 
             return tui_cmd.run(args)

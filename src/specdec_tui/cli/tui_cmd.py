@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         return run_demo(args)
     from specdec_tui.ui.gc_policy import hold_collections, resume_collections
 
-    hold_collections()  # the panel: no collection while it starts (ui.gc_policy); back on when it has settled
+    hold_collections()  # the panel: no collection while it starts (ui.gc_policy; main holds them from its first
+    # import on); back on when it has settled
     try:
         return _run_panel(args)
     finally:
