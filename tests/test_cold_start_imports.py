@@ -20,6 +20,7 @@ HEAVY = (
     "plotext",
     "textual_plotext",
     "tomlkit",
+    "tomli_w",  # writing a session: the first save comes after the first frame
     "httpx",
     "aiohttp",
     "asyncssh",

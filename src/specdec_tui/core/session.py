@@ -14,8 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
-
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
@@ -144,6 +142,8 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
 
 def dumps_session(session: Session) -> str:
     """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
+    import tomli_w  # the first save comes after the panel's first frame; a start only reads sessions
+
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "created": session.created,
                            "host": session.host, "unit": session.unit}
     if session.notes:
