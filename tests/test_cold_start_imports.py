@@ -56,8 +56,6 @@ HEAVY = (
     "specdec_tui.core.sglang.parse",
     "specdec_tui.loop.journal_feed",
     "specdec_tui.loop.start_failure",
-    # the demo supervisor's prctl (~4 ms): the process the local host starts needs it, not the panel
-    "ctypes",
 )
 
 # An offline start has no trial loop and no host: their records (dataclasses, ~1.5 ms each to build on 2 cores;

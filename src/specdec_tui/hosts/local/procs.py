@@ -7,6 +7,7 @@ process exists and is not a zombie; a process group is alive while one of its me
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 from pathlib import Path
@@ -74,8 +75,6 @@ def group_alive(pgid: int | None) -> bool:
 
 
 def _prctl(option: int, value: int) -> None:
-    import ctypes  # in the supervisor it starts, not in the panel: ~4 ms of the demo's first frame on 2 cores
-
     try:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
