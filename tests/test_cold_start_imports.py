@@ -124,7 +124,8 @@ seen = []
 display = app._display
 
 def first(screen, renderable):
-    if renderable is not None and not seen and type(screen).__name__ == "MainScreen":
+    # a frame written to the terminal: not one drawn inside the start-up batch, which Textual drops
+    if renderable is not None and not seen and not app._batch_count and type(screen).__name__ == "MainScreen":
         seen.append(' '.join(m for m in heavy if m in sys.modules) or '-')
     display(screen, renderable)
 

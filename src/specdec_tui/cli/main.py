@@ -91,13 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = panel_args(argv) or build_parser().parse_args(argv)
     try:
         if args.command is None:
-            if not args.headless:  # the panel: no collection from its first import on (tui_cmd.run resumes them)
-                from specdec_tui.ui.gc_policy import hold_collections
+            from specdec_tui.ui.gc_policy import hold_collections, resume_collections
 
-                hold_collections()
-            from specdec_tui.cli import tui_cmd
+            if not (args.demo and args.headless):  # the panel, as tui_cmd.run tells it: no collection from its first
+                hold_collections()  # import on; tui_cmd.run holds them until the panel has settled
+            try:
+                from specdec_tui.cli import tui_cmd
 
-            return tui_cmd.run(args)
+                return tui_cmd.run(args)
+            finally:
+                resume_collections()  # also when the import failed (tui_cmd.run resumes them for a panel that ran)
         return int(args.func(args) or 0)
     except CliError as err:
         print(f"specdec-tui: {err}", file=sys.stderr)

@@ -179,9 +179,9 @@ class SpecdecApp(App[None]):
         from specdec_tui.ui.host_link import HostLink
 
         self._trial_loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
-                                        session_path=self.session_path, profile=self.config.profile())
+                                              session_path=self.session_path, profile=self.config.profile())
         self._host_link = HostLink(self, self.host, self._trial_loop, journal_lines=self.config.ui.journal_lines,
-                              pause=self.input_order.quiet)
+                                   pause=self.input_order.quiet)
 
     def _main_screen(self) -> MainScreen:
         running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
@@ -370,7 +370,8 @@ class SpecdecApp(App[None]):
         self.host_name, self.unit_name = name, new_host.info.unit
         self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
                                                             profile=self.config.profile())
-        self._trial_loop, self._host_link, self.health, self.log_stats = None, None, None, None  # the new host's: on first use
+        # the new host's loop and link: built on first use (show_trials, below)
+        self._trial_loop, self._host_link, self.health, self.log_stats = None, None, None, None
         self.compared_trial_id = None
         self.renderer = LoopRenderer(self)
         self.sub_title = f"{self.host_name} · {self.unit_name}"
