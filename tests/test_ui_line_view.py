@@ -135,3 +135,42 @@ async def test_more_lines_lay_the_screen_out_only_when_a_scroll_bar_comes(monkey
         assert layouts == []
         assert view.vertical_scrollbar.window_virtual_size == 200  # the bar's thumb is sized for every line
         assert view.render_line(view.size.height - 1).text.startswith("line 199")
+
+
+async def test_a_mouse_drag_selects_the_text_under_it() -> None:
+    """The rows of a frame carry no text positions; the selection asks the view for the row under the mouse."""
+    app = ViewApp()
+    async with app.run_test(size=(40, 6)) as pilot:
+        view = app.query_one(LineView)
+        view.write_lines(["abcdef", "gh │ ij"])
+        await pilot.pause()
+        await pilot.mouse_down(view, offset=(1, 0))
+        await pilot.hover(view, offset=(5, 1))
+        await pilot.mouse_up(view, offset=(5, 1))
+        await pilot.pause()
+        assert app.screen.get_selected_text() == "bcdef\ngh │ i"
+
+
+def test_characters_taken_as_one_cell_each_are_one_cell_for_rich() -> None:
+    """The fast cut (a slice) is taken only for text Rich, and so Textual, counts one cell a character."""
+    from rich.cells import get_character_cell_size
+
+    from specdec_tui.ui.widgets.line_view import one_cell_each
+
+    ranges = [(0x20, 0x7E), (0xA0, 0x2FF), (0x370, 0x482), (0x2500, 0x257F)]
+    chars = [chr(c) for start, end in ranges for c in range(start, end + 1)]
+    assert one_cell_each("".join(chars))
+    assert all(get_character_cell_size(c) == 1 for c in chars)
+    assert not one_cell_each("日本") and not one_cell_each("e\u0301")  # wide; a combining accent (no cell)
+
+
+async def test_a_decode_line_scrolled_sideways_shows_its_columns() -> None:
+    """Decode lines hold "│" (not ASCII): cut by characters, each still in its column; a wide line by cells."""
+    app = ViewApp()
+    async with app.run_test(size=(12, 4)) as pilot:
+        view = app.query_one(LineView)
+        view.write_lines(["running: 3 │ queue: 0 │ gen: 12.5", "日本語日本語日本語"])
+        await pilot.pause()
+        view.scroll_to(x=9, animate=False, immediate=True)
+        await pilot.pause()
+        assert shown(view)[:2] == ["3 │ queue: 0", " 語日本語"]  # column 9 halves 本: a space, as Textual cuts

@@ -8,7 +8,10 @@ turned into segments straight from the spans its painter gives (a few µs), the 
 absolute number (so scrolling and repaints reuse it), and widths are counted on the spot (`len` for ASCII).
 
 Selection (mouse drag, copy) works as in `Log`; while a selection exists lines are painted through Rich,
-as `Log` paints them, with the selection's style on top.
+as `Log` paints them, with the selection's style on top. The text position each segment starts at (what the
+selection reads under the mouse) is tagged only on a row Textual asks for by itself (`render_line` called for
+the mouse), not on the rows of a frame: tagging cost a third of painting a row (a `Style` per segment, each
+serialising its meta), and a frame's rows are never read for it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ from textual.strip import Strip
 Painter = Callable[[str], Sequence[tuple[int, Style]]]  # a line → its runs: (end column, style), in order
 
 _CONTROL = re.compile("[\u0000-\u0008\u000b-\u0014]")  # shown as �, as `Log` does (tabs are expanded)
+# Text whose every character takes one cell (ASCII, Latin, Greek, Cyrillic, box drawing: the decode columns'
+# "│"), so a cut by columns is a cut by characters. Anything else is cut by cells, as Textual does.
+_ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u2500-\u257f]*")
 PAINTED_LINES_KEPT = 2048  # several screens of scrolling back and forth
+
+
+def one_cell_each(text: str) -> bool:
+    """Every character of `text` takes exactly one cell (then its columns are its characters)."""
+    return text.isascii() or _ONE_CELL_EACH.fullmatch(text) is not None
 
 
 def display_text(line: str) -> str:
@@ -67,13 +78,13 @@ def with_offsets(row: list[Segment], x: int, y: int) -> list[Segment]:
 
 @dataclass(frozen=True, slots=True)
 class PaintedLine:
-    """A line's segments in the view's `base` style, kept while the line is (its cell length, and whether it is
-    ASCII: then a cut is a slice)."""
+    """A line's segments in the view's `base` style, kept while the line is (its cell length, and whether each
+    of its characters takes one cell: then a cut is a slice)."""
 
     base: Style
     segments: list[Segment]
     length: int
-    ascii: bool
+    one_cell_each: bool
 
     def fit(self, start: int, width: int, pad: Style) -> list[Segment]:
         """Columns [start, start + width) of the line, padded with `pad` to `width`."""
@@ -81,7 +92,7 @@ class PaintedLine:
             if self.length == width:
                 return self.segments
             return [*self.segments, Segment(" " * (width - self.length), pad)]
-        if not self.ascii:  # wide characters: cut by cells, as Textual does
+        if not self.one_cell_each:  # wide or zero-width characters: cut by cells, as Textual does
             return list(Strip(self.segments, self.length).crop_extend(start, start + width, pad))
         end = start + width
         out: list[Segment] = []
@@ -118,6 +129,7 @@ class LineView(ScrollView, can_focus=True):
         self._paint = paint
         self._painted_lines: LRUCache[int, PaintedLine] = LRUCache(PAINTED_LINES_KEPT)
         self._base: Style | None = None  # the view's own style, read at the start of each frame
+        self._frame_width: int | None = None  # the view's width while a frame is painted (render_lines), else None
 
     @property
     def allow_vertical_scroll(self) -> bool:
@@ -188,20 +200,26 @@ class LineView(ScrollView, can_focus=True):
     # -- painting ------------------------------------------------------------------------------------
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        self._base = self.rich_style  # once a frame, not once a line: it walks every ancestor's styles
-        return super().render_lines(crop)
+        """A frame's rows. Style and width once a frame, not once a row (each walks the widget's ancestors)."""
+        self._base, self._frame_width = self.rich_style, self.size.width
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_width = None
 
     def render_line(self, y: int) -> Strip:
         """One row: the painted line cut to the view (one new Strip; Log made four or five a row, each with seven
-        caches, and that was most of the garbage the collector had to walk under a flood)."""
+        caches, and that was most of the garbage the collector had to walk under a flood). Outside a frame (Textual
+        reading the text position under the mouse) each segment carries the position it starts at."""
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
-        base = self._base or self.rich_style
+        in_frame = self._frame_width is not None
+        width = self._frame_width if self._frame_width is not None else self.size.width
+        base = (self._base if in_frame else None) or self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, base)
         row = self._painted(index, base).fit(scroll_x, width, base)
-        return Strip(with_offsets(row, scroll_x, index), width)
+        return Strip(row if in_frame else with_offsets(row, scroll_x, index), width)
 
     def _painted(self, index: int, base: Style) -> PaintedLine:
         """The whole line painted, from the cache when its base style is the same."""
@@ -214,7 +232,7 @@ class LineView(ScrollView, can_focus=True):
         text = display_text(self._lines[index])
         runs = self._paint(text) if self._paint is not None else ()
         if selection is None:
-            line = PaintedLine(base, segments(text, base, runs), cell_len(text), text.isascii())
+            line = PaintedLine(base, segments(text, base, runs), cell_len(text), one_cell_each(text))
             self._painted_lines[number] = line
             return line
         rich_text = Text(text, no_wrap=True, style=base)
@@ -227,4 +245,4 @@ class LineView(ScrollView, can_focus=True):
             start, end = span
             rich_text.stylize(self.screen.get_component_rich_style("screen--selection"), start,
                               len(rich_text) if end == -1 else end)
-        return PaintedLine(base, list(rich_text.render(self.app.console)), cell_len(text), text.isascii())
+        return PaintedLine(base, list(rich_text.render(self.app.console)), cell_len(text), one_cell_each(text))
