@@ -38,3 +38,19 @@ async def test_a_tab_key_puts_the_focus_on_that_tabs_widget() -> None:
             await wait_for(pilot, lambda tab=tab, wid=wid: tabs.active == tab and app.focused is not None and app.focused.id == wid,
                            f"focus in {tab}")
             assert isinstance(app.focused, kind)
+
+
+async def test_tabbing_to_a_field_already_in_view_does_not_scroll_the_form() -> None:
+    """The form moves only to show a field that is not all in view (Textual asks every ancestor of the field
+    whether it is; a container hidden to save paint time answered no, and each Tab re-centred the form)."""
+    app = offline_app()
+    async with app.run_test(size=(80, 16)) as pilot:
+        await started(pilot)
+        form = app.main.query_one(FlagForm)
+        await wait_for(pilot, lambda: form.max_scroll_y > 0, "a form taller than the screen")
+        target = widget_id("field", "max-running-requests")  # the 6th field: in view with the form at the top
+        for _ in range(6):
+            await pilot.press("tab")
+            await pilot.pause()
+        assert app.focused is not None and app.focused.id == target
+        assert form.scroll_y == 0

@@ -31,5 +31,5 @@ async def test_a_tab_switch_shows_the_tab_and_moves_the_focus_without_repainting
             assert app.screen.query_one(TabbedContent).active == tab
             if focus_id is not None:
                 assert app.screen.focused is not None and app.screen.focused.id == focus_id
-        assert app.screen.query_one("#journal-log").region.height > 40  # the journal's lines fill the screen again
+        assert app.screen.query_one("#journal-pane").region.height > 40  # the journal fills the screen again
         assert full_renders == []
