@@ -211,3 +211,23 @@ async def test_wide_terminal_shows_health_beside_the_bench_table(tmp_path: Path)
         await pilot.resize_terminal(100, 30)
         await pilot.pause()
         assert not app.screen.has_class("-wide") and side.region.width == 0
+
+
+def chart_rows(app) -> list[str]:
+    chart = app.screen.query_one("#tok-chart")
+    return [chart.render_line(y).text for y in range(chart.size.height)]
+
+
+async def test_the_bench_chart_says_the_first_level_is_running_not_that_there_is_no_benchmark(tmp_path: Path) -> None:
+    app = long_bench_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.press("4")
+        await wait_for(pilot, lambda: any("no benchmark yet" in row for row in chart_rows(app)), "an empty chart")
+        await start_bench(pilot, app)
+        trial = app.loop.trial
+        await wait_for(pilot, lambda: any(f"#{trial.id} " in row and "the first level is running" in row
+                                          for row in chart_rows(app)), "the run named on the chart")
+        await keys(pilot, app, "escape", until=lambda: not app.bench_running, what="the cancel")
+        await wait_for(pilot, lambda: any("no benchmark yet" in row for row in chart_rows(app)),
+                       "no curve after a run cancelled before its first level")

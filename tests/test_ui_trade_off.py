@@ -81,3 +81,30 @@ class TokChartHost(App[None]):
 @pytest.mark.parametrize("live", [True, False], ids=["live", "finished"])
 def test_bench_chart_snapshot_at_80x24(snap_compare, live: bool) -> None:
     assert snap_compare(TokChartHost(live), terminal_size=(80, 24))
+
+
+class OneTrialHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TradeOffChart(id="chart")
+
+    def on_mount(self) -> None:
+        chart = self.query_one(TradeOffChart)
+        points = trade_off_points(seed_session())[2:3]  # the first benchmark of a session: one point
+        chart.set_points(points, pareto_front(points))
+        chart.select(points[0].trial_id)
+
+
+async def test_one_trial_is_a_point_inside_the_chart_with_its_whole_label() -> None:
+    """After the first benchmark the chart has one point: plotext sized its axis to the label, the point on the
+    axis's edge and the label cut to "#"."""
+    app = OneTrialHost()
+    async with app.run_test(size=(100, 24)) as pilot:
+        chart = app.query_one(TradeOffChart)
+        await pilot.pause()
+        rows = [chart.render_line(y).text for y in range(chart.size.height)]
+        label = f"#3 {chart.points[0].label}"
+        assert any(label in row for row in rows), rows
+        marker_row = next(row for row in rows if "●" in row)
+        plot_left = marker_row.index("┤") + 1
+        marker_at = (marker_row.index("●") - plot_left) / (len(marker_row.rstrip()) - plot_left)
+        assert 0.2 < marker_at < 0.8, marker_row  # the point well inside the plot, not on its edge

@@ -292,3 +292,27 @@ async def test_lines_made_by_the_worker_are_shown_as_given() -> None:
         await pilot.pause(0.1)
         assert pane.shown_lines == ["14:03:07 first, as made", "14:03:07 second"]
 
+
+
+async def test_a_coloured_line_shows_its_words_and_sends_no_escape_codes_to_the_terminal() -> None:
+    """SGLang prints a deprecated flag's warning in bold yellow; a line could as well set the window title. The
+    journal shows the words, finds them with the filter, and paints no escape code (Textual's `Log`, which this
+    view replaced, sent ESC on to the terminal)."""
+    warning = ("[2026-10-02 17:39:00] \x1b[1;33m'--enable-old-cache' is deprecated and will be removed in a future "
+               "release.\x1b[0m")
+    app = JournalHost()
+    async with app.run_test(size=(160, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(1, warning), rec(2, "title \x1b]0;owned\x07 set, \x15 and DEL \x7f shown as such")])
+        await pilot.pause(0.1)
+        assert pane.shown_lines == [
+            "14:03:07 [2026-10-02 17:39:00] '--enable-old-cache' is deprecated and will be removed in a future release.",
+            "14:03:07 title  set, \x15 and DEL \x7f shown as such",
+        ]
+        painted = [pane.log_view.render_line(y).text for y in range(2)]
+        assert painted[0].startswith("14:03:07 [2026-10-02 17:39:00] '--enable-old-cache' is deprecated")
+        assert painted[1].startswith("14:03:07 title  set, � and DEL � shown as such")
+        assert not any(ch in line for line in painted for ch in "\x1b\x07\x15\x7f")
+        pane.set_filter("is deprecated and")
+        await pilot.pause()
+        assert len(pane.shown_lines) == 1

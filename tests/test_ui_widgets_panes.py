@@ -170,3 +170,18 @@ async def test_health_pane_says_warming_up_in_the_warning_colour_not_failing() -
         await pilot.pause()
         assert pane.has_class("-warming-up") and not pane.has_class("-failing")
         assert pane.section_text("badge").startswith("◕ WARMING UP — port open, /health 503")
+
+
+async def test_the_last_error_shows_the_servers_words_as_written() -> None:
+    """An error's text is no markup ("[/]" in one stopped the panel, "[b]" turned bold and vanished) and keeps no
+    escape code."""
+    error = ("[2026-11-20 09:01:12 TP0] Scheduler hit an exception: ValueError: bad shape [b]x[/] "
+             "\x1b[31mfrom rank 3\x1b[0m")
+    app = Host(HealthPane())
+    async with app.run_test(size=(120, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed([error]))
+        await pilot.pause(0.3)  # live numbers are redrawn on a ~5/s timer
+        shown = pane.section_text("error")
+        assert "ValueError: bad shape [b]x[/] from rank 3" in shown
+        assert "\x1b" not in shown

@@ -19,6 +19,7 @@ from specdec_tui.cli.common import (
     progress,
 )
 from specdec_tui.cli.errors import CliError
+from specdec_tui.core.terminal_codes import strip_escapes
 from specdec_tui.hosts.base import Host
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.unit_checks import api_key_from
@@ -212,7 +213,7 @@ async def _journal(host: Host, args, _target: Target) -> int:
             stamp = record.timestamp.astimezone().strftime("%H:%M:%S")
             prefix = "~~ " if record.kind == "gap" else ""
             tag = f"[{record.node}] " if record.node else ""
-            print(f"{stamp} {tag}{prefix}{record.message}", flush=True)
+            print(f"{stamp} {tag}{prefix}{strip_escapes(record.message)}", flush=True)
     finally:
         await stream.aclose()
     return 0

@@ -197,16 +197,20 @@ def trial_notes(session: Session) -> list[TrialNotes]:
     return notes
 
 
-def chart_series(trials: list[Trial], running: Trial | None, compared_id: int | None) -> list[tuple[str, list[LevelResult]]]:
+def chart_series(trials: list[Trial], running: Trial | None, compared_id: int | None, *,
+                 measuring: bool = False) -> list[tuple[str, list[LevelResult]]]:
     """The Bench tab's curves: the trial being measured (`running`, or the newest measured one), and beside it the
-    trial the operator compares it with (`compared_id`, the Trials tab's cursor; else the one before it)."""
+    trial the operator compares it with (`compared_id`, the Trials tab's cursor; else the one before it). While
+    `running` is `measuring` and no level of it has finished, it comes last with no levels: the chart says so."""
     measured = [t for t in trials if t.levels]
+    starting: list[tuple[str, list[LevelResult]]] = ([(f"#{running.id} {trial_label(running)} (running)", [])]
+                if measuring and running is not None and not running.levels else [])
     current = running if running is not None and running.levels else (measured[-1] if measured else None)
     if current is None:
-        return []
+        return starting
     chosen = next((t for t in measured if t.id == compared_id and t is not current), None)
     before = [t for t in measured if t is not current and t.id < current.id]
     other = chosen or (before[-1] if before else None)
     live = " (running)" if current is running else ""
     series = [(f"#{other.id} {trial_label(other)}", list(other.levels))] if other is not None else []
-    return [*series, (f"#{current.id} {trial_label(current)}{live}", list(current.levels))]
+    return [*series, (f"#{current.id} {trial_label(current)}{live}", list(current.levels)), *starting]

@@ -397,7 +397,7 @@ class SpecdecApp(App[None]):
         from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
         main.trials_list.set_trials(list(self.session.trials))
-        main.tok_chart.set_trials(self._chart_trials())
+        self.show_bench_chart()
         points = trade_off_points(self.session)
         main.trade_off_chart.set_points(points, pareto_front(points))
         main.trade_off_chart.select(main.trials_list.current_trial_id)
@@ -476,17 +476,23 @@ class SpecdecApp(App[None]):
     def action_replay(self) -> None:
         self.sessions.replay()
 
+    def show_bench_chart(self) -> None:
+        """The Bench tab's curves as the session and the benchmark are now."""
+        main = self.main_or_none
+        if main is not None:
+            main.tok_chart.set_trials(self._chart_trials())
+
     def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
         from specdec_tui.core.compare import chart_series
 
         return chart_series(list(self.session.trials), self.loop.trial if self.loop is not None else None,
-                            self.compared_trial_id)
+                            self.compared_trial_id, measuring=self.bench_running)
 
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
         self.compared_trial_id = message.trial_id
         if self.main_or_none is not None:
             self.main.trade_off_chart.select(message.trial_id)
-            self.main.tok_chart.set_trials(self._chart_trials())
+            self.show_bench_chart()
 
     async def on_trials_list_selected(self, message: TrialsList.Selected) -> None:
         await self.sessions.show_trial(message.trial_id, True)

@@ -70,6 +70,7 @@ class LoopRenderer:
             trial = app.loop.trial if app.loop is not None else None  # its server's capacity marks queueing levels
             main.bench_table.start_run(list(event.concurrency), event.previous,
                                        limit=trial_limit(trial) if trial is not None else None)
+            app.show_bench_chart()  # the chart says the run is on its way, not "no benchmark yet"
             main.action_show_tab("bench")
         elif isinstance(event, ev.BenchUpdate):
             if app.loop is not None and event.run == app.loop.bench_run:

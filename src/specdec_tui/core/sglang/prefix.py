@@ -9,7 +9,8 @@ import re
 from datetime import datetime
 from functools import lru_cache
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+from specdec_tui.core.terminal_codes import strip_escapes
+
 _SYSLOG_SHORT = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _SYSLOG_ISO = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:Z|[+-]\d{2}:?\d{2})? \S+ [^\s:\[]+(?:\[\d+\])?: "
@@ -48,7 +49,7 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
     """Returns (message, timestamp, tags, level) with every known prefix removed.
 
     Each regex runs only when the line's first character can start its match (cheap rejects)."""
-    text = (_ANSI.sub("", line) if "\x1b" in line else line).rstrip("\r\n")
+    text = strip_escapes(line).rstrip("\r\n")
     timestamp: datetime | None = None
     tags: dict[str, int] = {}
     level: str | None = None

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import AccessRecord, DecodeRecord
+from specdec_tui.core.terminal_codes import strip_escapes
 from specdec_tui.hosts.base import JournalRecord
 
 MARKER_RULE = "────"
@@ -39,14 +40,15 @@ def line_kind(message: str) -> str:
 
 
 def format_record(record: JournalRecord, parsed: object | None = None) -> str:
-    """One display line: local time, then the message (markers and gaps as a rule line).
+    """One display line: local time, then the message without terminal escape codes (markers and gaps as a
+    rule line). What is shown is also what the filter searches and a selection copies.
 
     `parsed`: the message already parsed (the journal worker parses every line on its thread), so a decode
     line is not parsed a second time here; without it a decode line is parsed for its columns."""
     if record.kind in ("gap", "marker"):
         return marker_line(record.message or "journal gap: reconnected", record.timestamp)
     tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
-    message = record.message
+    message = strip_escapes(record.message)  # the words the service coloured, not its codes
     if isinstance(parsed, DecodeRecord):
         message = decode_columns(message, parsed)
     elif parsed is None and "Decode batch" in message:

@@ -33,7 +33,10 @@ from textual.strip import Strip
 
 Painter = Callable[[str], Sequence[tuple[int, Style]]]  # a line → its runs: (end column, style), in order
 
-_CONTROL = re.compile("[\u0000-\u0008\u000b-\u0014]")  # shown as �, as `Log` does (tabs are expanded)
+# Control characters, shown as � (tabs are expanded): C0 and C1 (ESC and the 8-bit CSI among them), DEL. Textual's
+# `Log` replaced only U+0000-U+0014, so a journal line's escape codes reached the terminal. Lines from a journal
+# come without their escape sequences (`core.terminal_codes`); what is left of one is shown, never sent.
+_CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f-\u009f]")
 # Text whose every character takes one cell (ASCII, Latin, Greek, Cyrillic, box drawing: the decode columns'
 # "│"), so a cut by columns is a cut by characters. Anything else is cut by cells, as Textual does.
 _ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u2500-\u257f]*")
@@ -46,7 +49,7 @@ def one_cell_each(text: str) -> bool:
 
 
 def display_text(line: str) -> str:
-    """The line as the terminal may show it: tabs expanded, control characters as �."""
+    """The line as the terminal may show it: tabs expanded, control characters (an escape code's ESC too) as �."""
     if line.isprintable():
         return line
     return _CONTROL.sub("�", line.expandtabs())

@@ -8,6 +8,7 @@ Public API (for the app shell):
     TokChart(id=...)
     .set_trials(trials: list[tuple[str, list[LevelResult]]])   # (label e.g. "steps=3", levels)
     .series: list[tuple[str, list[tuple[int, float]]]]          # what is plotted: (label, [(c, tok/s)])
+    .starting: str | None                                        # a trial given with no levels yet (its run starts)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class TokChart(PlotextPlot):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.series: list[tuple[str, list[tuple[int, float]]]] = []
+        self.starting: str | None = None  # a run's label while its first level is on its way
         self._ticked_width = -1
 
     def on_mount(self) -> None:
@@ -40,9 +42,10 @@ class TokChart(PlotextPlot):
     def set_trials(self, trials: list[tuple[str, list[LevelResult]]]) -> None:
         self.series = [
             (label, sorted((lv.concurrency, lv.output_tok_s) for lv in levels if lv.concurrency > 0))
-            for label, levels in trials[-MAX_LINES:]
+            for label, levels in trials
             if levels
-        ]
+        ][-MAX_LINES:]
+        self.starting = next((label for label, levels in reversed(trials) if not levels), None)
         self._draw()
 
     def _draw(self) -> None:
@@ -52,7 +55,9 @@ class TokChart(PlotextPlot):
         plt.title("tok/s vs concurrency")
         plt.xlabel("concurrency")
         concurrencies = sorted({c for _, points in self.series for c, _ in points})
-        if not concurrencies:
+        if self.starting is not None:  # a run whose first level is on its way: not "no benchmark"
+            plt.title(f"tok/s vs concurrency — {self.starting}: the first level is running")
+        elif not concurrencies:
             plt.title("tok/s vs concurrency — no benchmark yet")
         for label, points in self.series:
             xs = [math.log2(c) for c, _ in points]

@@ -66,13 +66,29 @@ class TradeOffChart(PlotextPlot):
             plt.scatter([p.c1_tok_s for p in others], [p.best_tok_s for p in others], marker="•", color=OTHER_COLOR)
         if edge:
             plt.scatter([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], marker="◆", color=FRONT_COLOR)
+        xs, ys = [p.c1_tok_s for p in self.points], [p.best_tok_s for p in self.points]
+        x_range = axis_range(xs)
+        y_range = axis_range(ys)
+        # one trial (or all alike): plotext's axis would span the label alone, the point on its edge
+        if x_range != (min(xs), max(xs)):
+            plt.xlim(*x_range)
+        if y_range != (min(ys), max(ys)):
+            plt.ylim(*y_range)
         chosen = next((p for p in self.points if p.trial_id == self.selected), None)
         if chosen is not None:
-            xs = [p.c1_tok_s for p in self.points]
-            right_half = chosen.c1_tok_s > (min(xs) + max(xs)) / 2  # label towards the middle, never off the edge
+            right_half = chosen.c1_tok_s > sum(x_range) / 2  # label towards the middle, never off the edge
             # one character cell beside the point, in data units, so the label never covers its marker
-            cell = (max(xs) - min(xs) or chosen.c1_tok_s * 0.1 or 1.0) / max(self.size.width - 12, 10)
+            cell = (x_range[1] - x_range[0]) / max(self.size.width - 12, 10)
             plt.scatter([chosen.c1_tok_s], [chosen.best_tok_s], marker="●", color=SELECTED_COLOR)
             plt.text(f"#{chosen.trial_id} {chosen.label}", chosen.c1_tok_s + (-cell if right_half else cell) * 1.5,
                      chosen.best_tok_s, color=SELECTED_COLOR, alignment="right" if right_half else "left")
         self.refresh()
+
+
+def axis_range(values: list[float]) -> tuple[float, float]:
+    """The values' range; when they are all one value, ±10 % around it (±1 at zero), the point in the middle."""
+    low, high = min(values), max(values)
+    if low < high:
+        return low, high
+    half = abs(low) * 0.1 or 1.0
+    return low - half, low + half
