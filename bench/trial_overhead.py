@@ -31,7 +31,7 @@ from specdec_tui.core.session import Session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.events import Phase
+from specdec_tui.loop.events import BenchUpdate, Phase
 from specdec_tui.loop.trial import TrialLoop
 
 READY_LINE = "ready to roll"
@@ -49,6 +49,8 @@ class Marks:
 
     def on_event(self, event: object) -> None:
         now = time.time()
+        if isinstance(event, BenchUpdate):  # the loop hands the benchmark's own events on inside these
+            event = event.event
         if isinstance(event, Phase):
             self.at.setdefault(event.name, now)
         elif isinstance(event, LevelStarted):

@@ -32,6 +32,7 @@ from specdec_tui.ui.format import (
     fmt_ms,
     fmt_num,
 )
+from specdec_tui.ui.widgets.table_rows import event_row_key
 
 LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
     ("c", "C"),
@@ -162,7 +163,10 @@ class CompareScreen(Screen[None]):
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         ids = [t.id for t in self.session.trials]
-        b_id = int(event.row_key.value or 0)
+        key = event_row_key(event)
+        if key is None:
+            return
+        b_id = int(key)
         i = ids.index(b_id)
         if i == 0:
             self.notify("The first trial has none before it; pick a later one.", severity="warning")

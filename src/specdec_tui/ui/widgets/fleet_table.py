@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.ui.format import MISSING, fmt_num
+from specdec_tui.ui.widgets.table_rows import event_row_key
 
 # Narrow-first order: what tells hosts apart comes before the model name (which is long and often the same).
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -141,5 +142,6 @@ class FleetTable(Vertical):
     @on(DataTable.RowSelected, "#fleet-data")
     def _chosen(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.Chosen(str(event.row_key.value)))
+        key = event_row_key(event)
+        if key is not None:
+            self.post_message(self.Chosen(key))

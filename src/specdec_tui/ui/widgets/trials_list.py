@@ -25,6 +25,7 @@ from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Trial
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
+from specdec_tui.ui.widgets.table_rows import event_row_key
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "#"),
@@ -125,11 +126,14 @@ class TrialsList(Vertical):
     @on(DataTable.RowHighlighted, "#trials-data")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.Highlighted(int(event.row_key.value)))
+        key = event_row_key(event)
+        if key is not None:
+            self.post_message(self.Highlighted(int(key)))
 
     @on(DataTable.RowSelected, "#trials-data")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        trial_id = int(event.row_key.value or 0)
-        self.post_message(self.Selected(self.trial_ids.index(trial_id), trial_id))
+        key = event_row_key(event)
+        if key is not None:
+            trial_id = int(key)
+            self.post_message(self.Selected(self.trial_ids.index(trial_id), trial_id))
