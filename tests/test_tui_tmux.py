@@ -50,7 +50,7 @@ def test_demo_in_tmux_starts_itself_health_journal_help_quit(tmux: Tmux) -> None
     tmux.keys("?")
     help_screen = tmux.wait_for(lambda s: "remap them with [ui.keymap]" in s, "the help screen")
     # Every binding is listed with its keys and its id (the name [ui.keymap] remaps it by).
-    assert "rollback" in help_screen and "ctrl+s" in help_screen and "tab-journal" in help_screen
+    assert "rollback" in help_screen and "^s" in help_screen and "tab-journal" in help_screen
     tmux.keys("Escape")
     tmux.wait_for(lambda s: "remap them with [ui.keymap]" not in s, "the help screen to close")
 

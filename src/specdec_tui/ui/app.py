@@ -277,7 +277,11 @@ class SpecdecApp(App[None]):
                 "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, **session_scopes()}
 
     def help_rows(self) -> list[KeyRow]:
-        return key_rows(self.binding_scopes(), self.effective_keymap)
+        return key_rows(self.binding_scopes(), self.effective_keymap, self.key_display)
+
+    def key_display(self, key: str) -> str:
+        """A key as the footer shows it ("?", "^s", "esc"), so the help and the palette say the same."""
+        return self.get_key_display(Binding(key, ""))
 
     # -- rendering what the loop says ----------------------------------------------------------
     async def _filled_main(self) -> MainScreen | None:

@@ -16,7 +16,7 @@ from specdec_tui.ui.keymap import (
     APP_BINDINGS,
     JOURNAL_BINDINGS,
     MAIN_SCREEN_BINDINGS,
-    bindings_of,
+    bound_actions,
     current_keys,
 )
 
@@ -32,9 +32,9 @@ def palette_entries(app: SpecdecAppLike) -> Iterator[PaletteEntry]:
     """What the palette offers, in a stable order: app actions, tab/screen actions, then themes."""
     keymap = app.effective_keymap
     for scope, items in (("app", APP_BINDINGS), ("screen", MAIN_SCREEN_BINDINGS), ("journal", JOURNAL_BINDINGS)):
-        for binding in bindings_of(items):
+        for binding in bound_actions(items):
             action = _palette_action(scope, binding.action)
-            keys = current_keys(binding, keymap)
+            keys = current_keys(binding, keymap, app.key_display)
             yield PaletteEntry(binding.description, f"keys: {keys}", partial(app.run_action, action))
     for name in sorted(app.available_themes):
         yield PaletteEntry(f"Theme: {name}", "switch the color theme (saved to the config)", partial(setattr, app, "theme", name))
@@ -54,6 +54,8 @@ class SpecdecAppLike:  # documentation of what the provider needs from the app
     available_themes: dict[str, object]
 
     def run_action(self, action: str) -> object: ...
+
+    def key_display(self, key: str) -> str: ...
 
 
 class SpecdecCommands(Provider):

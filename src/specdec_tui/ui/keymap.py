@@ -7,8 +7,8 @@ command palette all read the same list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding, BindingType
 
@@ -67,24 +67,43 @@ class KeyRow:
     description: str
 
 
+KeyDisplay = Callable[[str], str]  # a key's name ("question_mark", "ctrl+s") → how it is shown ("?", "^s")
+
+
+def key_name(key: str) -> str:
+    """A key shown by its name, as the config's [ui.keymap] writes it."""
+    return key
+
+
 def bindings_of(items: Iterable[BindingType]) -> list[Binding]:
+    """One Binding per key (Textual's split: "escape,c" is two), as the app matches keys."""
     return list(Binding.make_bindings(items))
 
 
-def current_keys(binding: Binding, keymap: Mapping[str, str]) -> str:
-    """The keys a binding answers to after the user's keymap, for display ("p", "escape, c")."""
+def bound_actions(items: Iterable[BindingType]) -> list[Binding]:
+    """One Binding per entry of a BINDINGS list, its keys together ("escape,c"): what a user remaps by id, and
+    what the help and the palette list once."""
+    actions: list[Binding] = []
+    for item in items:
+        keys = bindings_of([item])
+        actions.append(replace(keys[0], key=",".join(binding.key for binding in keys)))
+    return actions
+
+
+def current_keys(binding: Binding, keymap: Mapping[str, str], display: KeyDisplay = key_name) -> str:
+    """The keys a binding answers to after the user's keymap, for display ("p", "escape, c"; with the app's
+    `display`, "esc, c" as its footer writes them)."""
     keys = keymap.get(binding.id or "", binding.key) if binding.id else binding.key
-    shown = [binding.key_display if (binding.key_display and keys == binding.key) else k for k in keys.split(",")]
-    return ", ".join(k.strip() for k in shown if k.strip())
+    if binding.key_display and keys == binding.key:
+        return binding.key_display
+    return ", ".join(display(key.strip()) for key in keys.split(",") if key.strip())
 
 
-def key_rows(scopes: Mapping[str, Iterable[BindingType]], keymap: Mapping[str, str]) -> list[KeyRow]:
-    """All bindings of the given scopes (e.g. {"App": App.BINDINGS, "Main": Screen.BINDINGS})."""
-    rows: list[KeyRow] = []
-    for scope, items in scopes.items():
-        for binding in bindings_of(items):
-            rows.append(KeyRow(scope, binding.id or "", current_keys(binding, keymap), binding.description or binding.action))
-    return rows
+def key_rows(scopes: Mapping[str, Iterable[BindingType]], keymap: Mapping[str, str],
+             display: KeyDisplay = key_name) -> list[KeyRow]:
+    """All bindings of the given scopes (e.g. {"App": App.BINDINGS, "Main": Screen.BINDINGS}), a row each."""
+    return [KeyRow(scope, binding.id or "", current_keys(binding, keymap, display), binding.description or binding.action)
+            for scope, items in scopes.items() for binding in bound_actions(items)]
 
 
 def unknown_ids(keymap: Mapping[str, str], scopes: Iterable[Iterable[BindingType]]) -> list[str]:

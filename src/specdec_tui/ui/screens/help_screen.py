@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from specdec_tui.ui.keymap import WIDGET_SCOPES, KeyRow, key_rows
+from specdec_tui.ui.keymap import WIDGET_SCOPES, KeyRow, key_name, key_rows
 
 
 class HelpScreen(ModalScreen[None]):
@@ -33,7 +33,8 @@ class HelpScreen(ModalScreen[None]):
         """Keys of widgets (the journal's) that `rows` does not list yet, with the current keymap."""
         listed = {row.binding_id for row in self.rows}
         keymap = getattr(self.app, "effective_keymap", {})
-        return [row for row in key_rows(WIDGET_SCOPES, keymap) if row.binding_id not in listed]
+        display = getattr(self.app, "key_display", key_name)
+        return [row for row in key_rows(WIDGET_SCOPES, keymap, display) if row.binding_id not in listed]
 
     def compose(self) -> ComposeResult:
         with Vertical():
