@@ -56,6 +56,16 @@ HEAVY = (
     "specdec_tui.core.sglang.parse",
     "specdec_tui.loop.journal_feed",
     "specdec_tui.loop.start_failure",
+    # the palette's provider (Textual imports it through SpecdecApp.COMMANDS when the palette opens) and the dialogs
+    "specdec_tui.ui.commands",
+    "specdec_tui.ui.screens.confirm_screen",
+    "specdec_tui.ui.screens.error_screen",
+    # the demo's journal store and state file (orjson brings json), its supervisor's prctl (ctypes): read or written
+    # once the host connects, after the first frame
+    "specdec_tui.hosts.local.journal",
+    "specdec_tui.hosts.local.prctl",
+    "orjson",
+    "ctypes",
 )
 
 # An offline start has no trial loop and no host: their records (dataclasses, ~1.5 ms each to build on 2 cores;
@@ -143,7 +153,8 @@ print(seen[0])
 
 
 def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_compare_screen_are_imported(tmp_path: Path) -> None:
-    heavy = (*LOOP_HEAVY, "specdec_tui.ui.screens.compare_screen")
+    heavy = (*LOOP_HEAVY, "specdec_tui.ui.screens.compare_screen", "specdec_tui.ui.commands",
+             "specdec_tui.ui.screens.confirm_screen", "specdec_tui.hosts.local.journal", "orjson")
     env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
     out = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE.format(heavy=heavy)], capture_output=True,

@@ -206,7 +206,50 @@ async def test_the_configured_theme_is_in_place_before_the_screens_stylesheets_a
         await started(pilot)
         assert app.theme == "specdec-light" and app.current_theme.dark is False
     assert parsed["MainScreen.DEFAULT_CSS"] == 1
-    assert 1 <= parsed["app.tcss"] <= 2  # the second: Textual's one refresh after a theme is set (its cache is reset)
+    # once: Textual's theme watcher also queued a refresh that parsed every stylesheet again (SpecdecApp.refresh_css)
+    assert parsed["app.tcss"] == 1
+
+
+async def test_the_start_restyles_no_whole_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each widget is styled when it is mounted; the start restyled all of them twice more: the refresh the theme
+    queued, and the main screen's first resume (and at 140+ columns a third time, for the wide layout's class),
+    ~15 ms of the first frame on 2 cores. Only a widget whose own state changes (the focused tab bar) is again."""
+    whole: list[str] = []
+    update_nodes = stylesheet_module.Stylesheet.update_nodes
+
+    def counted(self: stylesheet_module.Stylesheet, nodes: object, animate: bool = False) -> None:
+        listed = list(nodes)  # type: ignore[call-overload]
+        if len(listed) > 1 and isinstance(listed[0], Screen):  # a screen and every widget on it
+            whole.append(type(listed[0]).__name__)
+        update_nodes(self, listed, animate)
+
+    monkeypatch.setattr(stylesheet_module.Stylesheet, "update_nodes", counted)
+    app = offline_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        assert app.main.has_class("-wide")
+    assert "MainScreen" not in whole
+
+
+async def test_a_theme_picked_after_the_start_recolours_the_screen_and_a_dialog_closed_after_one_too() -> None:
+    """The other side of skipping that refresh: a later theme change is applied (Textual queues the same refresh for
+    it), also to the main screen while a dialog covers it."""
+    app = offline_app(theme="specdec-dark")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        assert app.screen.styles.background.hex.upper() == "#" + app.get_theme("specdec-dark").background.lstrip("#").upper()
+        app.theme = "specdec-light"
+        await pilot.pause()
+        assert app.main.styles.background.hex.upper() == "#F6F7F9"
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not app.main, "the help screen")
+        app.theme = "specdec-dark"
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main, "the main screen again")
+        dark = app.get_theme("specdec-dark").background.upper()
+        assert app.main.styles.background.hex.upper() == dark
+        assert app.main.query_one(Tabs).styles.background.hex.upper() != "#F6F7F9"
 
 
 async def test_a_theme_the_panel_does_not_know_falls_back_and_says_so() -> None:

@@ -4,6 +4,7 @@ file, the line and the key, and saying what to write instead."""
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from dataclasses import MISSING, replace
 from dataclasses import fields as dataclass_fields
@@ -102,7 +103,7 @@ class ConfigReader:
         for key in table:
             if key in allowed:
                 continue
-            if SECRET_KEY.fullmatch(key.lower()):
+            if re.fullmatch(SECRET_KEY, key.lower()):
                 raise self.fail(
                     path + (key,),
                     "an API key or secret never goes in the config file; put it in an environment variable "

@@ -6,8 +6,10 @@ import re
 
 _BARE_OR_QUOTED = r'(?:"(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_-]+)'
 _DOTTED = rf"{_BARE_OR_QUOTED}(?:\s*\.\s*{_BARE_OR_QUOTED})*"
-_HEADER_LINE = re.compile(rf"^\s*\[\[?\s*(?P<key>{_DOTTED})\s*\]\]?")
-_KEY_LINE = re.compile(rf"^\s*(?P<key>{_DOTTED})\s*=")
+# Patterns are kept as text and compiled by `re` on first use (its cache): this module loads before the panel's
+# first frame, and they serve only a config error's line number.
+_HEADER_LINE = rf"^\s*\[\[?\s*(?P<key>{_DOTTED})\s*\]\]?"
+_KEY_LINE = rf"^\s*(?P<key>{_DOTTED})\s*="
 
 
 def split_dotted(key: str) -> tuple[str, ...]:
@@ -20,12 +22,12 @@ def scan_keys(text: str) -> list[tuple[int, tuple[str, ...]]]:
     found: list[tuple[int, tuple[str, ...]]] = []
     table: tuple[str, ...] = ()
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER_LINE.match(line)
+        header = re.match(_HEADER_LINE, line)
         if header:
             table = split_dotted(header["key"])
             found.append((number, table))
             continue
-        key = _KEY_LINE.match(line)
+        key = re.match(_KEY_LINE, line)
         if key:
             found.append((number, table + split_dotted(key["key"])))
     return found

@@ -8,7 +8,7 @@ import re
 from specdec_tui.core.config import HostConfig
 from specdec_tui.core.config_values import toml_text
 
-_REMOTE_PATH = re.compile(r"/[A-Za-z0-9._@:+\-/]*")
+_REMOTE_PATH = r"/[A-Za-z0-9._@:+\-/]*"  # compiled by `re` on first use: checked only for SSH hosts
 _LOCAL_ADDRESSES = ("", "local")  # as hosts.factory: such a host is the local demo host, unit_path unused
 
 
@@ -17,7 +17,7 @@ def unit_path_problem(path: str) -> str | None:
     plain paths, see hosts/commands.valid_path), or None when it can."""
     if not path.startswith("/"):
         return "must be an absolute path (starting with /)"
-    if not _REMOTE_PATH.fullmatch(path):
+    if not re.fullmatch(_REMOTE_PATH, path):
         bad = sorted({c for c in path if not (c.isascii() and (c.isalnum() or c in "._@:+-/"))})
         shown = " ".join("space" if c == " " else repr(c) for c in bad)
         return f"may use only letters, digits and ._@:+-/ (it contains {shown})"
@@ -33,7 +33,7 @@ def check_unit_path(host: HostConfig) -> tuple[str, str] | None:
     The path is `unit_path`, or derived from `unit` when unit_path is not set. A local host ignores both."""
     if host.address.strip().lower() in _LOCAL_ADDRESSES:
         return None
-    example = (f'write unit_path = "/etc/systemd/system/{host.unit}"' if _REMOTE_PATH.fullmatch("/" + host.unit)
+    example = (f'write unit_path = "/etc/systemd/system/{host.unit}"' if re.fullmatch(_REMOTE_PATH, "/" + host.unit)
                else 'write unit_path = "/etc/systemd/system/sglang.service"')
     if host.unit_path is not None:
         problem = unit_path_problem(host.unit_path)

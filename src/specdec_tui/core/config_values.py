@@ -9,11 +9,12 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+# Patterns are text, compiled by `re` on first use: this module loads before the panel's first frame.
 # Names that mean "I am pasting a secret here". A bare `…_token` is left alone: `max_token` is a typo.
-SECRET_KEY = re.compile(
+SECRET_KEY = (
     r"(?:[a-z0-9_-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|(?:api|auth|access|bearer|hf)[_-]?token)|token|key"
 )
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 # Fields whose default is None: what to show in "write …" hints.
 EXAMPLES: dict[str, Any] = {
@@ -53,7 +54,7 @@ def _url(value: str) -> str | None:
 
 
 def _env_name(value: str) -> str | None:
-    return None if ENV_NAME.fullmatch(value) else "must be the NAME of an environment variable (letters, digits, _), not the key itself"
+    return None if re.fullmatch(ENV_NAME, value) else "must be the NAME of an environment variable (letters, digits, _), not the key itself"
 
 
 def _host_port(value: str) -> str | None:

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from specdec_tui.core import paths
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = r"[^A-Za-z0-9._-]+"  # compiled by `re` on first use (a draft is written after the first frame)
 
 
 def _safe(part: str) -> str:
     """A file-name-safe form of a host or unit name (never empty, never a path)."""
-    cleaned = _UNSAFE.sub("_", part).strip("._")
+    cleaned = re.sub(_UNSAFE, "_", part).strip("._")
     return cleaned or "_"
 
 

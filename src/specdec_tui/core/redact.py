@@ -13,12 +13,14 @@ import re
 REDACTED = "<redacted>"
 SECRET_FLAGS = ("api-key", "admin-api-key")
 
+# Patterns are kept as text and compiled by `re` on first use (its cache): this module loads before the panel's
+# first frame, which does not use them.
 _VALUE = r"""("[^"\n]*"|'[^'\n]*'|[^\s"'\\]+)"""
 # `--api-key KEY`, `--api-key=KEY`, `--api-key \<newline>    KEY` (a unit's continuation line)
-_FLAG_RE = re.compile(r"(--(?:admin-)?api-key)((?:=|[ \t]+|[ \t]*\\\r?\n[ \t]*)+)" + _VALUE)
+_FLAG_RE = r"(--(?:admin-)?api-key)((?:=|[ \t]+|[ \t]*\\\r?\n[ \t]*)+)" + _VALUE
 # ServerArgs(..., api_key='KEY', admin_api_key="KEY") as SGLang logs it
-_REPR_RE = re.compile(r"""(\b(?:admin_)?api_key\s*[=:]\s*)('[^']*'|"[^"]*")""")
-_BEARER_RE = re.compile(r"(\bBearer\s+)([^\s'\",]+)", re.IGNORECASE)
+_REPR_RE = r"""(\b(?:admin_)?api_key\s*[=:]\s*)('[^']*'|"[^"]*")"""
+_BEARER_RE = r"(?i)(\bBearer\s+)([^\s'\",]+)"
 _HINTS = ("api-key", "api_key", "bearer", "Bearer")
 
 
@@ -26,9 +28,9 @@ def redact_text(text: str) -> str:
     """The text with every API key value replaced by `<redacted>` (units, log lines, error messages)."""
     if not any(hint in text for hint in _HINTS):
         return text  # the common case, cheap: journal lines arrive thousands a second
-    text = _FLAG_RE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    text = _REPR_RE.sub(lambda m: m.group(1) + ("'" + REDACTED + "'" if m.group(2) not in ("''", '""') else m.group(2)), text)
-    return _BEARER_RE.sub(lambda m: m.group(1) + REDACTED, text)
+    text = re.sub(_FLAG_RE, lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = re.sub(_REPR_RE, lambda m: m.group(1) + ("'" + REDACTED + "'" if m.group(2) not in ("''", '""') else m.group(2)), text)
+    return re.sub(_BEARER_RE, lambda m: m.group(1) + REDACTED, text)
 
 
 def redact_flags(flags: dict[str, str | None]) -> dict[str, str | None]:

@@ -53,8 +53,9 @@ CSS_COLOR_NAMES = frozenset(
 _HEX = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
 _NUM = r"\s*-?\d+(?:\.\d+)?%?\s*"
 _RGB = re.compile(rf"rgba?\({_NUM},{_NUM},{_NUM}(?:,{_NUM})?\)", re.IGNORECASE)
-_VARIABLE_REF = re.compile(r"\$[a-z][a-z0-9-]*(?:\s+\d+(?:\.\d+)?%)?")
-_VARIABLE_NAME = re.compile(r"[a-z][a-z0-9-]*")
+# compiled by `re` on first use: only a theme with a [variables] table needs them
+_VARIABLE_REF = r"\$[a-z][a-z0-9-]*(?:\s+\d+(?:\.\d+)?%)?"
+_VARIABLE_NAME = r"[a-z][a-z0-9-]*"
 _TEXT_STYLE_WORDS = frozenset("none not bold dim italic underline underline2 reverse strike blink".split())
 
 
@@ -135,7 +136,7 @@ def _line_of(text: str, key: str) -> int | None:
 
 
 def _check_variable(name: str, value: Any) -> str | None:
-    if not isinstance(name, str) or not _VARIABLE_NAME.fullmatch(name):
+    if not isinstance(name, str) or not re.fullmatch(_VARIABLE_NAME, name):
         return f'variables: "{name}" is not a variable name (lowercase words joined by -, e.g. "footer-key-foreground")'
     if not isinstance(value, str):
         return f'variables.{name}: expected a quoted string, got {value!r}'
@@ -144,7 +145,7 @@ def _check_variable(name: str, value: Any) -> str | None:
         if words and all(word in _TEXT_STYLE_WORDS for word in words):
             return None
         return f'variables.{name}: "{value}" is not a text style; use words like "bold", "italic", "reverse" or "none"'
-    if is_color(value) or _VARIABLE_REF.fullmatch(value.strip()):
+    if is_color(value) or re.fullmatch(_VARIABLE_REF, value.strip()):
         return None
     return f'variables.{name}: "{value}" is not a colour; write "#rrggbb", "#rrggbbaa", "rgb(r, g, b)" or a CSS colour name'
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from textual.widgets import Input, Select, Tabs
 
 from specdec_tui.loop.states import Busy
-from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
 if TYPE_CHECKING:  # the app composes this; a type-only import, no cycle at run time
     from specdec_tui.ui.app import SpecdecApp
@@ -56,6 +55,8 @@ class HostActions:
                     self.app.link.cancel_bench()
                     self.app.call_after_refresh(self.app.action_push)  # once the cancel has been recorded
 
+            from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+
             self.app.push_screen(ConfirmScreen("A benchmark is running. Push (and restart, which stops the benchmark)?", yes="Push"), go)
             return
         if self.refused(Busy.PUSH) or self.app.link is None:
@@ -85,6 +86,8 @@ class HostActions:
         preview = await rollback_preview(self.app.host, running, self.app.session)
         question = (preview.describe(self.app.unit_name, self.app.host_name) if preview is not None else
                     f"Roll {self.app.unit_name} back to the previous version on {self.app.host_name} and restart it?")
+        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+
         self.app.push_screen(ConfirmScreen(question, yes="Roll back"), go)
 
     def bench(self) -> None:

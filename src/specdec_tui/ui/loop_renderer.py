@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 from specdec_tui.core import drafts
 from specdec_tui.loop.states import Busy, Step
 from specdec_tui.loop.step_words import step_failed, step_failed_title
-from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-from specdec_tui.ui.screens.error_screen import ErrorScreen
 
 if TYPE_CHECKING:  # the app composes the renderer; a type-only import, no cycle at run time
     from specdec_tui.loop.events import LoopEvent, StepFailed
@@ -106,6 +104,8 @@ class LoopRenderer:
         if kept and not reason.endswith((".", "!", "?")):
             reason += "."
         if event.step in DIALOG_STEPS:
+            from specdec_tui.ui.screens.error_screen import ErrorScreen
+
             app.push_screen(ErrorScreen(step_failed_title(event.step), reason + kept))
         else:
             app.notify(reason, title=step_failed_title(event.step), severity="error")
@@ -122,6 +122,8 @@ class LoopRenderer:
                 app.notify("Draft restored: the diff shows what a push would change.")
             else:
                 drafts.clear_draft(app.host_name, app.unit_name)
+
+        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
         app.push_screen(
             ConfirmScreen(f"An unpushed edit of {app.unit_name} on {app.host_name} was saved earlier.\nRestore it?",

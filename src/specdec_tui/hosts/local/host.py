@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import os
 import signal
 import subprocess
@@ -40,10 +41,10 @@ from specdec_tui.hosts.base import (
     StagedPush,
 )
 from specdec_tui.hosts.errors import HostError, UnitRejected
-from specdec_tui.hosts.local.journal import JournalStore
 from specdec_tui.hosts.local.procs import group_alive, signal_group
 
-if TYPE_CHECKING:  # imported where used (_daemon_reload, prepare)
+if TYPE_CHECKING:  # imported where used (_daemon_reload, prepare, journal_store)
+    from specdec_tui.hosts.local.journal import JournalStore
     from specdec_tui.hosts.local.spec import ServiceSpec
 from specdec_tui.hosts.local.state import (
     SUPERVISOR_MODULE,
@@ -79,7 +80,6 @@ class LocalHost:
         self.stop_timeout_s = stop_timeout_s
         self.keep_running = keep_running
         self.units = UnitHistory(self.workspace / "units" / unit_name)
-        self.journal_store = JournalStore(self.workspace / "journal.jsonl")
         self.state_file = state_path(self.workspace, unit_name)
         self.supervisor_log = self.state_file.with_name(f"{unit_name}.supervisor.log")
         self.info = HostInfo(
@@ -94,6 +94,14 @@ class LocalHost:
         self._started: set[str] = set()  # start ids of the supervisors this host launched
         self._launched: list[subprocess.Popen[bytes]] = []
         self._op_lock: asyncio.Lock | None = None
+
+    @functools.cached_property
+    def journal_store(self) -> JournalStore:
+        """The service's journal, opened on first use: its module (and orjson, ~2 ms to import) loads when the journal
+        is first read or written, after the panel's first frame."""
+        from specdec_tui.hosts.local.journal import JournalStore
+
+        return JournalStore(self.workspace / "journal.jsonl")
 
     # -- lifecycle -------------------------------------------------------------------------------
 

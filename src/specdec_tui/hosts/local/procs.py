@@ -7,14 +7,10 @@ process exists and is not a zombie; a process group is alive while one of its me
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 from pathlib import Path
 
 PROC = Path("/proc")
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -72,20 +68,3 @@ def group_alive(pgid: int | None) -> bool:
             if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
                 return True
     return False
-
-
-def _prctl(option: int, value: int) -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the watchdog and the group kill still apply
-
-
-def become_subreaper() -> None:
-    """Orphans of the service are re-parented to us (and reaped by us), as systemd does for its units."""
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-
-
-def die_with_parent() -> None:
-    """In a child before exec: the kernel SIGKILLs it if its parent (the supervisor) dies."""
-    _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import orjson
-
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.hosts.base import ServiceStatus
 from specdec_tui.hosts.local.procs import cmdline_has, group_alive, pid_running
@@ -79,6 +77,8 @@ def state_path(workspace: Path, unit: str) -> Path:
 
 def read_state(path: Path) -> ServiceState | None:
     """The record, or None when there is none (or it is unreadable: treated as never started)."""
+    import orjson  # here: the panel imports this module before its first frame, and orjson with json costs ~2 ms
+
     try:
         row = orjson.loads(path.read_bytes())
         known = {f.name for f in dataclasses.fields(ServiceState)}
@@ -88,6 +88,8 @@ def read_state(path: Path) -> ServiceState | None:
 
 
 def write_state(path: Path, state: ServiceState) -> None:
+    import orjson
+
     write_atomic(path, orjson.dumps(dataclasses.asdict(state)))
 
 

@@ -27,13 +27,8 @@ from typing import IO
 from specdec_tui.core.redact import redact_text
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.local.journal import JournalStore
-from specdec_tui.hosts.local.procs import (
-    become_subreaper,
-    die_with_parent,
-    group_alive,
-    pid_running,
-    signal_group,
-)
+from specdec_tui.hosts.local.prctl import become_subreaper, die_with_parent
+from specdec_tui.hosts.local.procs import group_alive, pid_running, signal_group
 from specdec_tui.hosts.local.spec import ServiceSpec, load_spec
 from specdec_tui.hosts.local.state import (
     SYSTEMD_PID,

@@ -115,8 +115,11 @@ class MainScreen(Screen[None]):
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
         self._composed = asyncio.Event()  # set on mount: the tab bar and the unit preview are there
         self._start_focus: Widget | None = None  # the focus Textual gave on compose (the user has not moved yet)
+        self._resumed = False  # the first ScreenResume has come (see on_screen_resume)
 
     def compose(self) -> ComposeResult:
+        # before the children exist: set on mount, the class restyled every widget of the screen once more
+        self.set_class(is_wide(self.app.size.width), "-wide")
         yield Header(icon="≡")
         with MainTabs(initial="config", id="tabs"):
             with TabPane(TABS[0][1], id="config"):
@@ -189,7 +192,6 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self._composed.set()
         self._start_focus = self.focused
-        self.set_class(is_wide(self.app.size.width), "-wide")
         self.call_after_refresh(after_painted, self, self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
@@ -201,6 +203,14 @@ class MainScreen(Screen[None]):
         await self.mount_tabs()
         self.focus_active_tab()  # a tab key pressed before its content was there: the focus goes in now
         self.post_message(self.TabsMounted(self))
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """The first resume comes right after the mount, which styled every widget of the screen, and runs before
+        Textual's own handler (a subclass's comes first): told not to, that one does not restyle them all again
+        (a third of the first frame's styling). Later resumes, after a dialog, restyle as usual."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(is_wide(event.size.width), "-wide")
