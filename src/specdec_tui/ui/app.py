@@ -109,6 +109,7 @@ class SpecdecApp(App[None]):
         self.heap: HeapKeeper | None = None
         self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later, handled=self._input_handled)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
+        self._main_pushed = False  # the first main screen is on the stack (_push_main_screen)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
         # The theme before any stylesheet is parsed: set on mount, it made Textual parse every stylesheet again
         # after the main screen was registered (~25 ms of the first frame on 2 cores). Problems are said on mount.
@@ -230,7 +231,16 @@ class SpecdecApp(App[None]):
         bad = unknown_ids(self.effective_keymap, self.binding_scopes().values()) if self.effective_keymap else []
         if bad:
             self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
-        self.push_screen(self._main_screen())  # the rest of the start follows its first frame (_main_screen_filled)
+        self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
+
+    def _push_main_screen(self) -> None:
+        """The first main screen, pushed once Textual's start batch has closed (`ui.first_paint`): pushed from
+        `on_mount`, inside the batch, it was laid out and painted there, a frame the batch drops, and painted again
+        once it closed (~20 ms of the first frame on 2 cores). A key or a host message that comes before the loop's
+        first turn pushes it first, so none finds the panel missing."""
+        if not self._main_pushed:
+            self._main_pushed = True
+            self.push_screen(self._main_screen())
 
     @on(MainScreen.TabsMounted)
     def _main_screen_filled(self, message: MainScreen.TabsMounted) -> None:
@@ -254,6 +264,8 @@ class SpecdecApp(App[None]):
         self.set_interval(HEAP_TICK_S, self.heap.tick)
 
     async def on_event(self, event: events.Event) -> None:
+        if (is_typed(event) or is_click(event)) and not self._main_pushed and self.is_running:
+            self._push_main_screen()  # a key typed while the panel starts: it goes to the main screen's keys
         if (is_typed(event) or is_click(event)) and self.input_order.hold(event):
             return  # a key before it is still on its way (ui.input_order)
         await self._handle_event(event)
@@ -319,6 +331,8 @@ class SpecdecApp(App[None]):
     async def _filled_main(self) -> MainScreen | None:
         """The main screen with every tab mounted (waiting for them when a message comes right at start, before
         they are: nothing is dropped); None while the app shuts down."""
+        if self.is_running:
+            self._push_main_screen()  # a message before the loop's first turn
         main = self.main_or_none
         while main is not None and not main.tabs_mounted:
             await main.mount_tabs()
