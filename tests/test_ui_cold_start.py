@@ -22,6 +22,7 @@ from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.main_screen import MainScreen
+from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
 from .ui_helpers import OFFLINE_UNIT, demo_app, footer_text, offline_app, record_notifications, started, wait_for
@@ -185,6 +186,37 @@ async def test_escape_during_a_rebuild_of_the_form_leaves_the_field_for_good() -
         await rebuild
         await pilot.pause()
         assert isinstance(app.focused, Tabs)  # S, v, ... are keys again, not letters in a field
+
+
+async def test_the_first_frame_is_painted_once_and_shows_the_footers_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pushed from on_mount, inside Textual's start batch, the main screen was laid out and painted into a frame the
+    batch drops, then painted again; the footer composed no key until the screen's first bindings update, so the
+    screen was laid out once more and every key mounted over again before the frame that shows them."""
+    app = offline_app()
+    dropped: list[int] = []
+    written: list[int] = []
+    display = app._display
+
+    def recorded(screen: Screen[object], renderable: object) -> None:
+        if renderable is not None and isinstance(screen, MainScreen):
+            (dropped if app._batch_count else written).append(len(screen.query("FooterKey")))
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recorded  # type: ignore[method-assign]
+    rebuilt: list[StableFooter] = []
+    recompose = StableFooter.recompose
+
+    async def counted(self: StableFooter) -> None:
+        rebuilt.append(self)
+        await recompose(self)
+
+    monkeypatch.setattr(StableFooter, "recompose", counted)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        assert "palette" in footer_text(app)
+    assert dropped == []
+    assert written and written[0] > 0  # the keys are on the first frame written
+    assert rebuilt == []  # focus moved (tab bar, then the first flag field): the keys shown stayed the same
 
 
 # -- the theme: known before the first stylesheet parse, not switched after the screen is built ----------------------
