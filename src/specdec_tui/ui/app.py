@@ -264,10 +264,11 @@ class SpecdecApp(App[None]):
         self.set_interval(HEAP_TICK_S, self.heap.tick)
 
     async def on_event(self, event: events.Event) -> None:
-        if (is_typed(event) or is_click(event)) and not self._main_pushed and self.is_running:
-            self._push_main_screen()  # a key typed while the panel starts: it goes to the main screen's keys
-        if (is_typed(event) or is_click(event)) and self.input_order.hold(event):
-            return  # a key before it is still on its way (ui.input_order)
+        if is_typed(event) or is_click(event):
+            if self.is_running:
+                self._push_main_screen()  # a key typed while the panel starts goes to the main screen's keys
+            if self.input_order.hold(event):
+                return  # a key before it is still on its way (ui.input_order)
         await self._handle_event(event)
 
     async def _handle_event(self, event: events.Event) -> None:
