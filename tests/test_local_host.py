@@ -527,3 +527,26 @@ async def test_lines_limits_the_backlog_from_memory_and_from_disk(tmp_path: Path
     for reader in (store, JournalStore(store.path)):  # the writer's ring, then a second process's disk read
         assert [r.message async for r in reader.iterate(lines=3, follow=False)] == ["line 7", "line 8", "line 9"]
         assert [r async for r in reader.iterate(lines=0, follow=False)] == []
+
+
+async def test_a_restart_cancelled_as_it_launches_is_stopped_by_the_next_stop(tmp_path: Path, service_script: Path):
+    """As systemd's start job, a start once launched goes on when its caller is cancelled; a stop issued next
+    must find it. (A cancelled sweep left a demo server running: its stop saw the old state and did nothing.)"""
+    host = LocalHost(tmp_path / "ws", keep_running=True)
+    await host.push(unit_text(service_script, "cancelled"))
+    restart = asyncio.create_task(host.restart())
+    async with asyncio.timeout(30):
+        while not host._launched:  # the supervisor is spawned; it has not written its state yet
+            await asyncio.sleep(0)
+    supervisor = host._launched[-1]
+    try:
+        restart.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await restart
+        await host.stop()
+        async with asyncio.timeout(30):
+            while supervisor.poll() is None:  # stopped: the supervisor ends the service, then exits
+                await asyncio.sleep(0.05)
+        assert not (await host.status()).is_running
+    finally:
+        supervisor.kill()  # on failure: the service dies with its supervisor

@@ -220,7 +220,14 @@ class LocalHost:
             start_id = uuid.uuid4().hex
             self._started.add(start_id)
             proc = self._launch(start_id, text)
-            state = await self._wait_started(start_id, proc)
+            try:
+                state = await self._wait_started(start_id, proc)
+            except asyncio.CancelledError:
+                # As systemd's start job, a launched start goes on when its caller is cancelled. Its state must
+                # be on record before the lock is let go, or a stop issued next finds the old one and does nothing.
+                with contextlib.suppress(HostError):
+                    await asyncio.shield(self._wait_started(start_id, proc))
+                raise
             return RestartResult(state.start_job or "failed", state.to_status())
 
     async def stop(self) -> None:
