@@ -26,6 +26,8 @@ from specdec_tui.core.session import Session
 from specdec_tui.hosts.errors import HostError
 
 if TYPE_CHECKING:  # the host records are built with a host, not for an offline start
+    from collections.abc import Callable
+
     from specdec_tui.hosts.base import Host
 
 
@@ -38,11 +40,13 @@ def resolve_config(arg: str | None) -> Config:
 
 
 def build_app(config: Config, host: Host | None, session: Session, session_path: Path | None, *,
-              sessions_from: Path | None = None) -> Any:
-    """The panel, not yet running; `sessions_from` opens the saved-sessions list of that folder first."""
+              sessions_from: Path | None = None, opened_later: tuple[str, str, Callable[[], Host]] | None = None
+              ) -> Any:
+    """The panel, not yet running; `sessions_from` opens the saved-sessions list of that folder first;
+    `opened_later` (name, unit, opener) a host opened after the first frame (ui.app.make_app)."""
     from specdec_tui.ui.app import make_app
 
-    app = make_app(config, host, session, session_path=session_path)
+    app = make_app(config, host, session, session_path=session_path, opened_later=opened_later)
     app.sessions.open_sessions_from = sessions_from
     return app
 
@@ -130,26 +134,31 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         import asyncio
 
-        asyncio.run(app.host.close())
+        host = app.host  # opened by the panel (or now, when it closed before its first frame: nothing to stop)
+        if host is not None:
+            asyncio.run(host.close())
 
 
 def demo_app(args: argparse.Namespace) -> Any:
     """The panel on the demo host, not yet running, continuing the demo's current session (or --session,
     or a fresh one with --new-session)."""
-    from specdec_tui.hosts.local.host import LocalHost
-    from specdec_tui.hosts.local.workspace import (
-        demo_config,
-        ensure_demo_workspace,
-    )
+    from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 
     user = resolve_config(args.config)
     ws = ensure_demo_workspace()
     demo = demo_config(ws)
     config = Config(hosts=demo.hosts, profiles={**user.profiles, **demo.profiles}, ui=user.ui,
                     default_host="demo", default_profile=demo.default_profile, source=theme_file(user))
-    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+
+    def open_demo_host() -> Host:
+        """The demo host, opened by the panel after its first frame: the host's module and records are not
+        needed to draw it (issue 16, cold start)."""
+        from specdec_tui.hosts.local.host import LocalHost
+
+        return LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+
     session, session_path = resolve_session(args.session, "demo", ws.unit_name, new=_new(args))
-    return build_app(config, host, session, session_path)
+    return build_app(config, None, session, session_path, opened_later=("demo", ws.unit_name, open_demo_host))
 
 
 def theme_file(user: Config) -> str:

@@ -8,7 +8,7 @@ words; a failed push keeps the edit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,17 +80,21 @@ class SpecdecApp(App[None]):
     COMMANDS = App.COMMANDS | {palette_commands}  # the provider's module loads when the palette first opens
 
     def __init__(self, config: Config, host: Host | None, session: Session, *, session_path: Path | None,
-                 host_name: str | None = None) -> None:
+                 host_name: str | None = None, unit_name: str | None = None,
+                 open_host: Callable[[], Host] | None = None) -> None:
+        """`host` None opens `session` offline, unless `open_host` is given: a host named `host_name` that runs
+        `unit_name`, opened on first use (`host`), after the first frame."""
         super().__init__()
         # An operator's panel: tab switches and overlays appear at once (the tab-underline animation alone
         # repainted the screen ~16 times and made a tab switch take ~0.5 s on a loaded 2-core machine).
         self.animation_level = "none"
         self.config = config
-        self.host = host
+        self._host = host
+        self._open_host = open_host if host is None else None
         self.session = session
         self.session_path = session_path
         self.host_name = host_name or (host.info.name if host else session.host or "offline")
-        self.unit_name = host.info.unit if host else (session.unit or "sglang.service")
+        self.unit_name = unit_name or (host.info.unit if host else (session.unit or "sglang.service"))
         self.effective_keymap: dict[str, str] = dict(config.ui.keymap)
         self._trial_loop: TrialLoop | None = None  # `loop` and `link`: built on first use (_link_host)
         self._host_link: HostLink | None = None
@@ -110,7 +114,7 @@ class SpecdecApp(App[None]):
         self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later, handled=self._input_handled)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
         self._main_pushed = False  # the first main screen is on the stack (_push_main_screen)
-        self.sub_title = f"{self.host_name} · {self.unit_name}" if host else f"offline · {self.host_name}"
+        self.sub_title = f"{self.host_name} · {self.unit_name}" if self.has_host else f"offline · {self.host_name}"
         # The theme before any stylesheet is parsed: set on mount, it made Textual parse every stylesheet again
         # after the main screen was registered (~25 ms of the first frame on 2 cores). Problems are said on mount.
         self._theme_load = register_themes(self)
@@ -121,6 +125,24 @@ class SpecdecApp(App[None]):
         # Textual's theme watcher also queued a refresh (a parse of every stylesheet and a restyle of every widget
         # once the first screen is up): the variables are already right, so refresh_css skips that one.
         self._start_refresh_at = self._css_update_count if self._css_update_count != invalidated else None
+
+    @property
+    def host(self) -> Host | None:
+        """The host the panel acts on; None offline. One given as `open_host` (the demo's) is opened here, on first
+        use: its module and records (~45 M instructions of dataclasses) load after the first frame, not before."""
+        if self._host is None and self._open_host is not None:
+            opener, self._open_host = self._open_host, None
+            self._host = opener()
+        return self._host
+
+    @host.setter
+    def host(self, host: Host | None) -> None:
+        self._host, self._open_host = host, None
+
+    @property
+    def has_host(self) -> bool:
+        """Whether the panel runs on a host (not offline), asked without opening one."""
+        return self._host is not None or self._open_host is not None
 
     # -- the start's CSS: parsed once, with the panel's theme ------------------------------------------
     _theme_chosen = False  # a class default: Textual's App.__init__ asks for variables before the theme is picked
@@ -215,8 +237,8 @@ class SpecdecApp(App[None]):
                                    pause=self.input_order.quiet)
 
     def _main_screen(self) -> MainScreen:
-        running = "" if self.host else (self.session.trials[-1].unit_text if self.session.trials else "")
-        draft_key = (self.host_name, self.unit_name) if self.host else None
+        running = "" if self.has_host else (self.session.trials[-1].unit_text if self.session.trials else "")
+        draft_key = (self.host_name, self.unit_name) if self.has_host else None
         return MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines)
 
     def on_mount(self) -> None:
@@ -306,9 +328,9 @@ class SpecdecApp(App[None]):
         if self.heap is not None:
             self.heap.close()
         await self.fleet.close()
-        if self.host is not None:
+        if self._host is not None:  # one never opened has nothing to close
             try:
-                await self.host.close()
+                await self._host.close()
             except HostError:
                 pass  # leaving anyway; nothing the user can do about a close that failed
 
@@ -384,7 +406,7 @@ class SpecdecApp(App[None]):
     async def _fleet_rows(self, message: m.FleetRows) -> None:
         main = await self._filled_main()  # the Fleet tab opened right at start: its table may still be coming
         if main is not None:
-            main.fleet_table.set_rows(message.rows, active=self.host_name if self.host else "")
+            main.fleet_table.set_rows(message.rows, active=self.host_name if self.has_host else "")
 
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)
@@ -392,7 +414,7 @@ class SpecdecApp(App[None]):
     async def switch_host(self, name: str) -> None:
         """Make `name` the active host without restarting the panel: its unit, journal, health and a session of
         its own. Refused while the loop is busy; an edit in progress stays a draft of the host it was made on."""
-        if self.host is not None and name == self.host_name:
+        if self.has_host and name == self.host_name:
             self.notify(f"{name} is already the active host.")
             return
         if self.loop is not None and self.busy is not Busy.IDLE:
@@ -488,7 +510,7 @@ class SpecdecApp(App[None]):
             # footer does not offer what cannot happen there (False hides the key). Asked of the host and the
             # screen, not the loop or the compare screen's class: the first frame's footer is drawn before either
             # is imported.
-            return self.host is not None and bool(getattr(self.screen, "HOST_KEYS", True))
+            return self.has_host and bool(getattr(self.screen, "HOST_KEYS", True))
         return True
 
     def action_cancel_bench(self) -> None:
@@ -573,6 +595,12 @@ class SpecdecApp(App[None]):
         self.push_screen(self._quit_question, go)
 
 
-def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None) -> SpecdecApp:
-    """Build the panel. `host` None opens the session offline (browse trials, no push)."""
-    return SpecdecApp(config, host, session, session_path=session_path)
+def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None,
+             opened_later: tuple[str, str, Callable[[], Host]] | None = None) -> SpecdecApp:
+    """Build the panel. `host` None opens the session offline (browse trials, no push), unless `opened_later`
+    names the host, its unit and how to open it after the first frame (the demo's)."""
+    if opened_later is None:
+        return SpecdecApp(config, host, session, session_path=session_path)
+    name, unit, open_host = opened_later
+    return SpecdecApp(config, host, session, session_path=session_path, host_name=name, unit_name=unit,
+                      open_host=open_host)

@@ -44,7 +44,7 @@ class SessionSide:
     def start(self) -> None:
         """Called once the main screen is up: offline, show the last trial; open the list when asked."""
         app = self.app
-        if app.host is None and app.session.trials:
+        if not app.has_host and app.session.trials:
             # the main screen was built with this trial's unit: load it once, so a later reload can never
             # overwrite an edit made right at start (its table and list cursor are all that is left to show)
             app.call_after_refresh(self.show_trial, app.session.trials[-1].id, False, False)
@@ -78,7 +78,7 @@ class SessionSide:
         except SessionOpenError as err:
             app.notify(str(err), title="Cannot open this session", severity="error")
             return
-        if app.host is not None:  # live: browse it beside the running panel, never replace the live session
+        if app.has_host:  # live: browse it beside the running panel, never replace the live session
             if len(session.trials) < 2:
                 app.notify(f"{path.name} has {len(session.trials)} trial(s): nothing to compare. "
                            "Start the panel with --session FILE (no --host) to browse it.", severity="warning")
@@ -112,7 +112,7 @@ class SessionSide:
         if not app.bench_running:  # a live run owns the table while it runs
             main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
                                           limit=trial_limit(trial))
-        if load_unit and app.host is None and trial.unit_text:
+        if load_unit and not app.has_host and trial.unit_text:
             pane = await app.edit_pane()
             if pane is not None and pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept
                 await pane.load_running(trial.unit_text, keep_edit=pane.dirty)

@@ -12,10 +12,13 @@ import signal
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specdec_tui.core.atomic_file import write_atomic
-from specdec_tui.hosts.base import ServiceStatus
 from specdec_tui.hosts.local.procs import cmdline_has, group_alive, pid_running
+
+if TYPE_CHECKING:
+    from specdec_tui.hosts.base import ServiceStatus
 
 SUPERVISOR_MODULE = "specdec_tui.hosts.local.supervisor"
 SYSTEMD_PID = 1  # systemd's own journal lines carry _PID=1, as on a real host
@@ -59,6 +62,8 @@ class ServiceState:
         return group_alive(self.pgid)
 
     def to_status(self) -> ServiceStatus:
+        from specdec_tui.hosts.base import ServiceStatus  # not on the demo's first frame: the workspace reads this module
+
         return ServiceStatus(
             unit=self.unit,
             active_state=self.active_state,

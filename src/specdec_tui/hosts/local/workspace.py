@@ -18,8 +18,6 @@ from pathlib import Path
 from specdec_tui.core import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
-from specdec_tui.core.systemd_quote import quote_arg
-from specdec_tui.hosts.local.state import service_running
 
 DEMO_HOST = "demo"
 DEMO_UNIT = "sglang-demo.service"
@@ -76,6 +74,8 @@ def demo_unit_text(port: int, *, time_scale: float = 1.0, workdir: Path | None =
     ]
     if time_scale != 1.0:  # a simulator-only flag: leave it out of the realistic default unit
         flags.append(f"--time-scale {time_scale:g}")
+    from specdec_tui.core.systemd_quote import quote_arg  # written once, when the workspace is made
+
     exec_start = f"ExecStart={quote_arg(sys.executable)} -m specdec_tui.sim \\\n    " + " \\\n    ".join(flags)
     workdir_line = f"WorkingDirectory={quote_arg(str(workdir))}\n" if workdir else ""
     return (
@@ -129,10 +129,17 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
     if written_port is None:
         return DemoWorkspace(root, DEMO_UNIT, 30000)
     port = written_port
-    if not port_is_free(port) and not service_running(root, DEMO_UNIT):
+    if not port_is_free(port) and not _demo_server_runs(root):
         port = free_port()
         write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
     return DemoWorkspace(root, DEMO_UNIT, port)
+
+
+def _demo_server_runs(root: Path) -> bool:
+    """The demo's own server holds its port (its state file says so); asked only when the port is taken."""
+    from specdec_tui.hosts.local.state import service_running  # its records are not needed on a usual start
+
+    return service_running(root, DEMO_UNIT)
 
 
 def with_current_python(text: str) -> str:
@@ -140,6 +147,7 @@ def with_current_python(text: str) -> str:
     exists (the venv the workspace was made with was deleted: systemd would fail with 203/EXEC); else `text`."""
     if _runs_this_python(text):
         return text  # the common case, told without the unit parser (~15 ms to import, before the first frame)
+    from specdec_tui.core.systemd_quote import quote_arg
     from specdec_tui.core.unit import UnitFile
 
     try:
@@ -164,7 +172,11 @@ def _runs_this_python(text: str) -> bool:
     if start < 0:
         return False
     command = text[start + len("ExecStart="):].lstrip("-@+!:")
-    return any(command.startswith(written + " ") for written in (quote_arg(sys.executable), sys.executable))
+    if command.startswith(sys.executable + " "):
+        return True  # told without the quoting rules: a path with no space or quote is written as it is
+    from specdec_tui.core.systemd_quote import quote_arg
+
+    return command.startswith(quote_arg(sys.executable) + " ")
 
 
 def demo_host_config(ws: DemoWorkspace) -> HostConfig:
