@@ -7,6 +7,8 @@ bindings update, and a focus change is one. Moving the focus into a tab then cos
 It also composes nothing until the screen's first bindings update, so a start drew the screen once without
 keys and then rebuilt the footer for the frame that shows them (issue 16, cold start: ~17 ms of the first
 frame on 2 cores). The screen's bindings are known when the footer is composed; it shows them at once.
+A key of a compact footer is composed with its `-compact` class: its compact watcher, which adds the class on mount,
+then finds it there and restyles nothing (8 keys, each with its two component styles, once per start).
 Textual private, checked against textual 8.2.8: `Footer._bindings_ready` (compose yields no key while False).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class StableFooter(Footer):
@@ -26,7 +29,10 @@ class StableFooter(Footer):
 
     def compose(self) -> ComposeResult:
         self._shown = self._signature(self.screen)  # what the keys composed now show
-        yield from super().compose()
+        for widget in super().compose():
+            if self.compact and isinstance(widget, FooterKey):
+                widget.set_class(True, "-compact", update=False)  # as its watcher will: no restyle (docstring)
+            yield widget
 
     def _signature(self, screen: Screen) -> tuple:
         """What the footer displays: each shown binding's key, text, state and tooltip."""
