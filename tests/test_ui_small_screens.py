@@ -203,6 +203,7 @@ async def test_the_sweep_form_shows_its_choices_and_start_at_80x24() -> None:
 
     app = offline_app()
     async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
         await sweep_form(pilot)
         form = app.screen
         for selector in ("#sweep-flag", "#sweep-objective"):
@@ -216,6 +217,7 @@ async def test_the_sweep_form_shows_its_choices_and_start_at_80x24() -> None:
 async def test_a_notice_leaves_the_config_diff_readable_at_80x24() -> None:
     app = offline_app(trials=seed_trials())
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await started(pilot)  # the form and every tab: one pause did not always see the form mounted
         await config_with_a_notice(pilot)
         diff = app.main.query_one("#diff-view").region
         toasts = [toast.region for toast in app.screen.query("Toast")]
