@@ -345,3 +345,17 @@ def test_server_args_line_gives_draft_tokens_and_older_lines_get_upstreams_accep
     stats = LogStats.from_records([args] + records("era_2025_spec_period.log")[1:2])
     assert stats.accept_len == 3.40 and stats.accept_rate == pytest.approx(2.40 / 3)
     assert LogStats.from_records(records("era_2025_spec_period.log")[1:2]).accept_rate is None  # draft tokens unknown
+
+
+def test_log_stats_say_when_the_live_figures_were_logged_and_a_new_start_forgets_them() -> None:
+    """An idle server logs no batch: its last figures stay. They carry when they were logged, and a restart clears
+    them (the next server's figures are its own; seen as "#running-req 24" long after a benchmark had ended)."""
+    stats = LogStats().feed([
+        "[2026-12-04 16:03:49 TP0] Decode batch, #running-req: 24, #token: 9120, token usage: 0.92, accept len: 1.94, "
+        "gen throughput (token/s): 482.50, #queue-req: 0, ",
+    ])
+    assert (stats.running_req, stats.gen_throughput) == (24, 482.5)
+    assert stats.live_at == datetime(2026, 12, 4, 16, 3, 49)
+    stats.feed(["[2026-12-04 16:05:00 TP0] Load weight begin. avail mem=94.01 GB"])
+    assert (stats.running_req, stats.gen_throughput, stats.accept_len, stats.token_usage, stats.live_at) == (
+        None, None, None, None, None)

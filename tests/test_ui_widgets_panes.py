@@ -67,6 +67,7 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         assert "EAGLE steps=3 topk=1 draft=4" in facts_text
         live = pane.section_text("live")
         assert "3.41" in live and "234.0 tok/s" in live and "12%" in live
+        assert live.startswith("Live (journal, as of 14:03:07)")  # an idle server logs nothing: they say their time
         assert "out of memory" in pane.section_text("error")
         assert "GPU0" in pane.section_text("gpus") and "93%" in pane.section_text("gpus")
 

@@ -54,10 +54,17 @@ class LogStats:
     phase: str = ""  # the start-up's latest step in words ("loading weights", "capturing CUDA graphs", "ready")
     last_error: ErrorRecord | None = None  # the most telling error since the server last started
     last_timestamp: datetime | None = None
+    live_at: datetime | None = None  # when the last decode or prefill batch was logged: the live figures' age
     adjustments: list[AdjustRecord] = field(default_factory=list)
     decode_lines: int = 0
     error_lines: int = 0
     _restarted: bool = False  # a start began since last_error was set: the next error replaces it
+
+    LIVE = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage", "live_at")
+
+    def _forget_live(self) -> None:
+        for name in self.LIVE:
+            setattr(self, name, None)
 
     def update(self, record: LogRecord) -> None:
         """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
@@ -65,6 +72,7 @@ class LogStats:
             self.last_timestamp = record.timestamp
         if isinstance(record, DecodeRecord):
             self.decode_lines += 1
+            self.live_at = record.timestamp or self.live_at
             for name in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage"):
                 value = getattr(record, name)
                 if value is not None:
@@ -72,6 +80,7 @@ class LogStats:
             if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
                 self.accept_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
         elif isinstance(record, PrefillRecord):
+            self.live_at = record.timestamp or self.live_at
             for name in ("running_req", "queue_req", "token_usage"):
                 value = getattr(record, name)
                 if value is not None:
@@ -101,6 +110,7 @@ class LogStats:
             self.phase = "loading weights"
             self.ready = False
             self._restarted = True
+            self._forget_live()  # the server that logged them has stopped: none of them is this start's
             self.concurrency_limit = None  # the new start resolves it again
         elif isinstance(record, ReadyRecord):
             self.phase = "ready"

@@ -194,7 +194,10 @@ class HealthPane(VerticalScroll):
             ("#queue-req", fmt_int(stats.queue_req)),
             ("token usage", fmt_pct(stats.token_usage)),
         ]
-        self._set("live", _table("Live (journal)", rows))
+        # SGLang logs a batch only while it serves: an idle server's last figures stay, so they say when they were
+        # logged (a new start clears them: LogStats)
+        title = f"Live (journal, as of {stats.live_at:%H:%M:%S})" if stats.live_at else "Live (journal)"
+        self._set("live", _table(title, rows))
 
     def _render_error(self) -> None:
         """The last error line, as text (a server's words are no markup: "[/]" in one raised) without its
