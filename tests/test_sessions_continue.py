@@ -91,6 +91,11 @@ async def test_a_second_panel_start_on_the_demo_host_lists_the_first_starts_tria
         await started(pilot)
         await wait_for(pilot, lambda: second.main.trials_list.trial_ids == first_ids, "the first start's trials")
         assert second.session_path == first.session_path
+        # the Bench tab shows that trial's levels beside the chart that draws it, and says whose they are (it said
+        # "No benchmark yet" under the chart of the last start's run)
+        table = second.main.bench_table
+        await wait_for(pilot, lambda: table.status.startswith(f"#{first_ids[-1]} "), "the last trial in the Bench tab")
+        assert "5 levels." in table.status and "No benchmark yet" not in table.status
         # a theme picked under --demo is saved like any other: in the user's config file, without the demo's hosts
         second.theme = "specdec-light"
         await pilot.pause()

@@ -42,11 +42,12 @@ class SessionSide:
         self.open_sessions_from: Path | None = None  # set before run: start on the sessions list of this folder
 
     def start(self) -> None:
-        """Called once the main screen is up: offline, show the last trial; open the list when asked."""
+        """Called once the main screen is up: show the session's last trial (its levels in the Bench tab, beside
+        the chart that draws it; a continued session's table said "No benchmark yet"); open the list when asked."""
         app = self.app
-        if not app.has_host and app.session.trials:
-            # the main screen was built with this trial's unit: load it once, so a later reload can never
-            # overwrite an edit made right at start (its table and list cursor are all that is left to show)
+        if app.session.trials:
+            # offline, the main screen was built with this trial's unit: it is not loaded again, so a later reload can
+            # never overwrite an edit made right at start (its table and list cursor are all that is left to show)
             app.call_after_refresh(self.show_trial, app.session.trials[-1].id, False, False)
         if self.open_sessions_from is not None:
             app.call_after_refresh(self.open_list)
@@ -111,7 +112,7 @@ class SessionSide:
         previous = trials[index - 1] if index > 0 else None
         if not app.bench_running:  # a live run owns the table while it runs
             main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
-                                          limit=trial_limit(trial))
+                                          limit=trial_limit(trial), of=f"#{trial.id} {trial_label(trial, previous)}")
         if load_unit and not app.has_host and trial.unit_text:
             pane = await app.edit_pane()
             if pane is not None and pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept

@@ -149,14 +149,15 @@ class BenchTable(Vertical):
         self._set_status(f"Running {len(concurrencies)} levels…")
 
     def show_results(self, levels: list[LevelResult], previous: list[LevelResult] | None = None, *,
-                     limit: LatencyLimit | None = None) -> None:
-        """Show a finished (or stored) trial's levels."""
+                     limit: LatencyLimit | None = None, of: str = "") -> None:
+        """Show a finished (or stored) trial's levels; `of` names the trial (a stored one, not the run just made)."""
         self._reset(previous, limit)
         for level in sorted(levels, key=lambda lv: lv.concurrency):
             self._add_row(level.concurrency)
             self._fill_done(level)
         count = f"{len(levels)} level{'s' if len(levels) != 1 else ''}."
-        self._set_status(f"{count} {pick(levels, self._limit).summary()}" if levels else count)
+        status = f"{count} {pick(levels, self._limit).summary()}" if levels else count
+        self._set_status(f"{of}: {status}" if of else status)
 
     def on_event(self, event: Any) -> Any:  # type: ignore[override]
         """Bench events (the contract's name for this API) are applied now; Textual's own events go on.
