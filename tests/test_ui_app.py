@@ -149,6 +149,22 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
         assert unit_file.read_text() == original
 
 
+async def test_b_with_an_unpushed_edit_says_the_benchmark_runs_the_unit_that_runs_now(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo start", steps=1200)
+        await app.config_pane.set_flag("speculative-num-steps", "3")
+        await pilot.pause()
+        assert app.has_unpushed_edit
+        await pilot.press("escape", "b")  # out of the form's field, so b is a key
+        await wait_for(pilot, lambda: any(n.startswith("Benchmark done") for n in seen), "the benchmark", steps=1200)
+        assert any(n.startswith("Benchmarking the unit that runs now: your edit is not pushed") for n in seen), seen
+        assert app.session.trials[-1].flags["speculative-num-steps"] == "1"  # what ran, as the notice said
+
+
 # -- snapshots: an offline session (no clocks, ports or PIDs on screen) at both sizes, two themes ----
 import pytest  # noqa: E402
 

@@ -97,6 +97,9 @@ class HostActions:
         if self.refused(Busy.BENCH) or self.app.link is None:
             return
         self.app.link.bench()
+        if self.app.has_unpushed_edit:  # the figures are the running unit's; the chart's title says so, later
+            self.app.notify("Benchmarking the unit that runs now: your edit is not pushed (p pushes it, r restarts "
+                            "with it).", severity="warning")
 
     def escape_is_local(self) -> bool:
         """True when escape closes something under the cursor first: the journal filter or an open dropdown."""
