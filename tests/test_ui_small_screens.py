@@ -223,3 +223,30 @@ async def test_a_notice_leaves_the_config_diff_readable_at_80x24() -> None:
         toasts = [toast.region for toast in app.screen.query("Toast")]
         assert toasts, "the notice is shown"
         assert not any(toast.overlaps(diff) for toast in toasts), (toasts, diff)
+
+
+async def test_at_80x24_the_journal_status_and_the_help_table_are_not_cut() -> None:
+    """A new user at 80×24 read "56 panel health checks hidden (h" on a paused journal, and the help table's
+    "Where" column was off the dialog (one long action name widened its column)."""
+    from rich.cells import cell_len
+    from textual.widgets import DataTable
+
+    app = offline_app(trials=seed_trials())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        lines = [access("/health"), access("/v1/models")] * 30 + [f"[2026-03-01 09:00:{i:02d}] INFO: line {i}" for i in range(40)]
+        feed_journal(app, records(tuple(lines)))
+        await show(pilot, "journal")
+        pane = app.main.journal_pane
+        pane.log_view.focus()
+        await pilot.press("pageup")  # paused: the longer of the two status lines
+        await wait_for(pilot, lambda: not pane.following, "the journal paused")
+        status = pane.query_one("#journal-status")
+        text = pane.status_text()
+        assert text.startswith("⏸ paused") and text.endswith("hidden (h shows)")
+        assert cell_len(text) <= status.content_region.width, (text, status.content_region.width)
+
+        await help_screen(pilot)
+        table = app.screen.query_one(DataTable)
+        widths = [column.get_render_width(table) for column in table.columns.values()]
+        assert sum(widths) <= table.scrollable_content_region.width, (widths, table.scrollable_content_region)

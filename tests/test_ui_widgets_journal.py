@@ -205,7 +205,7 @@ async def test_the_panels_own_health_checks_are_folded_counted_shown_with_h_and_
         await pilot.pause()
         shown = pane.shown_lines
         assert len(shown) == 3 and "POST /v1/chat/completions" in shown[0] and "Decode" in shown[2]
-        assert "120 panel health checks hidden (h shows)" in _status(pane)
+        assert "120 panel checks hidden (h shows)" in _status(pane)
         pane.log_view.focus()
         await pilot.press("h")
         assert len(pane.shown_lines) == 123 and "hidden" not in _status(pane)
@@ -214,7 +214,7 @@ async def test_the_panels_own_health_checks_are_folded_counted_shown_with_h_and_
         pane.set_filter("/v1/models")  # a filter finds folded lines too
         assert len(pane.shown_lines) == 20 and all("GET /v1/models" in line for line in pane.shown_lines)
         pane.set_filter("")
-        assert len(pane.shown_lines) == 3 and "120 panel health checks" in _status(pane)
+        assert len(pane.shown_lines) == 3 and "120 panel checks hidden" in _status(pane)
 
 
 async def test_the_hidden_count_forgets_lines_that_left_the_kept_window() -> None:
@@ -226,14 +226,14 @@ async def test_the_hidden_count_forgets_lines_that_left_the_kept_window() -> Non
         pane.add_records([rec(100 + i) for i in range(30)])  # pushes 20 health checks out of the 50 kept
         pane.flush()
         await pilot.pause()
-        assert "20 panel health checks hidden" in _status(pane)
+        assert "20 panel checks hidden" in _status(pane)
 
 
 def test_the_help_screen_lists_the_key_that_shows_the_folded_lines() -> None:
     from specdec_tui.ui.keymap import WIDGET_SCOPES, key_rows
 
     rows = {row.binding_id: row for row in key_rows(WIDGET_SCOPES, {})}
-    assert rows["journal.own"].keys == "h" and "health checks" in rows["journal.own"].description
+    assert rows["journal.own"].keys == "h" and "panel checks" in rows["journal.own"].description
 
 
 def test_a_decode_line_shows_its_figures_in_columns_that_fit_160() -> None:

@@ -47,11 +47,11 @@ JOURNAL_BINDINGS: list[BindingType] = [
     Binding("slash", "open_filter", "Filter journal", id="journal.filter", show=False),
     Binding("end", "follow", "Follow journal", id="journal.follow", show=False),
     Binding("escape", "close_filter", "Close journal filter", show=False, id="journal.close_filter"),
-    Binding("h", "toggle_own", "Show/hide the panel's own health checks", id="journal.own", show=False),
+    Binding("h", "toggle_own", "Toggle panel checks", id="journal.own", show=False),
 ]
 # The unit editor's: escape leaves it (its border title says so; the footer has no room).
 EDITOR_BINDINGS: list[BindingType] = [
-    Binding("escape", "leave", "Leave the unit editor", show=False, id="editor.leave"),
+    Binding("escape", "leave", "Leave the editor", show=False, id="editor.leave"),
 ]
 # Widget-level scopes the app's `binding_scopes` does not list; the help screen adds them.
 WIDGET_SCOPES: dict[str, list[BindingType]] = {"Journal": JOURNAL_BINDINGS, "Unit editor": EDITOR_BINDINGS}

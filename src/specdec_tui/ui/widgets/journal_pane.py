@@ -306,7 +306,7 @@ class JournalPane(Vertical):
         """The line under the log: follow state, how many lines, the filter.
 
         "● following · 1,234 lines · / filter", "⏸ paused · 56 new lines — End to follow",
-        with " · 128 panel health checks hidden (h shows)" while the panel's own probes are folded and
+        with " · 128 panel checks hidden (h shows)" while the panel's own probes are folded and
         " · filter: decode (12 shown)" while a filter is set."""
         kept = len(self._kept)
         count = f"{self.received:,} line{'s' * (self.received != 1)}"
@@ -317,7 +317,7 @@ class JournalPane(Vertical):
         else:
             text = f"⏸ paused · {self.new_lines:,} new line{'s' * (self.new_lines != 1)} — End to follow"
         if self.own_hidden:
-            text += f" · {self.own_hidden:,} panel health checks hidden ({self._key('journal.own')} shows)"
+            text += f" · {self.own_hidden:,} panel checks hidden ({self._key('journal.own')} shows)"
         elif self._own_shown and self._own_kept and self._filter is None:
             text += f" · {self._key('journal.own')} hides the panel's health checks"
         if self._filter is not None:
