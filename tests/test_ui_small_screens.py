@@ -250,3 +250,16 @@ async def test_at_80x24_the_journal_status_and_the_help_table_are_not_cut() -> N
         table = app.screen.query_one(DataTable)
         widths = [column.get_render_width(table) for column in table.columns.values()]
         assert sum(widths) <= table.scrollable_content_region.width, (widths, table.scrollable_content_region)
+
+
+async def test_at_80x24_the_config_diffs_no_changes_message_wraps_instead_of_being_cut() -> None:
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        diff = app.main.query_one("#diff-view")
+        body = diff.query_one("#diff-body")
+        assert "matches the unit on the host" in str(body.render())
+        assert body.size.width <= diff.scrollable_content_region.width, (body.size, diff.scrollable_content_region)
+        await app.config_pane.set_flag("speculative-num-steps", "2")
+        await pilot.pause()
+        assert "--speculative-num-steps 2" in str(body.render())  # a diff's lines keep their width (they scroll)

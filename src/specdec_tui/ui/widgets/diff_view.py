@@ -40,6 +40,7 @@ class DiffView(VerticalScroll):
     DEFAULT_CSS = """
     DiffView { height: 1fr; border: round $panel; scrollbar-size: 1 1; }
     DiffView > Static { width: auto; }
+    DiffView > Static.-message { width: 1fr; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -48,7 +49,7 @@ class DiffView(VerticalScroll):
         self.border_title = "diff vs host"
 
     def compose(self) -> ComposeResult:
-        yield Static(NO_CHANGES, id="diff-body")
+        yield Static(NO_CHANGES, id="diff-body", classes="-message")  # wraps; a diff's lines scroll sideways
 
     def show(self, running: str, edited: str, *, hidden_change: bool = False) -> str:
         """Show the diff of `edited` against `running` and return its text. The texts come redacted;
@@ -56,4 +57,5 @@ class DiffView(VerticalScroll):
         self.diff = make_diff(running, edited) if running != edited else ""
         body = self.query_one("#diff-body", Static)
         body.update(colored_diff(self.diff) if self.diff else (HIDDEN_CHANGE if hidden_change else NO_CHANGES))
+        body.set_class(not self.diff, "-message")
         return self.diff
