@@ -17,7 +17,7 @@ from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import demo_app, offline_app, record_notifications, started, wait_for
+from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
 
 
 def help_table_rows(app) -> list[list[str]]:
@@ -153,9 +153,7 @@ async def test_b_with_an_unpushed_edit_says_the_benchmark_runs_the_unit_that_run
     app = demo_app(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
-                       "the demo start", steps=1200)
+        await demo_ready(pilot, seen)
         await app.config_pane.set_flag("speculative-num-steps", "3")
         await pilot.pause()
         assert app.has_unpushed_edit

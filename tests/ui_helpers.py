@@ -15,6 +15,7 @@ from specdec_tui.hosts.local.workspace import (
     demo_unit_text,
     ensure_demo_workspace,
 )
+from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import SpecdecApp, make_app
 
 FAST_PROFILE = BenchProfile(concurrency=(1, 4), requests=4, warmup=0, max_tokens=16)
@@ -53,6 +54,15 @@ async def started(pilot: Pilot) -> None:
     app = pilot.app
     if isinstance(app, SpecdecApp):
         await wait_for(pilot, lambda: app.main_or_none is not None and app.main.tabs_mounted, "the panel's start")
+
+
+async def demo_ready(pilot: Pilot, seen: list[str]) -> None:
+    """The demo panel started and its server healthy (the demo starts its service by itself); `seen` is
+    `record_notifications(app)`."""
+    app = pilot.app
+    await started(pilot)
+    await wait_for(pilot, lambda: isinstance(app, SpecdecApp) and app.busy is Busy.IDLE
+                   and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
 
 
 def footer_text(app: SpecdecApp) -> str:
