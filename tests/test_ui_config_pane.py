@@ -198,3 +198,35 @@ async def test_editor_says_keys_are_text_while_focused_and_escape_goes_back_to_t
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         assert not editor.text.startswith("pp")
+
+
+async def test_values_shown_while_the_form_is_still_being_mounted_wait_for_its_fields() -> None:
+    """A unit read from the host while the flag form was still mounting set a Select's value before the Select had
+    composed its parts: `NoMatches: '#label'` stopped the panel (seen once in CI; here at every point of the mount)."""
+    import asyncio
+
+    from textual.app import App, ComposeResult
+    from textual.containers import Vertical
+    from textual.widgets import Select
+
+    from specdec_tui.ui.widgets.flag_form import FlagForm
+
+    class Box(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Vertical(id="box")
+
+    shown = {"speculative-algorithm": "EAGLE", "speculative-num-steps": "2", "port": "30001"}
+    for turns in range(12):  # the mount's points, from "registered" to "every row composed"
+        app = Box()
+        async with app.run_test() as pilot:
+            form = FlagForm({"speculative-algorithm": "NEXTN", "speculative-num-steps": "3"})
+            app.query_one("#box").mount(form)
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            await form.show_values(shown)
+            await pilot.pause()
+            algorithm = form.query_one(f"#{widget_id('field', 'speculative-algorithm')}", Select)
+            assert algorithm.value == "EAGLE", turns
+            steps = form.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
+            assert steps.value == "2", turns
+        assert app.return_code in (None, 0), turns

@@ -111,6 +111,7 @@ class FlagForm(VerticalScroll):
         self._focus_wanted = False
         self._rebuilding = False
         self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
+        self._mounted = asyncio.Event()  # every row composed, each Select with its parts (set on mount)
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -167,9 +168,16 @@ class FlagForm(VerticalScroll):
 
         A render only: no `FlagEdited` comes of it, and the field that has focus keeps its own text
         (the person is typing there; what they type reaches the unit as their edit). Renders queue behind a
-        rebuild in progress: its new rows are not composed until it ends (a Select without its label)."""
+        rebuild in progress: its new rows are not composed until it ends (a Select without its label), and behind
+        the form's own mount (a unit read from the host while the form was mounting set a Select's value before it
+        had its label, or rebuilt rows still being composed: the panel stopped on NoMatches or DuplicateIds)."""
         async with self._render_lock:
+            if self.is_attached and not self._mounted.is_set():
+                await self._mounted.wait()
             await self._show_values(flags)
+
+    def on_mount(self) -> None:
+        self._mounted.set()  # Textual mounts a widget after its children: every row and its fields are there
 
     async def _show_values(self, flags: Mapping[str, str | None]) -> None:
         if self._take(flags):
