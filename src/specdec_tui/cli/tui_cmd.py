@@ -40,13 +40,14 @@ def resolve_config(arg: str | None) -> Config:
 
 
 def build_app(config: Config, host: Host | None, session: Session, session_path: Path | None, *,
-              sessions_from: Path | None = None, opened_later: tuple[str, str, Callable[[], Host]] | None = None
-              ) -> Any:
+              sessions_from: Path | None = None, host_name: str | None = None, unit_name: str | None = None,
+              open_host: Callable[[], Host] | None = None) -> Any:
     """The panel, not yet running; `sessions_from` opens the saved-sessions list of that folder first;
-    `opened_later` (name, unit, opener) a host opened after the first frame (ui.app.make_app)."""
+    `open_host` opens the host named `host_name` (running `unit_name`) after the first frame (ui.app.make_app)."""
     from specdec_tui.ui.app import make_app
 
-    app = make_app(config, host, session, session_path=session_path, opened_later=opened_later)
+    app = make_app(config, host, session, session_path=session_path, host_name=host_name, unit_name=unit_name,
+                   open_host=open_host)
     app.sessions.open_sessions_from = sessions_from
     return app
 
@@ -134,7 +135,7 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         import asyncio
 
-        host = app.host  # opened by the panel (or now, when it closed before its first frame: nothing to stop)
+        host = app.opened_host  # one the panel never opened started nothing
         if host is not None:
             asyncio.run(host.close())
 
@@ -158,7 +159,8 @@ def demo_app(args: argparse.Namespace) -> Any:
         return LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
 
     session, session_path = resolve_session(args.session, "demo", ws.unit_name, new=_new(args))
-    return build_app(config, None, session, session_path, opened_later=("demo", ws.unit_name, open_demo_host))
+    return build_app(config, None, session, session_path, host_name="demo", unit_name=ws.unit_name,
+                     open_host=open_demo_host)
 
 
 def theme_file(user: Config) -> str:

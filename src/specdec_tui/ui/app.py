@@ -140,6 +140,11 @@ class SpecdecApp(App[None]):
         self._host, self._open_host = host, None
 
     @property
+    def opened_host(self) -> Host | None:
+        """The host if it has been opened (what there is to close); never opens one."""
+        return self._host
+
+    @property
     def has_host(self) -> bool:
         """Whether the panel runs on a host (not offline), asked without opening one."""
         return self._host is not None or self._open_host is not None
@@ -328,9 +333,10 @@ class SpecdecApp(App[None]):
         if self.heap is not None:
             self.heap.close()
         await self.fleet.close()
-        if self._host is not None:  # one never opened has nothing to close
+        host = self.opened_host  # one never opened has nothing to close
+        if host is not None:
             try:
-                await self._host.close()
+                await host.close()
             except HostError:
                 pass  # leaving anyway; nothing the user can do about a close that failed
 
@@ -596,11 +602,9 @@ class SpecdecApp(App[None]):
 
 
 def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None,
-             opened_later: tuple[str, str, Callable[[], Host]] | None = None) -> SpecdecApp:
-    """Build the panel. `host` None opens the session offline (browse trials, no push), unless `opened_later`
-    names the host, its unit and how to open it after the first frame (the demo's)."""
-    if opened_later is None:
-        return SpecdecApp(config, host, session, session_path=session_path)
-    name, unit, open_host = opened_later
-    return SpecdecApp(config, host, session, session_path=session_path, host_name=name, unit_name=unit,
+             host_name: str | None = None, unit_name: str | None = None,
+             open_host: Callable[[], Host] | None = None) -> SpecdecApp:
+    """Build the panel. `host` None opens the session offline (browse trials, no push), unless `open_host` opens
+    the host named `host_name` that runs `unit_name` after the first frame (the demo's; SpecdecApp.__init__)."""
+    return SpecdecApp(config, host, session, session_path=session_path, host_name=host_name, unit_name=unit_name,
                       open_host=open_host)

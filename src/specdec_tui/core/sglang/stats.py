@@ -34,6 +34,10 @@ def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
     return (accept_len - 1.0) / drafts if drafts > 0 else 0.0
 
 
+# What a decode batch's line tells, kept as the latest live figures (a prefill line tells the last three).
+DECODE_FIGURES = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage")
+
+
 @dataclass(slots=True)
 class LogStats:
     """The latest numbers a stream of records has shown: what the health pane displays."""
@@ -60,10 +64,8 @@ class LogStats:
     error_lines: int = 0
     _restarted: bool = False  # a start began since last_error was set: the next error replaces it
 
-    LIVE = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage", "live_at")
-
     def _forget_live(self) -> None:
-        for name in self.LIVE:
+        for name in (*DECODE_FIGURES, "live_at"):
             setattr(self, name, None)
 
     def update(self, record: LogRecord) -> None:
@@ -73,7 +75,7 @@ class LogStats:
         if isinstance(record, DecodeRecord):
             self.decode_lines += 1
             self.live_at = record.timestamp or self.live_at
-            for name in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage"):
+            for name in DECODE_FIGURES:
                 value = getattr(record, name)
                 if value is not None:
                     setattr(self, name, value)
