@@ -51,6 +51,18 @@ def service_pids(workspace: Path) -> tuple[int | None, int | None]:
     return None, None
 
 
+def printed_url(proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 30) -> str:
+    """The page URL serve prints, with this start's token."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if match := re.search(r"(http://\S+/\?token=\S+)", log.read_text(errors="replace")):
+            return match[1]
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise AssertionError(f"serve printed no URL with a token:\n{log.read_text(errors='replace')}")
+
+
 def wait_until_serving(proc: subprocess.Popen[bytes], url: str, log: Path, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -68,7 +80,6 @@ def wait_until_serving(proc: subprocess.Popen[bytes], url: str, log: Path, timeo
 async def test_the_demo_panel_in_a_browser_benchmarks_and_stops_with_serve(browser: Chromium, tmp_path: Path) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)  # the workspace the served panel will open
     port = free_port()
-    url = f"http://127.0.0.1:{port}/"
     log = tmp_path / "serve.log"
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # the browser sets the size
     with log.open("wb") as out:
@@ -76,6 +87,7 @@ async def test_the_demo_panel_in_a_browser_benchmarks_and_stops_with_serve(brows
                                  stderr=subprocess.STDOUT, env=env, start_new_session=True)
     main_pid = pgid = None
     try:
+        url = printed_url(serve, log)
         wait_until_serving(serve, url, log)
         await browser.open(url)
         first = await browser.wait_for_screen(lambda s: "specdec-tui — demo" in s and "4 Bench" in s,

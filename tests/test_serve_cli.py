@@ -89,16 +89,20 @@ def test_the_page_connects_its_websocket_back_to_the_bound_address(bind: str, ur
         proc = subprocess.Popen([*program(), "serve", "--demo", "--bind", bind, "--port", str(port)], stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        page, deadline = "", time.monotonic() + 30
+        page, token, deadline = "", None, time.monotonic() + 30
         while not page and time.monotonic() < deadline and proc.poll() is None:
+            token = token or re.search(rf"http://{re.escape(url_host)}:{port}/\?token=(\S+)", log.read_text(errors="replace"))
+            if token is None:
+                time.sleep(0.1)
+                continue
             try:
-                with urllib.request.urlopen(f"http://{url_host}:{port}/", timeout=2) as response:
+                with urllib.request.urlopen(f"http://{url_host}:{port}/?token={token[1]}", timeout=2) as response:
                     page = response.read().decode()
             except OSError:
                 time.sleep(0.1)
         assert page, f"serve did not answer:\n{log.read_text(errors='replace')}"
         websocket = re.search(r'data-session-websocket-url="([^"]+)"', page)
-        assert websocket is not None and websocket[1] == f"ws://{url_host}:{port}/ws"
+        assert websocket is not None and websocket[1] == f"ws://{url_host}:{port}/ws/{token[1]}"
         assert "WARNING" not in log.read_text(errors="replace")  # loopback: no public warning
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -1,9 +1,11 @@
 """`specdec-tui serve [--demo | --host NAME] [--port P]`: the panel in a web browser, through textual-serve.
 
 textual-serve starts one panel process per browser tab (the same `specdec-tui [--demo | --host NAME ...]` a
-terminal would run, with this Python) and relays its screen and keys over a websocket. There is no login:
-whoever reaches the port drives the host (edit, push, restart). So it listens on 127.0.0.1 unless `--bind`
-names another address *and* `--public` says that is meant, and then it prints a warning saying who can reach it.
+terminal would run, with this Python) and relays its screen and keys over a websocket. Whoever holds the URL
+`serve` prints (it carries a token made at each start) drives the host (edit, push, restart); a page from another
+origin never does, and at most --max-panels panels run at once (cli.serve_server). It listens on 127.0.0.1
+unless `--bind` names another address *and* `--public` says that is meant, and then it prints a warning saying
+who can reach it; --public changes where it listens, never the token, the Origin check or the bound.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from specdec_tui.cli.errors import CliError
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_MAX_PANELS = 4
+MAX_PANELS_LIMIT = 64
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="serve the panel to a web browser (textual-serve; 127.0.0.1 unless --public)",
         description="Serve the panel on http://127.0.0.1:PORT: every browser tab gets its own panel process "
-                    "on the host. There is no login, so another address needs --bind ADDRESS --public.")
+                    "on the host. Open the URL it prints: it holds a token made at this start, and no panel opens without it "
+                    "(nor for a page from another origin). Another address needs --bind ADDRESS --public.")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--demo", action="store_true", help="the embedded demo host (simulated SGLang, no GPU, no SSH)")
     target.add_argument("--host", metavar="NAME", help="host from the config (default: the config's default_host)")
@@ -37,10 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bind", default=DEFAULT_BIND, metavar="ADDRESS",
                    help=f"address to listen on (default {DEFAULT_BIND}); anything but loopback needs --public")
     p.add_argument("--public", action="store_true",
-                   help="allow a non-loopback --bind: anyone who can reach the port drives the host, without a login")
+                   help="allow a non-loopback --bind: whoever can reach the port and holds the printed URL drives the host")
     p.add_argument("--public-url", metavar="URL",
                    help="the URL browsers use to reach this server (default: http://ADDRESS:PORT, "
                         "this machine's name for a wildcard address)")
+    p.add_argument("--max-panels", type=int, default=DEFAULT_MAX_PANELS, metavar="N",
+                   help=f"most panels (browser tabs, one process each) open at once (default {DEFAULT_MAX_PANELS})")
     p.set_defaults(func=run)
 
 
@@ -48,15 +55,19 @@ def run(args: argparse.Namespace) -> int:
     check_bind(args.bind, args.public)
     if not 0 < args.port < 65536:
         raise CliError(f"--port {args.port}: not a TCP port (1-65535)")
+    if not 1 <= args.max_panels <= MAX_PANELS_LIMIT:
+        raise CliError(f"--max-panels {args.max_panels}: give 1 to {MAX_PANELS_LIMIT} (each panel is a process here)")
     if not args.demo:
         check_host(getattr(args, "config", None), args.host)
     command = panel_command(args)
     if not is_loopback(args.bind):
         print(public_warning(args.bind, args.port), file=sys.stderr, flush=True)
-    from specdec_tui.cli.serve_server import PanelServer  # textual-serve and aiohttp: only when serving
+    from specdec_tui.cli.serve_server import PanelServer, allowed_origins, new_token  # aiohttp: only when serving
 
-    server = PanelServer(command, host=args.bind, port=args.port, title="specdec-tui",
-                         public_url=args.public_url or public_url(args.bind, args.port))
+    url = args.public_url or public_url(args.bind, args.port)
+    server = PanelServer(command, host=args.bind, port=args.port, title="specdec-tui", public_url=url.rstrip("/"),
+                         token=new_token(), origins=allowed_origins(url, args.port, is_loopback(args.bind)),
+                         max_panels=args.max_panels)
     try:
         server.serve()
     except OSError as err:  # the port is taken, or the address is not this machine's

@@ -1,31 +1,122 @@
-"""The web server behind `specdec-tui serve`: textual-serve's, plus an orderly stop.
+"""The web server behind `specdec-tui serve`: textual-serve's, with a door and an orderly stop.
 
-textual-serve quits a tab's panel when the browser goes away, but when the server itself is stopped (Ctrl+C,
-SIGTERM) aiohttp would leave the open sessions running until its shutdown timeout. Here each open session is
-cancelled on shutdown, which textual-serve answers by sending its panel "quit" and waiting for it to exit, so no
-panel (nor the demo's simulated server a panel started) outlives `serve`.
+textual-serve lets any page, from any site, open its websocket and so drive the host (edit, push, restart). Here:
+  - a token made at each start (like Jupyter's) must be in the page URL `serve` prints, `/?token=T`; the page's
+    websocket carries it in its path (`/ws/T`), and no websocket opens without it;
+  - a websocket whose Origin is not the served page's own is refused (a page on another site has the wrong one,
+    even when it learned the token);
+  - at most `max_panels` panels run at once (each is a whole process on this machine); more are refused.
+When `serve` stops (Ctrl+C, SIGTERM) each open session is cancelled, which textual-serve answers by sending its
+panel "quit" and waiting for it to exit, so no panel (nor the demo's simulated server) outlives `serve`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import secrets
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
+import aiohttp_jinja2
+import jinja2
 from aiohttp import web
-from textual_serve.server import Server
+from textual_serve.server import Server, to_int
 
 # How long the panels may take to quit (a demo panel stops its simulated server first) when `serve` stops.
 SESSION_STOP_TIMEOUT_S = 20.0
 
 
-class PanelServer(Server):
-    """A textual-serve Server that stops its panels when it stops."""
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
 
-    def __init__(self, command: str, **kwargs: Any) -> None:
+
+def origin_of(url: str) -> str:
+    """`scheme://host[:port]` of a URL, the way a browser writes it in an Origin header (default ports left out)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    if port is None or (scheme, port) in (("http", 80), ("https", 443)):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def allowed_origins(public_url: str, port: int, loopback: bool) -> frozenset[str]:
+    """The public URL's origin; on a loopback bind also this port under the loopback names a browser may use."""
+    origins = {origin_of(public_url)}
+    if loopback:
+        origins |= {origin_of(f"http://{name}:{port}") for name in ("127.0.0.1", "localhost", "[::1]")}
+    return frozenset(origins)
+
+
+class PanelServer(Server):
+    """A textual-serve Server behind a per-start token and an Origin check, with a bound on its panels,
+    that stops its panels when it stops."""
+
+    def __init__(self, command: str, *, token: str, origins: Iterable[str], max_panels: int,
+                 **kwargs: Any) -> None:
         super().__init__(command, **kwargs)
+        self.token = token
+        self.origins = frozenset(origins)
+        self.max_panels = max_panels
         self._sessions: set[asyncio.Task[Any]] = set()
 
+    @property
+    def page_url(self) -> str:
+        return f"{self.public_url}/?token={self.token}"
+
+    def _token_ok(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application()
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        app.add_routes([
+            web.get("/", self.handle_index, name="index"),
+            web.get("/ws/{token}", self.handle_websocket, name="websocket"),
+            web.get("/download/{key}", self.handle_download, name="download"),
+            web.static("/static", self.statics_path, show_index=False, name="static"),
+        ])
+        app.on_startup.append(self.on_startup)
+        app.on_shutdown.append(self.on_shutdown)
+        return app
+
+    async def on_startup(self, app: web.Application) -> None:
+        print(f"Serving the panel ({self.command}).\nOpen this URL in a browser (it holds this start's token):\n"
+              f"    {self.page_url}\nPress Ctrl+C to stop.", flush=True)
+
+    async def handle_index(self, request: web.Request) -> web.Response:  # type: ignore[override]
+        if not self._token_ok(request.query.get("token")):
+            raise web.HTTPForbidden(text="specdec-tui serve: open the URL that `serve` printed (it ends in "
+                                         "?token=...); this one has no token or a wrong one\n")
+        ws_url = f"{self.public_url}/ws/{self.token}"
+        scheme = "wss:" if self.public_url.startswith("https") else "ws:"
+        context = {
+            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            "app_websocket_url": scheme + ws_url.split(":", 1)[1],
+            "config": {"static": {"url": f"{self.public_url}/static/"}},
+            "application": {"name": self.title},
+        }
+        return aiohttp_jinja2.render_template("app_index.html", request, context)
+
+    def refusal(self, request: web.Request) -> web.HTTPException | None:
+        """Why this websocket may not open a panel, as the HTTP answer; None when it may."""
+        if not self._token_ok(request.match_info.get("token")):
+            return web.HTTPForbidden(text="no panel without this start's token\n")
+        if request.headers.get("Origin", "").lower() not in self.origins:
+            return web.HTTPForbidden(text="no panel for a page from another origin\n")
+        if len(self._sessions) >= self.max_panels:
+            return web.HTTPServiceUnavailable(text=f"{self.max_panels} panels are open already (--max-panels)\n")
+        return None
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        refused = self.refusal(request)
+        if refused is not None:
+            raise refused
         task = asyncio.current_task()
         assert task is not None
         self._sessions.add(task)
