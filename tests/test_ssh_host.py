@@ -46,6 +46,29 @@ async def test_changed_host_key_is_refused_even_with_accept_new(make_ssh_host, h
     assert hostlab.known_hosts.read_text() == before
 
 
+@pytest.mark.parametrize("bad_line", ["garbage", "@bogus-marker [127.0.0.1]:1 ssh-ed25519 AAAA"])
+async def test_an_unparseable_known_hosts_is_reported_and_never_written(make_ssh_host, hostlab, lab_service, bad_line):
+    """One line asyncssh cannot read must not make the file empty: the changed key above it stays CHANGED."""
+    other_key = hostlab.client_key.with_suffix(".pub").read_text().split()  # a key that is not the host's
+    hostlab.known_hosts.write_text(f"[127.0.0.1]:{hostlab.ssh_port} {other_key[0]} {other_key[1]}\n{bad_line}\n")
+    before = hostlab.known_hosts.read_bytes()
+    host = make_ssh_host(trust=False, accept_new_host_key=True)
+    with pytest.raises(HostKeyError) as err:
+        await host.connect()
+    assert f"{hostlab.known_hosts}:2: this known_hosts line cannot be read" in str(err.value)
+    assert hostlab.known_hosts.read_bytes() == before
+
+
+async def test_a_host_line_whose_key_cannot_be_read_is_not_unknown(make_ssh_host, hostlab, lab_service):
+    """asyncssh skips a key it cannot import; the host is still on file, so nothing is appended for it."""
+    hostlab.known_hosts.write_text(f"[127.0.0.1]:{hostlab.ssh_port} ssh-ed25519 AAAAnotakey\n")
+    before = hostlab.known_hosts.read_bytes()
+    host = make_ssh_host(trust=False, accept_new_host_key=True)
+    with pytest.raises(HostKeyError, match="CHANGED"):
+        await host.connect()
+    assert hostlab.known_hosts.read_bytes() == before
+
+
 async def test_push_writes_exact_bytes_and_keeps_the_old_text(make_ssh_host, lab_service):
     host = make_ssh_host()
     old = await host.read_unit()

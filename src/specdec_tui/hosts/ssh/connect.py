@@ -5,7 +5,8 @@
 bastion's key is checked like any other). Keepalives notice a link that died without a FIN (a frozen peer, a
 pulled cable) within KEEPALIVE_INTERVAL_S × (KEEPALIVE_COUNT_MAX + 1) = 12 s.
 Unknown or changed host keys are refused with what to do about it;
-`accept_new_host_key` adds an UNKNOWN key (never replaces a changed one). After login the connection is
+`accept_new_host_key` adds an UNKNOWN key (never replaces a changed one); a known_hosts that cannot be read whole
+is reported and never written (hosts.ssh.known_hosts). After login the connection is
 probed for root and, if sudo is configured, for passwordless `sudo -n`.
 """
 
@@ -25,6 +26,7 @@ from asyncssh.known_hosts import KnownHostsArg
 from specdec_tui.core.config import HostConfig
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.errors import HostError, HostKeyError, PrivilegeError
+from specdec_tui.hosts.ssh.known_hosts import load_known_hosts, names_host
 
 DEFAULT_SSH_DIR = Path("~/.ssh")
 KEEPALIVE_INTERVAL_S = 4.0
@@ -111,6 +113,7 @@ class SSHConnector:
         self.agent_path = agent_path
         self.keepalive_interval_s = keepalive_interval_s
         self._last_match: tuple[str, str, int | None, bool] | None = None  # host, addr, port, key known?
+        self._known_hosts_error: HostKeyError | None = None
 
     # --- options and host keys ---------------------------------------------------------------------
     def options(self) -> SSHOptions:
@@ -142,8 +145,9 @@ class SSHConnector:
         """asyncssh asks this with the resolved host/address/port; remembering whether any key was on
         file lets the error say 'unknown' or 'CHANGED'."""
         try:
-            known = asyncssh.read_known_hosts(str(self.known_hosts))
-        except (OSError, ValueError):
+            known = load_known_hosts(self.known_hosts)
+        except HostKeyError as err:  # open() reported it before connecting; the file changed since
+            self._known_hosts_error = err
             known = asyncssh.import_known_hosts("")
         result = known.match(host, addr, port)
         self._last_match = (host, addr, port, bool(result[0] or result[1]))
@@ -172,11 +176,16 @@ class SSHConnector:
         address = self.config.address
         await self._open_jump()
         via = f" via jump host {self.jump.address}" if self.jump is not None else ""
+        load_known_hosts(self.known_hosts)  # an unreadable file is reported here, before any connection
+        self._known_hosts_error = None
         try:
             return await asyncssh.connect(address, **self.options())
         except asyncssh.HostKeyNotVerifiable as err:
-            host, _addr, port, was_known = self._last_match or (address, "", self.config.port, False)
-            if was_known:
+            if self._known_hosts_error is not None:
+                raise self._known_hosts_error from err
+            host, addr, port, was_known = self._last_match or (address, "", self.config.port, False)
+            # a line asyncssh could not read the key of still names the host: its key is not "unknown"
+            if was_known or names_host(self.known_hosts, host, addr, port):
                 raise HostKeyError(
                     f"the host key of {host}:{port or 22} has CHANGED since it was saved in {self.known_hosts}; "
                     "refusing to connect",
@@ -225,6 +234,10 @@ class SSHConnector:
         if key is None:
             raise HostKeyError(f"{host} presented no host key to add")
         name = f"[{host}]:{port}" if port and port != 22 else host
+        known = load_known_hosts(self.known_hosts)  # read again just before writing: never append to a bad file
+        if any(known.match(host, "", port)[:2]) or names_host(self.known_hosts, host, "", port):
+            raise HostKeyError(f"the host key of {host}:{port or 22} is already in {self.known_hosts} (and differs); "
+                               "refusing to add another", "verify the fingerprint, then fix the file by hand")
         self.known_hosts.parent.mkdir(parents=True, exist_ok=True)
         with open(self.known_hosts, "ab") as f:
             f.write(f"{name} ".encode() + key.export_public_key("openssh").strip() + b"\n")
