@@ -303,15 +303,15 @@ async def test_a_coloured_line_shows_its_words_and_sends_no_escape_codes_to_the_
     app = JournalHost()
     async with app.run_test(size=(160, 24)) as pilot:
         pane = app.query_one(JournalPane)
-        pane.add_records([rec(1, warning), rec(2, "title \x1b]0;owned\x07 set, \x15 and DEL \x7f shown as such")])
+        pane.add_records([rec(1, warning), rec(2, "title \x1b]0;owned\x07 set, \x15 and DEL \x7f dropped, C1 \x9b")])
         await pilot.pause(0.1)
         assert pane.shown_lines == [
             "14:03:07 [2026-10-02 17:39:00] '--enable-old-cache' is deprecated and will be removed in a future release.",
-            "14:03:07 title  set, \x15 and DEL \x7f shown as such",
+            "14:03:07 title  set,  and DEL  dropped, C1 ",  # core.terminal_codes.terminal_safe
         ]
         painted = [pane.log_view.render_line(y).text for y in range(2)]
         assert painted[0].startswith("14:03:07 [2026-10-02 17:39:00] '--enable-old-cache' is deprecated")
-        assert painted[1].startswith("14:03:07 title  set, � and DEL � shown as such")
+        assert painted[1].startswith("14:03:07 title  set,  and DEL  dropped, C1 ")
         assert not any(ch in line for line in painted for ch in "\x1b\x07\x15\x7f")
         pane.set_filter("is deprecated and")
         await pilot.pause()

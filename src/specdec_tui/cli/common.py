@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from specdec_tui.cli.errors import CliError
+from specdec_tui.core.terminal_codes import terminal_safe
 
 if TYPE_CHECKING:
     from specdec_tui.core.config import Config, HostConfig
@@ -85,7 +86,7 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
 
 
 def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(terminal_safe(line), file=sys.stderr, flush=True)
 
 
 class StepClock:

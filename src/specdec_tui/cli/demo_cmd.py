@@ -17,6 +17,7 @@ from specdec_tui.cli.common import parse_concurrency
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import save_session
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import DEMO_PROFILE
 
@@ -94,7 +95,7 @@ async def _run(args: argparse.Namespace) -> int:
     def on_event(event: object) -> None:
         if isinstance(event, Phase):
             if table.live is None:
-                print(f"· {event.name}{': ' + event.detail if event.detail else ''}", file=sys.stderr, flush=True)
+                print(terminal_safe(f"· {event.name}{': ' + event.detail if event.detail else ''}"), file=sys.stderr, flush=True)
             if event.name == "bench":
                 table.set_facts(runner.trial.facts if runner.trial else None)  # its capacity marks queueing levels
                 table.__enter__()
@@ -117,8 +118,8 @@ async def _run(args: argparse.Namespace) -> int:
     save_session(session, session_path)
     facts = trial.facts
     if facts is not None:
-        print(f"server: {facts.model}, max_running_requests={facts.max_running_requests}, "
-              f"max_total_num_tokens={facts.max_total_num_tokens}, speculative={facts.speculative}")
-    print(f"trial {trial.id} ({trial.label}): {trial.status}" + (f" — {trial.failure}" if trial.failure else ""))
+        print(terminal_safe(f"server: {facts.model}, max_running_requests={facts.max_running_requests}, "
+                            f"max_total_num_tokens={facts.max_total_num_tokens}, speculative={facts.speculative}"))
+    print(terminal_safe(f"trial {trial.id} ({trial.label}): {trial.status}" + (f" — {trial.failure}" if trial.failure else "")))
     print(f"session saved to {session_path}")
     return 0 if trial.status == "ok" else 1

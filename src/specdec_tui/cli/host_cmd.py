@@ -19,7 +19,7 @@ from specdec_tui.cli.common import (
     progress,
 )
 from specdec_tui.cli.errors import CliError
-from specdec_tui.core.terminal_codes import strip_escapes
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts.base import Host
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.unit_checks import api_key_from
@@ -88,8 +88,8 @@ async def _with_host(host: Host, args: argparse.Namespace, target: Target, actio
 
 async def _status(host: Host, _args, _target: Target) -> int:
     s = await host.status()
-    print(f"{s.unit}: {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'} restarts={s.n_restarts} "
-          f"result={s.result or '-'} since={s.active_enter.isoformat() if s.active_enter else '-'}")
+    print(terminal_safe(f"{s.unit}: {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'} restarts={s.n_restarts} "
+                        f"result={s.result or '-'} since={s.active_enter.isoformat() if s.active_enter else '-'}"))
     return 0 if s.is_running else 3  # 3: like `systemctl status` for a unit that is not running
 
 
@@ -176,7 +176,8 @@ async def _rollback_with_loop(host: Host, target: Target, before: str) -> int:
     if restored is None or failed:
         what = failed[-1] if failed else "the rollback did not finish"
         raise CliError(f"{unit}: {what}; see `specdec-tui host journal --host {target.name}`")
-    print(f"{unit}: healthy again on the restored unit" + (f" (model {model[-1]})" if model else ""), flush=True)
+    print(f"{unit}: healthy again on the restored unit" + (f" (model {terminal_safe(model[-1])})" if model else ""),
+          flush=True)
     return 0
 
 
@@ -213,7 +214,7 @@ async def _journal(host: Host, args, _target: Target) -> int:
             stamp = record.timestamp.astimezone().strftime("%H:%M:%S")
             prefix = "~~ " if record.kind == "gap" else ""
             tag = f"[{record.node}] " if record.node else ""
-            print(f"{stamp} {tag}{prefix}{strip_escapes(record.message)}", flush=True)
+            print(f"{stamp} {tag}{prefix}{terminal_safe(record.message)}", flush=True)
     finally:
         await stream.aclose()
     return 0

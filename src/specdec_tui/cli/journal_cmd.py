@@ -123,9 +123,9 @@ def run_parse(args: argparse.Namespace) -> int:
         _print_json(lines, sys.stdout.buffer)
         sys.stdout.flush()
         return 0
-    from rich.console import Console
+    from specdec_tui.cli.safe_console import SafeConsole
 
-    console = Console(highlight=False)
+    console = SafeConsole(highlight=False)
     stats = _print_human(lines, console)
     console.print(_stats_table(stats))
     return 0

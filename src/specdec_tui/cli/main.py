@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from specdec_tui import __version__
 from specdec_tui.cli.errors import CliError
+from specdec_tui.core.terminal_codes import terminal_safe
 
 __all__ = ["CliError", "build_parser", "main", "panel_args"]
 
@@ -103,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 resume_collections()  # also when the import failed (tui_cmd.run resumes them for a panel that ran)
         return int(args.func(args) or 0)
     except CliError as err:
-        print(f"specdec-tui: {err}", file=sys.stderr)
+        print(f"specdec-tui: {terminal_safe(str(err))}", file=sys.stderr)
         return err.code
     except KeyboardInterrupt:
         print("specdec-tui: interrupted", file=sys.stderr)
@@ -115,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         words = _user_error(err)
         if words is None:
             raise
-        print(f"specdec-tui: {words}", file=sys.stderr)
+        print(f"specdec-tui: {terminal_safe(words)}", file=sys.stderr)
         return 1
 
 

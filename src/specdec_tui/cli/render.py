@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from specdec_tui.cli.safe_console import SafeConsole
 from specdec_tui.core.compare import (
     TrialComparison,
     best_by_concurrency,
@@ -34,10 +35,11 @@ STATUS_STYLE = {"ok": "green", "failed": "red", "cancelled": "yellow", "running"
 
 
 def make_console(*, stderr: bool = False) -> Console:
-    """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
+    """A console that does not squeeze tables to 80 columns when the output is a pipe or a file, and writes no
+    escape code or control character that came in the text it prints (SafeConsole)."""
     stream = sys.stderr if stderr else sys.stdout
     wide = None if stream.isatty() else 160
-    return Console(file=stream, width=wide, soft_wrap=False)
+    return SafeConsole(file=stream, width=wide, soft_wrap=False)
 
 
 def num(value: float | None, digits: int = 1) -> str:

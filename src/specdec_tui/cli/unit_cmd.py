@@ -16,6 +16,7 @@ from pathlib import Path
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.flags import Issue, spec_for, validate
 from specdec_tui.core.systemd_quote import join_args
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
 from specdec_tui.core.unit_diff import flag_changes, unified_diff
 
@@ -157,7 +158,7 @@ def run_set(args: argparse.Namespace) -> int:
     except (UnitSyntaxError, UnitEditError) as err:
         raise CliError(f"{args.file}: {err}") from None
     for issue in validate(edited.flags()):
-        print(f"{issue.level}: {issue.message}", file=sys.stderr)
+        print(terminal_safe(f"{issue.level}: {issue.message}"), file=sys.stderr)
     _write_text(edited.text, args.file if in_place else output)
     return 0
 
@@ -181,11 +182,12 @@ def run_show(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
         return 0
     from rich import box
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from specdec_tui.cli.safe_console import SafeConsole
+
+    console = SafeConsole()
     head = []
     for arg in command.argv:
         if arg.startswith("--"):
@@ -225,7 +227,7 @@ def run_check(args: argparse.Namespace) -> int:
     unit = load_unit(args.file)
     issues = validate(unit.flags())
     for issue in issues:
-        print(format_issue(issue))
+        print(terminal_safe(format_issue(issue)))
     errors = sum(1 for i in issues if i.level == "error")
     warnings = len(issues) - errors
     print(f"{args.file}: {errors} error(s), {warnings} warning(s)" if issues else f"{args.file}: no problems found")
@@ -238,12 +240,12 @@ def run_diff(args: argparse.Namespace) -> int:
     try:
         changes = flag_changes(UnitFile.parse(old_text), UnitFile.parse(new_text))
     except UnitSyntaxError as err:
-        print(f"(flags not compared: {err})", file=sys.stderr)
+        print(terminal_safe(f"(flags not compared: {err})"), file=sys.stderr)
         return 0
     for change in changes:
         old = "absent" if change.old is None else change.old or "(switch)"
         new = "absent" if change.new is None else change.new or "(switch)"
-        print(f"# --{change.name}: {old} -> {new}")
+        print(terminal_safe(f"# --{change.name}: {old} -> {new}"))
     if old_text == new_text:
         print("the files are identical", file=sys.stderr)
     return 0

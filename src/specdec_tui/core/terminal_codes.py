@@ -36,6 +36,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def terminal_safe(text: str) -> str:
     """`text` as words only: no escape sequence (7- or 8-bit), no control character but tab and newline.
     The same string when there is nothing to remove."""
-    if _CONTROL.search(text) is None:
+    if text.isprintable() or _CONTROL.search(text) is None:  # isprintable: the common case, in C
         return text
     return _CONTROL.sub("", _C1_SEQUENCE.sub("", strip_escapes(text)))

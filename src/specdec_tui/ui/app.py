@@ -8,7 +8,7 @@ words; a failed push keeps the edit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +17,7 @@ from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.filter import LineFilter
 from textual.notifications import Notify
 from textual.theme import Theme
 from textual.widgets import TabbedContent
@@ -35,6 +36,7 @@ from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
 from specdec_tui.ui.loop_renderer import LoopRenderer
+from specdec_tui.ui.safe_lines import TerminalSafeFilter
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide, session_scopes
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
@@ -85,6 +87,7 @@ class SpecdecApp(App[None]):
         """`host` None opens `session` offline, unless `open_host` is given: a host named `host_name` that runs
         `unit_name`, opened on first use (`host`), after the first frame."""
         super().__init__()
+        self._terminal_safe = TerminalSafeFilter()
         # An operator's panel: tab switches and overlays appear at once (the tab-underline animation alone
         # repainted the screen ~16 times and made a tab switch take ~0.5 s on a loaded 2-core machine).
         self.animation_level = "none"
@@ -125,6 +128,10 @@ class SpecdecApp(App[None]):
         # Textual's theme watcher also queued a refresh (a parse of every stylesheet and a restyle of every widget
         # once the first screen is up): the variables are already right, so refresh_css skips that one.
         self._start_refresh_at = self._css_update_count if self._css_update_count != invalidated else None
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines)."""
+        return [*super().get_line_filters(), self._terminal_safe]
 
     @property
     def host(self) -> Host | None:

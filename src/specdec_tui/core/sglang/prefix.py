@@ -9,7 +9,7 @@ import re
 from datetime import datetime
 from functools import lru_cache
 
-from specdec_tui.core.terminal_codes import strip_escapes
+from specdec_tui.core.terminal_codes import terminal_safe
 
 _SYSLOG_SHORT = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _SYSLOG_ISO = re.compile(
@@ -49,7 +49,7 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
     """Returns (message, timestamp, tags, level) with every known prefix removed.
 
     Each regex runs only when the line's first character can start its match (cheap rejects)."""
-    text = strip_escapes(line).rstrip("\r\n")
+    text = terminal_safe(line).rstrip("\n")  # words only: no escape, no control (CR, BEL, C1...)
     timestamp: datetime | None = None
     tags: dict[str, int] = {}
     level: str | None = None

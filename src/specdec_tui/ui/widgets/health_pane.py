@@ -30,7 +30,7 @@ from textual.widgets import Static
 from specdec_tui.core.progress import duration_words
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.sglang.stats import LogStats
-from specdec_tui.core.terminal_codes import strip_escapes
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts.base import GpuFact
 from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
@@ -203,7 +203,7 @@ class HealthPane(VerticalScroll):
         """The last error line, as text (a server's words are no markup: "[/]" in one raised) without its
         escape codes."""
         error = self._stats.last_error if self._stats else None
-        text = f"Last error: {error.message or strip_escapes(error.raw)}" if error is not None else ""
+        text = f"Last error: {error.message or terminal_safe(error.raw)}" if error is not None else ""
         if not text and self._snapshot and self.state == "failing" and self._snapshot.detail:
             text = f"Failing: {self._snapshot.detail}"
         self._set("error", Text(text))

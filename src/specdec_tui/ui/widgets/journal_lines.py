@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import AccessRecord, DecodeRecord
-from specdec_tui.core.terminal_codes import strip_escapes
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts.base import JournalRecord
 
 MARKER_RULE = "────"
@@ -48,7 +48,7 @@ def format_record(record: JournalRecord, parsed: object | None = None) -> str:
     if record.kind in ("gap", "marker"):
         return marker_line(record.message or "journal gap: reconnected", record.timestamp)
     tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
-    message = strip_escapes(record.message)  # the words the service coloured, not its codes
+    message = terminal_safe(record.message)  # the words the service coloured, not its codes
     if isinstance(parsed, DecodeRecord):
         message = decode_columns(message, parsed)
     elif parsed is None and "Decode batch" in message:
