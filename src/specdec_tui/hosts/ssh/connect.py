@@ -24,6 +24,7 @@ import asyncssh
 from asyncssh.known_hosts import KnownHostsArg
 
 from specdec_tui.core.config import HostConfig
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts import commands as rc
 from specdec_tui.hosts.errors import HostError, HostKeyError, PrivilegeError
 from specdec_tui.hosts.ssh.known_hosts import load_known_hosts, names_host
@@ -206,14 +207,33 @@ class SSHConnector:
             raise HostError(
                 f"SSH login to {who} was refused", "check the user, IdentityFile/ssh-agent and authorized_keys"
             ) from err
-        except (TimeoutError, OSError, asyncssh.Error) as err:
-            raise HostError(f"cannot reach {address} over SSH{via}: {err}", "check the address, port and network") from err
+        except (TimeoutError, OSError, asyncssh.Error, ValueError) as err:
+            raise self.reach_error(err, via) from err
+
+    def reach_error(self, err: Exception, via: str = "") -> HostError:
+        """Why the connection could not be made, in words: a timeout says how long it waited, a peer that is
+        not an SSH server (a banner then garbage: asyncssh's PacketDecodeError) and a malformed host name say so."""
+        address = terminal_safe(self.config.address)
+        if isinstance(err, UnicodeError):  # IDNA: a label over 63 characters, an empty label (`a..b`)
+            return HostError(f"{address!r} is not a valid host name (a part between dots is empty or longer than "
+                             "63 characters)", "fix the host's address in the config")
+        if isinstance(err, ValueError):
+            what = terminal_safe(str(err)) or "a malformed packet"
+            return HostError(f"{address}{via} answered, but not as an SSH server should ({what})",
+                             "check the port: something else may listen there")
+        if isinstance(err, TimeoutError):
+            reason = f"no answer within {self.config.connect_timeout_s:g} s"
+        else:
+            reason = terminal_safe(str(err)) or type(err).__name__
+        return HostError(f"cannot reach {address} over SSH{via}: {reason}", "check the address, port and network")
 
     async def _open_after_accept(self) -> asyncssh.SSHClientConnection:
         try:
             return await asyncssh.connect(self.config.address, **self.options())
         except asyncssh.HostKeyNotVerifiable as err:
             raise HostKeyError(f"the host key of {self.config.address} changed while it was being added") from err
+        except (TimeoutError, OSError, asyncssh.Error, ValueError) as err:
+            raise self.reach_error(err) from err
 
     async def _add_new_host_key(self, host: str, port: int | None) -> None:
         """Fetches the key the way the real connection would go (alias, ProxyJump from the config)."""
@@ -229,8 +249,8 @@ class SSHConnector:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(self.config.address, **opts), self.config.connect_timeout_s
             )
-        except (TimeoutError, OSError, asyncssh.Error) as err:
-            raise HostError(f"cannot fetch the host key of {host}: {err}") from err
+        except (TimeoutError, OSError, asyncssh.Error, ValueError) as err:
+            raise HostError(f"cannot fetch the host key of {host}: {self.reach_error(err).message}") from err
         if key is None:
             raise HostKeyError(f"{host} presented no host key to add")
         name = f"[{host}]:{port}" if port and port != 22 else host
