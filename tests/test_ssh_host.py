@@ -268,3 +268,36 @@ def test_cli_host_rollback_over_ssh_restarts_and_waits_healthy(hostlab, lab_serv
     assert "--speculative-num-steps 4 → 3" in out and "healthy again" in out
     assert lab_service.read_on_host() == lab_service.text.encode()
     assert lab_service.server_info()["speculative_num_steps"] == 3
+
+
+def test_cli_a_unit_that_is_not_utf8_and_a_latin1_file_to_push_are_words(hostlab, lab_service, monkeypatch, tmp_path,
+                                                                            capsys):
+    """A Latin-1 byte in the unit on the host (`host cat`, `fleet status`) or in the file to push: one line that says
+    which file and which byte, a non-zero exit, no traceback; the unit on the host is left as it was."""
+    from specdec_tui.cli.main import main
+
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\nbase_url = "{lab_service.base_url}"\n')
+    where = ["--host", "lab", "--config", str(config)]
+
+    latin1 = tmp_path / "latin1.service"
+    latin1.write_bytes(lab_service.text.encode() + b"# caf\xe9\n")
+    assert main(["host", "push", str(latin1), *where]) == 1
+    err = capsys.readouterr().err
+    assert f"{latin1}: not UTF-8 text" in err and "Traceback" not in err
+    assert lab_service.read_on_host() == lab_service.text.encode()
+
+    hostlab.run(["sh", "-c", f"printf '# caf\\351\\n' >> {lab_service.path}"])
+    lines = lab_service.text.count("\n") + 1
+    assert main(["host", "cat", *where]) == 1
+    err = capsys.readouterr().err
+    assert f"is not UTF-8 text: byte 0xe9 on line {lines}" in err, err
+    assert main(["fleet", "status", "--config", str(config), "--json"]) == 3
+    out = capsys.readouterr().out
+    assert f"is not UTF-8 text: byte 0xe9 on line {lines}" in out, out

@@ -8,7 +8,6 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specdec_tui.cli.common import (
@@ -94,15 +93,15 @@ async def _status(host: Host, _args, _target: Target) -> int:
 
 
 async def _cat(host: Host, _args, _target: Target) -> int:
-    sys.stdout.write(await host.read_unit())
+    text = await host.read_unit()  # exact into a file or a pipe; as words only on a terminal
+    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
     return 0
 
 
 async def _push(host: Host, args, _target: Target) -> int:
-    try:
-        text = Path(args.file).read_text()
-    except OSError as err:
-        raise CliError(f"cannot read {args.file}: {err.strerror}") from None
+    from specdec_tui.cli.unit_cmd import read_unit_text  # exact bytes, and words for a file that is not UTF-8
+
+    text = read_unit_text(args.file)
     result = await host.push(text)
     if not result.changed:
         print(f"{result.unit}: unchanged (the host already has this text)")

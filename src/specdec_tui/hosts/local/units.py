@@ -12,6 +12,7 @@ from pathlib import Path
 
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.hosts.unit_text import decode_unit
 
 HISTORY_DIR = ".specdec"
 UNIT_MODE = 0o644  # what systemd units usually have; an existing unit keeps its own mode
@@ -33,7 +34,7 @@ class UnitHistory:
             ) from None
 
     def read_text(self) -> str:
-        return self.read_bytes().decode("utf-8")
+        return decode_unit(self.read_bytes(), str(self.unit_path))
 
     def numbers(self) -> list[int]:
         prefix = f"{self.unit_path.name}."
@@ -75,4 +76,4 @@ class UnitHistory:
         data = source.read_bytes()
         write_atomic(self.unit_path, data)
         source.unlink()
-        return data.decode("utf-8")
+        return decode_unit(data, str(self.unit_path))

@@ -32,6 +32,7 @@ from specdec_tui.hosts.base import (
 from specdec_tui.hosts.errors import ConnectionLost, HostError, PrivilegeError, UnitRejected
 from specdec_tui.hosts.ssh.connect import KEEPALIVE_INTERVAL_S, SUDO_PASSWORD_RE, RemoteResult, SSHConnector, run_on
 from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
+from specdec_tui.hosts.unit_text import decode_unit
 
 __all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
 
@@ -142,10 +143,11 @@ class SSHHost:
     async def read_unit(self) -> str:
         result = await self._run(rc.cat(self.unit_path), check=False)
         if result.returncode == 0:
-            return result.stdout.decode()
+            return decode_unit(result.stdout, f"{self.unit_path} on {self.config.address}")
         shown = await self._run(rc.systemctl_cat(self.config.unit), check=False)
         if shown.returncode == 0:  # "# /path/of/unit\n<text>": drop systemctl's header line
-            return shown.stdout.decode().split("\n", 1)[1] if b"\n" in shown.stdout else ""
+            text = decode_unit(shown.stdout, f"{self.config.unit} on {self.config.address}")
+            return text.split("\n", 1)[1] if "\n" in text else ""
         raise HostError(
             f"cannot read {self.unit_path} on {self.config.address}: {result.stderr.decode(errors='replace').strip()}",
             "check unit / unit_path in the host config",
@@ -271,7 +273,7 @@ class SSHHost:
         await self._run(rc.rename(self.staging_path, self.unit_path), what="restoring the backup")
         await self._run(rc.remove(newest), what="dropping the restored backup")
         await self._run(rc.systemctl("daemon-reload"))
-        return data.decode()
+        return decode_unit(data, f"{self.unit_path} on {self.config.address}")
 
     # --- service -----------------------------------------------------------------------------------
     async def status(self) -> ServiceStatus:
