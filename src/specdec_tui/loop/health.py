@@ -184,7 +184,10 @@ async def probe_http(
     try:
         mresp = await client.get(f"{base}/v1/models")
         if mresp.status_code == 200:
-            data = mresp.json().get("data", [])
+            answer = mresp.json()
+            data = answer.get("data") if isinstance(answer, dict) else None  # a list, a string: no models
+            if not isinstance(data, list):
+                data = []
             models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
             if data and isinstance(data[0], dict):
                 max_len = _int_or_none(data[0].get("max_model_len"))
