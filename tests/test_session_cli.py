@@ -167,3 +167,28 @@ def test_ctrl_c_during_a_sweep_restores_the_unit(tmp_path: Path) -> None:
     assert ws.unit_path.read_bytes() == before
     statuses = [t.status for t in load_session(path).trials]
     assert statuses[:2] == ["ok", "ok"] and statuses[-1] == "cancelled"
+
+
+@pytest.mark.parametrize("figure", ['"fast"', "-5.0", "1e308", "nan"])
+@pytest.mark.parametrize("field", ["output_tok_s", "requests", "ttft_ms.p50"])
+def test_a_session_with_a_figure_that_is_no_figure_is_refused_in_words(figure: str, field: str, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Strings, negatives, 1e308 (issue 36): show, compare and the HTML export say which trial and which figure,
+    exit 1, no traceback; before, a string was a ValueError traceback in each of them."""
+    level = LevelResult(concurrency=1, requests=4, output_tok_s=100.0)
+    trials = [Trial(id=i, unit_text="[Service]\nExecStart=/bin/true\n", status="ok", levels=[level]) for i in (1, 2)]
+    path = tmp_path / "odd.toml"
+    save_session(Session(host="h", unit="u.service", trials=trials), path)
+    head, level = path.read_text().split("[[trials.levels]]\n", 1)  # the first trial's level
+    if "." in field:
+        table, key = field.split(".")
+        level = f"{table} = {{ {key} = {figure} }}\n" + level
+    else:
+        level = level.replace(f"\n{field} = ", f"\n{field} = {figure}\nx_{field} = ", 1)
+    path.write_text(head + "[[trials.levels]]\n" + level)
+    for argv in (("session", "show", str(path)), ("session", "compare", str(path), "1", "2"),
+                 ("session", "export", str(path), "--format", "html", "-o", str(tmp_path / "out.html"))):
+        code, out, err = run(capsys, *argv)
+        assert code == 1, (argv, out, err)
+        assert f"{path}: trial #1: malformed trial" in err and field.split(".")[-1] in err, err
+        assert not (tmp_path / "out.html").exists()

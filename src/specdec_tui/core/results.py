@@ -44,6 +44,29 @@ def accept_source_legend(levels: Iterable[LevelResult]) -> str | None:
     return "accept: " + ", ".join(used) if used else None
 
 
+# A figure read from a session file is a number, not negative, and below this (no tok/s, ms or count comes near;
+# 1e308 would overflow the sums and charts made from it).
+MAX_FIGURE = 1e15
+_COUNTS = ("concurrency", "requests", "errors", "output_tokens")
+_FIGURES = ("duration_s", "output_tok_s", "achieved_concurrency", "accept_length_server", "accept_length_client")
+
+
+def figure(name: str, value: Any, *, whole: bool = False) -> Any:
+    """`value` when it is a plausible figure of a saved level; ValueError saying why not (a string, a negative,
+    an overflowing or non-finite number), which the session reader turns into words with the file and trial."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} = {value!r} is not a number")
+    if not 0 <= value <= MAX_FIGURE:  # also false for NaN
+        raise ValueError(f"{name} = {value!r} is out of range (0 to {MAX_FIGURE:g})")
+    if whole:
+        if value != int(value):
+            raise ValueError(f"{name} = {value!r} is not a whole number")
+        return int(value)
+    return value
+
+
 @dataclass(slots=True)
 class Dist:
     """Summary of a distribution; None when there were no samples."""
@@ -56,7 +79,7 @@ class Dist:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Dist:
         d = d or {}
-        return cls(**{k: (float(d[k]) if d.get(k) is not None else None) for k in ("mean", "p50", "p90", "p99")})
+        return cls(**{k: (float(figure(k, d[k])) if d.get(k) is not None else None) for k in ("mean", "p50", "p90", "p99")})
 
 
 @dataclass(slots=True)
@@ -103,8 +126,15 @@ class LevelResult:
         for k, v in d.items():
             if k not in known:
                 continue
-            if k in ("per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms", "chunk_itl_ms", "e2e_ms"):
-                kw[k] = Dist.from_dict(v)
+            if k in _COUNTS:
+                kw[k] = figure(k, v, whole=True)
+            elif k in _FIGURES:
+                kw[k] = figure(k, v)
+            elif k in ("per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms", "chunk_itl_ms", "e2e_ms"):
+                try:
+                    kw[k] = Dist.from_dict(v)
+                except ValueError as err:
+                    raise ValueError(f"{k}: {err}") from None
             elif k in ("warnings",):
                 kw[k] = [str(x) for x in v]
             elif k in ("error_kinds", "finish_reasons"):
