@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import re
 import sys
-import tempfile
 from pathlib import Path
 
 from specdec_tui.cli.errors import CliError
+from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.flags import Issue, spec_for, validate
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
 from specdec_tui.core.unit_diff import flag_changes, unified_diff
 
+# A flag name as SGLang spells them (letters, digits, "-", "_", "."), not starting with "-".
+FLAG_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*")
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `unit` command group."""
@@ -90,15 +92,8 @@ def _write_text(text: str, path: str | None) -> None:
         else:
             sys.stdout.write(text)
         return
-    target = Path(path)
     try:
-        mode = target.stat().st_mode & 0o7777 if target.exists() else None
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-        with os.fdopen(fd, "wb") as out:
-            out.write(text.encode("utf-8"))
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        write_atomic(path, text)  # through a symlink to its target; the file's mode kept
     except OSError as err:
         raise CliError(f"{path}: cannot write it ({err.strerror})") from None
 
@@ -138,7 +133,7 @@ def parse_assignments(tokens: list[str]) -> tuple[dict[str, str | None], list[st
 
 def _flag_name(raw: str) -> str:
     name = raw[2:] if raw.startswith("--") else raw
-    if not name or name.startswith("-") or any(c.isspace() for c in name):
+    if not FLAG_NAME.fullmatch(name):  # a quote or a backslash in a name would break the ExecStart= line
         raise CliError(f"{raw!r} is not a flag name (write NAME=VALUE, e.g. speculative-num-steps=4)")
     return name
 
@@ -155,9 +150,10 @@ def run_set(args: argparse.Namespace) -> int:
     unit = load_unit(args.file)
     try:
         edited = unit.set_flags(assignments, unset=unset)
+        issues = validate(edited.flags())
     except (UnitSyntaxError, UnitEditError) as err:
         raise CliError(f"{args.file}: {err}") from None
-    for issue in validate(edited.flags()):
+    for issue in issues:
         print(terminal_safe(f"{issue.level}: {issue.message}"), file=sys.stderr)
     _write_text(edited.text, args.file if in_place else output)
     return 0

@@ -1,10 +1,50 @@
-"""Crash-safe file replacement: a reader sees the old bytes or the new ones, never a torn file."""
+"""Crash-safe file replacement: a reader sees the old bytes or the new ones, never a torn file.
+
+The temp file is named `.NAME.PID.xxxx.tmp`: a save killed before its rename leaves one, and the next save
+beside it removes those whose process is gone (a running process's temp file is its save in progress). A path
+that is a symlink is written through: the file it points to is replaced, the link stays."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
+
+# A temp file without a process id in its name (written before it had one) is left alone this long.
+STALE_UNNAMED_S = 3600.0
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: running
+        return False
+    return False
+
+
+def clean_stale_temps(path: Path) -> list[Path]:
+    """Removes the temp files that killed saves of `path` left (their process is gone); returns them."""
+    prefix = f".{path.name}."
+    removed: list[Path] = []
+    try:
+        candidates = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".tmp")]
+    except OSError:
+        return removed
+    for tmp in candidates:
+        pid_text, dot, _rest = tmp.name[len(prefix):].partition(".")
+        try:
+            stale = (_process_gone(int(pid_text)) if dot and pid_text.isdigit()
+                     else time.time() - tmp.stat().st_mtime > STALE_UNNAMED_S)
+            if stale:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:
+            continue
+    return removed
 
 
 def write_atomic(path: Path | str, data: bytes | str, *, mode: int | None = None) -> None:
@@ -12,10 +52,12 @@ def write_atomic(path: Path | str, data: bytes | str, *, mode: int | None = None
 
     The temp file lives in the same directory so the rename is atomic on POSIX filesystems.
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))  # a symlink: replace the file it names, keep the link
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with contextlib.suppress(OSError):
+        clean_stale_temps(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)

@@ -101,14 +101,22 @@ class UnitFile:
     # ---------------------------------------------------------------- ExecStart
     def _command(self) -> Command:
         found: tuple[int, int, Entry] | None = None
+        commands: list[Entry] = []
         for si, s in enumerate(self.sections):
             if s.name != "Service":
                 continue
             for ii, item in enumerate(s.items):
                 if isinstance(item, Entry) and item.key == "ExecStart":
                     found = (si, ii, item) if item.value else None  # an empty ExecStart= resets the list
+                    commands = [*commands, item] if item.value else []
         if found is None:
             raise UnitSyntaxError("the unit has no ExecStart= line in its [Service] section")
+        kind = self.get("Service", "Type") or "simple"
+        if len(commands) > 1 and kind != "oneshot":
+            raise UnitSyntaxError(
+                f"ExecStart= is set {len(commands)} times (lines {', '.join(str(e.first_line) for e in commands)}) "
+                f"in a Type={kind} service: systemd refuses to start it (only Type=oneshot may have several); "
+                "keep one", commands[1].first_line)
         si, ii, entry = found
         logical, where = logical_value(entry.lines)
         try:

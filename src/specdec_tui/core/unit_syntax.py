@@ -89,6 +89,8 @@ def parse_layout(text: str) -> tuple[tuple[Trivia, ...], tuple[Section, ...]]:
     while i < len(lines):
         number = i + 1
         content, _ = split_eol(lines[i])
+        if i == 0:  # systemd skips a UTF-8 byte order mark before the first line; the text keeps it
+            content = content.removeprefix("\ufeff")
         stripped = content.strip(" \t\r")
         if not stripped or stripped[0] in COMMENT_CHARS:
             if not trivia:
