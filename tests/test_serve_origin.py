@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -79,16 +80,21 @@ class Served:
         self.url = self.token = ""
 
     def wait_for_url(self, timeout_s: float = 30) -> None:
+        """Until serve listens; then the URL it printed (a serve that prints no token leaves `url` empty)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             text = self.log.read_text(errors="replace")
             if self.proc.poll() is not None:
                 raise AssertionError(f"serve exited with {self.proc.returncode}:\n{text}")
-            if match := URL_LINE.search(text):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            except OSError:
+                time.sleep(0.1)
+                continue
+            if match := URL_LINE.search(self.log.read_text(errors="replace")):
                 self.url, self.token = match[1], match[2]
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"serve printed no URL with a token:\n{self.log.read_text(errors='replace')}")
+            return
+        raise AssertionError(f"serve did not listen:\n{self.log.read_text(errors='replace')}")
 
 
 @pytest.fixture
@@ -130,6 +136,7 @@ async def hostile_site(targets: dict[str, str]) -> tuple[web.AppRunner, str]:
 
 async def test_a_page_from_another_origin_opens_no_panel_even_with_the_token(browser: Chromium, served: Served) -> None:
     base = f"ws://127.0.0.1:{served.port}"
+    served.token = served.token or "unknown"  # a page on another site would not know it anyway
     targets = {"plain textual-serve socket": f"{base}/ws?width=80&height=24",
                "a guessed token": f"{base}/ws/guess?width=80&height=24",
                "the leaked token": f"{base}/ws/{served.token}?width=80&height=24"}
@@ -159,6 +166,7 @@ async def test_the_printed_url_opens_the_panel_and_the_address_without_its_token
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url, timeout=10)
         assert refused.value.code == 403 and b"open the URL that `serve` printed" in refused.value.read()
+    assert served.url, f"serve printed no URL with a token:\n{served.log.read_text(errors='replace')}"
     await browser.open(served.url)
     await browser.wait_for_screen(lambda s: "specdec-tui — demo" in s, "the panel's first frame in the page")
 
