@@ -301,3 +301,32 @@ def test_cli_a_unit_that_is_not_utf8_and_a_latin1_file_to_push_are_words(hostlab
     assert main(["fleet", "status", "--config", str(config), "--json"]) == 3
     out = capsys.readouterr().out
     assert f"is not UTF-8 text: byte 0xe9 on line {lines}" in out, out
+
+
+def test_cli_host_journal_prints_a_hostile_line_as_words(hostlab, monkeypatch, tmp_path, capfdbinary):
+    """A service that prints escape codes, C1 controls, BEL, BS, SO/SI (journald keeps such a line as bytes):
+    `host journal` prints its words and no control byte (issue 36, Security 3)."""
+    from specdec_tui.cli.main import main
+
+    unit = "specdec-hostile.service"
+    hostlab.run(["tee", f"/etc/systemd/system/{unit}"], input=(
+        "[Unit]\nDescription=prints hostile bytes\n[Service]\nType=oneshot\n"
+        "ExecStart=/usr/bin/printf 'said \\\\033]0;PWNED\\\\007 \\\\302\\\\2332J bell\\\\007 bs\\\\010 so\\\\016 si\\\\017 done\\\\n'\n"))
+    hostlab.run(["systemctl", "daemon-reload"])
+    hostlab.run(["systemctl", "start", unit])
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{unit}"\n')
+    assert main(["host", "journal", "--host", "lab", "--config", str(config), "--lines", "20"]) == 0
+    out = capfdbinary.readouterr().out
+    assert b"said" in out and b"done" in out, out
+    line = next(line for line in out.splitlines() if b"said" in line)
+    assert not any(b < 0x20 and b != 0x09 for b in line), line
+    assert b"\xc2\x9b" not in line and b"\x7f" not in line, line
+    hostlab.run(["rm", "-f", f"/etc/systemd/system/{unit}"])
+    hostlab.run(["systemctl", "daemon-reload"])
