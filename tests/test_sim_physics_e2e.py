@@ -140,3 +140,16 @@ def test_adaptive_speculation_switches_steps_by_the_running_batch(sim):
     assert "Adaptive spec params updated: steps 3 -> 5" in p.wait_line("Adaptive spec params updated")
     asyncio.run(mean_rate(p.url, 12, {**trap, "max_tokens": 60}, 20.0))  # 12 running: the batch-8 tier's steps 3
     assert re.search(r"Switch adaptive runtime state: steps [57] -> 3, draft_tokens [68] -> 4", p.output()), p.output()
+
+
+def test_an_unknown_model_gets_the_closest_profile_and_says_so(sim):
+    p = sim("--model-path", "some-org/Mystery-7B-Instruct", "--speculative-algorithm", "EAGLE3",
+            "--time-scale", "20", "--load-seconds", "1")
+    p.wait_ready(60)
+    note = p.wait_line("no profile for")
+    assert ("no profile for 'some-org/Mystery-7B-Instruct'; simulating it as meta-llama/Llama-3.1-8B-Instruct "
+            "(tp 1, NVIDIA H100 80GB HBM3), the closest profile") in note
+    # the closest profile's architecture decides upstream's automatic tree: a LlamaForCausalLM's (5, 4, 8)
+    assert "Load weight end. type=LlamaForCausalLM" in p.output()
+    summary = p.wait_line("max_total_num_tokens=")
+    assert "max_running_requests=48," in summary

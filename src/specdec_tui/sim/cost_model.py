@@ -67,7 +67,7 @@ def depth_hit(alpha: float, width: int) -> float:
     """P(one depth with `width` candidates holds the target's token, given the path above it is right)."""
     if width <= 0:
         return 0.0
-    return 1.0 - (1.0 - alpha) ** (1.0 + WIDTH_GAIN * (width - 1))
+    return 1.0 - float((1.0 - alpha) ** (1.0 + WIDTH_GAIN * (width - 1)))
 
 
 @lru_cache(maxsize=4096)
@@ -186,7 +186,7 @@ def _soft_max(values: tuple[float, ...], p: float) -> float:
     top = max(values)
     if top <= 0:
         return 0.0
-    return top * sum((v / top) ** p for v in values if v > 0) ** (1.0 / p)
+    return top * float(sum((v / top) ** p for v in values if v > 0) ** (1.0 / p))
 
 
 def experts_touched(profile: Profile, tokens: int) -> float:
