@@ -224,3 +224,24 @@ def test_the_model_path_picks_the_profile_and_llama_starts_on_its_auto_defaults(
     assert not other.exact and other.profile is LLAMA and "closest profile" in (other.note("x") or "")
     assert profile_for("some-org/Mystery-7B").profile is LLAMA
     assert profile_for("deepseek-ai/DeepSeek-R1").profile is DEEPSEEK
+
+
+def test_an_adaptive_config_file_is_read_and_refused_in_upstreams_words(tmp_path: Path, capsys):
+    good = tmp_path / "tiers.json"
+    good.write_text(json.dumps({"1": {"candidate_steps": [2, 4]}, "16": {"candidate_steps": [0, 2]}}))
+    a = parse_sim_args(["--model-path", SEED.model_path, "--speculative-algorithm", "EAGLE", "--speculative-adaptive",
+                        "--speculative-adaptive-config", str(good)])
+    assert a.server["speculative_num_steps"] == 2  # the middle of the union [0, 2, 4]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"1": {"candidate_steps": [-1]}}))
+    with pytest.raises(SystemExit):
+        parse_sim_args(["--model-path", SEED.model_path, "--speculative-algorithm", "EAGLE", "--speculative-adaptive",
+                        "--speculative-adaptive-config", str(bad)])
+    assert "ValueError: BS 1: candidate_steps must be a list of non-negative ints, got [-1]" in capsys.readouterr().err
+    # topk > 1 turns adaptive off with upstream's warning
+    wide = parse_sim_args(["--model-path", SEED.model_path, "--speculative-algorithm", "EAGLE", "--speculative-adaptive",
+                           "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+                           "--speculative-num-draft-tokens", "6"])
+    assert not wide.server["speculative_adaptive"]
+    assert any("speculative_adaptive disabled: speculative_eagle_topk=2 (only topk=1 is supported)" in w
+               for w in wide.warnings)
