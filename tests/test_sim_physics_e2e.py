@@ -153,3 +153,36 @@ def test_an_unknown_model_gets_the_closest_profile_and_says_so(sim):
     assert "Load weight end. type=LlamaForCausalLM" in p.output()
     summary = p.wait_line("max_total_num_tokens=")
     assert "max_running_requests=48," in summary
+
+
+def test_a_trees_streamed_tokens_log_and_counters_agree(sim):
+    """Llama-3.1-8B with EAGLE-3 on upstream's automatic tree (5, 4, 8), chat at temperature 0: tokens a chunk
+    carries, the server's counters and its decode line tell the same accept length (rate = (len-1)/(8-1))."""
+    p = sim("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+            "--enable-metrics", "--time-scale", "10", "--load-seconds", "1", "--decode-log-interval", "10")
+    p.wait_ready(60)
+    body = {"prompt": CHAT, "max_tokens": 58, "temperature": 0}
+
+    async def run() -> tuple[list[float], str, str]:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(p.url + "/metrics") as r:
+                before = await r.text()
+            got = await asyncio.gather(*(decode_rate(session, p.url, body, 10.0) for _ in range(8)))
+            async with session.get(p.url + "/metrics") as r:
+                after = await r.text()
+        return [per_chunk for _, per_chunk in got], before, after
+
+    per_chunk, before, after = asyncio.run(run())
+
+    def total(text: str, name: str) -> float:
+        return sum(float(v) for v in re.findall(rf"^sglang:{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
+
+    server = ((total(after, "generation_tokens_total") - total(before, "generation_tokens_total"))
+              / (total(after, "spec_verify_calls_total") - total(before, "spec_verify_calls_total")))
+    streamed = sum(per_chunk) / len(per_chunk)
+    assert 2.5 < streamed < 4.5 and streamed <= 8
+    assert server == pytest.approx(streamed, rel=0.08)  # the counters also count each request's prefill token
+    line = p.wait_line("accept len:")
+    length, rate = (float(x) for x in re.search(r"accept len: ([\d.]+), accept rate: ([\d.]+)", line).groups())
+    assert rate == pytest.approx((length - 1) / 7, abs=0.006)
+    assert length == pytest.approx(streamed, rel=0.15)
