@@ -17,22 +17,19 @@ import orjson
 from aiohttp import web
 
 from specdec_tui.sim import model
-from specdec_tui.sim.adaptive import build_policy
 from specdec_tui.sim.args import SimArgs, parse_sim_args
 from specdec_tui.sim.cluster import ClusterError, ClusterLink, log_peer_lost, rendezvous
-from specdec_tui.sim.engine import Engine, EngineConfig, GenParams
+from specdec_tui.sim.engine import Engine, GenParams
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
 from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
 from specdec_tui.sim.startup import (
     StartupFailed,
-    adaptive_candidates,
+    engine_config,
     log_uvicorn_start,
     log_uvicorn_stop,
-    round_tree,
     run_startup,
     sim_profile,
-    state_pool,
 )
 
 SGLANG_VERSION = "0.5.9"
@@ -73,27 +70,8 @@ class SimServer:
         s = a.server
         self.model_name = s["served_model_name"]
         self.profile = sim_profile(a).profile
-        tree = round_tree(a)
-        policy = build_policy(s.get("speculative_adaptive_config"), a.spec_steps) if adaptive_candidates(a) else None
-        if policy is not None:
-            policy.graph_bs = list(plan.capture_bs)
         self.engine = Engine(
-            EngineConfig(
-                steps=a.spec_steps,
-                num_draft_tokens=tree.num_draft_tokens,
-                max_running_requests=plan.max_running_requests,
-                max_total_num_tokens=plan.max_total_num_tokens,
-                decode_log_interval=max(1, int(s["decode_log_interval"])),
-                cuda_graph=not a.decode_graph_disabled,
-                time_scale=a.time_scale,
-                seed=a.sim_seed,
-                topk=tree.topk,
-                profile=self.profile,
-                algorithm=str(s.get("speculative_algorithm") or ""),
-                graph_max_bs=plan.graph_bs,
-                adaptive=policy,
-                mamba=state_pool(a, plan),
-            ),
+            engine_config(a, plan),
             log,
         )
 

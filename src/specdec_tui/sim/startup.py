@@ -12,9 +12,10 @@ import os
 from collections.abc import Awaitable, Callable
 
 from specdec_tui.sim import model
-from specdec_tui.sim.adaptive import candidate_steps
+from specdec_tui.sim.adaptive import build_policy, candidate_steps
 from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
 from specdec_tui.sim.cost_model import NO_SPEC, Tree
+from specdec_tui.sim.engine import EngineConfig
 from specdec_tui.sim.logs import (
     CUDA_GRAPH_HELP,
     NOT_ENOUGH_MEMORY,
@@ -86,6 +87,31 @@ def state_pool(a: SimArgs, plan: model.MemoryPlan) -> MambaPool | None:
     if sim_profile(a).profile.state_pool_share <= 0:
         return None
     return mamba_pool(plan.max_running_requests, int(a.server.get("speculative_num_draft_tokens") or 1))
+
+
+def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
+    """What the scheduler runs with: the started plan, the round's tree, the profile, graphs and adaptive tiers."""
+    s = a.server
+    tree = round_tree(a)
+    policy = build_policy(s.get("speculative_adaptive_config"), a.spec_steps) if adaptive_candidates(a) else None
+    if policy is not None:
+        policy.graph_bs = list(plan.capture_bs)
+    return EngineConfig(
+        steps=a.spec_steps,
+        num_draft_tokens=tree.num_draft_tokens,
+        max_running_requests=plan.max_running_requests,
+        max_total_num_tokens=plan.max_total_num_tokens,
+        decode_log_interval=max(1, int(s["decode_log_interval"])),
+        cuda_graph=not a.decode_graph_disabled,
+        time_scale=a.time_scale,
+        seed=a.sim_seed,
+        topk=tree.topk,
+        profile=sim_profile(a).profile,
+        algorithm=str(s.get("speculative_algorithm") or ""),
+        graph_max_bs=plan.graph_bs,
+        adaptive=policy,
+        mamba=state_pool(a, plan),
+    )
 
 
 def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: str) -> None:
