@@ -221,8 +221,9 @@ def test_the_model_path_picks_the_profile_and_llama_starts_on_its_auto_defaults(
     assert (a.server["speculative_num_steps"], a.server["speculative_eagle_topk"],
             a.server["speculative_num_draft_tokens"]) == (5, 4, 8)
     other = profile_for("meta-llama/Llama-3.3-70B-Instruct")
-    assert not other.exact and other.profile is LLAMA and "closest profile" in (other.note("x") or "")
-    assert profile_for("some-org/Mystery-7B").profile is LLAMA
+    assert not other.exact and other.base is LLAMA and "closest profile" in (other.note("x") or "")
+    assert profile_for("some-org/Mystery-8B").profile is LLAMA  # within 10 % of its size: the profile itself
+    assert profile_for("some-org/Mystery-7B").base is LLAMA
     assert profile_for("deepseek-ai/DeepSeek-R1").profile is DEEPSEEK
 
 
@@ -245,3 +246,14 @@ def test_an_adaptive_config_file_is_read_and_refused_in_upstreams_words(tmp_path
     assert not wide.server["speculative_adaptive"]
     assert any("speculative_adaptive disabled: speculative_eagle_topk=2 (only topk=1 is supported)" in w
                for w in wide.warnings)
+
+
+def test_a_model_without_a_profile_is_derived_from_the_closest_at_its_own_size():
+    choice = profile_for("meta-llama/Llama-3.3-70B-Instruct")
+    assert choice.base is LLAMA and choice.profile.params_b == 70
+    assert "scaled to 70B parameters" in (choice.note("meta-llama/Llama-3.3-70B-Instruct") or "")
+    one = memory_plan(parse_sim_args(["--model-path", "meta-llama/Llama-3.3-70B-Instruct"]))
+    assert not one.weights_fit  # 140 GB of BF16 weights do not fit one H100
+    assert memory_plan(parse_sim_args(["--model-path", "meta-llama/Llama-3.3-70B-Instruct", "--tp", "4"])).fits_pool
+    # a bigger model reads more weights a forward: slower than its base at batch 1
+    assert cm.steady_tok_s(choice.profile, 1, NO_SPEC, 1.0) < cm.steady_tok_s(LLAMA, 1, NO_SPEC, 1.0)

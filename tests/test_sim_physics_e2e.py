@@ -148,7 +148,7 @@ def test_an_unknown_model_gets_the_closest_profile_and_says_so(sim):
     p.wait_ready(60)
     note = p.wait_line("no profile for")
     assert ("no profile for 'some-org/Mystery-7B-Instruct'; simulating it as meta-llama/Llama-3.1-8B-Instruct "
-            "(tp 1, NVIDIA H100 80GB HBM3), the closest profile") in note
+            "(tp 1, NVIDIA H100 80GB HBM3), the closest profile, scaled to 7B parameters") in note
     # the closest profile's architecture decides upstream's automatic tree: a LlamaForCausalLM's (5, 4, 8)
     assert "Load weight end. type=LlamaForCausalLM" in p.output()
     summary = p.wait_line("max_total_num_tokens=")

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 
 from specdec_tui.sim import cost_model
 from specdec_tui.sim.cost_model import Tree
-from specdec_tui.sim.profiles import SEED, Profile
+from specdec_tui.sim.profiles import SEED, USABLE_GPU_FRACTION, Profile
 
 DEFAULT_GPU_MEM_GB = SEED.hardware.gpu_mem_gb
-USABLE_GPU_FRACTION = 0.985  # what torch reports as total after the CUDA context
 MODEL_ARCH = SEED.architecture
 CONTEXT_LEN = SEED.context_len
 UNREQUESTED_LIMIT = 4096  # upstream's ceiling when --max-running-requests is not given (clamped heuristic)
@@ -76,15 +75,6 @@ def kv_bytes_per_token(profile: Profile, tp: int, spec: bool) -> int:
     return max(per, 1)
 
 
-def reference_state_pool_gb(profile: Profile) -> float:
-    """The state pool at the profile's own published settings (fraction 0.85, its tp, with its draft); a
-    request's slot is expressed against it, so those settings reproduce the published concurrency."""
-    total = profile.hardware.gpu_mem_gb * USABLE_GPU_FRACTION
-    init_avail = total - profile.init_overhead_gb
-    after = init_avail - weights_per_gpu_gb(profile, profile.tp) - draft_weights_per_gpu_gb(profile, profile.tp)
-    return (after - init_avail * (1.0 - 0.85)) * profile.state_pool_share
-
-
 def state_slot_share(profile: Profile, num_draft_tokens: int) -> float:
     """One request's recurrent-state slots, as a share of the reference state pool."""
     return profile.state_slot_base + profile.state_slot_per_draft_token * num_draft_tokens
@@ -117,7 +107,7 @@ def plan_memory(
     state_gb = usable * profile.state_pool_share
     limit = requested_max_running if requested_max_running is not None else UNREQUESTED_LIMIT
     if profile.state_pool_share > 0:
-        slot = state_slot_share(profile, tree.num_draft_tokens if spec else 1) * reference_state_pool_gb(profile)
+        slot = state_slot_share(profile, tree.num_draft_tokens if spec else 1) * profile.reference_state_pool_gb()
         cap = int(state_gb / slot) if slot > 0 else 0
     else:
         cap = limit

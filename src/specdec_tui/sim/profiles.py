@@ -3,7 +3,8 @@
 A profile is data: the model (weights, KV and state per token, its draft), the GPU it was measured on (one GPU
 per tp rank) and the cost/acceptance constants of sim/cost_model.py fit to the figures named in `published`
 (tests/test_sim_cost_model.py holds each within 5 % as a ratio, 7 % as tok/s). `--model-path` picks one;
-a model without a profile gets the closest one (by family, then by size) and the start-up log says so.
+a model without a profile gets one derived from the closest (by family, then by size; scaled to the size its name
+gives, `derived`) and the start-up log says so.
 
 How the timing constants were fit (redo with `python bench/sim_surface.py --fit-check`): the latency floor is
 what a batch-1 decode costs without speculation (kernel launches and tp all-reduces under a CUDA graph); the
@@ -15,7 +16,9 @@ figure holds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+USABLE_GPU_FRACTION = 0.985  # what torch reports as total after the CUDA context
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class Profile:
     state_pool_share: float = 0.0  # hybrid models: share of the pool for recurrent state (0 = not hybrid)
     state_slot_base: float = 0.0  # a request's state slot, as a share of the profile's reference state pool
     state_slot_per_draft_token: float = 0.0
+    state_reference_gb: float = 0.0  # the pool those shares are of (0: this profile's own, `reference_state_pool_gb`)
     # ---- timing (ms) ----
     floor_ms: float = 0.0
     dense_mem_ms: float = 0.0
@@ -88,6 +92,16 @@ class Profile:
     trap_alpha: float = 0.95  # temperature 0 + ignore_eos: the output loops, the draft is nearly always right
     published: tuple[Published, ...] = field(default_factory=tuple)
     source: str = ""
+
+    def reference_state_pool_gb(self) -> float:
+        """The state pool at the profile's own published settings (fraction 0.85, its tp, with its draft); a
+        request's slot is a share of it, so those settings reproduce the published concurrency."""
+        if self.state_reference_gb > 0:
+            return self.state_reference_gb
+        total = self.hardware.gpu_mem_gb * USABLE_GPU_FRACTION
+        init_avail = total - self.init_overhead_gb
+        after = init_avail - (self.params_b + self.draft_params_b) * self.bytes_per_param / self.tp
+        return (after - init_avail * (1.0 - 0.85)) * self.state_pool_share
 
     def alpha_for(self, algorithm: str) -> float:
         table = dict(self.alphas)
@@ -193,18 +207,37 @@ PROFILES: tuple[Profile, ...] = (SEED, LLAMA, DEEPSEEK)
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The profile a --model-path gets, and whether it is the model's own."""
+    """The profile a --model-path gets, and whether it is the model's own (else derived from `base`)."""
 
     profile: Profile
     exact: bool
+    base: Profile | None = None
 
     def note(self, model_path: str) -> str | None:
         """The start-up log's words when the model has no profile of its own."""
         if self.exact:
             return None
-        p = self.profile
+        p = self.base or self.profile
+        scaled = (f", scaled to {self.profile.params_b:g}B parameters"
+                  if self.profile.params_b != p.params_b else "")
         return (f"specdec-tui sim: no profile for {model_path!r}; simulating it as {p.model_path} "
-                f"(tp {p.tp}, {p.hardware.gpu}), the closest profile")
+                f"(tp {p.tp}, {p.hardware.gpu}), the closest profile{scaled}")
+
+
+def derived(base: Profile, size_b: float) -> Profile:
+    """A profile for a model of `size_b` billion parameters from the closest one: weights, their reads and
+    compute scale with the size; KV per token and the draft head with its square root (width and depth both
+    grow); latency floors, acceptance and hardware stay the base's."""
+    r = size_b / base.params_b
+    root = r**0.5
+    return replace(
+        base, key=f"{base.key}~{size_b:g}b", params_b=size_b, draft_params_b=base.draft_params_b * root,
+        kv_bytes_per_token=max(1, round(base.kv_bytes_per_token * root)),
+        draft_kv_bytes_per_token=max(1, round(base.draft_kv_bytes_per_token * root)),
+        dense_mem_ms=base.dense_mem_ms * r, expert_set_mem_ms=base.expert_set_mem_ms * r,
+        compute_ms_per_token=base.compute_ms_per_token * r, published=(),
+        state_reference_gb=base.reference_state_pool_gb() * root if base.state_pool_share > 0 else 0.0,
+    )
 
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)b(?![a-z])", re.I)
@@ -226,4 +259,7 @@ def profile_for(model_path: str) -> Choice:
     pool = family or list(PROFILES)
     if size is None:
         return Choice(pool[0] if family else SEED, False)
-    return Choice(min(pool, key=lambda p: abs(p.params_b - size) / max(p.params_b, size)), False)
+    base = min(pool, key=lambda p: abs(p.params_b - size) / max(p.params_b, size))
+    if abs(size / base.params_b - 1) <= 0.1:
+        return Choice(base, False, base)
+    return Choice(derived(base, size), False, base)
