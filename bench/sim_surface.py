@@ -27,6 +27,7 @@ from specdec_tui.sim.args import parse_sim_args
 from specdec_tui.sim.cost_model import NO_SPEC, Tree, Workload
 from specdec_tui.sim.profiles import profile_for
 from specdec_tui.sim.startup import memory_plan
+from specdec_tui.sim.textgen import count_prompt_tokens
 
 CONCURRENCY = (1, 4, 16, 64)
 PROMPTS = {Workload.CHAT: "What are three good neighbourhoods to stay in for a weekend in Lisbon, and why?",
@@ -113,12 +114,15 @@ async def measure(argv: list[str], concurrency: int, prompt: str, temperature: f
                 except aiohttp.ClientError:
                     pass
                 await asyncio.sleep(0.1)
-            got = await asyncio.gather(*(stream_rate(session, url, body) for _ in range(concurrency)))
+            rounds = max(1, 8 // concurrency)  # a few rounds where one round has few streams (acceptance is random)
+            totals = []
+            for _ in range(rounds):
+                got = await asyncio.gather(*(stream_rate(session, url, body) for _ in range(concurrency)))
+                totals.append(sum(tokens / ((last - first) * scale) for tokens, first, last in got))
     finally:
         proc.terminate()
         proc.wait(10)
-    per_stream = [tokens / ((last - first) * scale) for tokens, first, last in got]
-    return sum(per_stream)
+    return sum(totals) / len(totals)
 
 
 def main() -> int:
@@ -129,19 +133,25 @@ def main() -> int:
     parser.add_argument("--workload", choices=[w.value for w in Workload], default="chat")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--ignore-eos", action="store_true")
-    parser.add_argument("--context", type=int, default=512, help="tokens of context per running request")
+    parser.add_argument("--context", type=int, default=None,
+                        help="tokens of context per running request (default 512; with --measure, the measured "
+                             "requests' own: prompt + half the answer)")
     parser.add_argument("--measure", action="store_true", help="also measure each row through a plain client")
-    parser.add_argument("--time-scale", type=float, default=2.0)
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="faster is cheaper but a loaded machine then lags the simulated clock at c=64")
     args = parser.parse_args()
     choice = profile_for(args.model_path)
     profile = choice.profile
     tp = args.tp or profile.tp
     base = ["--model-path", args.model_path, "--tp", str(tp)]
     workload = Workload(args.workload)
+    if args.context is None:
+        args.context = count_prompt_tokens(PROMPTS[workload]) + MAX_TOKENS // 2 if args.measure else 512
     print(f"profile: {profile.model_path} on {tp}x {profile.hardware.gpu}"
           + ("" if choice.exact else f" (closest to {args.model_path})"))
     print(f"workload: {workload.value}, temperature {args.temperature:g}, ignore_eos {args.ignore_eos}, "
-          f"{args.algorithm}; tok/s = total decode throughput at the concurrency (model)")
+          f"{args.algorithm}, {args.context} tokens of context a request; "
+          "tok/s = total decode throughput at the concurrency (model)")
     header = f"{'c':>3} | {'best (steps, topk, draft)':>26} | {'mrr':>4} | {'tok/s':>8} | {'spec-off':>8} | {'mrr':>4} | {'x':>5}"
     if args.measure:
         header += f" | {'measured best':>13} | {'measured off':>12}"
