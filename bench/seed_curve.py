@@ -3,7 +3,7 @@ as a plain streaming client reads them, beside the seed's figures (the anchor: 1
 and each server's acceptance from its own counters (Δgeneration_tokens / Δspec_verify_calls).
 
     python bench/seed_curve.py                  # time scale 1 (real time), 800 tokens per request
-Target: every rate within 5 % of the seed's.
+Target: every rate within 5 % of the seed's, with an ordinary prompt at temperature 0 + ignore_eos.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import aiohttp
 import orjson
 
 SEED = {1: (123.0, 26), 2: (186.0, 21), 3: (234.0, 17)}
-PROMPT = "Write the same sentence again and again. " * 12  # the seed's trap: a repetitive prompt
+# An ordinary prompt: the seed's trap is its benchmark's temperature 0 + ignore_eos ("produces highly repetitive,
+# predictable output ... near-100% acceptance"), whatever the prompt; the seed says nothing of its prompts.
+PROMPT = "Write a short story about a lighthouse keeper who finds a letter in a bottle."
 
 
 def free_port() -> int:

@@ -1,10 +1,11 @@
 """The seed's curve, measured the way a client measures it, on real simulator processes at steps 1, 2, 3.
 
-The seed's benchmark: one streaming request, temperature 0, ignore_eos, a repetitive prompt; decode
-123 / 186 / 234 tok/s and max_running_requests 26 / 21 / 17. Rates here come from arrival times on the
+The seed's benchmark: one streaming request at temperature 0 with ignore_eos ("produces highly repetitive,
+predictable output ... near-100% acceptance", whatever the prompt: the seed says nothing of its prompts);
+decode 123 / 186 / 234 tok/s and max_running_requests 26 / 21 / 17. Rates here come from arrival times on the
 client's side (wall seconds × the sim's time scale = simulated seconds), never from /sim/ground_truth:
-(a) a plain aiohttp client, (b) the project's own benchmark at c=1 on the shipped `repetitive` prompts,
-(c) the benchmark's acceptance against the server's own counters and the model's expected accept length.
+(a) a plain aiohttp client with an ordinary prompt, (b) the project's own benchmark at c=1 on the shipped
+`realistic` prompts, (c) the benchmark's acceptance against the server's own counters and the cost model's.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.server_stats import GENERATION_TOKENS, VERIFY_CALLS, parse_metrics
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import AcceptSource, LevelResult
-from specdec_tui.sim import model
-from tests.test_sim_support import TRAP_PROMPT, SimProcess, seed_flags
+from specdec_tui.sim.cost_model import Tree, expected_accept_length
+from specdec_tui.sim.profiles import SEED as SEED_PROFILE
+from tests.test_sim_support import SimProcess, seed_flags
 
 SEED = {1: (123, 26), 2: (186, 21), 3: (234, 17)}
+ORDINARY = "Write a short story about a lighthouse keeper who finds a letter in a bottle."
 SCALE = 10.0  # the sims run 10× faster than the seed's GPUs; client rates are scaled back by this
 pytestmark = pytest.mark.timeout(120)
 
@@ -57,7 +60,7 @@ class Stream:
 
 async def plain_client(url: str) -> Stream:
     """What anyone would write: POST, stamp each SSE event on arrival, read the running usage."""
-    body = {"prompt": TRAP_PROMPT, "max_tokens": 800, "temperature": 0, "ignore_eos": True, "stream": True,
+    body = {"prompt": ORDINARY, "max_tokens": 800, "temperature": 0, "ignore_eos": True, "stream": True,
             "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
     out = Stream([], [])
     seen = 0
@@ -88,12 +91,16 @@ async def counters(url: str) -> dict[str, float]:
 async def bench_c1(url: str) -> tuple[LevelResult, float]:
     """The benchmark at c=1 and, read independently around it, the server's own accept length."""
     prof = BenchProfile(concurrency=(1,), requests=4, warmup=0, max_tokens=256, temperature=0.0, ignore_eos=True,
-                        prompts="repetitive")
+                        prompts="realistic")
     before = await counters(url)
     (level,) = await drive_benchmark(url, prof, lambda _ev: None)
     after = await counters(url)
     server = (after[GENERATION_TOKENS] - before[GENERATION_TOKENS]) / (after[VERIFY_CALLS] - before.get(VERIFY_CALLS, 0))
     return level, server
+
+
+def trap_accept_length(steps: int) -> float:
+    return expected_accept_length(SEED_PROFILE.trap_alpha, Tree(steps, 1, steps + 1))
 
 
 def within_5pct(measured: float, expected: float) -> bool:
@@ -105,7 +112,7 @@ async def test_a_plain_streaming_client_measures_the_seeds_rates(servers):
     for steps, (seed_rate, seed_mrr) in SEED.items():
         st = streams[steps]
         assert within_5pct(st.decode_tok_s, seed_rate), (steps, st.decode_tok_s)
-        expected_len = model.expected_accept_length(model.ALPHA_TRAP, steps)
+        expected_len = trap_accept_length(steps)
         assert within_5pct(st.tokens_per_chunk, expected_len), (steps, st.tokens_per_chunk)
         assert f"max_running_requests={seed_mrr}," in servers[steps].wait_line("max_total_num_tokens=")
     r1, r2, r3 = (streams[k].decode_tok_s for k in (1, 2, 3))
@@ -123,5 +130,5 @@ async def test_b_c_the_benchmark_measures_the_seeds_rates_and_the_servers_accept
         assert level.accept_source is AcceptSource.SERVER_COUNTERS
         assert level.accept_length is not None and within_5pct(level.accept_length, server_accept)
         assert level.accept_length_client is not None and within_5pct(level.accept_length_client, server_accept)
-        # the shipped repetitive prompts are the seed's trap: the model's 1.95 / 2.85 / 3.71, not 1.82 / 2.50 / 3.03
-        assert within_5pct(server_accept, model.expected_accept_length(model.ALPHA_TRAP, steps)), (steps, server_accept)
+        # temperature 0 + ignore_eos is the seed's trap on realistic prompts too: 1.95 / 2.85 / 3.71
+        assert within_5pct(server_accept, trap_accept_length(steps)), (steps, server_accept)

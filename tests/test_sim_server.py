@@ -157,10 +157,13 @@ async def test_requests_beyond_max_running_queue(sim):
 @pytest.mark.parametrize(
     "extra, needles",
     [
-        (["--mem-fraction-static", "0.6"],
+        (["--mem-fraction-static", "0.6"],  # the weights leave nothing: 0.5.23 names the minimum viable fraction
          ["Scheduler hit an exception: Traceback (most recent call last):",
-          "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]),
-        (["--speculative-num-steps", "9", "--speculative-num-draft-tokens", "10"],
+          "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.6. "
+          "Raise --mem-fraction-static above 0.669 (minimum viable = 1 - available/pre = 0.6680)."]),
+        (["--mem-fraction-static", "0.675"],  # room for the weights, none left for KV beside the state pool
+         ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]),
+        (["--mem-fraction-static", "0.94"],  # the static pool fits, the CUDA graphs outside it do not
          ["Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate",
           "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)"]),
         (["--sim-fail", "not-enough-memory"], ["Received sigquit from a child process."]),

@@ -76,10 +76,19 @@ def test_steps_without_topk_stops_sglang_where_it_compares_topk(capsys: pytest.C
     assert err == "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
 
 
-def test_adaptive_lifts_the_assert_and_chains_topk_one() -> None:
+def test_adaptive_lifts_the_assert_and_chains_topk_one(capsys: pytest.CaptureFixture[str]) -> None:
     a = parse_sim_args(["--model-path", "m", "--speculative-algorithm", "NEXTN", "--speculative-adaptive",
-                        "--speculative-num-draft-tokens", "9", "--speculative-num-steps", "2"])
-    assert tuple(a.server[k] for k in TREE) == (2, 1, 3)
+                        "--speculative-num-draft-tokens", "9", "--speculative-num-steps", "3"])
+    assert tuple(a.server[k] for k in TREE) == (3, 1, 4)
+    a = parse_sim_args(["--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-adaptive"])
+    assert tuple(a.server[k] for k in TREE) == (3, 1, 4)  # the middle of upstream's candidates [0, 1, 3, 5, 7]
+    # upstream 0.5.23 refuses launch steps that no tier can switch to
+    with pytest.raises(SystemExit) as exc:
+        parse_sim_args(["--model-path", "m", "--speculative-algorithm", "NEXTN", "--speculative-adaptive",
+                        "--speculative-num-steps", "2"])
+    assert exc.value.code == 1
+    assert ("--speculative-num-steps=2 is not in the adaptive config candidate_steps [0, 1, 3, 5, 7]"
+            in capsys.readouterr().err)
 
 
 def test_dflash_forces_steps_and_topk_to_one_and_defaults_the_block(capsys: pytest.CaptureFixture[str]) -> None:
@@ -197,11 +206,13 @@ def test_a_bad_cuda_graph_config_is_an_argparse_error(capsys: pytest.CaptureFixt
 
 
 def test_graph_memory_follows_the_decode_phase_whichever_flag_set_it() -> None:
-    assert not memory_plan(parse_sim_args(seed_flags(9))).fits_graphs
-    for extra in (["--cuda-graph-max-bs", "16"], ["--cuda-graph-max-bs-decode", "16"],
+    # at 0.94 the seed's steps-3 graphs (17 requests) do not fit outside the static fraction
+    tight = [*seed_flags(3), "--mem-fraction-static", "0.94"]
+    assert not memory_plan(parse_sim_args(tight)).fits_graphs
+    for extra in (["--cuda-graph-max-bs", "4"], ["--cuda-graph-max-bs-decode", "4"],
                   ["--cuda-graph-backend-decode", "disabled"], ["--disable-decode-cuda-graph"]):
-        assert memory_plan(parse_sim_args([*seed_flags(9), *extra])).fits_graphs, extra
-    assert not memory_plan(parse_sim_args([*seed_flags(9), "--cuda-graph-max-bs-prefill", "16"])).fits_graphs
+        assert memory_plan(parse_sim_args([*tight, *extra])).fits_graphs, extra
+    assert not memory_plan(parse_sim_args([*tight, "--cuda-graph-max-bs-prefill", "4"])).fits_graphs
 
 
 def test_the_startup_log_opens_with_the_deprecation_line_before_server_args() -> None:

@@ -41,11 +41,13 @@ async def test_failed_start_is_recorded_and_rolled_back(demo_runner: TrialLoop) 
     first = await demo_runner.run_trial(good, run_bench=False)
     assert first.status == "ok", first.failure
 
-    bad = edit(good, mem_fraction_static="0.5")  # too little memory for the KV pool: SGLang refuses to start
+    bad = edit(good, mem_fraction_static="0.5")  # the weights do not fit the static fraction: SGLang refuses to start
     trial = await demo_runner.run_trial(bad, run_bench=False)
 
     assert trial.status == "failed"
-    assert "Not enough memory" in trial.failure  # the journal's own error line, not a generic timeout
+    # the journal's own error line (0.5.23's words, with the fraction that would do), not a generic timeout
+    assert "Loaded weights leave no GPU memory for the KV cache" in trial.failure
+    assert "Raise --mem-fraction-static above 0.669" in trial.failure
     assert "rolled back" in trial.notes and "healthy again" in trial.notes
     assert await demo_runner.host.read_unit() == good  # byte-identical previous unit
     status = await demo_runner.host.status()

@@ -22,7 +22,7 @@ from typing import Any
 from specdec_tui.core.flag_deprecations import DEPRECATIONS, deprecation_message
 from specdec_tui.core.flag_rules_capacity import cuda_graph_config_error, graph_phase_settings
 from specdec_tui.core.flag_table import FLAGS, FlagSpec
-from specdec_tui.sim import model
+from specdec_tui.sim.profiles import profile_for
 from specdec_tui.sim.spec_resolve import resolve_speculative
 
 LOG_LEVELS = ["debug", "info", "warning", "error", "critical"]
@@ -45,7 +45,7 @@ class SimArgs:
     time_scale: float
     load_seconds: float
     sim_seed: int
-    gpu_mem_gb: float
+    gpu_mem_gb: float | None  # None: the model profile's GPU (sim/profiles.py)
     sim_fail: str | None
     warnings: list[str] = field(default_factory=list)
     deprecated_options: list[str] = field(default_factory=list)  # deprecated flags as typed, in order
@@ -193,7 +193,8 @@ def build_parser(prog: str = "python -m specdec_tui.sim") -> argparse.ArgumentPa
     sim.add_argument("--time-scale", type=float, default=1.0, help="run startup and decoding X times faster")
     sim.add_argument("--load-seconds", type=float, default=4.0, help="simulated model loading time (before scaling)")
     sim.add_argument("--sim-seed", type=int, default=0, help="seed for generated text and acceptance draws")
-    sim.add_argument("--gpu-mem-gb", type=float, default=model.DEFAULT_GPU_MEM_GB, help="memory per simulated GPU")
+    sim.add_argument("--gpu-mem-gb", type=float, default=None,
+                     help="memory per simulated GPU (default: the model profile's GPU)")
     sim.add_argument("--sim-fail", choices=SIM_FAILURES, default=None, help="force a failure mode for rehearsal")
     return p
 
@@ -226,7 +227,7 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
     if ns.page_size is None:
         ns.page_size = 1
     if ns.context_length is None:
-        ns.context_length = model.CONTEXT_LEN
+        ns.context_length = profile_for(ns.model_path).profile.context_len
     if ns.random_seed is None:
         ns.random_seed = ns.sim_seed
     sim_keys = ("time_scale", "load_seconds", "sim_seed", "gpu_mem_gb", "sim_fail")

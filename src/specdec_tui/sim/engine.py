@@ -12,97 +12,25 @@ import itertools
 import random
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from specdec_tui.core.sglang.stats import spec_accept_rate
-from specdec_tui.sim import model
-from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line
+from specdec_tui.sim import cost_model
+from specdec_tui.sim.adaptive import AdaptivePolicy
+from specdec_tui.sim.cost_model import NO_SPEC, Tree
+from specdec_tui.sim.logs import (
+    MambaPool,
+    SimLog,
+    adaptive_steps_updated_line,
+    adaptive_switch_line,
+    decode_batch_line,
+    prefill_batch_line,
+)
+from specdec_tui.sim.profiles import SEED, Profile
+from specdec_tui.sim.requests import Emission, FinishedCounters, GenParams, SimRequest, Totals
 from specdec_tui.sim.textgen import TextStream, count_prompt_tokens
 
 KEPT_FINISHED = 10000  # records of ended requests kept for /sim/ground_truth; older ones are dropped (totals stay exact)
-
-
-@dataclass(slots=True)
-class Emission:
-    """What one scheduler step sends to one request: the tokens accepted in that step, as one chunk."""
-
-    text: str
-    tokens: int
-    finish_reason: str | None
-    sim_time: float
-
-
-@dataclass(slots=True)
-class GenParams:
-    prompt: str
-    max_tokens: int
-    temperature: float
-    ignore_eos: bool
-    extra_prompt_tokens: int = 0
-    stream: bool = False  # SGLang's tokenizer counters carry it as the is_streaming label
-
-
-@dataclass(eq=False)
-class SimRequest:
-    rid: str
-    params: GenParams
-    prompt_tokens: int
-    alpha: float
-    natural_len: int | None
-    text: TextStream
-    out: asyncio.Queue = field(default_factory=asyncio.Queue)
-    emitted: int = 0
-    chunks: int = 0
-    verify_steps: int = 0
-    accepted: int = 0
-    correct_drafts: int = 0  # drafts the verify step accepted (the bonus token not included)
-    drafts_histogram: list[int] = field(default_factory=list)  # verify steps by number of correct drafts
-    finish_reason: str | None = None
-    sim_arrival: float = 0.0
-    sim_first_token: float | None = None
-    sim_end: float | None = None
-    cancelled: bool = False  # the client left: SGLang aborts the request (finish_reason "abort")
-
-    @property
-    def done(self) -> bool:
-        return self.finish_reason is not None
-
-    def spec_details(self, num_draft_tokens: int) -> dict[str, Any]:
-        """What SGLang's tokenizer puts in this request's meta_info when speculative decoding is on, in the
-        shape `sglext.spec_tokens_details` carries it (SpecTokensDetails). accept_length is completion
-        tokens per verify step (the prefill token included, as upstream counts it); accept_rate is correct
-        drafts over proposed drafts (verify steps × (num_draft_tokens - 1)).
-        upstream: python/sglang/srt/managers/tokenizer_manager.py (_calculate_spec_decoding_metrics),
-        python/sglang/srt/entrypoints/openai/utils.py (spec_tokens_details_from_meta_info)."""
-        proposed = self.verify_steps * max(num_draft_tokens - 1, 0)
-        return {
-            "spec_accept_rate": self.correct_drafts / proposed if proposed else 0.0,
-            "spec_accept_length": self.emitted / self.verify_steps if self.verify_steps else 0.0,
-            "spec_cap_length": 0.0,
-            "spec_block_accept_length": 0.0,
-            "spec_num_correct_drafts": self.correct_drafts,
-            "spec_num_proposed_drafts": proposed,
-            "spec_verify_ct": self.verify_steps,
-            "spec_correct_drafts_histogram": list(self.drafts_histogram),
-            "spec_cap_lens_histogram": [],
-        }
-
-    def ground_truth(self) -> dict[str, Any]:
-        decode_s = (self.sim_end or 0.0) - (self.sim_first_token or 0.0)
-        return {
-            "completion_tokens": self.emitted,
-            "prompt_tokens": self.prompt_tokens,
-            "chunks": self.chunks,
-            "finish_reason": self.finish_reason,
-            "alpha": self.alpha,
-            "accept_length": (self.accepted / self.verify_steps) if self.verify_steps else None,
-            "sim_arrival": self.sim_arrival,
-            "sim_first_token": self.sim_first_token,
-            "sim_end": self.sim_end,
-            "ttft_s": (self.sim_first_token - self.sim_arrival) if self.sim_first_token is not None else None,
-            "decode_tok_s": ((self.emitted - 1) / decode_s) if self.sim_end and decode_s > 0 else None,
-        }
 
 
 @dataclass(slots=True)
@@ -112,40 +40,19 @@ class EngineConfig:
     max_running_requests: int
     max_total_num_tokens: int
     decode_log_interval: int
-    cuda_graph: bool
+    cuda_graph: bool  # decode CUDA graphs captured at all
     time_scale: float
     seed: int
+    topk: int = 1
+    profile: Profile = SEED
+    algorithm: str = "EAGLE"
+    graph_max_bs: int = 0  # the largest captured decode batch; a larger batch runs eagerly
+    adaptive: AdaptivePolicy | None = None
+    mamba: MambaPool | None = None  # a hybrid model's state pool, for the log lines
 
-
-@dataclass(slots=True)
-class Totals:
-    requests: int = 0
-    finished: int = 0  # ended on their own ("stop"/"length"); what /metrics counts as processed
-    aborted: int = 0  # ended because the client left
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    decode_steps: int = 0
-    spec_accepted: int = 0  # tokens gained per request-step, bonus token included (SGLang's accept length numerator)
-    spec_forward_ct: int = 0
-
-
-@dataclass(slots=True)
-class FinishedCounters:
-    """SGLang's tokenizer counters: each finished request adds its totals once, when it finishes, keyed by
-    is_streaming; verify steps only when there were any.
-    upstream: python/sglang/srt/observability/metrics_collector.py (observe_one_finished_request)."""
-
-    prompt_tokens: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
-    generation_tokens: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
-    requests: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
-    spec_verify_calls: int = 0
-    saw_spec_verify: bool = False  # prometheus_client shows a labelled counter only once it was incremented
-
-    def add(self, req: SimRequest) -> None:
-        s = req.params.stream
-        self.prompt_tokens[s] += req.prompt_tokens
-        self.generation_tokens[s] += req.emitted
-        self.requests[s] += 1
+    @property
+    def tree(self) -> Tree:
+        return Tree(self.steps, self.topk, self.num_draft_tokens) if self.steps > 0 else NO_SPEC
 
 
 class Engine:
@@ -175,7 +82,11 @@ class Engine:
         self.last_gen_throughput = 0.0
         self.last_accept_length = 0.0
         self.last_accept_rate = 0.0
-        self.mamba = mamba_pool(cfg.max_running_requests, cfg.num_draft_tokens)  # the hybrid model's state pool
+        self._log_proposed = 0
+        self._log_correct = 0
+        self.last_graph = cfg.cuda_graph
+        self.mamba = cfg.mamba
+        self.tree = cfg.tree  # the round's shape; adaptive speculation changes it by the running batch
 
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -194,17 +105,18 @@ class Engine:
     def submit(self, params: GenParams) -> SimRequest:
         index = next(self._ids)
         rid = f"{self.rng.getrandbits(128):032x}"
-        repetition = model.prompt_repetition(params.prompt)
-        alpha = model.acceptance_alpha(
-            temperature=params.temperature, ignore_eos=params.ignore_eos, prompt_repetition=repetition
-        )
-        trap = alpha >= model.ALPHA_TRAP
+        workload = cost_model.workload_of(params.prompt)
+        alpha, decay = cost_model.request_acceptance(self.cfg.profile, self.cfg.algorithm, workload,
+                                                     temperature=params.temperature, ignore_eos=params.ignore_eos)
+        trap = cost_model.is_trap(params.temperature, params.ignore_eos)
         natural = None if params.ignore_eos else random.Random(f"{self.cfg.seed}|eos|{index}|{params.prompt}").randint(60, 900)
         req = SimRequest(
             rid=rid,
             params=params,
             prompt_tokens=count_prompt_tokens(params.prompt) + params.extra_prompt_tokens,
             alpha=alpha,
+            decay=decay,
+            workload=workload.value,
             natural_len=natural,
             text=TextStream(self.cfg.seed, params.prompt, index, degenerate=trap),
         )
@@ -290,7 +202,7 @@ class Engine:
 
     async def _prefill(self, new: list[SimRequest]) -> None:
         tokens = sum(r.prompt_tokens for r in new)
-        dt = model.prefill_ms(tokens) / 1000.0
+        dt = cost_model.prefill_ms(self.cfg.profile, tokens) / 1000.0
         self.running.extend(new)
         self.log.scheduler(
             prefill_batch_line(
@@ -311,30 +223,66 @@ class Engine:
             req.sim_first_token = self.sim_now
             self._emit(req, 1)
 
+    def _round_tree(self, batch: int) -> Tree:
+        """The round's tree: fixed, or the adaptive tier's steps for this batch (logged when it changes)."""
+        policy = self.cfg.adaptive
+        if policy is None:
+            return self.tree
+        steps = policy.steps_for(batch)
+        if steps != self.tree.steps:
+            new = Tree(steps, 1, steps + 1) if steps > 0 else NO_SPEC
+            self.log.scheduler(adaptive_switch_line(self.tree.steps, steps, self.tree.num_draft_tokens,
+                                                    new.num_draft_tokens))
+            self.tree = new
+        return self.tree
+
     async def _decode_step(self) -> None:
         batch = list(self.running)
         context = self._used_tokens()
-        dt = model.decode_step_ms(len(batch), self.cfg.steps, context, self.cfg.cuda_graph) / 1000.0
-        await self._advance(dt)
+        tree = self._round_tree(len(batch))
+        captured = self.cfg.graph_max_bs if self.cfg.cuda_graph and self.cfg.graph_max_bs > 0 else None
+        ms, graph = cost_model.round_ms_with_graphs(self.cfg.profile, len(batch), tree, context, captured)
+        self.last_graph = graph
+        await self._advance(ms / 1000.0)
+        correct: list[int] = []
         for req in batch:
             if req.cancelled or req.done:
                 continue
-            gained = model.accepted_tokens_for_step(req.alpha, self.cfg.steps, self.rng.random())
+            gained = (cost_model.accepted_tokens(req.alpha, tree, self.rng.random(), req.decay)
+                      if tree.speculative else 1)
             req.verify_steps += 1
             req.accepted += gained
-            if self.cfg.steps > 0:
+            if tree.speculative:
                 if not req.drafts_histogram:
-                    req.drafts_histogram = [0] * max(self.cfg.num_draft_tokens, self.cfg.steps + 1)
+                    req.drafts_histogram = [0] * max(self.cfg.num_draft_tokens, tree.num_draft_tokens, 8)
+                if gained - 1 >= len(req.drafts_histogram):
+                    req.drafts_histogram.extend([0] * (gained - len(req.drafts_histogram)))
                 req.drafts_histogram[gained - 1] += 1
                 req.correct_drafts += gained - 1
+                req.proposed_drafts += tree.num_draft_tokens - 1
+                correct.append(gained - 1)
+                self._log_correct += gained - 1
+                self._log_proposed += tree.num_draft_tokens - 1
+            if self.cfg.steps > 0:  # a speculative server counts every round (adaptive may run one at steps 0)
                 self.totals.spec_accepted += gained
                 self.totals.spec_forward_ct += 1
                 self._log_accepted += gained
                 self._log_forward += 1
             self._emit(req, gained)
+        self._adapt(len(batch), correct)
         self.totals.decode_steps += 1
         if self.totals.decode_steps % self.cfg.decode_log_interval == 0:
             self._log_decode()
+
+    def _adapt(self, batch: int, correct: list[int]) -> None:
+        """Feeds the round to the batch's adaptive tier; its own decision is logged (the switch, next round)."""
+        policy = self.cfg.adaptive
+        if policy is None:
+            return
+        tier = policy.tier_for(batch)
+        old = tier.steps
+        if tier.observe(correct if self.tree.speculative else [0] * batch) is not None:
+            self.log.scheduler(adaptive_steps_updated_line(old, tier.steps, tier.ema))
 
     def _emit(self, req: SimRequest, gained: int) -> None:
         limit = req.params.max_tokens
@@ -368,9 +316,9 @@ class Engine:
         accept_len = accept_rate = None
         if self.cfg.steps > 0 and self._log_forward:
             accept_len = self._log_accepted / self._log_forward
-            accept_rate = spec_accept_rate(accept_len, self.cfg.num_draft_tokens)
+            accept_rate = self._log_correct / self._log_proposed if self._log_proposed else 0.0
             self.last_accept_length, self.last_accept_rate = accept_len, accept_rate
-        self._log_accepted = self._log_forward = 0
+        self._log_accepted = self._log_forward = self._log_correct = self._log_proposed = 0
         used = self._used_tokens()
         self.log.scheduler(
             decode_batch_line(
@@ -379,7 +327,7 @@ class Engine:
                 token_usage=used / max(self.cfg.max_total_num_tokens, 1),
                 accept_len=accept_len,
                 accept_rate=accept_rate,
-                cuda_graph=self.cfg.cuda_graph,
+                cuda_graph=self.last_graph,
                 gen_throughput=self.last_gen_throughput,
                 queue=len(self.waiting),
                 mamba=self.mamba,

@@ -173,3 +173,24 @@ def traceback_block(where: list[tuple[str, int, str, str]], exc: str) -> str:
         lines.append(f"    {src}")
     lines.append(exc)
     return "\n".join(lines)
+
+
+def adaptive_switch_line(old_steps: int, new_steps: int, old_draft: int, new_draft: int) -> str:
+    """upstream: speculative/eagle_worker_v2.py `apply_runtime_state` (adaptive speculation changes state)."""
+    return (f"Switch adaptive runtime state: steps {old_steps} -> {new_steps}, "
+            f"draft_tokens {old_draft} -> {new_draft}")
+
+
+def adaptive_steps_updated_line(old_steps: int, new_steps: int, ema: float) -> str:
+    """upstream: speculative/adaptive_spec_params.py `_apply_target_steps` (a tier's own decision)."""
+    return f"Adaptive spec params updated: steps {old_steps} -> {new_steps} (ema_accept_len={ema:.2f})"
+
+
+def adaptive_init_line(steps: int, candidates: list[int]) -> str:
+    """upstream: speculative/adaptive_spec_params.py `AdaptiveSpeculativeParams.__init__`."""
+    return f"AdaptiveSpeculativeParams initialized: steps={steps}, candidate_steps={candidates}"
+
+
+def adaptive_state_built_line(steps: int, seconds: float, mem_gb: float) -> str:
+    """upstream: speculative/eagle_worker_v2.py `build_adaptive_runtime_state`."""
+    return f"Built adaptive runtime state steps={steps}: elapsed={seconds:.2f}s, mem={mem_gb:.2f}GB"

@@ -19,15 +19,17 @@ from aiohttp import web
 from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, parse_sim_args
 from specdec_tui.sim.cluster import ClusterError, ClusterLink, log_peer_lost, rendezvous
-from specdec_tui.sim.engine import Engine, EngineConfig, GenParams
+from specdec_tui.sim.engine import Engine, GenParams
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
 from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
 from specdec_tui.sim.startup import (
     StartupFailed,
+    engine_config,
     log_uvicorn_start,
     log_uvicorn_stop,
     run_startup,
+    sim_profile,
 )
 
 SGLANG_VERSION = "0.5.9"
@@ -67,17 +69,9 @@ class SimServer:
         self.startup_time = {"scheduler_e2e": round(startup_s, 3)}  # upstream: phase -> seconds
         s = a.server
         self.model_name = s["served_model_name"]
+        self.profile = sim_profile(a).profile
         self.engine = Engine(
-            EngineConfig(
-                steps=a.spec_steps,
-                num_draft_tokens=int(s.get("speculative_num_draft_tokens") or 1),
-                max_running_requests=plan.max_running_requests,
-                max_total_num_tokens=plan.max_total_num_tokens,
-                decode_log_interval=max(1, int(s["decode_log_interval"])),
-                cuda_graph=not a.decode_graph_disabled,
-                time_scale=a.time_scale,
-                seed=a.sim_seed,
-            ),
+            engine_config(a, plan),
             log,
         )
 
@@ -157,7 +151,7 @@ class SimServer:
         return _json({"model_path": self.a.server["model_path"], "tokenizer_path": self.a.server["tokenizer_path"],
                       "is_generation": True, "preferred_sampling_params": None, "weight_version": "default",
                       "has_image_understanding": False, "has_audio_understanding": False,
-                      "model_type": "qwen3_5_moe", "architectures": [model.MODEL_ARCH]})
+                      "model_type": self.profile.model_type, "architectures": [self.profile.architecture]})
 
     async def get_model_info(self, request: web.Request) -> web.Response:
         self.log.line(DEPRECATED_ENDPOINT.format(old="/get_model_info", new="/model_info"))

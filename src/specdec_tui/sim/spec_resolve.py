@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 
 from specdec_tui.core.flag_table import BUILTIN_ALGORITHMS
-from specdec_tui.sim import model
+from specdec_tui.sim.adaptive import AdaptiveConfigError, candidate_steps
+from specdec_tui.sim.profiles import profile_for
 
 MSG_MAX_RUNNING_48 = (
     "Max running requests is reset to 48 for speculative decoding. "
@@ -38,14 +39,11 @@ AUTO_CHAIN = (3, 1, 4)
 
 
 def model_architecture(model_path: str) -> str:
-    """The architecture the sim pretends the checkpoint has: Llama or Grok when the path says so (so the auto
-    choice can be rehearsed), otherwise the one model the sim simulates."""
-    name = model_path.lower()
-    if "grok" in name:
+    """The architecture the sim pretends the checkpoint has: Grok when the path says so (so the auto choice can
+    be rehearsed), otherwise its profile's (sim/profiles.py)."""
+    if "grok" in model_path.lower():
         return "Grok1ForCausalLM"
-    if "llama" in name:
-        return "LlamaForCausalLM"
-    return model.MODEL_ARCH
+    return profile_for(model_path).profile.architecture
 
 
 def auto_tree(algorithm: str, architecture: str) -> tuple[int, int, int]:
@@ -91,6 +89,10 @@ def resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> str | No
                             f"{ns.speculative_algorithm} (honored by Llama EAGLE-3 and DFLASH only).")
     if algorithm not in BUILTIN_ALGORITHMS:
         return f"ValueError: Unknown speculative algorithm name: {given}"  # the sim loads no plugins
+    if ns.speculative_adaptive:
+        failure = _adaptive(ns, warnings)
+        if failure is not None:
+            return failure
     if algorithm == "DFLASH":
         return _dflash(ns, warnings)
     if algorithm == "DSPARK":
@@ -103,13 +105,38 @@ def resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> str | No
     return None
 
 
+def _adaptive(ns: argparse.Namespace, warnings: list[str]) -> str | None:
+    """upstream: speculative_hook.py `_maybe_disable_adaptive` (the unsupported cases it can judge from flags)
+    and `_init_adaptive_speculative_params` (topk 1, the middle candidate, steps + 1 draft tokens)."""
+    reason = None
+    if ns.speculative_algorithm not in ("EAGLE", "EAGLE3"):
+        reason = f"speculative_algorithm={ns.speculative_algorithm} (only EAGLE/EAGLE3 are supported)"
+    elif ns.speculative_eagle_topk is not None and ns.speculative_eagle_topk != 1:
+        reason = f"speculative_eagle_topk={ns.speculative_eagle_topk} (only topk=1 is supported)"
+    if reason is not None:
+        warnings.append(f"speculative_adaptive disabled: {reason}. Falling back to static speculative params.")
+        ns.speculative_adaptive = False
+        return None
+    try:
+        candidates = candidate_steps(ns.speculative_adaptive_config)
+    except AdaptiveConfigError as err:
+        return str(err)
+    if ns.speculative_eagle_topk is None:
+        ns.speculative_eagle_topk = 1
+    if ns.speculative_num_steps is None:
+        ns.speculative_num_steps = candidates[len(candidates) // 2]
+    if ns.speculative_num_steps not in candidates:
+        return (f"ValueError: --speculative-num-steps={ns.speculative_num_steps} is not in the adaptive config "
+                f"candidate_steps {candidates}. Pass one of those values.")
+    ns.speculative_num_draft_tokens = ns.speculative_num_steps + 1
+    return None
+
+
 def _eagle_family(ns: argparse.Namespace, warnings: list[str]) -> str | None:
     _reset_max_running(ns, warnings)
     _disable_mixed_chunk(ns, warnings, "eagle")
     if ns.speculative_draft_model_path is None:
         ns.speculative_draft_model_path = ns.model_path  # the MTP head ships inside the target checkpoint
-    if ns.speculative_adaptive:
-        ns.speculative_eagle_topk = 1 if ns.speculative_eagle_topk is None else ns.speculative_eagle_topk
     if ns.speculative_num_steps is None:
         if not ns.speculative_adaptive and (ns.speculative_eagle_topk is not None
                                             or ns.speculative_num_draft_tokens is not None):
@@ -118,8 +145,6 @@ def _eagle_family(ns: argparse.Namespace, warnings: list[str]) -> str | None:
         ns.speculative_num_steps = steps
         if not ns.speculative_adaptive:
             ns.speculative_eagle_topk, ns.speculative_num_draft_tokens = topk, draft
-    if ns.speculative_adaptive:
-        ns.speculative_num_draft_tokens = ns.speculative_num_steps + 1
     if ns.speculative_eagle_topk is None:
         return "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
     if ns.speculative_use_rejection_sampling and ns.speculative_eagle_topk != 1:

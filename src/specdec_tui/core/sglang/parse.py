@@ -232,6 +232,8 @@ def _parse_access(message: str, base: LineBase) -> LogRecord | None:
 _ERROR_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("health_check_failed", re.compile(r"^Health check failed\b")),  # upstream: entrypoints/http_server.py
     ("not_enough_memory", re.compile(r"Not enough (?:host )?memory", re.IGNORECASE)),
+    # upstream 0.5.23: kv_cache_configurator.py `_profile_available_bytes` (names the minimum viable fraction)
+    ("not_enough_memory", re.compile(r"Loaded weights leave no GPU memory for the KV cache")),
     ("cuda_graph_failed", re.compile(r"Capture .*graph failed", re.IGNORECASE)),
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", re.IGNORECASE)),
     ("kv_pool_full", re.compile(r"KV cache pool is full|Decode out of memory happened", re.IGNORECASE)),
