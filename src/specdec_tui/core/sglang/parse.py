@@ -4,9 +4,9 @@ SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hy
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
 generic `key: value` lists (`fields`) and mapped onto a few well-known fields; every other key is
 kept in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
-The records are in `records`, the prefixes in `prefix`, the lines where SGLang reports its own settings
-(server args, flags it changed, the concurrency bound, deprecations) in `settings_lines`, the rolling
-`LogStats` in `stats`.
+The records are in `records`, the prefixes in `prefix`, the start's resolved settings in `server_args_line`,
+the lines where SGLang reports its own settings (flags it changed, the concurrency bound, deprecations) in
+`settings_lines`, the rolling `LogStats` in `stats`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from specdec_tui.core.sglang.crash_lines import CRASH_HINTS, parse_crash
 from specdec_tui.core.sglang.fields import (
     as_float,
     as_int,
@@ -38,12 +39,12 @@ from specdec_tui.core.sglang.records import (
     TextRecord,
     Value,
 )
+from specdec_tui.core.sglang.server_args_line import parse_server_args
 from specdec_tui.core.sglang.settings_lines import (
     ADJUST_HINTS,
     parse_adjust,
     parse_concurrency_limit,
     parse_deprecation,
-    parse_server_args,
 )
 
 __all__ = ["parse_line", "parse_lines"]
@@ -334,6 +335,8 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_access(text, base)
     if record is None and (folded is None or " is deprecated" in folded):
         record = parse_deprecation(text, base)
+    if record is None and _mentions(folded, CRASH_HINTS):
+        record = parse_crash(text, base)
     if record is None and _mentions(folded, _ERROR_HINTS):
         record = _parse_error(text, base)
     if record is None and _mentions(folded, ADJUST_HINTS):
