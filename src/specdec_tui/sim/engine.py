@@ -41,6 +41,7 @@ class GenParams:
     ignore_eos: bool
     extra_prompt_tokens: int = 0
     stream: bool = False  # SGLang's tokenizer counters carry it as the is_streaming label
+    log_metrics: bool = True  # False for health probes: upstream's tokenizer counts none of their tokens
 
 
 @dataclass(eq=False)
@@ -353,8 +354,9 @@ class Engine:
             req.finish_reason = finish
             req.sim_end = self.sim_now
             self.totals.finished += 1
-            self.counters.add(req)
-            if self.cfg.steps > 0 and req.verify_steps > 0:
+            if req.params.log_metrics:
+                self.counters.add(req)
+            if self.cfg.steps > 0 and req.verify_steps > 0 and req.params.log_metrics:
                 self.counters.spec_verify_calls += req.verify_steps
                 self.counters.saw_spec_verify = True
             self._retire(req)

@@ -11,15 +11,19 @@ import os
 from collections.abc import Awaitable, Callable
 
 from specdec_tui.sim import model
-from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
+from specdec_tui.sim.args import SimArgs, deprecation_warnings
 from specdec_tui.sim.logs import (
     CUDA_GRAPH_HELP,
     NOT_ENOUGH_MEMORY,
-    UNREQUESTED_LIMIT,
-    MambaPool,
     SimLog,
-    concurrency_limit_line,
+    capture_begin_line,
+    capture_end_line,
+    init_parallel_lines,
+    kv_cache_line,
+    load_weight_end_line,
+    mamba_cache_line,
     mamba_pool,
+    server_args_line,
     traceback_block,
 )
 
@@ -45,6 +49,11 @@ def memory_plan(a: SimArgs) -> model.MemoryPlan:
     )
 
 
+# upstream 0.5.23: managers/scheduler.py `run_scheduler_process`, where a scheduler's start raises
+SCHEDULER_FRAME = (f"{SGLANG_SRT}/managers/scheduler.py", 6362, "run_scheduler_process",
+                   "scheduler = Scheduler(server_args, port_args)")
+
+
 def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: str) -> None:
     block = traceback_block(frames, exc)
     log.line("Scheduler hit an exception: " + block, tp_rank=0, important=True)
@@ -53,10 +62,8 @@ def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: 
 
 def _fail_not_enough_memory(log: SimLog, mem_fraction: float) -> None:
     frames = [
-        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
-        (f"{SGLANG_SRT}/managers/scheduler.py", 345, "__init__", "self.tp_worker = TpModelWorker("),
-        (f"{SGLANG_SRT}/model_executor/model_runner.py", 451, "initialize", "self.init_memory_pool("),
-        (f"{SGLANG_SRT}/mem_cache/pool_configurator.py", 84, "__post_init__", "raise RuntimeError(msg)"),
+        SCHEDULER_FRAME,
+        (f"{SGLANG_SRT}/model_executor/pool_configurator.py", 99, "__post_init__", "raise RuntimeError(msg)"),
     ]
     exc = f"RuntimeError: {NOT_ENOUGH_MEMORY} Current value: mem_fraction_static={mem_fraction}"
     _scheduler_crash(log, frames, exc)
@@ -72,26 +79,13 @@ def _fail_cuda_graph(log: SimLog, plan: model.MemoryPlan) -> None:
         "is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated."
     )
     frames = [
-        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
-        (f"{SGLANG_SRT}/model_executor/model_runner.py", 2211, "init_device_graphs",
-         "self.graph_runner = graph_runners[self.device](self)"),
-        (f"{SGLANG_SRT}/model_executor/cuda_graph_runner.py", 412, "__init__", "raise Exception("),
+        SCHEDULER_FRAME,
+        (f"{SGLANG_SRT}/model_executor/model_runner_components/cuda_graph_setup.py", 785, "capture_decode_graph",
+         "runner = GraphRunnerCls(model_runner)"),
+        (f"{SGLANG_SRT}/model_executor/runner/decode_cuda_graph_runner.py", 602, "__init__", "raise Exception("),
     ]
     exc = f"Exception: Capture cuda graph failed: {oom}\n{CUDA_GRAPH_HELP.rstrip()}"
     _scheduler_crash(log, frames, exc)
-
-
-def _log_concurrency_limit(
-    log: SimLog, plan: model.MemoryPlan, requested: int | None, pool: MambaPool
-) -> None:
-    """SGLang says what bound max_running_requests; the sim's state pool binds whenever it cut the request."""
-    ceiling = requested if requested is not None else UNREQUESTED_LIMIT
-    if plan.max_running_requests < ceiling:
-        log.scheduler(
-            concurrency_limit_line(
-                resolved=plan.max_running_requests, requested=requested, pool=pool, kv_tokens=plan.max_total_num_tokens
-            )
-        )
 
 
 async def _pause(seconds: float, a: SimArgs) -> None:
@@ -108,29 +102,27 @@ async def run_startup(
         log.raw(line)
     for w in a.warnings:
         log.line(w)
-    log.line(f"server_args={server_args_repr(s)}")
+    log.line(server_args_line(s))
     load = a.load_seconds
     plan = memory_plan(a)
     spec = a.spec_steps > 0
     await _pause(load * 0.05, a)
-    log.all_ranks("Init torch distributed begin.")
+    begin, ends, baseline = init_parallel_lines(load * 0.05, model.INIT_OVERHEAD_GB)
+    log.all_ranks(begin)
     if join_world is not None:
         await join_world()
-    log.all_ranks(f"Init torch distributed ends. mem usage={model.INIT_OVERHEAD_GB:.2f} GB")
+    log.all_ranks(ends)
+    log.all_ranks(baseline)
     log.all_ranks(f"Load weight begin. avail mem={plan.init_avail_gb:.2f} GB")
     await _pause(load * 0.55, a)
     after_target = plan.init_avail_gb - plan.weights_gb
-    log.all_ranks(
-        f"Load weight end. type={model.MODEL_ARCH}, dtype=torch.bfloat16, "
-        f"avail mem={after_target:.2f} GB, mem usage={plan.weights_gb:.2f} GB."
-    )
+    log.all_ranks(load_weight_end_line(elapsed_s=load * 0.55, arch=model.MODEL_ARCH, avail_gb=after_target,
+                                       usage_gb=plan.weights_gb))
     if spec:
         log.all_ranks(f"Load weight begin. avail mem={after_target:.2f} GB")
         await _pause(load * 0.05, a)
-        log.all_ranks(
-            f"Load weight end. type={model.MODEL_ARCH}MTP, dtype=torch.bfloat16, "
-            f"avail mem={plan.after_weights_gb:.2f} GB, mem usage={plan.draft_weights_gb:.2f} GB."
-        )
+        log.all_ranks(load_weight_end_line(elapsed_s=load * 0.05, arch=f"{model.MODEL_ARCH}MTP",
+                                           avail_gb=plan.after_weights_gb, usage_gb=plan.draft_weights_gb))
     if a.sim_fail == "hang-loading":
         while True:
             await asyncio.sleep(3600)
@@ -140,27 +132,13 @@ async def run_startup(
     bpt = model.kv_bytes_per_token(spec)
     k_gb = plan.max_total_num_tokens * bpt / 2 / (1 << 30)
     pool = mamba_pool(plan.max_running_requests, int(s.get("speculative_num_draft_tokens") or 1))
-    log.scheduler(
-        f"Mamba Cache is allocated. max_mamba_cache_size: {pool.size}, "
-        f"conv_state size: {plan.state_gb * 0.04:.2f}GB, ssm_state size: {plan.state_gb * 0.96:.2f}GB "
-    )
-    log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_num_tokens}, K size: {k_gb:.2f} GB, V size: {k_gb:.2f} GB")
-    _log_concurrency_limit(log, plan, s.get("max_running_requests"), pool)
+    log.scheduler(mamba_cache_line(size=pool.size, state_gb=plan.state_gb, spec=spec))
+    log.scheduler(kv_cache_line(tokens=plan.max_total_num_tokens, k_gb=k_gb, v_gb=k_gb))
     avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
     log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
     cuda_graph = not a.decode_graph_disabled
     if cuda_graph:
-        bs_list = [b for b in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256) if b <= plan.graph_bs]
-        log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={avail_after_pool:.2f} GB")
-        log.scheduler(f"Capture cuda graph bs {bs_list}")
-        await _pause(load * 0.3, a)
-        if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
-            _fail_cuda_graph(log, plan)
-            raise StartupFailed("Capture cuda graph failed")
-        log.scheduler(
-            f"Capture cuda graph end. Time elapsed: {load * 0.3:.2f} s. mem usage={plan.graph_gb:.2f} GB. "
-            f"avail mem={plan.available_after_gb:.2f} GB."
-        )
+        await _capture_graphs(a, log, plan, avail_after_pool)
     else:
         await _pause(load * 0.05, a)
     log.scheduler(
@@ -169,6 +147,43 @@ async def run_startup(
         f"context_len={s['context_length']}, available_gpu_mem={plan.available_after_gb:.2f} GB"
     )
     return plan
+
+
+async def _capture_graphs(a: SimArgs, log: SimLog, plan: model.MemoryPlan, avail_gb: float) -> None:
+    """The target's decode (or, speculating, verify) graphs, then the draft's decode and extend graphs, each with
+    its begin and end line; the plan's graph memory is split as `/server_info`'s memory_usage.graph splits it."""
+    load = a.load_seconds
+    bs = [b for b in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256) if b <= plan.graph_bs]
+    draft_tokens = int(a.server.get("speculative_num_draft_tokens") or 1)
+    spec = a.spec_steps > 0
+    target = "target verify" if spec else "target decode"
+    log.scheduler(capture_begin_line(target, num_tokens_per_req=draft_tokens if spec else 1, avail_gb=avail_gb))
+    target_s = load * (0.2 if spec else 0.3)
+    await _pause(target_s, a)
+    if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
+        _fail_cuda_graph(log, plan)
+        raise StartupFailed("Capture cuda graph failed")
+    shares = graph_shares(plan.graph_gb, spec)
+    avail_gb -= shares["target_verify" if spec else "decode"]
+    log.scheduler(capture_end_line(target, bs=bs, elapsed_s=target_s, usage_gb=shares["target_verify" if spec else "decode"],
+                                   avail_gb=avail_gb))
+    if not spec:
+        return
+    topk = int(a.server.get("speculative_eagle_topk") or 1)
+    for name, per_req, phase in (("draft decode", topk, "draft_decode"), ("draft extend", draft_tokens, "draft_extend")):
+        log.scheduler(capture_begin_line(name, num_tokens_per_req=per_req, bs=bs, avail_gb=avail_gb))
+        await _pause(load * 0.05, a)
+        avail_gb -= shares[phase]
+        log.scheduler(capture_end_line(name, elapsed_s=load * 0.05, usage_gb=shares[phase], avail_gb=avail_gb))
+
+
+def graph_shares(total_gb: float, spec: bool) -> dict[str, float]:
+    """The plan's one graph-memory figure split by phase (upstream's GRAPH_MEMORY_USAGE_KEYS): a speculating
+    server spends it on target verify, draft decode and draft extend; another on decode alone."""
+    if not spec:
+        return {"decode": round(total_gb, 3)}
+    verify, draft = round(total_gb * 0.6, 3), round(total_gb * 0.25, 3)
+    return {"target_verify": verify, "draft_decode": draft, "draft_extend": round(total_gb - verify - draft, 3)}
 
 
 def log_uvicorn_start(log: SimLog, host: str, port: int) -> None:
