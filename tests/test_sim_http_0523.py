@@ -170,3 +170,21 @@ async def test_the_warm_up_is_long_enough_for_the_panel_to_say_warming_up() -> N
             "The server is fired up and ready to roll!")
     finally:
         p.stop()
+
+
+async def test_the_benchmark_shows_what_bench_serving_would_print_beside_the_levels_own_figure(
+        server: SimProcess) -> None:
+    """The real engine against the real simulator: each level carries /server_info's avg_spec_accept_length as
+    read after it, the number SGLang's bench_serving prints as "Accept length" (the server's mean since it started,
+    the warm-up and earlier levels in it), next to the level's own figure from the counters."""
+    from specdec_tui.bench.drive import drive_benchmark
+    from specdec_tui.core.config import BenchProfile
+
+    profile = BenchProfile(concurrency=(1, 2), requests=2, warmup=0, max_tokens=40, temperature=0.0, ignore_eos=True)
+    levels = await drive_benchmark(server.url, profile, lambda _event: None)
+    async with aiohttp.ClientSession() as s:
+        info = await get_json(s, server.url + "/server_info")
+    lifetime = info["internal_states"][0]["avg_spec_accept_length"]
+    assert [lv.server_avg_accept_length is not None for lv in levels] == [True, True]
+    assert levels[-1].server_avg_accept_length == pytest.approx(lifetime)  # nothing ran since the last level
+    assert all(lv.accept_length_source == "server counters" and lv.accept_length_server for lv in levels)
