@@ -188,3 +188,16 @@ async def test_the_benchmark_shows_what_bench_serving_would_print_beside_the_lev
     assert [lv.server_avg_accept_length is not None for lv in levels] == [True, True]
     assert levels[-1].server_avg_accept_length == pytest.approx(lifetime)  # nothing ran since the last level
     assert all(lv.accept_length_source == "server counters" and lv.accept_length_server for lv in levels)
+
+
+async def test_the_benchmark_reads_0_5_23s_chat_stream_whole(server: SimProcess) -> None:
+    """Chat chunks without a usage key and the finish reason in a chunk of its own still give every token and
+    the finish reason to the benchmark's client."""
+    from specdec_tui.bench.drive import drive_benchmark
+    from specdec_tui.core.config import BenchProfile
+
+    profile = BenchProfile(endpoint="chat", concurrency=(1,), requests=2, warmup=0, max_tokens=30, temperature=0.0,
+                           ignore_eos=True)
+    (level,) = await drive_benchmark(server.url, profile, lambda _event: None)
+    assert (level.requests, level.errors, level.output_tokens) == (2, 0, 60)
+    assert level.finish_reasons == {"length": 2} and level.accept_length_server
