@@ -173,3 +173,15 @@ def test_a_decode_line_of_0_5_23_has_no_cached_token_count() -> None:
     record = parse_line(_decode(0, 0, 0, 4, 0.02, 2.5, 0.5, 400.0, 0).replace(" DP0", ""))
     assert isinstance(record, DecodeRecord) and record.extra == {}
     assert (record.running_req, record.tokens, record.cuda_graph) == (4, 2800, True)
+
+
+# mem_cache/memory_pool.py _finalize_allocation_log: a labelled pool, and the size after a capture resized it
+def test_a_labelled_kv_pool_and_the_va_upper_bound_are_kv_cache_lines() -> None:
+    labelled = parse_line("[2026-12-04 10:00:50 TP0] MiniMax MSA-v1 main NVFP4 KV Cache is allocated. "
+                          "dtype: torch.float8_e4m3fn, #tokens: 90000, KV size: 2.10 GB")
+    assert isinstance(labelled, KVCacheRecord) and labelled.pool == "MiniMax MSA-v1 main NVFP4 KV"
+    assert (labelled.tokens, labelled.kv_size_gb) == (90000, 2.1)
+    bound = parse_line("[2026-12-04 10:01:30 TP0] KV Cache VA upper bound. dtype: torch.bfloat16, #tokens: 500000, "
+                       "K size: 4.77 GB, V size: 4.77 GB")
+    assert isinstance(bound, KVCacheRecord) and bound.pool == "KV" and bound.tokens == 500000
+    assert LogStats.from_records([bound]).kv_cache_tokens == 500000

@@ -154,7 +154,13 @@ def _parse_load_weight(message: str, base: LineBase) -> LogRecord | None:
     return LoadWeightRecord(**base, phase=match["phase"], **fields, extra=pairs)
 
 
-_CACHE_ALLOCATED = re.compile(r"^(?P<pool>[\w-]+) Cache is allocated\.\s*(?P<rest>.*)$", re.IGNORECASE)
+# 0.5.23 names a labelled pool before "KV" (`MiniMax MSA-v1 main NVFP4 KV Cache is allocated.`) and, after a
+# capture that resized the pool, says `KV Cache VA upper bound.` (memory_pool.py `_finalize_allocation_log`)
+_CACHE_ALLOCATED = re.compile(
+    r"^(?:(?P<pool>[\w-]+) Cache (?:is allocated|VA upper bound)\.|(?-i:(?P<label>[A-Z][\w.-]*(?: [\w.-]+)*) KV) "
+    r"Cache is allocated\.)\s*(?P<rest>.*)$",
+    re.IGNORECASE,
+)
 _KV_FIELDS = {
     "tokens": ("tokens", int),
     "k_size_gb": ("k_size_gb", float),
@@ -171,7 +177,8 @@ def _parse_kv_cache(message: str, base: LineBase) -> LogRecord | None:
     fields = take_fields(pairs, _KV_FIELDS)
     if "kv_size_gb" not in fields and "k_size_gb" in fields and "v_size_gb" in fields:
         fields["kv_size_gb"] = fields["k_size_gb"] + fields["v_size_gb"]
-    return KVCacheRecord(**base, pool=match["pool"], **fields, extra=pairs)
+    pool = match["pool"] or f"{match['label']} KV"
+    return KVCacheRecord(**base, pool=pool, **fields, extra=pairs)
 
 
 _CAPTURE = re.compile(r"^Capture (?P<graph>.*?graph) (?P<phase>begin|end)\b\.?(?P<rest>.*)$", re.IGNORECASE)
@@ -325,7 +332,7 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
     record = None
     if text.startswith("Load weight "):
         record = _parse_load_weight(text, base)
-    if record is None and (folded is None or " cache is allocated." in folded):
+    if record is None and (folded is None or " cache is allocated." in folded or " cache va upper bound." in folded):
         record = _parse_kv_cache(text, base)
     if record is None and (folded is None or folded.startswith("capture ")):
         record = _parse_cuda_graph(text, base)

@@ -188,7 +188,8 @@ class LoadWeightRecord(LogRecord):
 
 @dataclass(slots=True, kw_only=True)
 class KVCacheRecord(LogRecord):
-    """`KV Cache is allocated. #tokens: …, K size: … GB, V size: … GB` (or `KV size:` for MLA)."""
+    """`KV Cache is allocated. dtype: torch.bfloat16, #tokens: …, K size: … GB, V size: … GB` (0.5.23; `KV size:`
+    for MLA; older releases without the dtype)."""
 
     kind: str = "kv_cache"
     pool: str = "KV"  # KV | Mamba | …
@@ -206,7 +207,9 @@ class KVCacheRecord(LogRecord):
 
 @dataclass(slots=True, kw_only=True)
 class CudaGraphRecord(LogRecord):
-    """`Capture cuda graph begin/end. Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
+    """0.5.23: `Capture target verify CUDA graph end. bs=[…], elapsed=… s, mem usage=… GB, avail mem=… GB.` (one
+    pair per graph: target decode or verify, draft decode, draft extend); older: `Capture cuda graph begin/end.
+    Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
 
     kind: str = "cuda_graph"
     phase: str = "end"  # begin | end
