@@ -49,16 +49,18 @@ def test_seed_startup_says_the_reset_and_the_resolved_max_running_requests(steps
 
 
 def test_startup_prints_0_5_23s_lines_and_none_of_the_older_ones() -> None:
-    lines = [line.split("] ", 1)[-1] for line in startup_lines(*seed_flags(3))]
+    raw = startup_lines(*seed_flags(3))
+    lines = [line.split("] ", 1)[-1] for line in raw]
     assert lines[1].startswith("server_args={'model_path': 'Qwen/Qwen3.5-122B-A10B', ")
-    records = [parse_line(line) for line in lines]
+    records = [parse_line(line) for line in raw]
     args = records[1]
     assert isinstance(args, ServerArgsRecord) and args.args["speculative_num_steps"] == 3
     assert "Init parallel begin." in lines and not [line for line in lines if "torch distributed" in line]
     assert not [line for line in lines if line.startswith(("Capture cuda graph", "KV Cache is allocated. #tokens"))]
     kv = [r for r in records if isinstance(r, KVCacheRecord) and r.pool == "KV"]
-    assert len(kv) == 1 and kv[0].extra == {"dtype": "torch.bfloat16"} and kv[0].tokens
-    graphs = [(r.graph, r.phase) for r in records if isinstance(r, CudaGraphRecord)]
+    assert len(kv) == 4 and kv[0].extra == {"dtype": "torch.bfloat16"} and kv[0].tokens  # every TP rank says it
+    assert sorted(r.tags["TP"] for r in kv) == [0, 1, 2, 3]
+    graphs = [(r.graph, r.phase) for r in records if isinstance(r, CudaGraphRecord) and r.tags.get("TP") == 0]
     assert graphs == [(g, phase) for g in ("target verify CUDA graph", "draft decode CUDA graph",
                                             "draft extend CUDA graph") for phase in ("begin", "end")]
     verify_begin = next(line for line in lines if line.startswith("Capture target verify CUDA graph begin."))

@@ -132,10 +132,12 @@ async def run_startup(
     bpt = model.kv_bytes_per_token(spec)
     k_gb = plan.max_total_num_tokens * bpt / 2 / (1 << 30)
     pool = mamba_pool(plan.max_running_requests, int(s.get("speculative_num_draft_tokens") or 1))
-    log.scheduler(mamba_cache_line(size=pool.size, state_gb=plan.state_gb, spec=spec))
-    log.scheduler(kv_cache_line(tokens=plan.max_total_num_tokens, k_gb=k_gb, v_gb=k_gb))
+    # every TP rank allocates its pools and captures the target's graphs, and says so (logger.info, no rank filter);
+    # the draft's captures log on rank 0 only (eagle_worker_v2.py log_info_on_rank0), as does the summary
+    log.all_ranks(mamba_cache_line(size=pool.size, state_gb=plan.state_gb, spec=spec))
+    log.all_ranks(kv_cache_line(tokens=plan.max_total_num_tokens, k_gb=k_gb, v_gb=k_gb))
     avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
-    log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
+    log.all_ranks(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
     cuda_graph = not a.decode_graph_disabled
     if cuda_graph:
         await _capture_graphs(a, log, plan, avail_after_pool)
@@ -157,7 +159,7 @@ async def _capture_graphs(a: SimArgs, log: SimLog, plan: model.MemoryPlan, avail
     draft_tokens = int(a.server.get("speculative_num_draft_tokens") or 1)
     spec = a.spec_steps > 0
     target = "target verify" if spec else "target decode"
-    log.scheduler(capture_begin_line(target, num_tokens_per_req=draft_tokens if spec else 1, avail_gb=avail_gb))
+    log.all_ranks(capture_begin_line(target, num_tokens_per_req=draft_tokens if spec else 1, avail_gb=avail_gb))
     target_s = load * (0.2 if spec else 0.3)
     await _pause(target_s, a)
     if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
@@ -165,7 +167,7 @@ async def _capture_graphs(a: SimArgs, log: SimLog, plan: model.MemoryPlan, avail
         raise StartupFailed("Capture cuda graph failed")
     shares = graph_shares(plan.graph_gb, spec)
     avail_gb -= shares["target_verify" if spec else "decode"]
-    log.scheduler(capture_end_line(target, bs=bs, elapsed_s=target_s, usage_gb=shares["target_verify" if spec else "decode"],
+    log.all_ranks(capture_end_line(target, bs=bs, elapsed_s=target_s, usage_gb=shares["target_verify" if spec else "decode"],
                                    avail_gb=avail_gb))
     if not spec:
         return
