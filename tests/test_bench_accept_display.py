@@ -6,14 +6,16 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 
 from specdec_tui.bench.events import LevelDone, LevelStarted, RunDone
+from specdec_tui.cli.bench_cmd import level_json
 from specdec_tui.cli.render import levels_table
 from specdec_tui.core.results import AcceptSource, LevelResult
 from specdec_tui.ui.widgets.bench_table import BenchTable
 
 
-def level(c: int, server: float | None, client: float, source: AcceptSource) -> LevelResult:
+def level(c: int, server: float | None, client: float, source: AcceptSource, srv_avg: float | None = None) -> LevelResult:
     return LevelResult(concurrency=c, requests=4, output_tok_s=100.0, accept_length_server=server,
-                       accept_length_client=client, accept_length_source=source.value)
+                       accept_length_client=client, accept_length_source=source.value,
+                       server_avg_accept_length=srv_avg)
 
 
 LEVELS = [
@@ -51,7 +53,46 @@ def test_headless_table_shows_the_levels_figure_and_its_source() -> None:
     console.print(levels_table(LEVELS))
     text = console.export_text()
     rows = [line for line in text.splitlines() if "│" in line]
-    assert any(r.split("│")[1].strip() == "1" and r.rstrip("│ ").endswith("3.71 ctr") for r in rows)
-    assert any(r.split("│")[1].strip() == "16" and r.rstrip("│ ").endswith("2.71 est") for r in rows)
+    # the accept column is the tenth (a "srv avg" column now follows it: it used to end the row's figures)
+    assert any(r.split("│")[1].strip() == "1" and r.split("│")[10].strip() == "3.71 ctr" for r in rows)
+    assert any(r.split("│")[1].strip() == "16" and r.split("│")[10].strip() == "2.71 est" for r in rows)
     legend = "accept: ctr = server counters, req = per-request details, est = estimated from the stream"
     assert legend in " ".join(text.split())  # the caption wraps to the table's width
+
+
+# What SGLang's bench_serving prints as "Accept length" (/server_info's avg_spec_accept_length, the server's mean
+# since it started) sits beside the level's own figure, labelled, in the panel, the headless table and the JSON.
+WITH_SERVER_AVG = [
+    level(1, 3.71, 3.70, AcceptSource.SERVER_COUNTERS, srv_avg=3.64),
+    level(4, 3.52, 3.50, AcceptSource.SERVER_COUNTERS, srv_avg=3.58),
+]
+SERVER_AVG_LEGEND = ("srv avg = /server_info avg_spec_accept_length, the server's mean since it started "
+                     '(bench_serving\'s "Accept length")')
+
+
+async def test_panel_table_shows_the_servers_own_average_beside_the_levels_figure() -> None:
+    app = BenchHost()
+    async with app.run_test(size=(160, 30)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4])
+        for lv in WITH_SERVER_AVG:
+            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
+            table.apply_event(LevelDone(lv))
+        table.apply_event(RunDone(levels=list(WITH_SERVER_AVG)))
+        await pilot.pause()
+        assert table.cell_text(1, "accept") == "3.71/3.70 ctr" and table.cell_text(1, "srv_avg") == "3.64"
+        assert table.cell_text(4, "srv_avg") == "3.58"
+        assert SERVER_AVG_LEGEND in table.status
+
+
+def test_headless_table_and_json_show_the_servers_own_average() -> None:
+    console = Console(width=180, record=True)
+    console.print(levels_table(WITH_SERVER_AVG))
+    text = console.export_text()
+    header = next(line for line in text.splitlines() if "conc" in line)
+    assert [c.strip() for c in header.split("┃")][10:12] == ["accept", "srv avg"]
+    rows = [line for line in text.splitlines() if "│" in line]
+    assert any(r.split("│")[1].strip() == "4" and r.split("│")[11].strip() == "3.58" for r in rows)
+    assert SERVER_AVG_LEGEND in " ".join(text.split())
+    assert level_json(WITH_SERVER_AVG[0])["accept_length"] == {
+        "server": 3.71, "client": 3.70, "source": "server counters", "server_info_avg_spec_accept_length": 3.64}

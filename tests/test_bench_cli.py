@@ -38,7 +38,9 @@ async def test_json_lines_one_per_level_then_summary() -> None:
         assert set(lv[key]) == {"mean", "p50", "p90", "p99"}
     assert lv["requests"] == 3 and lv["errors"] == 0 and lv["output_tokens"] == 36
     # the server's counters say 12 tokens in 3 verify steps per request; the chunks carry 1 or 3
-    assert lv["accept_length"] == {"server": 4.0, "client": pytest.approx(11 / 5), "source": "server counters"}
+    # beside it, labelled, /server_info's lifetime mean (the test server's 9.5): what bench_serving would print
+    assert lv["accept_length"] == {"server": 4.0, "client": pytest.approx(11 / 5), "source": "server counters",
+                                   "server_info_avg_spec_accept_length": 9.5}
     assert lv["estimated"] is False
     assert any("inflated" in w for w in lv["warnings"])
     summary = lines[-1]
@@ -53,6 +55,7 @@ async def test_live_table_shows_the_levels() -> None:
     row = next(line for line in out.splitlines() if line.strip("│ ").startswith("1 "))
     assert "4.00/2.33 ctr" in row  # the server counters' figure, marked so, next to the stream's
     assert "accept: ctr = server counters" in out
+    assert row.split("│")[-3].strip() == "9.50" and "srv avg" in out  # /server_info's lifetime mean, labelled
 
 
 async def test_missing_target_and_unknown_host_are_explained() -> None:

@@ -70,7 +70,8 @@ async def test_a_trial_with_an_api_key_writes_it_nowhere(tmp_path: Path, monkeyp
     for output in (cli.stdout, cli.stderr, unauthorised.stdout, unauthorised.stderr):
         assert SECRET not in output
     # The server logged its ServerArgs; what the panel kept and shows has the key masked.
-    assert any("api_key='<redacted>'" in line for line in journal), "the sim's ServerArgs line is missing"
+    # 0.5.23 logs server_args as a dict: `'api_key': '<redacted>'` once masked (it was `api_key='…'` in the repr)
+    assert any("'api_key': '<redacted>'" in line for line in journal), "the sim's server_args line is missing"
     assert not [line for line in journal if SECRET in line]
     # Only the unit itself (on the host, where the operator put it) holds the key.
     leaks = [p for p in files_containing(tmp_path, SECRET) if p.parent.name != "units"]
@@ -93,6 +94,8 @@ def test_config_example_holds_no_secret_and_a_pasted_key_is_refused_without_echo
 
 @pytest.mark.parametrize("line", [
     f"server_args=ServerArgs(model_path='m', api_key='{SECRET}', port=30000)",
+    f"server_args={{'model_path': 'm', 'api_key': '{SECRET}', 'admin_api_key': None, 'port': 30000}}",  # 0.5.23
+    f"server_args={{'model_path': 'm', 'api_key': None, 'admin_api_key': \"{SECRET}\"}}",
     f'ExecStart=/usr/bin/python -m sglang.launch_server --port 30000 --api-key {SECRET} --tp 4',
     f'ExecStart=/usr/bin/python -m sglang.launch_server --api-key="{SECRET}"',
     f"ExecStart=/usr/bin/python -m sglang.launch_server \\\n    --api-key \\\n    {SECRET}",

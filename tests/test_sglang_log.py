@@ -170,7 +170,12 @@ def test_log_stats_folds_the_latest_numbers() -> None:
     stats = LogStats.from_records(records("startup_spec.log") + records("era_2025_late_comma.log")[:3])
     assert stats.ready is True
     assert stats.max_running_requests == 17 and stats.max_total_num_tokens == 412000
-    assert (stats.accept_len, stats.gen_throughput, stats.running_req, stats.queue_req) == (2.05, 1890.40, 17, 9)
+    # The two decode lines come from DP0 and DP1: each rank tells its own batch, so the server's figures are their
+    # sums (this test used to expect DP1's alone, the bug of issue 29) and accept len is over both ranks' forwards.
+    assert (stats.gen_throughput, stats.running_req, stats.queue_req) == (pytest.approx(234.18 + 1890.40), 18, 9)
+    forwards = 234.18 / 3.86 + 1890.40 / 2.05
+    assert stats.accept_len == pytest.approx((234.18 + 1890.40) / forwards)
+    assert stats.per_rank("gen_throughput") == [(0, 234.18), (1, 1890.40)]
     assert [a.setting for a in stats.adjustments][0] == "max_running_requests"
     stats.feed((LOGS / "failures.log").read_text().splitlines())
     assert stats.last_error is not None and stats.last_error.category == "not_enough_memory"  # the cause, not the last line

@@ -90,7 +90,12 @@ async def test_get_server_info_warns_on_every_call_and_server_info_does_not(live
     assert live_sim.journal().count(GET_SERVER_INFO_WARNING) == 2
     state = info["internal_states"][0]
     assert state["effective_max_running_requests_per_dp"] == 17  # the seed's figure at steps 3
-    assert info["startup_time"] == state["startup_time"] == {"scheduler_e2e": 41.5}
+    # 0.5.23's build_scheduler_startup_time: four phases, the CUDA graphs' by graph phase (was {"scheduler_e2e": …})
+    assert info["startup_time"] == state["startup_time"]
+    assert set(info["startup_time"]) == {"load_weight", "kv_cache_allocation", "scheduler_e2e", "cuda_graph"}
+    assert info["startup_time"]["scheduler_e2e"] == 41.5
+    assert set(info["startup_time"]["cuda_graph"]) == UPSTREAM_GRAPH_PHASES
+    assert (info["version"], info["frontend"], info["launch_command"]) == ("0.5.23", "python", "")
     memory = state["memory_usage"]
     assert set(memory["graph"]) == UPSTREAM_GRAPH_PHASES
     assert memory["graph"]["target_verify"] > 0 and memory["graph"]["decode"] == 0  # a spec server verifies

@@ -1,7 +1,7 @@
 """The simulator's log lines read as current upstream SGLang's do, through the same parser the panel uses.
 
 Qwen3.5 (the sim's model) is a hybrid: upstream logs its full-attention KV pool and its mamba state pool
-separately, and says which bound cut max_running_requests. These tests run the sim's own start-up and line
+separately. The formats are 0.5.23's (each test cites where upstream writes the line). These tests run the sim's own start-up and line
 builders and read the result back with `parse_line`/`LogStats`, as the health pane does.
 """
 
@@ -13,7 +13,14 @@ import io
 import pytest
 
 from specdec_tui.core.sglang.parse import parse_line
-from specdec_tui.core.sglang.records import ConcurrencyLimitRecord, DecodeRecord, PrefillRecord
+from specdec_tui.core.sglang.records import (
+    CudaGraphRecord,
+    DecodeRecord,
+    KVCacheRecord,
+    LoadWeightRecord,
+    PrefillRecord,
+    ServerArgsRecord,
+)
 from specdec_tui.core.sglang.stats import LogStats, spec_accept_rate
 from specdec_tui.sim.args import parse_sim_args
 from specdec_tui.sim.logs import SimLog, decode_batch_line, mamba_pool, prefill_batch_line
@@ -28,49 +35,38 @@ def startup_lines(*flags: str) -> list[str]:
     return out.getvalue().splitlines()
 
 
-# upstream: python/sglang/srt/mem_cache/concurrency_limit.py (`state_pool_limit`, `format_concurrency_report`)
+# SGLang 0.5.23 has no concurrency report (no mem_cache/concurrency_limit.py, no "bound by" line): the tests that
+# read one from the simulator were dropped with it. What 0.5.23 says is the reset warning and the start's summary.
+# upstream: arg_groups/speculative_hook.py `_handle_eagle_family`; managers/scheduler.py (`max_total_num_tokens=…`)
 @pytest.mark.parametrize(("steps", "resolved"), [(1, 26), (2, 21), (3, 17)])
-def test_seed_startup_says_the_mamba_state_pool_cut_the_requested_48(steps: int, resolved: int) -> None:
+def test_seed_startup_says_the_reset_and_the_resolved_max_running_requests(steps: int, resolved: int) -> None:
     lines = startup_lines(*seed_flags(steps))
-    cut = [line for line in lines if "max_running_requests reduced from" in line]
-    assert len(cut) == 1
-    slots = steps + 2  # one state slot plus one per draft token (steps + 1)
-    head = (
-        f"max_running_requests reduced from the requested 48 to {resolved} (per dp worker), bound by mamba_state_pool "
-        f"(max_mamba_cache_size={resolved * slots} per shard / {slots} slots per request); other limits: "
-        "max_running_requests=48, kv_capacity="
-    )
-    tail = (
-        f". To raise it: try one of: --max-mamba-cache-size {48 * slots} (memory permitting), a larger "
-        "--mamba-full-memory-ratio, or --mamba-ssm-dtype bfloat16."
-    )
-    assert head in cut[0] and cut[0].endswith(tail)
-    record = parse_line(cut[0])
-    assert isinstance(record, ConcurrencyLimitRecord)
-    assert (record.value, record.requested, record.bound) == (resolved, 48, "mamba_state_pool")
-    assert record.other_limits["max_running_requests"] == 48 and record.other_limits["kv_capacity"] > 10_000
+    assert not [line for line in lines if "bound by" in line or "reduced from the requested" in line]
     stats = LogStats().feed(lines)
-    assert stats.max_running_requests == resolved  # the startup summary agrees with the concurrency line
-    assert stats.max_running_bound(resolved) == "mamba state"
+    assert stats.max_running_requests == resolved and stats.max_running_bound(resolved) == ""
+    assert [(a.setting, a.value) for a in stats.adjustments] == [("max_running_requests", 48)]
+    assert stats.num_draft_tokens == steps + 1  # learned from the dict form of server_args
 
 
-def test_a_request_that_fits_is_not_reported_as_cut() -> None:
-    lines = startup_lines(*seed_flags(1), "--max-running-requests", "8")
-    assert not [line for line in lines if line.split("] ", 1)[-1].startswith("max_running_requests")]
-    stats = LogStats().feed(lines)
-    assert stats.max_running_requests == 8 and stats.max_running_bound(8) == ""
-
-
-def test_without_a_request_the_plain_form_names_the_bound() -> None:
-    # no speculative decoding: nothing resets --max-running-requests, so the state pool alone sets it
-    lines = startup_lines("--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4", "--mem-fraction-static", "0.85")
-    plain = [line for line in lines if " max_running_requests=" in line and "bound by" in line]
-    assert len(plain) == 1 and "other limits: heuristic_estimate=4096, kv_capacity=" in plain[0]
-    record = parse_line(plain[0])
-    assert isinstance(record, ConcurrencyLimitRecord) and record.requested is None and not record.reduced
-    assert record.bound == "mamba_state_pool" and record.remedy.startswith("try one of: --max-running-requests to state")
-    stats = LogStats().feed(lines)
-    assert stats.max_running_bound(stats.max_running_requests) == "mamba state" and stats.adjustments == []
+def test_startup_prints_0_5_23s_lines_and_none_of_the_older_ones() -> None:
+    raw = startup_lines(*seed_flags(3))
+    lines = [line.split("] ", 1)[-1] for line in raw]
+    assert lines[1].startswith("server_args={'model_path': 'Qwen/Qwen3.5-122B-A10B', ")
+    records = [parse_line(line) for line in raw]
+    args = records[1]
+    assert isinstance(args, ServerArgsRecord) and args.args["speculative_num_steps"] == 3
+    assert "Init parallel begin." in lines and not [line for line in lines if "torch distributed" in line]
+    assert not [line for line in lines if line.startswith(("Capture cuda graph", "KV Cache is allocated. #tokens"))]
+    kv = [r for r in records if isinstance(r, KVCacheRecord) and r.pool == "KV"]
+    assert len(kv) == 4 and kv[0].extra == {"dtype": "torch.bfloat16"} and kv[0].tokens  # every TP rank says it
+    assert sorted(r.tags["TP"] for r in kv) == [0, 1, 2, 3]
+    graphs = [(r.graph, r.phase) for r in records if isinstance(r, CudaGraphRecord) and r.tags.get("TP") == 0]
+    assert graphs == [(g, phase) for g in ("target verify CUDA graph", "draft decode CUDA graph",
+                                            "draft extend CUDA graph") for phase in ("begin", "end")]
+    verify_begin = next(line for line in lines if line.startswith("Capture target verify CUDA graph begin."))
+    assert "backend=full, num_tokens_per_req=4, avail mem=" in verify_begin
+    weights = [r for r in records if isinstance(r, LoadWeightRecord) and r.phase == "end"]
+    assert weights and all(r.elapsed_s is not None and r.dtype is None for r in weights)
 
 
 # upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py and pool_stats_observer.py
@@ -79,7 +75,7 @@ def test_decode_line_logs_both_pools_and_token_usage_is_the_fuller_one() -> None
     line = decode_batch_line(running=20, used_tokens=30_000, token_usage=0.10, accept_len=1.9, accept_rate=0.9,
                              cuda_graph=True, gen_throughput=2100.5, queue=3, mamba=pool)
     assert line == (
-        "Decode batch, #running-req: 20, #cached-token: 0, #full token: 30000, full token usage: 0.10, "
+        "Decode batch, #running-req: 20, #full token: 30000, full token usage: 0.10, "
         "mamba num: 60, mamba usage: 0.77, accept len: 1.90, accept rate: 0.90, cuda graph: True, "
         "gen throughput (token/s): 2100.50, #queue-req: 3"
     )

@@ -54,7 +54,9 @@ async def test_port_refuses_while_loading_then_health_is_200(sim):
         async with s.get(p.url + "/health_generate") as r:
             assert r.status == 200
     out = p.output()
-    assert out.index("Load weight end.") < out.index("KV Cache is allocated.") < out.index("Capture cuda graph end.")
+    # 0.5.23's capture lines name the graph (`Capture target verify CUDA graph end.`), not `Capture cuda graph end.`
+    assert (out.index("Load weight end.") < out.index("KV Cache is allocated.")
+            < out.index("Capture target verify CUDA graph end.") < out.index("Capture draft extend CUDA graph end."))
     assert "max_running_requests=21" in p.wait_line("max_total_num_tokens=")
     assert " TP3] Load weight begin. avail mem=" in out
 
@@ -95,7 +97,8 @@ async def test_chat_stream_natural_stop_and_non_streaming(sim):
         assert chat.finish_reason == "stop" and chat.final_usage is None
         async with s.post(p.url + "/v1/completions", json={"prompt": "hi", "max_tokens": 7}) as r:
             full = orjson.loads(await r.read())
-        assert full["object"] == "text_completion" and full["model"] == "qwen"
+        # 0.5.23 echoes the request's `model`, "default" when it names none (openai/protocol.py DEFAULT_MODEL_NAME)
+        assert full["object"] == "text_completion" and full["model"] == "default"
         assert full["usage"]["completion_tokens"] == 7 and full["choices"][0]["finish_reason"] == "length"
         models = await get_json(s, p.url + "/v1/models")
         assert models["data"][0]["id"] == "qwen" and models["data"][0]["max_model_len"] == 262144
@@ -124,12 +127,13 @@ async def test_server_info_metrics_and_api_key(sim):
     # upstream: python/sglang/srt/observability/metrics_collector.py (TokenizerMetricsCollector)
     tok = 'engine_type="unified",is_streaming="{}",model_name="Qwen/Qwen3.5-122B-A10B"'
     assert f"sglang:generation_tokens_total{{{tok.format('true')}}} 150.0" in metrics
-    assert f"sglang:generation_tokens_total{{{tok.format('false')}}} 1.0" in metrics  # the warm-up
+    # the warm-up: 0.5.23's warm-up /generate asks max_new_tokens 8 (http_server.py `_execute_server_warmup`)
+    assert f"sglang:generation_tokens_total{{{tok.format('false')}}} 8.0" in metrics
     assert "# TYPE sglang:spec_verify_calls_total counter" in metrics
     for name in ("spec_accept_length", "gen_throughput", "num_running_reqs", "num_queue_reqs"):
         assert f"sglang:{name}{{" in metrics
     # Qwen3.5 is hybrid: its two pools, as upstream's pool_stats_observer.py `get_decode_usage_msg_parts` logs them
-    decode = p.wait_line("Decode batch, #running-req: 1, #cached-token: 0, #full token: ")
+    decode = p.wait_line("Decode batch, #running-req: 1, #full token: ")  # 0.5.23 logs no #cached-token here
     assert ", mamba num: 4, mamba usage: " in decode  # one request, 3 draft tokens: 1 state slot + 3 for rollback
     assert ", accept len: " in decode and ", accept rate: " in decode and decode.endswith("#queue-req: 0")
     # upstream's accept rate (metrics_reporter.py): correct drafts / drafts, (accept len - 1) / (3 draft tokens - 1)

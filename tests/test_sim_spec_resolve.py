@@ -222,5 +222,5 @@ def test_the_startup_log_opens_with_the_deprecation_line_before_server_args() ->
     lines = out.getvalue().splitlines()
     assert lines[0] == graph_line("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode")  # bare: logged pre-config
     assert lines[1].endswith(MSG_MAX_RUNNING_48)
-    assert "] server_args=ServerArgs(" in lines[2]
+    assert "] server_args={'model_path': " in lines[2]  # 0.5.23 logs the resolved dict
     assert MSG_DRAFT_TOKENS_ADJUSTED not in out.getvalue()

@@ -79,6 +79,27 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         assert not pane.query_one("#health-gpus").display
 
 
+# SGLang 0.5.23 with attention data-parallelism: each DP rank's scheduler logs its own decode line
+# (managers/scheduler_components/metrics_reporter.py report_decode_stats, on attn_tp_rank 0 of every DP rank)
+DP_DECODES = [
+    "[2026-12-04 10:10:00 DP0 TP0 EP0] Decode batch, #running-req: 40, #token: 28000, token usage: 0.31, "
+    "accept len: 3.00, accept rate: 0.67, cuda graph: True, gen throughput (token/s): 1000.00, #queue-req: 0",
+    "[2026-12-04 10:10:01 DP1 TP4 EP4] Decode batch, #running-req: 4, #token: 2800, token usage: 0.05, "
+    "accept len: 2.00, accept rate: 0.33, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0",
+]
+
+
+async def test_health_pane_sums_the_dp_ranks_throughput_and_shows_each() -> None:
+    app = Host(HealthPane())
+    async with app.run_test(size=(100, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed(DP_DECODES))
+        await pilot.pause(0.3)
+        live = pane.section_text("live")
+        assert "1,100 tok/s (DP0 1,000 + DP1 100.0)" in live  # not DP1's 100 alone
+        assert "44 (DP0 40 + DP1 4)" in live and "31% (DP0 31%, DP1 5%)" in live
+
+
 # upstream: python/sglang/srt/mem_cache/concurrency_limit.py `format_concurrency_report` (the reduced form)
 CUT = (
     "[2026-11-20 09:01:10 TP0] max_running_requests reduced from the requested 48 to 26 (per dp worker), bound by "

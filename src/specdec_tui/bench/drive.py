@@ -23,7 +23,7 @@ from specdec_tui.bench.events import (
     RunDone,
 )
 from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
-from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body
+from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -173,6 +173,7 @@ async def run_level(
         ignore_eos=profile.ignore_eos,
         repetitive_prompts=repetitive_prompts,
         accept_from_counters=accept_from_counters(before, after),
+        server_avg_accept_length=await server_avg_accept_length(client, base_url),
         warnings=warnings,
     )
     return build_level_result(lv.records, inputs)

@@ -13,11 +13,14 @@
    chunk, or sends a step's tokens in several, moves it away from the true figure.
 
 `avg_spec_accept_length` (/server_info) and the `sglang:spec_accept_length` gauge are recent or lifetime
-averages, never one level's: they are not read (so the benchmark asks no server-info endpoint at all).
+averages, never one level's: neither is the level's figure. /server_info's is read after each level all the same
+(`server_avg_accept_length`) and shown beside it, labelled, because it is what SGLang's own bench_serving prints
+("Accept length:", read from `internal_states[0]` after its run), so an operator comparing with it sees that number.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -73,6 +76,25 @@ async def counters(session: aiohttp.ClientSession, base_url: str) -> Counters | 
     """The server's /metrics now; None when it has none (metrics off) or cannot be read."""
     body = await get_body(session, f"{base_url}/metrics")
     return parse_metrics(body.decode("utf-8", "replace")) if body else None
+
+
+async def server_avg_accept_length(session: aiohttp.ClientSession, base_url: str) -> float | None:
+    """/server_info's `internal_states[0].avg_spec_accept_length` (a PD router's decode side first, as
+    bench_serving reads it); None when the server has none (no speculation, nothing verified yet) or no answer.
+    upstream: python/sglang/benchmark/serving.py, after the run."""
+    body = await get_body(session, f"{base_url}/server_info")
+    if not body:
+        return None
+    try:
+        info = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(info, dict) and isinstance(info.get("decode"), list) and info["decode"]:
+        info = info["decode"][0]
+    states = info.get("internal_states") if isinstance(info, dict) else None
+    state = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else {}
+    value = state.get("avg_spec_accept_length")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def accept_from_counters(before: Counters | None, after: Counters | None) -> float | None:

@@ -48,6 +48,7 @@ class LevelInputs:
     ignore_eos: bool = False
     repetitive_prompts: bool = False
     accept_from_counters: float | None = None  # the server's counters over exactly this level, if it has them
+    server_avg_accept_length: float | None = None  # /server_info's lifetime mean after the level, shown beside it
     warnings: list[str] = field(default_factory=list)
 
 
@@ -66,7 +67,8 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     measured = [r for r in records if r.measured]
     ok = [r for r in measured if r.ok]
     failed = [r for r in measured if not r.ok]
-    res = LevelResult(concurrency=inp.concurrency, requests=len(measured), errors=len(failed))
+    res = LevelResult(concurrency=inp.concurrency, requests=len(measured), errors=len(failed),
+                      server_avg_accept_length=inp.server_avg_accept_length)
     res.error_kinds = dict(Counter(r.error or "unknown" for r in failed))
     res.finish_reasons = dict(Counter(r.finish_reason or "none" for r in ok))
     warnings = list(inp.warnings)

@@ -22,7 +22,7 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import Dist, LevelResult, ServerFacts, accept_source_legend
+from specdec_tui.core.results import SERVER_AVG_LABEL, Dist, LevelResult, ServerFacts, accept_source_legend
 from specdec_tui.loop.unit_checks import api_key_from
 
 
@@ -285,7 +285,9 @@ def level_json(lv: LevelResult) -> dict[str, Any]:
         "chunk_itl_ms": _dist(lv.chunk_itl_ms),
         "e2e_ms": _dist(lv.e2e_ms),
         "accept_length": {"server": lv.accept_length_server, "client": lv.accept_length_client,
-                          "source": lv.accept_length_source},
+                          "source": lv.accept_length_source,
+                          # the server's mean since it started, as SGLang's bench_serving prints it
+                          "server_info_avg_spec_accept_length": lv.server_avg_accept_length},
         "finish_reasons": lv.finish_reasons,
         "estimated": lv.estimated,
         "warnings": lv.warnings,
@@ -416,7 +418,7 @@ class LiveTable:
             caption=" · ".join(c for c in (self.current, accept_source_legend(self.rows)) if c) or None,
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
-                    "ITL p50/p99 ms", "accept srv/cli", "notes"):
+                    "ITL p50/p99 ms", "accept srv/cli", SERVER_AVG_LABEL, "notes"):
             t.add_column(col, justify="right" if col != "notes" else "left",
                          **({"min_width": 19, "overflow": "fold"} if col == "notes" else {}))  # "queues: >17 running"
         for lv in self.rows:
@@ -437,6 +439,7 @@ class LiveTable:
                 f"{_f(lv.itl_ms.p50, '{:.2f}')}/{_f(lv.itl_ms.p99, '{:.2f}')}",
                 f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}"
                 + (f" {src.short}" if (src := lv.accept_source) else ""),
+                _f(lv.server_avg_accept_length, "{:.2f}"),
                 notes.strip(),
             )
         return t

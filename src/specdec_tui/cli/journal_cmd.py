@@ -111,6 +111,9 @@ def _stats_table(stats: LogStats) -> Table:
         ("errors", stats.error_lines),
         ("last error", stats.last_error.summary() if stats.last_error else "-"),
     ]
+    for name, label in (("gen_throughput", "gen throughput (tok/s)"), ("running_req", "running requests")):
+        for rank, figure in stats.per_rank(name):  # each DP rank logs its own; the row above is their sum
+            rows.append((f"  DP{rank} {label}", figure))
     for label, value in rows:
         shown = f"{value:.2f}" if isinstance(value, float) else ("-" if value is None else str(value))
         table.add_row(label, shown)

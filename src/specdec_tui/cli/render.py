@@ -24,7 +24,7 @@ from specdec_tui.core.compare import (
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.profile_words import distinct_profiles, short_settings
-from specdec_tui.core.results import LevelResult, accept_source_legend
+from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
@@ -68,12 +68,13 @@ def levels_table(levels: Sequence[LevelResult], title: str | None = None, limit:
     caption = [c for c in (pick(levels, limit).summary() if levels else "", accept_source_legend(levels)) if c]
     table = Table(title=title, caption="\n".join(caption) or None)
     for name in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms",
-                 "ITL p50 ms", "accept", "queueing"):
+                 "ITL p50 ms", "accept", SERVER_AVG_LABEL, "queueing"):
         table.add_column(name, justify="right" if name != "queueing" else "left")
     for lv in levels:
         table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
                       num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
                       num(lv.ttft_ms.p99, 0), num(lv.tpot_ms.p50, 2), num(lv.itl_ms.p50, 2), accept_cell(lv),
+                      num(lv.server_avg_accept_length, 2),
                       f"[yellow]{note}[/]" if (note := limit.note(lv.concurrency)) else "")
     return table
 

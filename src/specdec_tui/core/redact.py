@@ -18,8 +18,9 @@ SECRET_FLAGS = ("api-key", "admin-api-key")
 _VALUE = r"""("[^"\n]*"|'[^'\n]*'|[^\s"'\\]+)"""
 # `--api-key KEY`, `--api-key=KEY`, `--api-key \<newline>    KEY` (a unit's continuation line)
 _FLAG_RE = r"(--(?:admin-)?api-key)((?:=|[ \t]+|[ \t]*\\\r?\n[ \t]*)+)" + _VALUE
-# ServerArgs(..., api_key='KEY', admin_api_key="KEY") as SGLang logs it
-_REPR_RE = r"""(\b(?:admin_)?api_key\s*[=:]\s*)('[^']*'|"[^"]*")"""
+# ServerArgs(..., api_key='KEY', admin_api_key="KEY") as SGLang logged it before 0.5.23, and 0.5.23's dict
+# {..., 'api_key': 'KEY', 'admin_api_key': 'KEY'} (entrypoints/engine.py logs server_args={resolved dict})
+_REPR_RE = r"""(\b(?:admin_)?api_key['"]?\s*[=:]\s*)('[^']*'|"[^"]*")"""
 _BEARER_RE = r"(?i)(\bBearer\s+)([^\s'\",]+)"
 _HINTS = ("api-key", "api_key", "bearer", "Bearer")
 

@@ -39,9 +39,18 @@ _ACCEPT_SOURCE_SHORT = {
 
 def accept_source_legend(levels: Iterable[LevelResult]) -> str | None:
     """What the short marks next to the acceptance figures mean, for the marks the levels use."""
+    levels = list(levels)
     present = {lv.accept_source for lv in levels}
     used = [f"{src.short} = {src.value}" for src in AcceptSource if src in present]
-    return "accept: " + ", ".join(used) if used else None
+    parts = ["accept: " + ", ".join(used)] if used else []
+    if any(lv.server_avg_accept_length is not None for lv in levels):
+        parts.append(SERVER_AVG_LEGEND)
+    return "; ".join(parts) or None
+
+
+SERVER_AVG_LABEL = "srv avg"
+SERVER_AVG_LEGEND = (f"{SERVER_AVG_LABEL} = /server_info avg_spec_accept_length, the server's mean since it started "
+                     "(bench_serving's \"Accept length\")")
 
 
 # A figure read from a session file is a number, not negative, and below this (no tok/s, ms or count comes near;
@@ -108,6 +117,9 @@ class LevelResult:
     accept_length_server: float | None = None  # the level's own, from server counters or per-request details
     accept_length_client: float | None = None  # tokens per content chunk
     accept_length_source: str | None = None  # an AcceptSource value; None in files written before it existed
+    # /server_info's internal_states[0].avg_spec_accept_length read right after the level: the server's mean since
+    # it started (the warm-up and every earlier level in it), what SGLang's bench_serving prints as "Accept length"
+    server_avg_accept_length: float | None = None
     estimated: bool = False  # tokens counted from chunks because the server sent no usage
     warnings: list[str] = field(default_factory=list)
     error_kinds: dict[str, int] = field(default_factory=dict)

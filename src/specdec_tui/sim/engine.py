@@ -301,8 +301,9 @@ class Engine:
             req.finish_reason = finish
             req.sim_end = self.sim_now
             self.totals.finished += 1
-            self.counters.add(req)
-            if self.cfg.steps > 0 and req.verify_steps > 0:
+            if req.params.log_metrics:
+                self.counters.add(req)
+            if self.cfg.steps > 0 and req.verify_steps > 0 and req.params.log_metrics:
                 self.counters.spec_verify_calls += req.verify_steps
                 self.counters.saw_spec_verify = True
             self._retire(req)

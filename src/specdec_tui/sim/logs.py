@@ -1,13 +1,15 @@
 """SGLang-format log lines, written to stdout one flushed line at a time (journald reads them live).
 
-Wording follows SGLang's scheduler, model runner and uvicorn config so the journal parser can be tested
-against the simulator. Only the text is reproduced; the numbers come from the simulation.
+Wording follows SGLang 0.5.23's scheduler, model runner and uvicorn config (each line cites where upstream writes
+it), so the journal parser can be tested against the simulator. Only the text is reproduced; the numbers come from
+the simulation.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -21,7 +23,6 @@ CUDA_GRAPH_HELP = (
     "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"
 )
 NOT_ENOUGH_MEMORY = "Not enough memory. Please try to increase --mem-fraction-static."
-UNREQUESTED_LIMIT = 4096  # the ceiling when --max-running-requests is not given (upstream's heuristic, clamped)
 
 
 class SimLog:
@@ -113,8 +114,9 @@ def decode_batch_line(
     queue: int,
     mamba: MambaPool | None = None,
 ) -> str:
-    """upstream: metrics_reporter.py `report_decode_stats`; a hybrid model (`mamba`) logs its two pools."""
-    msg = f"Decode batch, #running-req: {running}, #cached-token: 0, "
+    """upstream: metrics_reporter.py `report_decode_stats` (0.5.23: no `#cached-token`, a prefill figure); a
+    hybrid model (`mamba`) logs its two pools."""
+    msg = f"Decode batch, #running-req: {running}, "
     msg += _pool_parts(used_tokens, token_usage, mamba, running, decode=True)
     if accept_len is not None:
         msg += f"accept len: {accept_len:.2f}, accept rate: {accept_rate or 0.0:.2f}, "
@@ -142,27 +144,59 @@ def prefill_batch_line(
     )
 
 
-def concurrency_limit_line(*, resolved: int, requested: int | None, pool: MambaPool, kv_tokens: int) -> str:
-    """SGLang's report of what bound max_running_requests, when the mamba state pool did.
+def server_args_line(server: Mapping[str, object]) -> str:
+    """The start's resolved settings, a dict as 0.5.23 logs it.
+    upstream: entrypoints/engine.py `logger.info(f"server_args={_server_args_for_logging(server_args)}")`."""
+    return f"server_args={dict(server)!r}"
 
-    upstream: mem_cache/concurrency_limit.py `state_pool_limit` and `format_concurrency_report` (one dp worker):
-    `max_running_requests reduced from the requested 48 to 26 (per dp worker), bound by mamba_state_pool (…)`
-    when the operator asked for more, else `max_running_requests=26 (per dp worker), bound by …`."""
-    detail = f"max_mamba_cache_size={pool.size} per shard / {pool.slots_per_request} slots per request"
-    if requested is None:
-        sizing = "--max-running-requests to state a target and get an exact size"
-        others = f"heuristic_estimate={UNREQUESTED_LIMIT}"
-    else:
-        sizing = f"--max-mamba-cache-size {requested * pool.slots_per_request} (memory permitting)"
-        others = f"max_running_requests={requested}"
-    others += f", kv_capacity={kv_tokens // 2}"  # upstream assumes at least 2 KV tokens per request
-    tail = (
-        f", bound by mamba_state_pool ({detail}); other limits: {others}. To raise it: try one of: {sizing}, "
-        "a larger --mamba-full-memory-ratio, or --mamba-ssm-dtype bfloat16."
+
+def init_parallel_lines(elapsed_s: float, baseline_gb: float) -> tuple[str, str, str]:
+    """upstream: distributed/bootstrap.py (`Init parallel begin.` / `ends.`, `Memory baseline taken.`)."""
+    return (
+        "Init parallel begin.",
+        f"Init parallel ends. elapsed={elapsed_s:.2f} s",
+        f"Memory baseline taken. mem usage={baseline_gb:.2f} GB",
     )
-    if requested is not None and resolved < requested:
-        return f"max_running_requests reduced from the requested {requested} to {resolved} (per dp worker){tail}"
-    return f"max_running_requests={resolved} (per dp worker){tail}"
+
+
+def load_weight_end_line(*, elapsed_s: float, arch: str, avail_gb: float, usage_gb: float) -> str:
+    """upstream: model_executor/model_runner.py `load_model` (no dtype in 0.5.23; a quantized model adds its own)."""
+    return f"Load weight end. elapsed={elapsed_s:.2f} s, type={arch}, avail mem={avail_gb:.2f} GB, mem usage={usage_gb:.2f} GB."
+
+
+def mamba_cache_line(*, size: int, state_gb: float, spec: bool) -> str:
+    """The recurrent-state pool; speculating, it also keeps each draft token's state for rollback (the
+    intermediate caches), shown as shares of the plan's one state figure.
+    upstream: mem_cache/memory_pool.py (`Mamba Cache is allocated. …`, both branches; note no comma before the
+    intermediate sizes, as upstream writes them)."""
+    if not spec:
+        return (f"Mamba Cache is allocated. max_mamba_cache_size: {size}, conv_state size: {state_gb * 0.04:.2f}GB, "
+                f"ssm_state size: {state_gb * 0.96:.2f}GB ")
+    return (f"Mamba Cache is allocated. max_mamba_cache_size: {size}, conv_state size: {state_gb * 0.02:.2f}GB, "
+            f"ssm_state size: {state_gb * 0.48:.2f}GB intermediate_ssm_state_cache size: {state_gb * 0.48:.2f}GB "
+            f"intermediate_conv_window_cache size: {state_gb * 0.02:.2f}GB ")
+
+
+def kv_cache_line(*, tokens: int, k_gb: float, v_gb: float, dtype: str = "torch.bfloat16") -> str:
+    """upstream: mem_cache/memory_pool.py `_finalize_allocation_log` (K and V pools apart)."""
+    return f"KV Cache is allocated. dtype: {dtype}, #tokens: {tokens}, K size: {k_gb:.2f} GB, V size: {v_gb:.2f} GB"
+
+
+def capture_begin_line(name: str, *, num_tokens_per_req: int, avail_gb: float, bs: list[int] | None = None,
+                       backend: str = "full") -> str:
+    """`name` is "target decode", "target verify", "draft decode" or "draft extend"; a draft capture names its
+    batch sizes at the start. upstream: model_executor/model_runner_components/cuda_graph_setup.py
+    `capture_decode_graph`, speculative/eagle_worker_v2.py."""
+    sizes = f"bs={bs}, " if bs is not None else ""
+    return (f"Capture {name} CUDA graph begin. backend={backend}, num_tokens_per_req={num_tokens_per_req}, "
+            f"{sizes}avail mem={avail_gb:.2f} GB")
+
+
+def capture_end_line(name: str, *, elapsed_s: float, usage_gb: float, avail_gb: float, bs: list[int] | None = None) -> str:
+    """The target's end line names the batch sizes it captured; the draft's do not."""
+    sizes = f"bs={bs}, " if bs is not None else ""
+    return (f"Capture {name} CUDA graph end. {sizes}elapsed={elapsed_s:.2f} s, mem usage={usage_gb:.2f} GB, "
+            f"avail mem={avail_gb:.2f} GB.")
 
 
 def traceback_block(where: list[tuple[str, int, str, str]], exc: str) -> str:

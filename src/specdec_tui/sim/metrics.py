@@ -4,7 +4,8 @@ prometheus_client names a counter's HELP/TYPE lines `<name>_total`, writes label
 values as Go-style floats; SGLang runs it in multiprocess mode, so counters have no `_created` samples.
 Scheduler gauges carry engine_type, model_name, moe_ep_rank, pp_rank, tp_rank; the tokenizer's counters
 carry engine_type, model_name and, for token and request counts, is_streaming. Token, request and
-verify-step counters grow when a request finishes, never while it runs.
+verify-step counters grow when a request finishes, never while it runs, and never for a health probe (its
+request has log_metrics off). Every name here exists in 0.5.23's collector.
 upstream: python/sglang/srt/observability/metrics_collector.py (SchedulerMetricsCollector,
 TokenizerMetricsCollector.observe_one_finished_request).
 """
@@ -57,8 +58,7 @@ def prometheus_text(engine: Engine, model_name: str, plan: MemoryPlan) -> str:
         ("spec_num_draft_tokens", "Currently active speculative_num_draft_tokens (decouples from steps under topk>1).",
          engine.cfg.num_draft_tokens if spec else 0),
         ("max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", plan.max_total_num_tokens),
-        ("max_running_requests", "The maximum number of running requests.", plan.max_running_requests),
-    ]
+    ]  # 0.5.23 exports no max_running_requests gauge (only max_running_requests_under_SLO, for SLO-aware runs)
     lines: list[str] = []
     for name, help_text, value in gauges:
         lines += [f"# HELP sglang:{name} {help_text}", f"# TYPE sglang:{name} gauge",

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from specdec_tui.sim import cost_model
 from specdec_tui.sim.cost_model import Tree
-from specdec_tui.sim.logs import UNREQUESTED_LIMIT
 from specdec_tui.sim.profiles import SEED, USABLE_GPU_FRACTION, Profile
 
 DEFAULT_GPU_MEM_GB = SEED.hardware.gpu_mem_gb
 MODEL_ARCH = SEED.architecture
 CONTEXT_LEN = SEED.context_len
+UNREQUESTED_LIMIT = 4096  # the ceiling when --max-running-requests is not given (upstream's heuristic, clamped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,12 @@
-"""OpenAI-compatible request parsing and response shapes, as SGLang's OpenAI adapter emits them."""
+"""OpenAI-compatible request parsing and response shapes, as SGLang 0.5.23's OpenAI adapter emits them.
+
+Each object carries the request's `model` as sent ("default" when absent). Chat chunks are msgspec structs that
+omit what is None (`usage` unless continuous usage stats were asked; a delta's `role` and `content`) but always
+write `reasoning_content`; the finish reason comes in a chunk of its own. Completion chunks, the sglext chunk
+and the chat usage chunk are pydantic dumps (None written as null); the completions usage chunk is dumped with
+exclude_none. upstream: python/sglang/srt/entrypoints/openai/sse_utils.py (StreamChunk, StreamDelta),
+protocol.py (CompletionStreamResponse, ChatCompletionStreamResponse, UsageInfo, the full responses),
+serving_chat.py and serving_completions.py (the order of the chunks), usage_processor.py."""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ from specdec_tui.sim.engine import Emission, GenParams, SimRequest
 from specdec_tui.sim.textgen import EOS_TOKEN_ID
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 5
+DEFAULT_MODEL_NAME = "default"  # upstream: openai/protocol.py, a request without `model`
 
 
 class BadRequest(ValueError):
@@ -23,6 +32,7 @@ class StreamOpts:
     continuous_usage: bool
     chat: bool
     spec_details: bool = False  # return_spec_tokens_details: end with sglext.spec_tokens_details
+    model: str = DEFAULT_MODEL_NAME  # the request's own `model`, echoed in every object of the answer
 
 
 def _chat_prompt(messages: Any) -> tuple[str, int]:
@@ -68,6 +78,7 @@ def parse_request(body: Any, chat: bool, default_max_tokens: int) -> tuple[GenPa
         continuous_usage=bool(so.get("continuous_usage_stats", False)),
         chat=chat,
         spec_details=bool(body.get("return_spec_tokens_details", False)),
+        model=str(body.get("model") or DEFAULT_MODEL_NAME),
     )
     params = GenParams(
         prompt=prompt,
@@ -81,12 +92,14 @@ def parse_request(body: Any, chat: bool, default_max_tokens: int) -> tuple[GenPa
 
 
 def usage(req: SimRequest) -> dict[str, Any]:
+    """UsageInfo in field order; reasoning details only when there were reasoning tokens (never here)."""
     return {
         "prompt_tokens": req.prompt_tokens,
         "total_tokens": req.prompt_tokens + req.emitted,
         "completion_tokens": req.emitted,
         "prompt_tokens_details": None,
         "reasoning_tokens": 0,
+        "completion_tokens_details": None,
     }
 
 
@@ -97,34 +110,48 @@ def _matched_stop(finish: str | None) -> int | None:
 class ChunkShaper:
     """Builds the JSON objects of one response."""
 
-    def __init__(self, req: SimRequest, opts: StreamOpts, model_name: str, num_draft_tokens: int = 0) -> None:
+    def __init__(self, req: SimRequest, opts: StreamOpts, num_draft_tokens: int = 0) -> None:
         self.req = req
         self.opts = opts
-        self.model = model_name
+        self.model = opts.model
         self.num_draft_tokens = num_draft_tokens  # 0: speculative decoding is off, no spec details exist
         self.created = int(time.time())
         self.id = req.rid
 
-    def _base(self, obj: str, choices: list[dict[str, Any]], usage_obj: dict[str, Any] | None) -> dict[str, Any]:
-        return {"id": self.id, "object": obj, "created": self.created, "model": self.model, "choices": choices,
-                "usage": usage_obj}
+    @property
+    def _object(self) -> str:
+        return "chat.completion.chunk" if self.opts.chat else "text_completion"
+
+    def _head(self, obj: str) -> dict[str, Any]:
+        return {"id": self.id, "object": obj, "created": self.created, "model": self.model}
+
+    def _pydantic_chunk(self, choices: list[dict[str, Any]], usage_obj: dict[str, Any] | None) -> dict[str, Any]:
+        """A pydantic stream response: `usage` written even when None."""
+        return {**self._head(self._object), "choices": choices, "usage": usage_obj}
+
+    def _chat_chunk(self, delta: dict[str, Any], finish: str | None = None,
+                    usage_obj: dict[str, Any] | None = None) -> dict[str, Any]:
+        """sse_utils.build_sse_content: StreamChunk omits a None usage; StreamChoice writes all its fields."""
+        choice = {"index": 0, "delta": {"reasoning_content": None, **delta}, "logprobs": None,
+                  "finish_reason": finish, "matched_stop": _matched_stop(finish)}
+        chunk = {**self._head("chat.completion.chunk"), "choices": [choice]}
+        return {**chunk, "usage": usage_obj} if usage_obj is not None else chunk
 
     def role_chunk(self) -> dict[str, Any]:
-        delta = {"role": "assistant", "content": "", "reasoning_content": None, "tool_calls": None}
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, "matched_stop": None}
-        u = usage(self.req) if self.opts.continuous_usage else None
-        return self._base("chat.completion.chunk", [choice], u)
+        return self._chat_chunk({"role": "assistant", "content": ""})
 
-    def content_chunk(self, em: Emission) -> dict[str, Any]:
+    def content_chunks(self, em: Emission) -> list[dict[str, Any]]:
+        """The chunks one scheduler step sends: its text (none when empty, in chat), then in chat the finish
+        reason in a chunk of its own; a completion's last text chunk carries the finish reason itself."""
         u = usage(self.req) if self.opts.continuous_usage else None
-        if self.opts.chat:
-            delta = {"role": None, "content": em.text, "reasoning_content": None, "tool_calls": None}
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": em.finish_reason,
+        if not self.opts.chat:
+            choice = {"index": 0, "text": em.text, "logprobs": None, "finish_reason": em.finish_reason,
                       "matched_stop": _matched_stop(em.finish_reason)}
-            return self._base("chat.completion.chunk", [choice], u)
-        choice = {"index": 0, "text": em.text, "logprobs": None, "finish_reason": em.finish_reason,
-                  "matched_stop": _matched_stop(em.finish_reason)}
-        return self._base("text_completion", [choice], u)
+            return [self._pydantic_chunk([choice], u)]
+        chunks = [self._chat_chunk({"content": em.text}, usage_obj=u)] if em.text else []
+        if em.finish_reason:
+            chunks.append(self._chat_chunk({}, em.finish_reason))
+        return chunks
 
     def _sglext(self) -> dict[str, Any] | None:
         """SglExt drops its None fields, so only spec_tokens_details is there (one object for n = 1)."""
@@ -134,29 +161,30 @@ class ChunkShaper:
 
     def sglext_chunk(self) -> dict[str, Any] | None:
         """The response-level chunk SGLang streams after the last content chunk and before the usage chunk,
-        when the request asked return_spec_tokens_details and the server speculates: `choices` empty.
-        upstream: python/sglang/srt/entrypoints/openai/serving_completions.py, serving_chat.py."""
+        when the request asked return_spec_tokens_details and the server speculates: `choices` empty."""
         ext = self._sglext()
         if ext is None:
             return None
-        obj = "chat.completion.chunk" if self.opts.chat else "text_completion"
-        return {**self._base(obj, [], None), "sglext": ext}
+        return {**self._pydantic_chunk([], None), "sglext": ext}
 
     def usage_chunk(self) -> dict[str, Any]:
-        obj = "chat.completion.chunk" if self.opts.chat else "text_completion"
-        return self._base(obj, [], usage(self.req))
+        """Chat: a pydantic dump (null details kept); completions: dumped with exclude_none."""
+        if self.opts.chat:
+            return self._pydantic_chunk([], usage(self.req))
+        return {**self._head("text_completion"), "choices": [],
+                "usage": {k: v for k, v in usage(self.req).items() if v is not None}}
 
     def full_response(self, text: str) -> dict[str, Any]:
         finish = self.req.finish_reason
         if self.opts.chat:
-            message = {"role": "assistant", "content": text, "reasoning_content": None, "tool_calls": None}
+            message = {"role": "assistant", "content": text, "reasoning_content": None}
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish,
                       "matched_stop": _matched_stop(finish)}
-            return self._with_sglext(self._base("chat.completion", [choice], usage(self.req)))
-        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
-                  "matched_stop": _matched_stop(finish)}
-        return self._with_sglext(self._base("text_completion", [choice], usage(self.req)))
-
-    def _with_sglext(self, response: dict[str, Any]) -> dict[str, Any]:
+            obj = "chat.completion"
+        else:
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
+                      "matched_stop": _matched_stop(finish)}
+            obj = "text_completion"
+        response = {**self._head(obj), "choices": [choice], "usage": usage(self.req), "metadata": None}
         ext = self._sglext()
         return {**response, "sglext": ext} if ext is not None else response

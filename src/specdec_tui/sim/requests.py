@@ -28,6 +28,7 @@ class GenParams:
     ignore_eos: bool
     extra_prompt_tokens: int = 0
     stream: bool = False  # SGLang's tokenizer counters carry it as the is_streaming label
+    log_metrics: bool = True  # False for health probes: upstream's tokenizer counts none of their tokens
 
 
 @dataclass(eq=False)

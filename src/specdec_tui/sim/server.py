@@ -1,4 +1,4 @@
-"""The simulated server's HTTP side (aiohttp): SGLang's health, info, metrics and OpenAI routes.
+"""The simulated server's HTTP side (aiohttp): SGLang 0.5.23's health, info, metrics, native and OpenAI routes.
 
 Entry point `run(argv)`: parse args, play the loading phase (port closed), bind, warm up, serve until SIGTERM.
 """
@@ -20,9 +20,19 @@ from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, parse_sim_args
 from specdec_tui.sim.cluster import ClusterError, ClusterLink, log_peer_lost, rendezvous
 from specdec_tui.sim.engine import Engine, GenParams
+from specdec_tui.sim.http_util import SENT_STATUS, json_response
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
+from specdec_tui.sim.native import serve_generate
 from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
+from specdec_tui.sim.server_info import (
+    Identity,
+    model_card,
+    model_info,
+    model_not_found,
+    server_info,
+    startup_time,
+)
 from specdec_tui.sim.startup import (
     StartupFailed,
     engine_config,
@@ -32,17 +42,19 @@ from specdec_tui.sim.startup import (
     sim_profile,
 )
 
-SGLANG_VERSION = "0.5.9"
-OPEN_PATHS = ("/health", "/health_generate", "/metrics", "/sim/")
+OPEN_PATHS = ("/health", "/health_generate", "/ready", "/metrics", "/sim/")
 STATE_KEY = web.AppKey("sim_state", object)
-SENT_STATUS = "sim_sent_status"  # request key: the status of a response whose headers are on the wire
 
 
 # upstream: python/sglang/srt/entrypoints/http_server.py (the deprecated aliases log this on every call)
 DEPRECATED_ENDPOINT = ("Endpoint '{old}' is deprecated and will be removed in a future version. "
                        "Please use '{new}' instead.")
-# upstream: python/sglang/srt/model_executor/graph_memory_usage.py GRAPH_MEMORY_USAGE_KEYS
-GRAPH_PHASES = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode", "draft_extend")
+# upstream: http_server.py `_execute_server_warmup` sleeps a second before it first asks /model_info, then sends one
+# greedy /generate of 8 tokens; tokenizer_manager.py `running_phase_sigquit_handler` logs a child's SIGQUIT.
+WARMUP_WAIT_S = 1.0
+WARMUP_TOKENS = 8
+RUNNING_SIGQUIT = ("SIGQUIT received. signum=3, frame=<frame at 0x7f2a3c1e4a40, file '/usr/lib/python3.12/selectors.py', "
+                   "line 468, code select>. It usually means one child failed.")
 
 
 class ServerStatus(Enum):
@@ -53,20 +65,16 @@ class ServerStatus(Enum):
     SHUTTING_DOWN = "shutting down"
 
 
-def _json(obj: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
-
-
 class SimServer:
     """Holds the resolved args, the memory plan and the engine; serves the routes."""
 
-    def __init__(self, a: SimArgs, plan: model.MemoryPlan, log: SimLog, startup_s: float = 0.0) -> None:
+    def __init__(self, a: SimArgs, plan: model.MemoryPlan, log: SimLog, startup_s: float = 0.0,
+                 launch_command: str = "") -> None:
         self.a = a
         self.plan = plan
         self.log = log
-        self.created = int(time.time())
         self.status = ServerStatus.STARTING
-        self.startup_time = {"scheduler_e2e": round(startup_s, 3)}  # upstream: phase -> seconds
+        self.identity = Identity(a, plan, launch_command, startup_time(a, startup_s))
         s = a.server
         self.model_name = s["served_model_name"]
         self.profile = sim_profile(a).profile
@@ -82,11 +90,15 @@ class SimServer:
         r = app.router
         r.add_get("/health", self.health)
         r.add_get("/health_generate", self.health_generate)
+        r.add_get("/ready", self.ready)
         r.add_get("/v1/models", self.models)
+        r.add_get("/v1/models/{model:.+}", self.retrieve_model)
         r.add_get("/server_info", self.server_info)
         r.add_get("/get_server_info", self.get_server_info)
         r.add_get("/model_info", self.model_info)
         r.add_get("/get_model_info", self.get_model_info)
+        r.add_post("/generate", self.generate)
+        r.add_put("/generate", self.generate)
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/sim/ground_truth", self.ground_truth)
@@ -117,7 +129,7 @@ class SimServer:
         key = self.a.server.get("api_key")
         if key and request.method != "OPTIONS" and not request.path.startswith(OPEN_PATHS):
             if request.headers.get("Authorization", "") != f"Bearer {key}":
-                return _json({"error": "Unauthorized"}, status=401)
+                return json_response({"error": "Unauthorized"}, status=401)
         return await handler(request)
 
     # ---- routes -------------------------------------------------------------------------------------------------
@@ -134,73 +146,37 @@ class SimServer:
         return self._not_serving() or web.Response(status=200)
 
     async def health_generate(self, request: web.Request) -> web.Response:
+        """One token from input_ids [0], with log_metrics off: it moves none of the tokenizer's counters."""
         refused = self._not_serving()
         if refused is not None:
             return refused
-        req = self.engine.submit(GenParams(prompt="health", max_tokens=1, temperature=0.0, ignore_eos=False))
+        req = self.engine.submit(GenParams(prompt="", max_tokens=1, temperature=0.0, ignore_eos=False,
+                                           log_metrics=False))
         while not req.done:
             await req.out.get()
         return web.Response(status=200)
 
+    async def ready(self, request: web.Request) -> web.Response:
+        return web.Response(status=200 if self.status is ServerStatus.UP else 503)
+
     async def models(self, request: web.Request) -> web.Response:
-        card = {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "sglang",
-                "root": self.model_name, "max_model_len": self.a.server["context_length"]}
-        return _json({"object": "list", "data": [card]})
+        return json_response({"object": "list", "data": [model_card(self.model_name, self.a.server["context_length"])]})
+
+    async def retrieve_model(self, request: web.Request) -> web.Response:
+        name = request.match_info["model"]
+        if name != self.model_name:
+            return json_response(model_not_found(name), status=404)
+        return json_response(model_card(name, self.a.server["context_length"]))
 
     async def model_info(self, request: web.Request) -> web.Response:
-        return _json({"model_path": self.a.server["model_path"], "tokenizer_path": self.a.server["tokenizer_path"],
-                      "is_generation": True, "preferred_sampling_params": None, "weight_version": "default",
-                      "has_image_understanding": False, "has_audio_understanding": False,
-                      "model_type": self.profile.model_type, "architectures": [self.profile.architecture]})
+        return json_response(model_info(self.a, self.profile))
 
     async def get_model_info(self, request: web.Request) -> web.Response:
         self.log.line(DEPRECATED_ENDPOINT.format(old="/get_model_info", new="/model_info"))
         return await self.model_info(request)
 
-    def _graph_memory(self) -> dict[str, float]:
-        """Per-phase capture memory as upstream reports it; the plan's one figure split where a spec server spends it."""
-        graph = dict.fromkeys(GRAPH_PHASES, 0.0)
-        total = self.plan.graph_gb
-        if self.a.spec_steps > 0:
-            graph.update(target_verify=round(total * 0.6, 3), draft_decode=round(total * 0.25, 3),
-                         draft_extend=round(total - round(total * 0.6, 3) - round(total * 0.25, 3), 3))
-        else:
-            graph["decode"] = round(total, 3)
-        return graph
-
-    def _internal_state(self) -> dict[str, Any]:
-        e = self.engine
-        p = self.plan
-        state: dict[str, Any] = dict(self.a.server)
-        state.update({
-            "world_size": self.a.server["tp_size"],
-            "startup_time": self.startup_time,
-            "effective_max_running_requests_per_dp": p.max_running_requests,
-            "last_gen_throughput": e.last_gen_throughput,
-            # upstream: python/sglang/srt/managers/scheduler_components/memory_usage.py build_memory_usage
-            "memory_usage": {"weight": round(p.weights_gb + p.draft_weights_gb, 3),
-                             "kvcache": round(p.kv_gb + p.state_gb, 3),
-                             "startup_available": round(p.init_avail_gb, 3),
-                             "token_capacity": p.max_total_num_tokens,
-                             "token_capacity_per_dcp_rank": p.max_total_num_tokens,
-                             "token_capacity_swa": None,
-                             "graph": self._graph_memory()},
-        })
-        if self.a.spec_steps > 0:
-            state["avg_spec_accept_length"] = e.avg_accept_length
-        return state
-
     async def server_info(self, request: web.Request) -> web.Response:
-        info: dict[str, Any] = dict(self.a.server)
-        info.update({
-            "max_total_num_tokens": self.plan.max_total_num_tokens,
-            "max_req_input_len": self.a.server["context_length"] - 5,
-            "startup_time": self.startup_time,
-            "internal_states": [self._internal_state()],
-            "version": SGLANG_VERSION,
-            "kv_events": None,
-        })
-        return _json(info)
+        return json_response(server_info(self.identity, self.engine))
 
     async def get_server_info(self, request: web.Request) -> web.Response:
         self.log.line(DEPRECATED_ENDPOINT.format(old="/get_server_info", new="/server_info"))
@@ -211,7 +187,7 @@ class SimServer:
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def ground_truth(self, request: web.Request) -> web.Response:
-        return _json(self.engine.ground_truth())
+        return json_response(self.engine.ground_truth())
 
     async def completions(self, request: web.Request) -> web.StreamResponse:
         return await self._generate(request, chat=False)
@@ -224,10 +200,10 @@ class SimServer:
             body = orjson.loads(await request.read())
             params, opts = parse_request(body, chat, default_max_tokens=128 if not chat else 4096)
         except (orjson.JSONDecodeError, BadRequest) as err:
-            return _json({"object": "error", "message": str(err), "type": "BadRequestError", "param": None,
+            return json_response({"object": "error", "message": str(err), "type": "BadRequestError", "param": None,
                           "code": 400}, status=400)
         req = self.engine.submit(params)
-        shaper = ChunkShaper(req, opts, self.model_name, self.engine.cfg.num_draft_tokens if self.a.spec_steps > 0 else 0)
+        shaper = ChunkShaper(req, opts, self._draft_tokens)
         if not opts.stream:
             parts: list[str] = []
             try:
@@ -236,7 +212,7 @@ class SimServer:
             except asyncio.CancelledError:
                 self.engine.cancel(req)
                 raise
-            return _json(shaper.full_response("".join(parts)))
+            return json_response(shaper.full_response("".join(parts)))
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                        "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -246,7 +222,8 @@ class SimServer:
                 await resp.write(b"data: " + orjson.dumps(shaper.role_chunk()) + b"\n\n")
             while True:
                 em = await req.out.get()
-                await resp.write(b"data: " + orjson.dumps(shaper.content_chunk(em)) + b"\n\n")
+                for chunk in shaper.content_chunks(em):
+                    await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
                 if em.finish_reason:
                     break
             if (ext := shaper.sglext_chunk()) is not None:
@@ -265,6 +242,14 @@ class SimServer:
         return resp
 
 
+    @property
+    def _draft_tokens(self) -> int:
+        return self.engine.cfg.num_draft_tokens if self.a.spec_steps > 0 else 0
+
+    async def generate(self, request: web.Request) -> web.StreamResponse:
+        return await serve_generate(self.engine, self._draft_tokens, request)
+
+
 def _reason(status: int) -> str:
     from http import HTTPStatus
 
@@ -275,16 +260,20 @@ def _reason(status: int) -> str:
 
 
 async def warm_up(server: SimServer) -> None:
-    """SGLang's warmup: one short generate request, then readiness. /health answers 503 until this returns."""
+    """SGLang's warmup: a second's wait, /model_info, one greedy /generate of 8 tokens; then readiness, a
+    /freeze_gc, and the ready line. /health answers 503 until the generate returns (so the panel's "warming up"
+    lasts what it lasts upstream: over a second at time scale 1, scaled as every sim timing is)."""
     log = server.log
     if not server.a.server.get("skip_server_warmup"):
-        log.line('INFO:     127.0.0.1:0 - "GET /model_info HTTP/1.1" 200 OK')
-        req = server.engine.submit(GenParams(prompt="The capital city of France is", max_tokens=1, temperature=0.0,
-                                             ignore_eos=False))
+        await asyncio.sleep(WARMUP_WAIT_S / server.a.time_scale)
+        log.access("127.0.0.1:40000", "GET", "/model_info", 200, "OK")
+        req = server.engine.submit(GenParams(prompt="The capital city of France is", max_tokens=WARMUP_TOKENS,
+                                             temperature=0.0, ignore_eos=False))
         while not req.done:
             await req.out.get()
-        log.line('INFO:     127.0.0.1:0 - "POST /generate HTTP/1.1" 200 OK')
+        log.access("127.0.0.1:40002", "POST", "/generate", 200, "OK")
     server.status = ServerStatus.UP
+    log.access("127.0.0.1:40004", "POST", "/freeze_gc", 200, "OK")
     log.line("The server is fired up and ready to roll!", important=True)
 
 
@@ -308,7 +297,8 @@ async def serve(a: SimArgs, log: SimLog) -> int:
         return 1
     if link is not None and link.rank > 0:
         return await _serve_as_worker(link, stop, log)
-    server = SimServer(a, plan, log, startup_s=(time.monotonic() - began) * a.time_scale)
+    server = SimServer(a, plan, log, startup_s=(time.monotonic() - began) * a.time_scale,
+                       launch_command=" ".join(sys.argv[1:]))
     server.engine.start()
     runner = web.AppRunner(server.build_app(), access_log=None, handle_signals=False)
     await runner.setup()
@@ -337,7 +327,7 @@ async def serve(a: SimArgs, log: SimLog) -> int:
     elif crash is not None and crash in done:
         log.line("Scheduler hit an exception: Traceback (most recent call last):\n"
                  "RuntimeError: CUDA error: an illegal memory access was encountered", tp_rank=0, important=True)
-        log.line("Received sigquit from a child process. It usually means the child failed.", important=True)
+        log.line(RUNNING_SIGQUIT, important=True)  # after start-up the tokenizer manager's handler answers
         code = 1
     else:
         log_uvicorn_stop(log)

@@ -13,19 +13,24 @@ from collections.abc import Awaitable, Callable
 
 from specdec_tui.sim import model
 from specdec_tui.sim.adaptive import build_policy, candidate_steps
-from specdec_tui.sim.args import SimArgs, deprecation_warnings, server_args_repr
+from specdec_tui.sim.args import SimArgs, deprecation_warnings
 from specdec_tui.sim.cost_model import NO_SPEC, Tree
 from specdec_tui.sim.engine import EngineConfig
 from specdec_tui.sim.logs import (
     CUDA_GRAPH_HELP,
     NOT_ENOUGH_MEMORY,
-    UNREQUESTED_LIMIT,
     MambaPool,
     SimLog,
     adaptive_init_line,
     adaptive_state_built_line,
-    concurrency_limit_line,
+    capture_begin_line,
+    capture_end_line,
+    init_parallel_lines,
+    kv_cache_line,
+    load_weight_end_line,
+    mamba_cache_line,
     mamba_pool,
+    server_args_line,
     traceback_block,
 )
 from specdec_tui.sim.profiles import Choice, Profile, profile_for
@@ -114,6 +119,11 @@ def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
     )
 
 
+# upstream 0.5.23: managers/scheduler.py `run_scheduler_process`, where a scheduler's start raises
+SCHEDULER_FRAME = (f"{SGLANG_SRT}/managers/scheduler.py", 6362, "run_scheduler_process",
+                   "scheduler = Scheduler(server_args, port_args)")
+
+
 def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: str) -> None:
     block = traceback_block(frames, exc)
     log.line("Scheduler hit an exception: " + block, tp_rank=0, important=True)
@@ -122,10 +132,8 @@ def _scheduler_crash(log: SimLog, frames: list[tuple[str, int, str, str]], exc: 
 
 def _fail_not_enough_memory(log: SimLog, mem_fraction: float) -> None:
     frames = [
-        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
-        (f"{SGLANG_SRT}/managers/scheduler.py", 345, "__init__", "self.tp_worker = TpModelWorker("),
-        (f"{SGLANG_SRT}/model_executor/model_runner.py", 451, "initialize", "self.init_memory_pool("),
-        (f"{SGLANG_SRT}/mem_cache/pool_configurator.py", 84, "__post_init__", "raise RuntimeError(msg)"),
+        SCHEDULER_FRAME,
+        (f"{SGLANG_SRT}/model_executor/pool_configurator.py", 99, "__post_init__", "raise RuntimeError(msg)"),
     ]
     exc = f"RuntimeError: {NOT_ENOUGH_MEMORY} Current value: mem_fraction_static={mem_fraction}"
     _scheduler_crash(log, frames, exc)
@@ -157,26 +165,13 @@ def _fail_cuda_graph(log: SimLog, plan: model.MemoryPlan) -> None:
         "is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated."
     )
     frames = [
-        (f"{SGLANG_SRT}/managers/scheduler.py", 2943, "run_scheduler_process", "scheduler = Scheduler("),
-        (f"{SGLANG_SRT}/model_executor/model_runner.py", 2211, "init_device_graphs",
-         "self.graph_runner = graph_runners[self.device](self)"),
-        (f"{SGLANG_SRT}/model_executor/cuda_graph_runner.py", 412, "__init__", "raise Exception("),
+        SCHEDULER_FRAME,
+        (f"{SGLANG_SRT}/model_executor/model_runner_components/cuda_graph_setup.py", 785, "capture_decode_graph",
+         "runner = GraphRunnerCls(model_runner)"),
+        (f"{SGLANG_SRT}/model_executor/runner/decode_cuda_graph_runner.py", 602, "__init__", "raise Exception("),
     ]
     exc = f"Exception: Capture cuda graph failed: {oom}\n{CUDA_GRAPH_HELP.rstrip()}"
     _scheduler_crash(log, frames, exc)
-
-
-def _log_concurrency_limit(
-    log: SimLog, plan: model.MemoryPlan, requested: int | None, pool: MambaPool | None
-) -> None:
-    """SGLang says what bound max_running_requests; the sim's state pool binds whenever it cut the request."""
-    ceiling = requested if requested is not None else UNREQUESTED_LIMIT
-    if pool is not None and plan.max_running_requests < ceiling:
-        log.scheduler(
-            concurrency_limit_line(
-                resolved=plan.max_running_requests, requested=requested, pool=pool, kv_tokens=plan.max_total_num_tokens
-            )
-        )
 
 
 async def _pause(seconds: float, a: SimArgs) -> None:
@@ -193,7 +188,7 @@ async def run_startup(
         log.raw(line)
     for w in a.warnings:
         log.line(w)
-    log.line(f"server_args={server_args_repr(s)}")
+    log.line(server_args_line(s))
     choice = sim_profile(a)
     note = choice.note(s["model_path"])
     if note is not None:
@@ -203,24 +198,23 @@ async def run_startup(
     plan = memory_plan(a)
     spec = a.spec_steps > 0
     await _pause(load * 0.05, a)
-    log.all_ranks("Init torch distributed begin.")
+    begin, ends, baseline = init_parallel_lines(load * 0.05, profile.init_overhead_gb)
+    log.all_ranks(begin)
     if join_world is not None:
         await join_world()
-    log.all_ranks(f"Init torch distributed ends. mem usage={profile.init_overhead_gb:.2f} GB")
+    log.all_ranks(ends)
+    log.all_ranks(baseline)
     log.all_ranks(f"Load weight begin. avail mem={plan.init_avail_gb:.2f} GB")
     await _pause(load * 0.55, a)
     after_target = plan.init_avail_gb - plan.weights_gb
-    log.all_ranks(
-        f"Load weight end. type={profile.architecture}, dtype=torch.bfloat16, "
-        f"avail mem={after_target:.2f} GB, mem usage={plan.weights_gb:.2f} GB."
-    )
+    log.all_ranks(load_weight_end_line(elapsed_s=load * 0.55, arch=profile.architecture, avail_gb=after_target,
+                                       usage_gb=plan.weights_gb))
     if spec:
         log.all_ranks(f"Load weight begin. avail mem={after_target:.2f} GB")
         await _pause(load * 0.05, a)
-        log.all_ranks(
-            f"Load weight end. type={profile.architecture}{'MTP' if profile.state_pool_share else 'Eagle'}, dtype=torch.bfloat16, "
-            f"avail mem={plan.after_weights_gb:.2f} GB, mem usage={plan.draft_weights_gb:.2f} GB."
-        )
+        draft_arch = f"{profile.architecture}{'MTP' if profile.state_pool_share else 'Eagle'}"
+        log.all_ranks(load_weight_end_line(elapsed_s=load * 0.05, arch=draft_arch,
+                                           avail_gb=plan.after_weights_gb, usage_gb=plan.draft_weights_gb))
     if a.sim_fail == "hang-loading":
         while True:
             await asyncio.sleep(3600)
@@ -232,27 +226,16 @@ async def run_startup(
         raise StartupFailed(NOT_ENOUGH_MEMORY)
     k_gb = plan.max_total_num_tokens * plan.bytes_per_token / 2 / (1 << 30)
     pool = state_pool(a, plan)
+    # every TP rank allocates its pools and captures the target's graphs, and says so (logger.info, no rank filter);
+    # the draft's captures log on rank 0 only (eagle_worker_v2.py log_info_on_rank0), as does the summary
     if pool is not None:
-        log.scheduler(
-            f"Mamba Cache is allocated. max_mamba_cache_size: {pool.size}, "
-            f"conv_state size: {plan.state_gb * 0.04:.2f}GB, ssm_state size: {plan.state_gb * 0.96:.2f}GB "
-        )
-    log.scheduler(f"KV Cache is allocated. #tokens: {plan.max_total_num_tokens}, K size: {k_gb:.2f} GB, V size: {k_gb:.2f} GB")
-    _log_concurrency_limit(log, plan, s.get("max_running_requests"), pool)
+        log.all_ranks(mamba_cache_line(size=pool.size, state_gb=plan.state_gb, spec=spec))
+    log.all_ranks(kv_cache_line(tokens=plan.max_total_num_tokens, k_gb=k_gb, v_gb=k_gb))
     avail_after_pool = plan.after_weights_gb - max(plan.pool_gb, 0.0)
-    log.scheduler(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
+    log.all_ranks(f"Memory pool end. avail mem={avail_after_pool:.2f} GB")
     cuda_graph = not a.decode_graph_disabled
     if cuda_graph:
-        log.scheduler(f"Capture cuda graph begin. This can take up to several minutes. avail mem={avail_after_pool:.2f} GB")
-        log.scheduler(f"Capture cuda graph bs {plan.capture_bs}")
-        await _pause(load * 0.3, a)
-        if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
-            _fail_cuda_graph(log, plan)
-            raise StartupFailed("Capture cuda graph failed")
-        log.scheduler(
-            f"Capture cuda graph end. Time elapsed: {load * 0.3:.2f} s. mem usage={plan.graph_gb:.2f} GB. "
-            f"avail mem={plan.available_after_gb:.2f} GB."
-        )
+        await _capture_graphs(a, log, plan, avail_after_pool)
     else:
         await _pause(load * 0.05, a)
     candidates = adaptive_candidates(a)
@@ -268,6 +251,43 @@ async def run_startup(
         f"context_len={s['context_length']}, available_gpu_mem={plan.available_after_gb:.2f} GB"
     )
     return plan
+
+
+async def _capture_graphs(a: SimArgs, log: SimLog, plan: model.MemoryPlan, avail_gb: float) -> None:
+    """The target's decode (or, speculating, verify) graphs, then the draft's decode and extend graphs, each with
+    its begin and end line; the plan's graph memory is split as `/server_info`'s memory_usage.graph splits it."""
+    load = a.load_seconds
+    bs = list(plan.capture_bs)
+    draft_tokens = int(a.server.get("speculative_num_draft_tokens") or 1)
+    spec = a.spec_steps > 0
+    target = "target verify" if spec else "target decode"
+    log.all_ranks(capture_begin_line(target, num_tokens_per_req=draft_tokens if spec else 1, avail_gb=avail_gb))
+    target_s = load * (0.2 if spec else 0.3)
+    await _pause(target_s, a)
+    if a.sim_fail == "cuda-graph-oom" or not plan.fits_graphs:
+        _fail_cuda_graph(log, plan)
+        raise StartupFailed("Capture cuda graph failed")
+    shares = graph_shares(plan.graph_gb, spec)
+    avail_gb -= shares["target_verify" if spec else "decode"]
+    log.all_ranks(capture_end_line(target, bs=bs, elapsed_s=target_s, usage_gb=shares["target_verify" if spec else "decode"],
+                                   avail_gb=avail_gb))
+    if not spec:
+        return
+    topk = int(a.server.get("speculative_eagle_topk") or 1)
+    for name, per_req, phase in (("draft decode", topk, "draft_decode"), ("draft extend", draft_tokens, "draft_extend")):
+        log.scheduler(capture_begin_line(name, num_tokens_per_req=per_req, bs=bs, avail_gb=avail_gb))
+        await _pause(load * 0.05, a)
+        avail_gb -= shares[phase]
+        log.scheduler(capture_end_line(name, elapsed_s=load * 0.05, usage_gb=shares[phase], avail_gb=avail_gb))
+
+
+def graph_shares(total_gb: float, spec: bool) -> dict[str, float]:
+    """The plan's one graph-memory figure split by phase (upstream's GRAPH_MEMORY_USAGE_KEYS): a speculating
+    server spends it on target verify, draft decode and draft extend; another on decode alone."""
+    if not spec:
+        return {"decode": round(total_gb, 3)}
+    verify, draft = round(total_gb * 0.6, 3), round(total_gb * 0.25, 3)
+    return {"target_verify": verify, "draft_decode": draft, "draft_extend": round(total_gb - verify - draft, 3)}
 
 
 def log_uvicorn_start(log: SimLog, host: str, port: int) -> None:

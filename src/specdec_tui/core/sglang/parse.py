@@ -4,9 +4,9 @@ SGLang's wording drifts between versions (`Decode batch.` vs `Decode batch,`, hy
 token fields, PD-disaggregation queues, `npu graph`...), so the metric lines are parsed as
 generic `key: value` lists (`fields`) and mapped onto a few well-known fields; every other key is
 kept in `extra`. `parse_line` never raises: anything it cannot read becomes a `TextRecord`.
-The records are in `records`, the prefixes in `prefix`, the lines where SGLang reports its own settings
-(server args, flags it changed, the concurrency bound, deprecations) in `settings_lines`, the rolling
-`LogStats` in `stats`.
+The records are in `records`, the prefixes in `prefix`, the start's resolved settings in `server_args_line`,
+the lines where SGLang reports its own settings (flags it changed, the concurrency bound, deprecations) in
+`settings_lines`, the rolling `LogStats` in `stats`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from specdec_tui.core.sglang.crash_lines import CRASH_HINTS, parse_crash
 from specdec_tui.core.sglang.fields import (
     as_float,
     as_int,
@@ -38,12 +39,12 @@ from specdec_tui.core.sglang.records import (
     TextRecord,
     Value,
 )
+from specdec_tui.core.sglang.server_args_line import parse_server_args
 from specdec_tui.core.sglang.settings_lines import (
     ADJUST_HINTS,
     parse_adjust,
     parse_concurrency_limit,
     parse_deprecation,
-    parse_server_args,
 )
 
 __all__ = ["parse_line", "parse_lines"]
@@ -153,7 +154,13 @@ def _parse_load_weight(message: str, base: LineBase) -> LogRecord | None:
     return LoadWeightRecord(**base, phase=match["phase"], **fields, extra=pairs)
 
 
-_CACHE_ALLOCATED = re.compile(r"^(?P<pool>[\w-]+) Cache is allocated\.\s*(?P<rest>.*)$", re.IGNORECASE)
+# 0.5.23 names a labelled pool before "KV" (`MiniMax MSA-v1 main NVFP4 KV Cache is allocated.`) and, after a
+# capture that resized the pool, says `KV Cache VA upper bound.` (memory_pool.py `_finalize_allocation_log`)
+_CACHE_ALLOCATED = re.compile(
+    r"^(?:(?P<pool>[\w-]+) Cache (?:is allocated|VA upper bound)\.|(?-i:(?P<label>[A-Z][\w.-]*(?: [\w.-]+)*) KV) "
+    r"Cache is allocated\.)\s*(?P<rest>.*)$",
+    re.IGNORECASE,
+)
 _KV_FIELDS = {
     "tokens": ("tokens", int),
     "k_size_gb": ("k_size_gb", float),
@@ -170,7 +177,8 @@ def _parse_kv_cache(message: str, base: LineBase) -> LogRecord | None:
     fields = take_fields(pairs, _KV_FIELDS)
     if "kv_size_gb" not in fields and "k_size_gb" in fields and "v_size_gb" in fields:
         fields["kv_size_gb"] = fields["k_size_gb"] + fields["v_size_gb"]
-    return KVCacheRecord(**base, pool=match["pool"], **fields, extra=pairs)
+    pool = match["pool"] or f"{match['label']} KV"
+    return KVCacheRecord(**base, pool=pool, **fields, extra=pairs)
 
 
 _CAPTURE = re.compile(r"^Capture (?P<graph>.*?graph) (?P<phase>begin|end)\b\.?(?P<rest>.*)$", re.IGNORECASE)
@@ -326,7 +334,7 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
     record = None
     if text.startswith("Load weight "):
         record = _parse_load_weight(text, base)
-    if record is None and (folded is None or " cache is allocated." in folded):
+    if record is None and (folded is None or " cache is allocated." in folded or " cache va upper bound." in folded):
         record = _parse_kv_cache(text, base)
     if record is None and (folded is None or folded.startswith("capture ")):
         record = _parse_cuda_graph(text, base)
@@ -336,6 +344,8 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_access(text, base)
     if record is None and (folded is None or " is deprecated" in folded):
         record = parse_deprecation(text, base)
+    if record is None and _mentions(folded, CRASH_HINTS):
+        record = parse_crash(text, base)
     if record is None and _mentions(folded, _ERROR_HINTS):
         record = _parse_error(text, base)
     if record is None and _mentions(folded, ADJUST_HINTS):

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 __all__ = [
     "Value",
+    "ArgValue",
     "LogRecord",
     "DecodeRecord",
     "PrefillRecord",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 Value = int | float | bool | str | list[Any]
+# A resolved server arg as SGLang's `server_args=` line gives it: a literal, a nested record as a dict, or None.
+ArgValue = Value | None | dict[str, Any] | tuple[Any, ...]
 
 
 class LineBase(TypedDict):
@@ -185,7 +188,8 @@ class LoadWeightRecord(LogRecord):
 
 @dataclass(slots=True, kw_only=True)
 class KVCacheRecord(LogRecord):
-    """`KV Cache is allocated. #tokens: …, K size: … GB, V size: … GB` (or `KV size:` for MLA)."""
+    """`KV Cache is allocated. dtype: torch.bfloat16, #tokens: …, K size: … GB, V size: … GB` (0.5.23; `KV size:`
+    for MLA; older releases without the dtype)."""
 
     kind: str = "kv_cache"
     pool: str = "KV"  # KV | Mamba | …
@@ -203,7 +207,9 @@ class KVCacheRecord(LogRecord):
 
 @dataclass(slots=True, kw_only=True)
 class CudaGraphRecord(LogRecord):
-    """`Capture cuda graph begin/end. Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
+    """0.5.23: `Capture target verify CUDA graph end. bs=[…], elapsed=… s, mem usage=… GB, avail mem=… GB.` (one
+    pair per graph: target decode or verify, draft decode, draft extend); older: `Capture cuda graph begin/end.
+    Time elapsed: … s. mem usage=… GB. avail mem=… GB.`"""
 
     kind: str = "cuda_graph"
     phase: str = "end"  # begin | end
@@ -235,6 +241,7 @@ class ErrorRecord(LogRecord):
     kind: str = "error"
     category: str = "error"
     detail: str = ""
+    cause: str = ""  # why, in words, when the line says more than its text shows (a crashed child's exit code)
     extra: dict[str, Value] = field(default_factory=dict)
 
     @property
@@ -243,7 +250,8 @@ class ErrorRecord(LogRecord):
         return self.category in FATAL_ERROR_CATEGORIES
 
     def summary(self) -> str:
-        return f"[{self.category}] {self.detail}"
+        because = f" ({self.cause})" if self.cause else ""
+        return f"[{self.category}] {self.detail}{because}"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -332,9 +340,11 @@ class DeprecationRecord(LogRecord):
 
 @dataclass(slots=True, kw_only=True)
 class ServerArgsRecord(LogRecord):
-    """`server_args=ServerArgs(model_path='…', …)`, the settings a start resolved; the few the panel reads."""
+    """`server_args={'model_path': '…', …}` (0.5.23; `ServerArgs(…)` before), the settings a start resolved:
+    every one in `args`, the few the panel reads typed."""
 
     kind: str = "server_args"
+    args: dict[str, ArgValue] = field(default_factory=dict)
     speculative_algorithm: str | None = None
     speculative_num_steps: int | None = None
     speculative_num_draft_tokens: int | None = None
@@ -364,14 +374,17 @@ class TextRecord(LogRecord):
 # `traceback` / `exception` lines are usually followed by one of these; `health_check_failed` means the server
 # is stuck (no detokenizer output for a while), not that it is going down.
 FATAL_ERROR_CATEGORIES = frozenset(
-    {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed", "bad_arguments"}
+    {"not_enough_memory", "cuda_graph_failed", "cuda_oom", "scheduler_exception", "init_failed", "child_failed",
+     "bad_arguments", "subprocess_crashed", "watchdog_timeout"}
 )
 
 # Error categories that name why a server went down, most telling first. The rest ("Scheduler hit an
 # exception", "Received sigquit from a child process", traceback frames) follow a failure rather than explain it.
+# A crashed subprocess (0.5.23's watchdog: `Subprocess scheduler_0 (pid=…) crashed with exit code -9`) names a
+# cause only when nothing more telling was logged: a killed process says nothing of why it was killed.
 CAUSE_CATEGORIES: tuple[str, ...] = (
     "not_enough_memory", "cuda_graph_failed", "cuda_oom", "bad_arguments", "init_failed", "cuda_error",
-    "scheduler_exception", "child_failed",
+    "watchdog_timeout", "scheduler_exception", "subprocess_crashed", "child_failed",
 )
 
 

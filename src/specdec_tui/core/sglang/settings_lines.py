@@ -1,4 +1,4 @@
-"""The lines where SGLang reports its own settings: the resolved server args, a flag it changed, what bound
+"""The lines where SGLang reports its own settings: a flag it changed, what bound
 max_running_requests, a deprecated flag or endpoint. Few per start, so plain regexes; `parse` dispatches here."""
 
 from __future__ import annotations
@@ -6,44 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from specdec_tui.core.sglang.fields import parse_value, take_fields
+from specdec_tui.core.sglang.fields import parse_value
 from specdec_tui.core.sglang.records import (
     AdjustRecord,
     ConcurrencyLimitRecord,
     DeprecationRecord,
     LineBase,
     LogRecord,
-    ServerArgsRecord,
     Value,
 )
 
-__all__ = ["ADJUST_HINTS", "parse_adjust", "parse_concurrency_limit", "parse_deprecation", "parse_server_args"]
-
-
-# upstream: the launcher logs `server_args=ServerArgs(…)` (a dataclass repr: `name=value, ` with quoted strings).
-# Only flat values are read, so a nested dict or list in the repr cannot derail it.
-_SERVER_ARG = re.compile(
-    r"[(,] ?(?P<name>speculative_algorithm|speculative_num_steps|speculative_num_draft_tokens|max_running_requests"
-    r"|mem_fraction_static)=(?P<value>'[^']*'|None|[\d.]+)"
-)
-_SERVER_ARG_FIELDS = {
-    "speculative_algorithm": ("speculative_algorithm", str),
-    "speculative_num_steps": ("speculative_num_steps", int),
-    "speculative_num_draft_tokens": ("speculative_num_draft_tokens", int),
-    "max_running_requests": ("max_running_requests", int),
-    "mem_fraction_static": ("mem_fraction_static", float),
-}
-
-
-def parse_server_args(message: str, base: LineBase) -> LogRecord | None:
-    if not message.startswith("server_args=ServerArgs("):
-        return None
-    pairs: dict[str, Value] = {}
-    for match in _SERVER_ARG.finditer(message):
-        value = match["value"]
-        if value != "None":
-            pairs[match["name"]] = value.strip("'") if value.startswith("'") else parse_value(value)[0]
-    return ServerArgsRecord(**base, **take_fields(pairs, _SERVER_ARG_FIELDS))
+__all__ = ["ADJUST_HINTS", "parse_adjust", "parse_concurrency_limit", "parse_deprecation"]
 
 
 # upstream: mem_cache/concurrency_limit.py `format_concurrency_report`: the reduced form (logged at WARNING) and
@@ -102,6 +75,9 @@ def _group(name: str) -> ValueFromMatch:
 _ADJUST_RULES: tuple[tuple[re.Pattern[str], str, ValueFromMatch], ...] = (
     # upstream: arg_groups/speculative_hook.py: which speculative path (v1, or v2 with the overlap scheduler) runs;
     # SGLANG_ENABLE_SPEC_V2 is the knob. "Overlap scheduler is disabled when spec v2 is off" stays an overlap rule.
+    # 0.5.23 has no v1/v2 knob (spec v2 always runs); this warning says the overlap scheduler is off, so v2 runs
+    # synchronously. upstream: arg_groups/speculative_hook.py `_handle_eagle_family`.
+    (re.compile(r"^Non-overlap \(synchronous\) spec v2 is used\b"), "disable_overlap_schedule", _const(True)),
     (re.compile(r"^Spec v1 is used for "), "SGLANG_ENABLE_SPEC_V2", _const(False)),
     (re.compile(r"\b[Ss]pec v2 is (?:enabled|used)\b"), "SGLANG_ENABLE_SPEC_V2", _const(True)),
     (

@@ -22,7 +22,7 @@ from specdec_tui.core.sglang.records import (
     cause_rank,
 )
 
-__all__ = ["LogStats", "spec_accept_rate"]
+__all__ = ["LogStats", "RankFigures", "spec_accept_rate"]
 
 
 def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
@@ -36,6 +36,46 @@ def spec_accept_rate(accept_len: float, num_draft_tokens: int) -> float:
 
 # What a decode batch's line tells, kept as the latest live figures (a prefill line tells the last three).
 DECODE_FIGURES = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req", "token_usage")
+PREFILL_FIGURES = ("running_req", "queue_req", "token_usage")
+# A DP rank whose last batch line is this much older than the newest one has gone idle: its figures stop counting
+# in the sums (SGLang logs a batch only while the rank serves, so its last line would otherwise count forever).
+RANK_IDLE_S = 10.0
+
+
+@dataclass(slots=True)
+class RankFigures:
+    """One data-parallel rank's latest batch figures. With attention DP (or DP replicas) every rank's scheduler
+    logs its own decode line (`[… DP1 TP4] Decode batch, …`); each tells its own rank only.
+    upstream: observability/metrics_collector.py `is_stats_logging_rank` (attn_tp_rank 0 of every DP rank)."""
+
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    gen_throughput: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    token_usage: float | None = None
+    live_at: datetime | None = None
+
+
+def _sum(values: list[int | float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _accept(ranks: list[RankFigures]) -> tuple[float | None, float | None]:
+    """The whole server's accept len and rate from its ranks': tokens over verify forwards, each rank's forwards
+    being its throughput over its accept len (the ranks log over the same interval)."""
+    forwards = [(f, f.gen_throughput / f.accept_len) for f in ranks
+                if f.accept_len and f.gen_throughput is not None and f.gen_throughput > 0]
+    total = sum(n for _, n in forwards)
+    if total <= 0:
+        lens = [f.accept_len for f in ranks if f.accept_len is not None]
+        rates = [f.accept_rate for f in ranks if f.accept_rate is not None]
+        return (sum(lens) / len(lens) if lens else None), (sum(rates) / len(rates) if rates else None)
+    accept_len = sum(f.gen_throughput or 0.0 for f, _ in forwards) / total
+    rated = [(f.accept_rate, n) for f, n in forwards if f.accept_rate is not None]
+    weight = sum(n for _, n in rated)
+    return accept_len, (sum(r * n for r, n in rated) / weight if weight else None)
 
 
 @dataclass(slots=True)
@@ -60,6 +100,7 @@ class LogStats:
     last_timestamp: datetime | None = None
     live_at: datetime | None = None  # when the last decode or prefill batch was logged: the live figures' age
     adjustments: list[AdjustRecord] = field(default_factory=list)
+    ranks: dict[int, RankFigures] = field(default_factory=dict)  # by DP rank, when the lines carry one
     decode_lines: int = 0
     error_lines: int = 0
     _restarted: bool = False  # a start began since last_error was set: the next error replaces it
@@ -67,6 +108,42 @@ class LogStats:
     def _forget_live(self) -> None:
         for name in (*DECODE_FIGURES, "live_at"):
             setattr(self, name, None)
+        self.ranks.clear()
+
+    def _fold_rank(
+        self, rank: int, record: DecodeRecord | PrefillRecord, names: tuple[str, ...], derived_rate: float | None = None
+    ) -> None:
+        """One rank's line updates that rank; the live figures become the server's: throughput, requests and
+        queues summed over the ranks still serving, token usage the fullest rank's pool, accept len and rate
+        over all their verify forwards."""
+        figures = self.ranks.setdefault(rank, RankFigures())
+        figures.live_at = record.timestamp or figures.live_at
+        for name in names:
+            value = getattr(record, name)
+            if value is not None:
+                setattr(figures, name, value)
+        figures.accept_rate = derived_rate if derived_rate is not None else figures.accept_rate
+        newest = record.timestamp
+        serving = [f for f in self.ranks.values()
+                   if newest is None or f.live_at is None or (newest - f.live_at).total_seconds() <= RANK_IDLE_S]
+        gen = _sum([f.gen_throughput for f in serving])
+        running, queue = _sum([f.running_req for f in serving]), _sum([f.queue_req for f in serving])
+        self.gen_throughput = gen if gen is not None else self.gen_throughput
+        self.running_req = int(running) if running is not None else self.running_req
+        self.queue_req = int(queue) if queue is not None else self.queue_req
+        usages = [f.token_usage for f in serving if f.token_usage is not None]
+        self.token_usage = max(usages) if usages else self.token_usage
+        accept_len, accept_rate = _accept(serving)
+        self.accept_len = accept_len if accept_len is not None else self.accept_len
+        self.accept_rate = accept_rate if accept_rate is not None else self.accept_rate
+
+    def per_rank(self, name: str) -> list[tuple[int, float]]:
+        """(DP rank, figure) of every rank that logged `name` (one of DECODE_FIGURES), by rank; empty when the
+        lines carry no DP rank or only one."""
+        if len(self.ranks) < 2:
+            return []
+        return [(rank, float(value)) for rank, figures in sorted(self.ranks.items())
+                if (value := getattr(figures, name)) is not None]
 
     def update(self, record: LogRecord) -> None:
         """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
@@ -75,18 +152,26 @@ class LogStats:
         if isinstance(record, DecodeRecord):
             self.decode_lines += 1
             self.live_at = record.timestamp or self.live_at
-            for name in DECODE_FIGURES:
-                value = getattr(record, name)
-                if value is not None:
-                    setattr(self, name, value)
+            derived_rate = None
             if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
-                self.accept_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
+                derived_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
+            if (rank := record.tags.get("DP")) is not None:
+                self._fold_rank(rank, record, DECODE_FIGURES, derived_rate)
+            else:
+                for name in DECODE_FIGURES:
+                    value = getattr(record, name)
+                    if value is not None:
+                        setattr(self, name, value)
+                self.accept_rate = derived_rate if derived_rate is not None else self.accept_rate
         elif isinstance(record, PrefillRecord):
             self.live_at = record.timestamp or self.live_at
-            for name in ("running_req", "queue_req", "token_usage"):
-                value = getattr(record, name)
-                if value is not None:
-                    setattr(self, name, value)
+            if (rank := record.tags.get("DP")) is not None:
+                self._fold_rank(rank, record, PREFILL_FIGURES)
+            else:
+                for name in PREFILL_FIGURES:
+                    value = getattr(record, name)
+                    if value is not None:
+                        setattr(self, name, value)
         elif isinstance(record, StartupSummaryRecord):
             self.phase = "starting the HTTP server"
             self.max_running_requests = record.max_running_requests or self.max_running_requests

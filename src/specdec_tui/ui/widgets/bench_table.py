@@ -43,7 +43,7 @@ from specdec_tui.bench.events import (
 from specdec_tui.core.compare import delta_pct
 from specdec_tui.core.latency import LatencyLimit, pick
 from specdec_tui.core.progress import duration_words, eta_words
-from specdec_tui.core.results import LevelResult, accept_source_legend
+from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
     MISSING,
@@ -68,11 +68,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("tpot_p50", "TPOT p50"),
     ("per_req", "req tok/s"),
     ("accept", "accept s/c"),
+    ("srv_avg", SERVER_AVG_LABEL),
     ("errors", "err"),
 )
 # What a narrow table keeps, first to last: the figures that answer "faster, and at what latency cost?"
 PRIORITY: tuple[str, ...] = (
-    "c", "tok_s", "delta", "progress", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50", "prev",
+    "c", "tok_s", "delta", "progress", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50", "prev", "srv_avg",
     "ttft_p50", "per_req",
 )
 PENDING = "…"
@@ -293,6 +294,7 @@ class BenchTable(Vertical):
             itl_p50=Text(fmt_ms(level.itl_ms.p50), justify="right"),
             tpot_p50=Text(fmt_ms(level.tpot_ms.p50), justify="right"),
             accept=Text(accept, justify="right"),
+            srv_avg=Text(_fmt_opt(level.server_avg_accept_length), justify="right"),
             errors=self._errors_cell(level.errors),
             progress=self._styled(queue, "queued") if (queue := self._limit.note(level.concurrency))
             else self._styled(f"{line_bar(1.0, BAR_WIDTH)} 100%", "done"),

@@ -189,10 +189,11 @@ class HealthPane(VerticalScroll):
         stats = self._stats or LogStats()
         rows = [
             ("accept len", MISSING if stats.accept_len is None else f"{stats.accept_len:.2f}"),
-            ("gen throughput", MISSING if stats.gen_throughput is None else f"{fmt_num(stats.gen_throughput)} tok/s"),
-            ("#running-req", fmt_int(stats.running_req)),
+            ("gen throughput", MISSING if stats.gen_throughput is None
+             else f"{fmt_num(stats.gen_throughput)} tok/s" + _ranks(stats, "gen_throughput", fmt_num, " + ")),
+            ("#running-req", fmt_int(stats.running_req) + _ranks(stats, "running_req", lambda v: fmt_int(int(v)), " + ")),
             ("#queue-req", fmt_int(stats.queue_req)),
-            ("token usage", fmt_pct(stats.token_usage)),
+            ("token usage", fmt_pct(stats.token_usage) + _ranks(stats, "token_usage", fmt_pct, ", ")),
         ]
         # SGLang logs a batch only while it serves: an idle server's last figures stay, so they say when they were
         # logged (a new start clears them: LogStats)
@@ -279,6 +280,12 @@ def same_rows(old: str | Text, new: str | Text, width: int) -> bool:
     new_lines = (new.plain if isinstance(new, Text) else new).split("\n")
     return width > 0 and len(old_lines) == len(new_lines) and all(
         cell_len(line) <= width for line in (*old_lines, *new_lines))
+
+
+def _ranks(stats: LogStats, name: str, fmt: Callable[[float], str], sep: str) -> str:
+    """` (DP0 1,000 + DP1 100)`: each data-parallel rank's own figure beside the server's, when ranks log apart."""
+    parts = stats.per_rank(name)
+    return " (" + sep.join(f"DP{rank} {fmt(value)}" for rank, value in parts) + ")" if parts else ""
 
 
 def _table(title: str, rows: Iterable[tuple[str, str]]) -> Text:
