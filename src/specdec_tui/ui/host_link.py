@@ -75,11 +75,8 @@ class HostLink:
         journal, after the first frame (the link is built before it)."""
         from specdec_tui.loop.journal_feed import next_turn
         from specdec_tui.loop.journal_offload import offloaded_batches
-        from specdec_tui.ui.widgets.journal_lines import format_record
-
-        display = f"{format_record.__module__}:{format_record.__qualname__}"
         try:
-            async for batch in offloaded_batches(source, display=display, pause=self.pause or next_turn):
+            async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                 if batch.stats is not None:
