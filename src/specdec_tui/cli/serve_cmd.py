@@ -21,7 +21,7 @@ DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve", help="serve the panel to a web browser (textual-serve; 127.0.0.1 unless --public)",
         description="Serve the panel on http://127.0.0.1:PORT: every browser tab gets its own panel process "

@@ -51,7 +51,7 @@ class SimRequest:
     alpha: float
     natural_len: int | None
     text: TextStream
-    out: asyncio.Queue = field(default_factory=asyncio.Queue)
+    out: asyncio.Queue[Emission] = field(default_factory=asyncio.Queue)
     emitted: int = 0
     chunks: int = 0
     verify_steps: int = 0
@@ -166,7 +166,7 @@ class Engine:
         self.sim_now = 0.0
         self._real0 = 0.0
         self._wake = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ids = itertools.count()
         self._log_tokens = 0
         self._log_sim_t = 0.0

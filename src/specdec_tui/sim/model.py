@@ -242,7 +242,7 @@ def experts_touched(num_tokens: int) -> float:
 def target_forward_ms(num_tokens: int, context_tokens: int = 0, cuda_graph: bool = True) -> float:
     mem = DENSE_MEM_MS + EXPERT_SET_MEM_MS * experts_touched(num_tokens) / EXPERTS_PER_TOKEN
     floor = LATENCY_FLOOR_MS * (1.0 if cuda_graph else NO_CUDA_GRAPH_FACTOR)
-    bound = (floor**SOFTMAX_P + mem**SOFTMAX_P) ** (1.0 / SOFTMAX_P)
+    bound = float((floor**SOFTMAX_P + mem**SOFTMAX_P) ** (1.0 / SOFTMAX_P))
     return bound + COMPUTE_MS_PER_TOKEN * num_tokens + CONTEXT_MS_PER_1K_TOKENS * context_tokens / 1000.0
 
 

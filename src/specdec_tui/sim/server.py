@@ -104,7 +104,7 @@ class SimServer:
     async def _access_log(self, request: web.Request, handler: Any) -> web.StreamResponse:
         status = 500
         try:
-            resp = await handler(request)
+            resp: web.StreamResponse = await handler(request)
             status = resp.status
             return resp
         except web.HTTPException as exc:
@@ -124,7 +124,8 @@ class SimServer:
         if key and request.method != "OPTIONS" and not request.path.startswith(OPEN_PATHS):
             if request.headers.get("Authorization", "") != f"Bearer {key}":
                 return _json({"error": "Unauthorized"}, status=401)
-        return await handler(request)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     # ---- routes -------------------------------------------------------------------------------------------------
     def _not_serving(self) -> web.Response | None:
@@ -329,7 +330,7 @@ async def serve(a: SimArgs, log: SimLog) -> int:
         return 1
     log_uvicorn_start(log, host, port)
     await warm_up(server)
-    crash: asyncio.Task | None = None
+    crash: asyncio.Task[None] | None = None
     if a.sim_fail == "crash-after-ready":
         crash = asyncio.create_task(asyncio.sleep(max(0.5, a.load_seconds) / a.time_scale))
     waiter = asyncio.create_task(stop.wait())
@@ -377,7 +378,7 @@ async def _serve_as_worker(link: ClusterLink, stop: asyncio.Event, log: SimLog) 
     detokenizer"); it lives until it is stopped (0) or node 0 goes away (1, in the scheduler's words)."""
     assert link.lost is not None
     waiter = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({waiter, link.lost}, return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait({waiter, link.lost}, return_when=asyncio.FIRST_COMPLETED)  # type: ignore[type-var]
     waiter.cancel()
     code = 0
     if link.lost in done:
@@ -390,7 +391,7 @@ async def _serve_as_worker(link: ClusterLink, stop: asyncio.Event, log: SimLog) 
 def run(argv: Sequence[str] | None = None, prog: str = "python -m specdec_tui.sim") -> int:
     """Process entry: returns the exit code (0 on SIGTERM, 1 on a failed start, 2 on bad flags)."""
     try:
-        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
     a = parse_sim_args(argv, prog=prog)

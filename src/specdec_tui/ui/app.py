@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import App
@@ -76,7 +76,7 @@ def palette_commands() -> type[Provider]:
 class SpecdecApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
-    BINDINGS: list[BindingType] = [*APP_BINDINGS, CANCEL_BENCH]
+    BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS, CANCEL_BENCH]
     COMMANDS = App.COMMANDS | {palette_commands}  # the provider's module loads when the palette first opens
 
     def __init__(self, config: Config, host: Host | None, session: Session, *, session_path: Path | None,

@@ -47,7 +47,7 @@ def _low_c_tok_s(trial: Trial) -> float | None:
     return levels[0].output_tok_s if levels else None
 
 
-class ReplayScreen(TaskScreen):
+class ReplayScreen(TaskScreen[ReplayOutcome]):
     """Replays `trials` (ids of `session`, all by default) through `runner`; dismisses with the ReplayOutcome."""
 
     TASK = "replay"
@@ -91,6 +91,9 @@ class ReplayScreen(TaskScreen):
         self.running = True
         self.run_replay_worker()
 
+    def _post_event(self, event: object) -> None:
+        self.post_message(TaskEvent(event))
+
     @work(exclusive=True, group="replay")
     async def run_replay_worker(self) -> None:
         from specdec_tui.loop.replay import replay_session
@@ -98,7 +101,7 @@ class ReplayScreen(TaskScreen):
         try:
             await self.runner.read_running()
             await replay_session(self.runner, self.session, trial_ids=[t.id for t in self.todo],
-                                 on_event=lambda e: self.post_message(TaskEvent(e)))
+                                 on_event=self._post_event)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise

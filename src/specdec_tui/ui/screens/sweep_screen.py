@@ -157,7 +157,7 @@ class CurvePlot(PlotextPlot):
             xs = list(range(len(points)))
             plt.plot(xs, [y for _, y in points], marker="braille")
             plt.scatter(xs, [y for _, y in points], marker="●")
-            plt.xticks(xs, [label for label, _ in points])
+            plt.xticks([float(x) for x in xs], [label for label, _ in points])
         self.refresh()
 
 
@@ -172,7 +172,7 @@ ROW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-class SweepScreen(TaskScreen):
+class SweepScreen(TaskScreen[SweepOutcome]):
     """Runs `plan` through `runner` (a workflow.TrialLoop) and shows the progress; dismisses with the
     `sweep.SweepOutcome` (None when it did not finish). Escape cancels a running sweep first."""
 
@@ -261,10 +261,12 @@ class SweepScreen(TaskScreen):
 
         async def settle(loop: TrialLoop) -> str:
             name = loop.host.info.name
-            problem = await settle_quietly(loop, units_by_host[name][value],
-                                           lambda e: self.post_message(TaskEvent(OnHost(name, e) if self.several else e)),
+            problem = await settle_quietly(loop, units_by_host[name][value], lambda e: post(name, e),
                                            f"applying the winner {value}")
             return f"{name}: {problem}" if problem and self.several else problem
+
+        def post(name: str, event: object) -> None:
+            self.post_message(TaskEvent(OnHost(name, event) if self.several else event))
 
         problems = await asyncio.gather(*(settle(loop) for loop in self.loops))
         self.post_message(Settled(value, "; ".join(p for p in problems if p)))
@@ -288,7 +290,8 @@ class SweepScreen(TaskScreen):
 
         event, host = message.event, self.runner.host.info.name
         if isinstance(event, OnHost):  # a step of one host of several
-            event, host = event.event, event.host
+            host = event.host
+            event = event.event
         event = unwrap_bench(event)
         current = self.current_by_host.get(host)
         where = f"{host}: " if self.several else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from textual.message import Message
 from textual.screen import Screen
@@ -40,7 +41,10 @@ class Settled(Message):
     problem: str
 
 
-class TaskScreen(Screen[object]):
+OutcomeT = TypeVar("OutcomeT")
+
+
+class TaskScreen(Screen[object], Generic[OutcomeT]):
     """What the sweep and replay screens share: a status line, a result text, the worker group `TASK`,
     and escape that cancels a running task first (the task module restores the unit) and closes after."""
 
@@ -49,7 +53,7 @@ class TaskScreen(Screen[object]):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
-        self.outcome: object = None
+        self.outcome: OutcomeT | None = None
         self.log_lines: list[str] = []
         self.started = time.monotonic()  # the task's start, for the time left
 

@@ -223,12 +223,13 @@ class ConfigPane(Vertical):
         if update_editor:
             self._editor.show_text(redact_text(self.text))
         try:
-            flags = UnitFile.parse(self.text).flags()
+            parsed = UnitFile.parse(self.text).flags()
         except UnitSyntaxError as err:
             self.issues = [syntax_issue(err)]
             flags = None
         else:
-            self.issues = list(validate(flags))
+            self.issues = list(validate(parsed))
+            flags = parsed
         form = self.query_one(FlagForm)
         if flags is not None:
             await form.show_values(redact_flags(flags))
@@ -243,7 +244,7 @@ class ConfigPane(Vertical):
         has no row (a unit that does not parse, a flag the form does not show)."""
         box = self.query_one("#config-issues", Static)
         form = self.query_one(FlagForm)
-        box.update(issue_summary(self.issues, lambda flag: bool(flag) and form.has_row(flag)))
+        box.update(issue_summary(self.issues, lambda flag: flag is not None and flag != "" and form.has_row(flag)))
         box.set_class(bool(self.errors), "-errors")
         box.set_class(bool(self.issues) and not self.errors, "-warnings")
         box.display = bool(self.issues)

@@ -21,7 +21,7 @@ from textual.widgets._footer import FooterKey
 
 
 class StableFooter(Footer):
-    _shown: tuple | None = None
+    _shown: tuple[object, ...] | None = None
 
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
@@ -34,7 +34,7 @@ class StableFooter(Footer):
                 widget.set_class(True, "-compact", update=False)  # as its watcher will: no restyle (docstring)
             yield widget
 
-    def _signature(self, screen: Screen) -> tuple:
+    def _signature(self, screen: Screen[object]) -> tuple[object, ...]:
         """What the footer displays: each shown binding's key, text, state and tooltip."""
         return tuple(
             (binding.key, binding.action, binding.description, enabled, tooltip)
@@ -42,7 +42,7 @@ class StableFooter(Footer):
             if binding.show
         )
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[object]) -> None:
         if screen is self.screen and self.is_attached and screen.app.app_focus:
             signature = self._signature(screen)
             if signature == self._shown:
