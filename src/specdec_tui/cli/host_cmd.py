@@ -104,7 +104,13 @@ async def _push(host: Host, args: argparse.Namespace, _target: Target) -> int:
         text = Path(args.file).read_text()
     except OSError as err:
         raise CliError(f"cannot read {args.file}: {err.strerror}") from None
-    result = await host.push(text)
+    from specdec_tui.loop.unit_checks import WorkflowError
+    from specdec_tui.loop.unit_push import checked_push
+
+    try:  # the panel's rules: hidden keys from the host's unit, a unit that cannot run refused
+        _, result = await checked_push(host, text)
+    except WorkflowError as err:
+        raise CliError(f"{args.file} was not pushed: {err}") from None
     if not result.changed:
         print(f"{result.unit}: unchanged (the host already has this text)")
     else:

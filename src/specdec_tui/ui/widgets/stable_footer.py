@@ -9,7 +9,7 @@ keys and then rebuilt the footer for the frame that shows them (issue 16, cold s
 frame on 2 cores). The screen's bindings are known when the footer is composed; it shows them at once.
 A key of a compact footer is composed with its `-compact` class: its compact watcher, which adds the class on mount,
 then finds it there and restyles nothing (8 keys, each with its two component styles, once per start).
-Textual private, checked against textual 8.2.8: `Footer._bindings_ready` (compose yields no key while False).
+Textual private (`ui.textual_compat`): `Footer._bindings_ready` (compose yields no key while False), `FooterKey`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from specdec_tui.ui.textual_compat import footer_key_type, footer_keys_from_first_compose
 
 
 class StableFooter(Footer):
@@ -25,12 +26,12 @@ class StableFooter(Footer):
 
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
-        self.set_reactive(Footer._bindings_ready, True)  # the keys from the first compose on (see the docstring)
+        footer_keys_from_first_compose(self)  # the keys from the first compose on (see the docstring)
 
     def compose(self) -> ComposeResult:
         self._shown = self._signature(self.screen)  # what the keys composed now show
         for widget in super().compose():
-            if self.compact and isinstance(widget, FooterKey):
+            if self.compact and isinstance(widget, footer_key_type()):
                 widget.set_class(True, "-compact", update=False)  # as its watcher will: no restyle (docstring)
             yield widget
 

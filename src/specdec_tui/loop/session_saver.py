@@ -1,0 +1,109 @@
+"""Session files written off the event loop, coalesced (issue 34: `TrialLoop.record` rewrote and fsynced the whole
+file on every finished level, on the panel's event loop: ~280 ms a save at 200 trials, keys waiting behind it).
+
+One saver per file (`saver_for`), so the trial loops of a parallel sweep, which share one session, never write it
+at once. `save(session)` takes a snapshot on the caller's thread (the trials and their levels copied shallowly: a
+few ms at 1,000 trials, and the loop may go on changing them) and returns; one writer thread serialises and writes
+the newest snapshot (older ones not yet written are skipped: only the last state matters). The file is written by
+`core.session.save_session`: a temp file, fsync and rename, so it is always a complete, valid session. A failed
+write is kept and raised to the next `save` or `flush` (the loop's next step says it in words); `flush` waits until
+the newest snapshot is on disk (the headless commands, ctrl+s and the panel's exit); at interpreter exit whatever is
+pending is written."""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import threading
+from pathlib import Path
+
+from specdec_tui.core.session import Session, SessionError, save_session
+
+_SAVERS: dict[Path, SessionSaver] = {}
+_SAVERS_LOCK = threading.Lock()
+
+
+def saver_for(path: Path) -> SessionSaver:
+    """The one saver of `path` in this process."""
+    key = Path(path).absolute()
+    with _SAVERS_LOCK:
+        saver = _SAVERS.get(key)
+        if saver is None:
+            saver = _SAVERS[key] = SessionSaver(key)
+        return saver
+
+
+def snapshot(session: Session) -> Session:
+    """A copy the writer can read while the loop changes the original: the session, its trials and their level
+    lists are copied; their values (results, facts, profiles, texts) are not changed once made, so they are shared."""
+    copied = copy.copy(session)
+    trials = []
+    for trial in session.trials:
+        one = copy.copy(trial)
+        one.levels = list(trial.levels)
+        trials.append(one)
+    copied.trials = trials
+    return copied
+
+
+class SessionSaver:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._pending: Session | None = None
+        self._writer: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._error: SessionError | None = None
+        self.writes = 0  # files written (a burst of saves makes fewer)
+
+    def save(self, session: Session) -> None:
+        """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
+        self._raise_error()
+        taken = snapshot(session)
+        with self._lock:
+            self._pending = taken
+            self._idle.clear()
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_pending, name=f"session-saver {self.path.name}",
+                                                 daemon=True)
+                self._writer.start()
+
+    def flush(self, timeout_s: float | None = None) -> None:
+        """Wait until the newest session saved is on disk; raises a write's error (SessionError, in words)."""
+        if not self._idle.wait(timeout_s):
+            raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        with self._lock:
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                session, self._pending = self._pending, None
+                if session is None:  # nothing newer came while the last one was written: done until the next save
+                    self._writer = None
+                    self._idle.set()
+                    return
+            try:
+                save_session(session, self.path)
+                self.writes += 1
+            except SessionError as err:
+                with self._lock:
+                    self._error = err
+            except Exception as err:  # noqa: BLE001 - a bug in writing must not kill the writer silently
+                with self._lock:
+                    self._error = SessionError(f"could not save session {self.path}: {err}")
+
+
+@atexit.register
+def _flush_all() -> None:
+    """Whatever is pending is written before the process ends (daemon writers would be stopped mid-way)."""
+    with _SAVERS_LOCK:
+        savers = list(_SAVERS.values())
+    for saver in savers:
+        saver._idle.wait(30)
