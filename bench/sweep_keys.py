@@ -75,8 +75,10 @@ async def one_run(mode: str, trials: int, background: bool, plan: SweepPlan, tim
             type_key(app, APP_KEYS[pressed % len(APP_KEYS)])
             pressed += 1
         outcome = await sweep
-        await pilot.pause(0.3)
         seconds = time.perf_counter() - start
+        while not app.input_order.idle:  # every key typed has been handled before the panel closes
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
     latencies = timing.latencies_ms()
     saver_for(path).flush(60)
     return {"p50": statistics.median(latencies), "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],

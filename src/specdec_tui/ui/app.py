@@ -18,13 +18,11 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.notifications import Notify
-from textual.theme import Theme
 from textual.widgets import TabbedContent
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
-from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
@@ -246,6 +244,10 @@ class SpecdecApp(PanelState):
     def _trials_stale(self, _: MainScreen.TrialsStale) -> None:
         self.show_trials()
 
+    @on(MainScreen.ChartStale)
+    def _chart_stale(self, _: MainScreen.ChartStale) -> None:
+        self.show_bench_chart()
+
     @on(MainScreen.BenchWanted)
     def _bench_wanted(self, _: MainScreen.BenchWanted) -> None:
         self.action_bench()
@@ -293,20 +295,6 @@ class SpecdecApp(PanelState):
 
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)
-
-    def _theme_changed(self, theme: Theme) -> None:
-        """Save a theme picked in the palette to the config file. Not the one the file already names (the start
-        applies it too): rewriting the file then cost every start ~20 ms of TOML writing before its first frame."""
-        if not self.config.source or theme.name == self._saved_theme:
-            return
-        from specdec_tui.core.config_file import save_ui_theme
-
-        try:
-            save_ui_theme(Path(self.config.source), theme.name)
-        except Exception as err:  # noqa: BLE001
-            self.notify(f"Theme not saved to {self.config.source}: {in_words(err)}", severity="warning")
-            return
-        self._saved_theme = theme.name
 
     # -- actions: intents to the loop (ui.host_actions) ------------------------------------------
     async def action_push(self) -> None:

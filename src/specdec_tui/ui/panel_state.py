@@ -26,6 +26,8 @@ from specdec_tui.ui.session_side import session_scopes
 from specdec_tui.ui.textual_compat import css_updates
 
 if TYPE_CHECKING:
+    from textual.theme import Theme
+
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import Host
     from specdec_tui.loop.events import LoopEvent
@@ -53,6 +55,7 @@ class PanelState(App[None]):
     _trial_loop: TrialLoop | None
     _host_link: HostLink | None
     _start_refresh_at: int | None
+    _saved_theme: str
 
     def show_loop_event(self, event: LoopEvent) -> None:
         raise NotImplementedError  # SpecdecApp's: the link hands it every loop event
@@ -299,3 +302,17 @@ class PanelState(App[None]):
             self.notify(f"Could not save the session: {in_words(err)}", severity="error")
             return
         self.notify(f"Session saved to {self.session_path}.")
+
+    def _theme_changed(self, theme: Theme) -> None:
+        """Save a theme picked in the palette to the config file. Not the one the file already names (the start
+        applies it too): rewriting the file then cost every start ~20 ms of TOML writing before its first frame."""
+        if not self.config.source or theme.name == self._saved_theme:
+            return
+        from specdec_tui.core.config_file import save_ui_theme
+
+        try:
+            save_ui_theme(Path(self.config.source), theme.name)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"Theme not saved to {self.config.source}: {in_words(err)}", severity="warning")
+            return
+        self._saved_theme = theme.name

@@ -2,7 +2,7 @@
 
 The Config tab follows the unit, the journal gets a marker per step, the bench table and the health views fill,
 failures become a dialog or a notification. What is the app's (the session's trials and charts, starting a
-benchmark) is asked for with a message up (`TrialsStale`, `BenchWanted`). The screen keeps only what its views need
+benchmark) is asked for with a message up (`TrialsStale`, `ChartStale`, `BenchWanted`). The screen keeps only what its views need
 to stay in step with the loop: the busy state as last shown, whether the draft was offered, the benchmark run on
 show, and an auto-benchmark to start once the push has ended; every trial fact stays in the loop.
 
@@ -34,6 +34,9 @@ DIALOG_STEPS = (Step.PUSH, Step.RESTART, Step.HEALTHY, Step.ROLLBACK, Step.CONNE
 class LoopScreen(Screen[None]):
     class TrialsStale(Message):
         """The session's trials changed (a push started one, a level or an end changed it): the app redraws them."""
+
+    class ChartStale(Message):
+        """A benchmark started: the app redraws the Bench tab's chart (the run on its way, not "no benchmark yet")."""
 
     class BenchWanted(Message):
         """auto_bench: the push that turned healthy has ended; the app starts the benchmark (as the b key)."""
@@ -159,7 +162,7 @@ class LoopScreen(Screen[None]):
         self._bench_run = event.run
         self.bench_table.start_run(list(event.concurrency), event.previous,
                                    limit=trial_limit(event.trial) if event.trial is not None else None)
-        self.post_message(self.TrialsStale())  # the chart says the run is on its way, not "no benchmark yet"
+        self.post_message(self.ChartStale())
         self.action_show_tab("bench")
 
     @on(lm.BenchUpdateMessage)
