@@ -78,3 +78,25 @@ def test_a_failed_write_is_said_at_the_next_flush_and_save(tmp_path: Path) -> No
     saver.save(Session(host="h"))  # the error was said once; this write fails again, said at the next call
     with pytest.raises(SessionError):
         saver.flush(timeout_s=60)
+
+
+def test_the_text_built_from_kept_trials_reads_back_as_the_whole_session_does() -> None:
+    """The saver keeps each unchanged trial's table: what it writes reads back exactly as `dumps_session`'s text, also
+    after a trial changed (a level, a status, a label) and one was added."""
+    import tomllib
+
+    from specdec_tui.core.session import dumps_session
+    from specdec_tui.loop.session_saver import SessionText
+
+    session = Session(host="h", unit="u.service", notes="a day of sweeping")
+    for i in range(1, 6):
+        trial = Trial(id=i, unit_text=UNIT.replace("3", str(i)), status="ok", label=f"steps={i}")
+        trial.levels.append(level(1))
+        session.add(trial)
+    text = SessionText()
+    assert tomllib.loads(text.dumps(session)) == tomllib.loads(dumps_session(session))
+    session.trials[2].levels.append(level(4))
+    session.trials[3].label = "renamed"
+    session.trials[4].status = "failed"
+    session.add(Trial(id=6, unit_text="[Service]\r\nExecStart=/x\r\n"))
+    assert tomllib.loads(text.dumps(session)) == tomllib.loads(dumps_session(session))
