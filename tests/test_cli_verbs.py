@@ -66,6 +66,26 @@ def push_steps(ws: DemoWorkspace, tmp_path: Path, steps: int) -> None:
     ok("host", "restart", "--host", "demo")
 
 
+def test_host_push_follows_the_panels_rules(demo: DemoWorkspace, tmp_path: Path) -> None:
+    """Issue 34: `host push` pushed the file's raw text. Now, as the panel's p: a unit that cannot run is refused in
+    words and the host keeps its unit; a unit whose API key is hidden (`<redacted>`, as session files and drafts
+    keep it) gets the key of the unit on the host back instead of pushing the placeholder."""
+    with_key = UnitFile.parse(demo.unit_path.read_text()).set_flags({"api-key": "sk-host-secret"}).text
+    demo.unit_path.write_text(with_key)
+    bad = tmp_path / "bad.service"
+    bad.write_text(UnitFile.parse(with_key).set_flags({"speculative-num-steps": "-3"}).text)
+    refused = cli("host", "push", "--host", "demo", str(bad))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "was not pushed" in refused.stderr and "--speculative-num-steps -3 is out of range" in refused.stderr
+    assert demo.unit_path.read_text() == with_key
+    hidden = tmp_path / "hidden.service"
+    hidden.write_text(UnitFile.parse(with_key).set_flags({"api-key": "<redacted>", "speculative-num-steps": "2",
+                                                          "speculative-num-draft-tokens": "3"}).text)
+    ok("host", "push", "--host", "demo", str(hidden))
+    pushed = UnitFile.parse(demo.unit_path.read_text()).flags()
+    assert pushed["api-key"] == "sk-host-secret" and pushed["speculative-num-steps"] == "2"
+
+
 # ------------------------------------------------------------------------------------- 1. rollback restarts
 
 

@@ -79,8 +79,9 @@ async def test_a_trial_on_the_demo_cluster_runs_every_node_and_rolls_all_back(cl
 def test_a_cluster_journal_line_shows_its_node_and_keeps_its_colour() -> None:
     from datetime import datetime
 
+    from specdec_tui.core.sglang.journal_text import format_record
     from specdec_tui.hosts.base import JournalRecord
-    from specdec_tui.ui.widgets.journal_lines import format_record, line_runs
+    from specdec_tui.ui.widgets.journal_lines import line_runs
 
     # upstream: python/sglang/srt/entrypoints/http_server.py (the readiness line)
     message = "[2026-12-03 08:00:00] The server is fired up and ready to roll!"

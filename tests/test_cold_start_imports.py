@@ -138,16 +138,15 @@ heavy = {heavy!r}
 app = demo_app(argparse.Namespace(config=None, session=None, new_session=False))
 seen = []
 keys = []
-display = app._display
+from specdec_tui.ui.textual_compat import watch_frames
 
-def first(screen, renderable):
+def first(screen, dropped):
     # a frame written to the terminal: not one drawn inside the start-up batch, which Textual drops
-    if renderable is not None and not seen and not app._batch_count and type(screen).__name__ == "MainScreen":
+    if not seen and not dropped and type(screen).__name__ == "MainScreen":
         seen.append(' '.join(m for m in heavy if m in sys.modules) or '-')
         keys.extend(str(key.description) for key in screen.query("FooterKey"))
-    display(screen, renderable)
 
-app._display = first
+watch_frames(app, first)
 
 async def main():
     async with app.run_test(size=(120, 40)) as pilot:

@@ -12,15 +12,14 @@ from datetime import datetime
 
 import pytest
 
+from specdec_tui.core.sglang.journal_text import format_record
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop import journal_offload
 from specdec_tui.loop.journal_child import as_fields
 from specdec_tui.loop.journal_feed import parsed_batches
 from specdec_tui.loop.journal_offload import JournalParserError, offloaded_batches
-from specdec_tui.ui.widgets.journal_lines import format_record
 
-DISPLAY = f"{format_record.__module__}:{format_record.__qualname__}"
 DECODE = ("[2026-12-03 14:00:{s:02d} TP0] Decode batch, #running-req: {run}, #token: 900, token usage: 0.12, "
           "accept len: 2.75, accept rate: 0.69, cuda graph: True, gen throughput (token/s): {gen}.40, #queue-req: 2, ")
 ACCESS = 'INFO:     127.0.0.1:40000 - "POST /v1/completions HTTP/1.1" 200 OK'
@@ -56,7 +55,7 @@ async def gather(batches) -> tuple[list[JournalRecord], list[str], list[str], ob
 
 async def test_the_child_gives_back_every_record_in_order_as_the_panel_would_parse_it() -> None:
     records = journal(5_000)
-    there = await gather(offloaded_batches(source(records), display=DISPLAY))
+    there = await gather(offloaded_batches(source(records)))
     here = await gather(parsed_batches(source(records), display=format_record))
     assert there[0] == records  # the very records, once each, in order
     assert there[1:3] == here[1:3]  # kinds and display lines
@@ -69,8 +68,8 @@ def spy_on_children(monkeypatch) -> list:
     started: list = []
     real = journal_offload.start_child
 
-    async def start(display: str):
-        child = await real(display)
+    async def start():
+        child = await real()
         started.append(child)
         return child
 
@@ -90,14 +89,14 @@ async def test_a_child_that_dies_is_said_in_words(monkeypatch) -> None:
                 await asyncio.sleep(0.01)
 
     with pytest.raises(JournalParserError) as raised:
-        async for _ in offloaded_batches(endless(), display=DISPLAY):
+        async for _ in offloaded_batches(endless()):
             started[0].kill()
     assert str(raised.value) == "the journal parser stopped (exit code -9); start the panel again to follow the journal"
 
 
 async def test_stopping_the_reader_stops_the_child(monkeypatch) -> None:
     started = spy_on_children(monkeypatch)
-    batches = offloaded_batches(source(journal(3_000)), display=DISPLAY)
+    batches = offloaded_batches(source(journal(3_000)))
     await anext(batches)
     await batches.aclose()  # the journal worker cancelled: a host switch, the panel quitting
     assert started[0].returncode is not None
@@ -108,7 +107,7 @@ async def test_a_child_that_cannot_start_leaves_the_parsing_to_this_process(monk
     started = spy_on_children(monkeypatch)
     monkeypatch.setattr(sys, "executable", shutil.which("false"))
     records = journal(300)
-    got = await gather(offloaded_batches(source(records), display=DISPLAY))
+    got = await gather(offloaded_batches(source(records)))
     assert started == [None]
     assert got[0] == records and got[2] == (await gather(parsed_batches(source(records), display=format_record)))[2]
 
@@ -127,6 +126,6 @@ async def test_the_journal_failing_is_raised_after_what_came_before() -> None:
 
     got: list[JournalRecord] = []
     with pytest.raises(HostError, match="journal lost"):
-        async for batch in offloaded_batches(breaks(), display=DISPLAY):
+        async for batch in offloaded_batches(breaks()):
             got.extend(batch.records)
     assert got == journal(20)

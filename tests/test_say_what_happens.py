@@ -96,8 +96,8 @@ async def test_a_failed_step_is_said_in_words_not_from_its_id(step: Step, title:
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         await pilot.pause()
-        await app.renderer.render(StepFailed(step, "the server did not become ready within 120 s."))
-        await pilot.pause()
+        app.show_loop_event(StepFailed(step, "the server did not become ready within 120 s."))
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the dialog")
         dialog = app.screen
         assert isinstance(dialog, ErrorScreen)
         assert dialog.title_text == title

@@ -10,6 +10,7 @@ from specdec_tui.core import drafts
 from specdec_tui.core.config import UIConfig
 from specdec_tui.core.config_file import load_config
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.loop.session_saver import saver_for
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui.keymap import APP_BINDINGS, MAIN_SCREEN_BINDINGS, bindings_of
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
@@ -17,7 +18,7 @@ from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
+from .ui_helpers import demo_app, demo_ready, footer_text, offline_app, record_notifications, started, wait_for
 
 
 def help_table_rows(app) -> list[list[str]]:
@@ -95,6 +96,27 @@ async def test_draft_is_offered_and_restored(tmp_path: Path) -> None:
         assert "+    --speculative-num-steps 2 \\" in app.config_pane.diff
 
 
+async def test_d_discards_the_edit_and_its_draft(tmp_path: Path) -> None:
+    """Issue 34: the panel had no way back to the host's unit but undoing by hand. `d` (id discard-edit) is in the
+    footer while there is an edit, and puts the form, editor and diff back on the host's unit; the draft is gone, so
+    the next start offers nothing."""
+    app = demo_app(tmp_path)
+    running = (tmp_path / "demo" / "units" / "sglang-demo.service").read_text()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.config_pane.running_text == running, "the host's unit")
+        assert "Discard" not in footer_text(app)
+        await app.config_pane.set_flag("speculative-num-steps", "3")
+        app.config_pane.flush_draft()
+        assert drafts.load_draft("demo", "sglang-demo.service") is not None
+        await wait_for(pilot, lambda: "Discard edit" in footer_text(app), "the discard key in the footer")
+        await pilot.press("escape", "d")  # out of the form's field, so d is a key
+        await wait_for(pilot, lambda: not app.has_unpushed_edit, "the edit discarded")
+        assert app.config_pane.text == running and app.config_pane.diff == ""
+        assert drafts.load_draft("demo", "sglang-demo.service") is None
+        await wait_for(pilot, lambda: "Discard" not in footer_text(app), "the discard key gone")
+
+
 async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
     config_file = tmp_path / "config.toml"
     config_file.write_text('# my settings\n[ui]\ntheme = "specdec-dark"\n')
@@ -141,6 +163,7 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
         assert all(lv.output_tok_s > 0 for lv in trial.levels)
         table = app.screen.query_one("#bench-table")
         assert float(table.cell_text(1, "tok_s").replace(",", "")) > 0
+        saver_for(session_file).flush(timeout_s=60)  # the panel writes it off its event loop
         assert session_file.exists() and "speculative-num-steps" in session_file.read_text()
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rollback question")

@@ -22,6 +22,7 @@ from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.main_screen import MainScreen
+from specdec_tui.ui.textual_compat import watch_frames
 from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
@@ -60,17 +61,15 @@ async def test_what_the_host_says_before_the_later_tabs_exist_is_shown_not_dropp
 def record_frames(app: SpecdecApp) -> list[tuple[bool, str]]:
     """For every frame the app writes (a display with no batch holding it back): whether the Config pane was there,
     and the unit preview's text. A test app is headless and writes nothing, but it still hands every frame to
-    `App._display`, which drops it while a batch is open: that is what a terminal would (not) see."""
+    display, which drops it while a batch is open: that is what a terminal would (not) see (`textual_compat`)."""
     frames: list[tuple[bool, str]] = []
-    display = app._display
 
-    def recorded(screen: Screen[object], renderable: object) -> None:
-        if renderable is not None and not app._batch_count and isinstance(screen, MainScreen):
+    def recorded(screen: Screen[object], dropped: bool) -> None:
+        if not dropped and isinstance(screen, MainScreen):
             previews = screen.query(UnitPreview)
             frames.append((bool(screen.query("#config-pane")), str(previews.first().visual) if previews else ""))
-        display(screen, renderable)  # type: ignore[arg-type]
 
-    app._display = recorded  # type: ignore[method-assign]
+    watch_frames(app, recorded)
     return frames
 
 
@@ -195,14 +194,12 @@ async def test_the_first_frame_is_painted_once_and_shows_the_footers_keys(monkey
     app = offline_app()
     dropped: list[int] = []
     written: list[int] = []
-    display = app._display
 
-    def recorded(screen: Screen[object], renderable: object) -> None:
-        if renderable is not None and isinstance(screen, MainScreen):
-            (dropped if app._batch_count else written).append(len(screen.query("FooterKey")))
-        display(screen, renderable)  # type: ignore[arg-type]
+    def recorded(screen: Screen[object], held: bool) -> None:
+        if isinstance(screen, MainScreen):
+            (dropped if held else written).append(len(screen.query("FooterKey")))
 
-    app._display = recorded  # type: ignore[method-assign]
+    watch_frames(app, recorded)
     rebuilt: list[StableFooter] = []
     recompose = StableFooter.recompose
 

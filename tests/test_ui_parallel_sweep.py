@@ -17,7 +17,8 @@ from specdec_tui.loop.sweep import edit_for_value
 from specdec_tui.loop.sweep_form import FormError, SweepForm, hosts_from_form, plan_from_form
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
 from .ui_helpers import FAST_PROFILE, offline_app, record_notifications, started, wait_for
 

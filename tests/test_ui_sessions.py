@@ -19,7 +19,8 @@ from specdec_tui.loop.sweep_form import FormError, SweepForm, plan_from_form
 from specdec_tui.ui.screens.compare_screen import CompareScreen
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sessions_screen import SessionsScreen
-from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
 from .ui_helpers import (
     OFFLINE_UNIT,

@@ -23,7 +23,7 @@ async def test_messages_during_shutdown_are_dropped(tmp_path: Path) -> None:
         record = JournalRecord(cursor="1", timestamp=datetime.now(), message="[2026-12-03 08:00:00] hello")
         while not stop.is_set():
             app.post_message(m.JournalBatch([record], ["text"]))
-            app.post_message(m.LoopEventMessage(StepFailed(Step.JOURNAL, "late")))
+            app.show_loop_event(StepFailed(Step.JOURNAL, "late"))
             await asyncio.sleep(0)
 
     async with app.run_test(size=(80, 24)) as pilot:

@@ -22,7 +22,8 @@ from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.error_screen import ErrorScreen
 from specdec_tui.ui.screens.replay_screen import ReplayScreen
 from specdec_tui.ui.screens.sessions_screen import SessionsScreen
-from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
 from specdec_tui.ui.widgets.tok_chart import TokChart
 
 from .test_ui_states_snapshots import READY_LINES, feed_journal, records, seed_trials, show

@@ -21,6 +21,7 @@ from textual.widgets import TabbedContent
 from specdec_tui.core.latency import trial_limit
 from specdec_tui.core.results import Dist, LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
+from specdec_tui.core.sglang.journal_text import format_record
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import JournalRecord, ServiceStatus
@@ -28,7 +29,6 @@ from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.loop.journal_feed import fold, snapshot
 from specdec_tui.ui import messages as m
 from specdec_tui.ui.app import SpecdecApp
-from specdec_tui.ui.widgets.journal_lines import format_record
 
 from .ui_helpers import OFFLINE_UNIT, offline_app, started
 

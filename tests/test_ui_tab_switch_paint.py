@@ -5,9 +5,9 @@ switch, ~30-45 ms each on a 2-core machine)."""
 
 from __future__ import annotations
 
-from textual._compositor import Compositor
 from textual.widgets import TabbedContent
 
+from specdec_tui.ui.textual_compat import full_renders_counted
 from tests.ui_helpers import offline_app, started
 
 
@@ -17,19 +17,13 @@ async def test_a_tab_switch_shows_the_tab_and_moves_the_focus_without_repainting
         await started(pilot)
         await pilot.pause(0.3)
         full_renders: list[int] = []
-        original = Compositor.render_full_update
-
-        def counted(compositor: Compositor, *args, **kwargs):
-            full_renders.append(1)
-            return original(compositor, *args, **kwargs)
-
-        monkeypatch.setattr(Compositor, "render_full_update", counted)
-        for key, tab, focus_id in (("2", "journal", "journal-log"), ("3", "health", None), ("4", "bench", "bench-data"),
-                                   ("2", "journal", "journal-log")):
-            await pilot.press(key)
-            await pilot.pause(0.1)
-            assert app.screen.query_one(TabbedContent).active == tab
-            if focus_id is not None:
-                assert app.screen.focused is not None and app.screen.focused.id == focus_id
-        assert app.screen.query_one("#journal-pane").region.height > 40  # the journal fills the screen again
+        with full_renders_counted(full_renders):
+            for key, tab, focus_id in (("2", "journal", "journal-log"), ("3", "health", None), ("4", "bench", "bench-data"),
+                                       ("2", "journal", "journal-log")):
+                await pilot.press(key)
+                await pilot.pause(0.1)
+                assert app.screen.query_one(TabbedContent).active == tab
+                if focus_id is not None:
+                    assert app.screen.focused is not None and app.screen.focused.id == focus_id
+            assert app.screen.query_one("#journal-pane").region.height > 40  # the journal fills the screen again
         assert full_renders == []

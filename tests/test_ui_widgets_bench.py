@@ -39,9 +39,9 @@ class BenchHost(App):
 
 def feed_run(table: BenchTable) -> None:
     table.start_run([1, 4, 16], previous=PREVIOUS)
-    table.on_event(LevelStarted(concurrency=1, planned=8))  # the name the app shell calls
-    table.on_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
-    table.on_event(LevelDone(level(1, 234.0)))
+    table.apply_event(LevelStarted(concurrency=1, planned=8))
+    table.apply_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
+    table.apply_event(LevelDone(level(1, 234.0)))
     table.apply_event(LevelStarted(concurrency=4, planned=8))
     table.apply_event(LevelProgress(concurrency=4, done=2, errors=1, tokens=500, tok_s=480.0))
     table.apply_event(LevelDone(level(4, 468.0, errors=1, estimated=True, warnings=["acceptance looks inflated"])))
@@ -175,3 +175,20 @@ async def test_delta_and_finished_bars_are_readable_in_the_cursor_row_and_the_ot
                     assert _contrast(style.color, style.bgcolor) >= 3.0, (theme, row, needle, style)
         cursor_bg = table.table.get_component_rich_style("datatable--cursor").bgcolor
         assert all(s.style.bgcolor == cursor_bg for s in _cell_segments(table, 0, "+25.8%"))
+
+
+async def test_a_table_reset_for_a_run_still_answers_as_a_running_widget() -> None:
+    """Issue 34: the table kept its running levels in `_running`, Textual's own flag for a message pump that is
+    processing (read by `is_running` and the idle check): after a reset it was `{}`, so Textual took the mounted
+    table for a stopped one. A reset for a run, levels in flight and a finished run leave the widget running."""
+    app = BenchHost()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4], previous=PREVIOUS)
+        assert table.is_running is True
+        table.apply_event(LevelStarted(concurrency=1, planned=8))
+        assert table.is_running is True
+        table.apply_event(RunDone(levels=[], cancelled=True))
+        table.show_results([level(1, 200.0)])
+        await pilot.pause()
+        assert table.is_running is True and table.cell_text(1, "tok_s") == "200.0"

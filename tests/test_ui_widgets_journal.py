@@ -237,7 +237,7 @@ def test_the_help_screen_lists_the_key_that_shows_the_folded_lines() -> None:
 
 
 def test_a_decode_line_shows_its_figures_in_columns_that_fit_160() -> None:
-    from specdec_tui.ui.widgets.journal_lines import format_record
+    from specdec_tui.core.sglang.journal_text import format_record
 
     # upstream: python/sglang/srt/managers/scheduler_components/metrics_reporter.py report_decode_stats
     line = format_record(rec(1, "[2025-03-01 14:03:07 DP0 TP0] Decode batch, #running-req: 17, #cached-token: 0, "

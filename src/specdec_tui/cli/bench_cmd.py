@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdec_tui.cli.common import (
     add_target_options,
@@ -25,8 +25,11 @@ from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import SERVER_AVG_LABEL, Dist, LevelResult, ServerFacts, accept_source_legend
 from specdec_tui.loop.unit_checks import api_key_from
 
+if TYPE_CHECKING:
+    from specdec_tui.bench.events import RunDone
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `bench` command."""
     p = sub.add_parser("bench", help="benchmark a server: tok/s, TTFT, TPOT, ITL and acceptance per concurrency")
     where = p.add_mutually_exclusive_group()
@@ -129,7 +132,7 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
     return trial.id, path
 
 
-def run_error(done: Any, base_url: str) -> str | None:
+def run_error(done: RunDone, base_url: str) -> str | None:
     """The run's failure in words: the engine's, or "every request failed" (a run without one answered
     request measured nothing, whatever its table says)."""
     if done.error or done.cancelled:
@@ -419,8 +422,10 @@ class LiveTable:
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
                     "ITL p50/p99 ms", "accept srv/cli", SERVER_AVG_LABEL, "notes"):
-            t.add_column(col, justify="right" if col != "notes" else "left",
-                         **({"min_width": 19, "overflow": "fold"} if col == "notes" else {}))  # "queues: >17 running"
+            if col == "notes":  # "queues: >17 running"
+                t.add_column(col, justify="left", min_width=19, overflow="fold")
+            else:
+                t.add_column(col, justify="right")
         for lv in self.rows:
             notes = " ".join(
                 [f"{kind}×{n}" for kind, n in lv.error_kinds.items()]

@@ -22,7 +22,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import DEMO_PROFILE
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="run one full trial on the embedded demo host (no GPU, no SSH) and print it",
                        description="Edit the demo unit, push, restart, wait for /health, benchmark, save the trial.")
     add_demo_options(p)

@@ -19,7 +19,7 @@ STATE_STYLES = {"ready": "bold green", "failing": "bold red", "unreachable": "bo
                 "loading": "yellow", "warming up": "yellow", "starting": "yellow"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fleet = sub.add_parser("fleet", help="every configured host at a glance")
     fleet_sub = fleet.add_subparsers(dest="fleet_command", metavar="SUBCOMMAND", required=True)
     status = fleet_sub.add_parser(

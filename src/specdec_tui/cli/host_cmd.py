@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 ACTIONS = ("status", "cat", "push", "restart", "stop", "rollback", "journal")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `host` command group."""
     host = sub.add_parser("host", help="drive the SGLang unit on a host: status, cat, push, restart, stop, rollback, journal")
     actions = host.add_subparsers(dest="host_command", metavar="ACTION", required=True)
@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from None
 
 
-async def _with_host(host: Host, args: argparse.Namespace, target: Target, action) -> int:
+async def _with_host(host: Host, args: argparse.Namespace, target: Target,
+                     action: Callable[[Host, argparse.Namespace, Target], Awaitable[int]]) -> int:
     await host.connect()
     try:
         return await action(host, args, target)
@@ -85,24 +86,29 @@ async def _with_host(host: Host, args: argparse.Namespace, target: Target, actio
         await host.close()
 
 
-async def _status(host: Host, _args, _target: Target) -> int:
+async def _status(host: Host, _args: argparse.Namespace, _target: Target) -> int:
     s = await host.status()
     print(terminal_safe(f"{s.unit}: {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'} restarts={s.n_restarts} "
                         f"result={s.result or '-'} since={s.active_enter.isoformat() if s.active_enter else '-'}"))
     return 0 if s.is_running else 3  # 3: like `systemctl status` for a unit that is not running
 
 
-async def _cat(host: Host, _args, _target: Target) -> int:
+async def _cat(host: Host, _args: argparse.Namespace, _target: Target) -> int:
     text = await host.read_unit()  # exact into a file or a pipe; as words only on a terminal
     sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
     return 0
 
 
-async def _push(host: Host, args, _target: Target) -> int:
+async def _push(host: Host, args: argparse.Namespace, _target: Target) -> int:
     from specdec_tui.cli.unit_cmd import read_unit_text  # exact bytes, and words for a file that is not UTF-8
+    from specdec_tui.loop.unit_checks import WorkflowError
+    from specdec_tui.loop.unit_push import checked_push
 
     text = read_unit_text(args.file)
-    result = await host.push(text)
+    try:  # the panel's rules: hidden keys from the host's unit, a unit that cannot run refused
+        _, result = await checked_push(host, text)
+    except WorkflowError as err:
+        raise CliError(f"{args.file} was not pushed: {err}") from None
     if not result.changed:
         print(f"{result.unit}: unchanged (the host already has this text)")
     else:
@@ -111,21 +117,21 @@ async def _push(host: Host, args, _target: Target) -> int:
     return 0
 
 
-async def _restart(host: Host, _args, _target: Target) -> int:
+async def _restart(host: Host, _args: argparse.Namespace, _target: Target) -> int:
     result = await host.restart()
     s = result.status
     print(f"{s.unit}: job {result.job_result}; now {s.active_state} ({s.sub_state}) pid={s.main_pid or '-'}")
     return 0 if result.ok else 1
 
 
-async def _stop(host: Host, _args, _target: Target) -> int:
+async def _stop(host: Host, _args: argparse.Namespace, _target: Target) -> int:
     await host.stop()
     s = await host.status()
     print(f"{s.unit}: stopped; now {s.active_state} ({s.sub_state}) result={s.result or '-'}")
     return 0
 
 
-async def _rollback(host: Host, args, target: Target) -> int:
+async def _rollback(host: Host, args: argparse.Namespace, target: Target) -> int:
     """Restore the newest backup, daemon-reload, restart and wait until the server is healthy again — what
     `u` does in the panel. `--no-restart` restores the file alone."""
 
@@ -200,7 +206,7 @@ def restored_changes(before: str, restored: str) -> str:
     return ", ".join(f"--{c.name} {shown(c.old)} → {shown(c.new)}" for c in changes)
 
 
-async def _journal(host: Host, args, _target: Target) -> int:
+async def _journal(host: Host, args: argparse.Namespace, _target: Target) -> int:
     from specdec_tui.hosts.cluster import ClusterHost
 
     node = getattr(args, "node", None)
@@ -215,7 +221,8 @@ async def _journal(host: Host, args, _target: Target) -> int:
             tag = f"[{record.node}] " if record.node else ""
             print(f"{stamp} {tag}{prefix}{terminal_safe(record.message)}", flush=True)
     finally:
-        await stream.aclose()
+        if isinstance(stream, AsyncGenerator):  # a follower holds a channel or a process: end it now, not at GC
+            await stream.aclose()
     return 0
 
 

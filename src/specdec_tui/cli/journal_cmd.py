@@ -31,7 +31,7 @@ KIND_STYLES = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `journal` command group."""
     journal = sub.add_parser("journal", help="read SGLang log lines the way the panel does")
     journal_sub = journal.add_subparsers(dest="journal_command", metavar="SUBCOMMAND", required=True)

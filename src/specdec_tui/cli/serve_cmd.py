@@ -25,7 +25,7 @@ DEFAULT_MAX_PANELS = 4
 MAX_PANELS_LIMIT = 64
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve", help="serve the panel to a web browser (textual-serve; 127.0.0.1 unless --public)",
         description="Serve the panel on http://127.0.0.1:PORT: every browser tab gets its own panel process "

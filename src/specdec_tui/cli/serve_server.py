@@ -89,7 +89,7 @@ class PanelServer(Server):
         print(f"Serving the panel ({self.command}).\nOpen this URL in a browser (it holds this start's token):\n"
               f"    {self.page_url}\nPress Ctrl+C to stop.", flush=True)
 
-    async def handle_index(self, request: web.Request) -> web.Response:  # type: ignore[override]
+    async def handle_index(self, request: web.Request) -> web.Response:
         if not self._token_ok(request.query.get("token")):
             raise web.HTTPForbidden(text="specdec-tui serve: open the URL that `serve` printed (it ends in "
                                          "?token=...); this one has no token or a wrong one\n")

@@ -8,12 +8,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.session import Session, SessionError, load_session
 
+if TYPE_CHECKING:
+    from specdec_tui.core.config import Config
+    from specdec_tui.hosts.base import Host
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `session` command group."""
     from specdec_tui.cli.common import add_target_options, add_time_scale_option
 
@@ -184,7 +189,7 @@ def run_replay(args: argparse.Namespace) -> int:
     return asyncio.run(_replay(args, session, path, config, host_name, host))
 
 
-async def _replay(args: argparse.Namespace, session: Session, path: Path, config, host_name: str, host) -> int:
+async def _replay(args: argparse.Namespace, session: Session, path: Path, config: Config, host_name: str, host: Host) -> int:
     from specdec_tui.cli.common import StepClock, progress
     from specdec_tui.cli.render import make_console, replay_table
     from specdec_tui.cli.sweep_cmd import phase_line, trial_line

@@ -34,7 +34,7 @@ from specdec_tui.core.sweep_rules import Objective
 from specdec_tui.hosts.base import Host
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `sweep` command."""
     p = sub.add_parser("sweep", help="sweep one flag over values on a host and pick the best, with reasons",
                        conflict_handler="resolve",  # its --host replaces the common one: it may be given many times

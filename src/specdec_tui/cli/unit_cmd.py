@@ -23,7 +23,7 @@ from specdec_tui.core.unit_diff import flag_changes, unified_diff
 # A flag name as SGLang spells them (letters, digits, "-", "_", "."), not starting with "-".
 FLAG_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]*")
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `unit` command group."""
     unit = sub.add_parser("unit", help="show, edit, check or diff a systemd unit's SGLang flags")
     commands = unit.add_subparsers(dest="unit_command", metavar="SUBCOMMAND", required=True)

@@ -1,6 +1,6 @@
 """What the trial loop tells whoever drives it: the busy state, each step's outcome, trial changes and the
 benchmark's events, in order. The panel renders them; the headless commands print them. Nothing here is
-Textual: the panel wraps each event in one message (`ui.messages.LoopEventMessage`)."""
+Textual: the panel wraps each event in a message of its own (`ui.loop_messages`), handled where it is shown."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ class Pushed:
 @dataclass(frozen=True, slots=True)
 class Restarted:
     result: RestartResult
+    healthy_within_s: float = 900.0  # how long the loop now waits for the server to answer (the host's setting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class BenchStarted:
     run: int
     concurrency: tuple[int, ...]
     previous: list[LevelResult] | None  # the last measured trial's levels, for the Δ column
+    trial: Trial | None = None  # the trial being measured: its server's capacity marks queueing levels
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,24 +8,24 @@ the machine's other core, and the panel only reads finished batches (`journal_of
 Frames both ways: a 4-byte big-endian length, then a pickle (the two ends are this package, same version).
 In: a list of `JournalRecord` field tuples. Out: first READY (the formatter was found), then
 `(records taken, kinds, display lines, LogStats or None)` for each batch `journal_feed.parsed_batches` makes,
-in order. The display formatter is named on the command line
-(`module:function`), as the panel's own lives in its UI layer:
+in order. The display lines are `core.sglang.journal_text.format_record`'s (no formatter is loaded by name: the
+child never imports the panel):
 
-    python -m specdec_tui.loop.journal_child specdec_tui.ui.widgets.journal_lines:format_record
+    python -m specdec_tui.loop.journal_child
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import pickle
 import struct
 import sys
 from collections.abc import AsyncIterator
 from typing import BinaryIO, cast
 
+from specdec_tui.core.sglang.journal_text import format_record
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.loop.journal_feed import Display, parsed_batches
+from specdec_tui.loop.journal_feed import parsed_batches
 
 HEADER = struct.Struct(">I")
 READY = "ready"  # the child's first frame: it is parsing (a child that cannot start says nothing and exits)
@@ -54,37 +54,31 @@ def as_fields(record: JournalRecord) -> RecordFields:
     return (record.cursor, record.timestamp, record.message, record.priority, record.pid, record.kind, record.node)
 
 
-def resolve_display(name: str) -> Display:
-    module, _, function = name.partition(":")
-    return cast(Display, getattr(importlib.import_module(module), function))
-
-
 async def _records(stream: asyncio.StreamReader) -> AsyncIterator[JournalRecord]:
     async for fields in read_frames(stream):
         for values in cast(list[RecordFields], fields):
             yield JournalRecord(*values)  # type: ignore[arg-type]
 
 
-async def serve(display: Display | None, stdin: asyncio.StreamReader, stdout: BinaryIO) -> None:
+async def serve(stdin: asyncio.StreamReader, stdout: BinaryIO) -> None:
     """Parse what comes on `stdin` until it ends; each batch written (and flushed) as soon as it is made."""
-    async for batch in parsed_batches(_records(stdin), display=display):
+    async for batch in parsed_batches(_records(stdin), display=format_record):
         stdout.write(frame((len(batch.records), batch.kinds, batch.lines, batch.stats)))
         stdout.flush()
 
 
-async def _main(display_name: str) -> None:
+async def _main() -> None:
     loop = asyncio.get_running_loop()
     stdin = asyncio.StreamReader(limit=1 << 22)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
-    display = resolve_display(display_name) if display_name else None
     sys.stdout.buffer.write(frame(READY))
     sys.stdout.buffer.flush()
-    await serve(display, stdin, sys.stdout.buffer)
+    await serve(stdin, sys.stdout.buffer)
 
 
 def main(argv: list[str]) -> int:
     try:
-        asyncio.run(_main(argv[1] if len(argv) > 1 else ""))
+        asyncio.run(_main())
     except (BrokenPipeError, KeyboardInterrupt):
         return 0  # the panel went away first
     return 0

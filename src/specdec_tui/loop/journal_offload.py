@@ -20,9 +20,10 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import cast
 
+from specdec_tui.core.sglang.journal_text import format_record
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.hosts.base import JournalRecord
-from specdec_tui.loop.journal_child import READY, as_fields, frame, read_frames, resolve_display
+from specdec_tui.loop.journal_child import READY, as_fields, frame, read_frames
 from specdec_tui.loop.journal_feed import ParsedBatch, Pause, batched, next_turn, parsed_batches
 
 SHIP_WINDOW_S = 0.01  # a record waits at most this long here before it goes to the child (the child batches too)
@@ -35,12 +36,12 @@ class JournalParserError(RuntimeError):
     """The parsing child stopped before the journal ended."""
 
 
-async def start_child(display: str) -> asyncio.subprocess.Process | None:
+async def start_child() -> asyncio.subprocess.Process | None:
     """The parsing child once it has said READY, or None when it cannot run or did not (then the caller parses
     in-process)."""
     try:
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "specdec_tui.loop.journal_child", display,
+            sys.executable, "-m", "specdec_tui.loop.journal_child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=1 << 22)
     except OSError:
@@ -64,13 +65,12 @@ async def _stop(child: asyncio.subprocess.Process) -> None:
             await child.wait()
 
 
-async def offloaded_batches(source: AsyncIterator[JournalRecord], *, display: str,
-                            pause: Pause = next_turn) -> AsyncIterator[ParsedBatch]:
-    """`journal_feed.parsed_batches(source, display=<display>)`, parsed in a child process. `display` names the
-    formatter as `module:function`; `pause` is for the in-process fallback's slices."""
-    child = await start_child(display)
+async def offloaded_batches(source: AsyncIterator[JournalRecord], *, pause: Pause = next_turn) -> AsyncIterator[ParsedBatch]:
+    """`journal_feed.parsed_batches(source, display=format_record)`, parsed in a child process. `pause` is for
+    the in-process fallback's slices."""
+    child = await start_child()
     if child is None:
-        async for batch in parsed_batches(source, display=resolve_display(display), pause=pause):
+        async for batch in parsed_batches(source, display=format_record, pause=pause):
             yield batch
         return
     stdin, stdout, stderr = child.stdin, child.stdout, child.stderr

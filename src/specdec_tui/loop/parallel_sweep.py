@@ -101,9 +101,38 @@ def loops_like(config: Config, names: Sequence[str], like: TrialLoop) -> list[Tr
     loops = []
     for name in names:
         host = open_host(config, name, keep_running=True)
-        loops.append(TrialLoop.for_host(host, config, like.session, host_name=name, session_path=like.session_path,
-                                        profile=like.profile))
+        loop = TrialLoop.for_host(host, config, like.session, host_name=name, session_path=like.session_path,
+                                  profile=like.profile)
+        loop.save_in_background = like.save_in_background  # one session, one writer (loop.session_saver)
+        loops.append(loop)
     return loops
+
+
+class OtherHosts:
+    """The connections a sweep on several hosts opens beside the panel's own host, owned here: opened for the
+    sweep, kept for "apply the winner?", closed once the sweep is done with (the panel's own host stays open)."""
+
+    def __init__(self) -> None:
+        self.loops: list[TrialLoop] = []
+
+    async def open(self, config: Config, names: Sequence[str], like: TrialLoop) -> list[TrialLoop]:
+        """Loops on `names` like `like` (`loops_like`), connected; a failed connect closes those opened."""
+        self.loops = loops_like(config, names, like)
+        try:
+            for loop in self.loops:
+                await loop.host.connect()
+        except BaseException:
+            await self.close()
+            raise
+        return self.loops
+
+    async def close(self) -> None:
+        loops, self.loops = self.loops, []
+        for loop in loops:
+            try:
+                await loop.host.close()
+            except HostError:
+                pass  # going anyway; nothing the user can do about a close that failed
 
 
 async def _read_unit(runner: TrialLoop) -> str:

@@ -17,9 +17,8 @@ from pathlib import Path
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.core.compare import change_label
 from specdec_tui.core.config import BenchProfile, Config
-from specdec_tui.core.redact import has_redacted, restore_secrets
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.core.session import Session, Trial, save_session, utcnow
+from specdec_tui.core.session import Session, Trial, utcnow
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, PushResult, RestartResult
 from specdec_tui.hosts.errors import HostError
@@ -38,9 +37,11 @@ from specdec_tui.loop.events import (
     UnitLoaded,
 )
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
+from specdec_tui.loop.session_saver import saver_for
 from specdec_tui.loop.states import Busy, Step
 from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
+from specdec_tui.loop.unit_push import checked_push
 
 
 @dataclass
@@ -55,6 +56,7 @@ class TrialLoop(BusyState):
     api_key: str | None = None
     healthy_timeout_s: float = 900.0
     auto_rollback: bool = True
+    save_in_background: bool = False  # the panel: the session file is written off its event loop (loop.session_saver)
     running_text: str | None = field(default=None, init=False)  # the unit as last read or pushed
     trial: Trial | None = field(default=None, init=False)  # pushed or being measured, not yet ended
     bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
@@ -96,11 +98,8 @@ class TrialLoop(BusyState):
         return text
 
     async def push(self, text: str) -> PushResult:
-        if has_redacted(text):  # a unit from a session file: its API key comes from the unit on the host
-            text = restore_secrets(text, self.running_text or await self.host.read_unit())
-        check_unit(text)
-        result = await self.host.push(text)
-        self.running_text = text
+        """Push under the rules (`loop.unit_push`: a session file's hidden keys come from the unit on the host)."""
+        self.running_text, result = await checked_push(self.host, text, running=self.running_text or None)
         return result
 
     async def wait_healthy(self, timeout_s: float | None = None) -> HealthSnapshot:
@@ -135,7 +134,7 @@ class TrialLoop(BusyState):
         if phases:
             self.emit(Phase("restart"))
         result: RestartResult = await self.host.restart()
-        self.emit(Restarted(result))
+        self.emit(Restarted(result, self.healthy_timeout_s))
         if not result.ok:
             line = await self.last_error_line()
             raise NotHealthy(None, f"systemd could not restart the unit (job {result.job_result}, state "
@@ -167,10 +166,14 @@ class TrialLoop(BusyState):
         return trial
 
     def record(self, trial: Trial) -> None:
-        """Put the trial in the session and save the file now (a crash loses nothing finished)."""
+        """Put the trial in the session and save the file (a crash loses nothing finished): at once, or with
+        `save_in_background` handed to the file's writer thread, which writes the newest state (the panel)."""
         self.session.add(trial)
         if self.session_path is not None:
-            save_session(self.session, self.session_path)
+            saver = saver_for(self.session_path)
+            saver.save(self.session)
+            if not self.save_in_background:
+                saver.flush()
 
     def _fail(self, trial: Trial, reason: str) -> None:
         trial.status, trial.failure = "failed", reason
@@ -285,7 +288,7 @@ class TrialLoop(BusyState):
         self.bench_run += 1
         run = self.bench_run
         self.emit(Phase("bench"))
-        self.emit(BenchStarted(run, tuple(trial.profile.concurrency), list(previous) if previous else None))
+        self.emit(BenchStarted(run, tuple(trial.profile.concurrency), list(previous) if previous else None, trial))
         try:
             async for event in self._bench_events(trial.profile):
                 self.emit(BenchUpdate(run, event))

@@ -61,7 +61,7 @@ class SimArgs:
     def decode_graph_disabled(self) -> bool:
         """No decode CUDA graph, by SGLang's precedence of --cuda-graph-config, the per-phase flags and the
         deprecated --disable-cuda-graph."""
-        return self.server["cuda_graph_config"]["decode"].get("backend") == "disabled"
+        return bool(self.server["cuda_graph_config"]["decode"].get("backend") == "disabled")
 
     @property
     def decode_graph_max_bs(self) -> int | None:

@@ -73,7 +73,7 @@ class Engine:
         self.sim_now = 0.0
         self._real0 = 0.0
         self._wake = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ids = itertools.count()
         self._log_tokens = 0
         self._log_sim_t = 0.0

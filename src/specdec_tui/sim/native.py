@@ -20,9 +20,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from specdec_tui.sim.engine import Engine, GenParams, SimRequest
+from specdec_tui.sim.engine import Engine
 from specdec_tui.sim.http_util import SENT_STATUS, json_response
 from specdec_tui.sim.openai import BadRequest
+from specdec_tui.sim.requests import GenParams, SimRequest
 from specdec_tui.sim.textgen import EOS_TOKEN_ID
 
 DEFAULT_MAX_NEW_TOKENS = 128

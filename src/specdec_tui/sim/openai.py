@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from specdec_tui.sim.engine import Emission, GenParams, SimRequest
+from specdec_tui.sim.requests import Emission, GenParams, SimRequest
 from specdec_tui.sim.textgen import EOS_TOKEN_ID
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 5

@@ -41,7 +41,7 @@ class SimRequest:
     text: TextStream
     decay: float = 1.0  # the draft's acceptance falls by this factor a depth (cost_model.request_acceptance)
     workload: str = "chat"
-    out: asyncio.Queue = field(default_factory=asyncio.Queue)
+    out: asyncio.Queue[Emission] = field(default_factory=asyncio.Queue)
     emitted: int = 0
     chunks: int = 0
     verify_steps: int = 0

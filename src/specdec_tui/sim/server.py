@@ -19,12 +19,13 @@ from aiohttp import web
 from specdec_tui.sim import model
 from specdec_tui.sim.args import SimArgs, parse_sim_args
 from specdec_tui.sim.cluster import ClusterError, ClusterLink, log_peer_lost, rendezvous
-from specdec_tui.sim.engine import Engine, GenParams
+from specdec_tui.sim.engine import Engine
 from specdec_tui.sim.http_util import SENT_STATUS, json_response
 from specdec_tui.sim.logs import SimLog
 from specdec_tui.sim.metrics import prometheus_text
 from specdec_tui.sim.native import serve_generate
 from specdec_tui.sim.openai import BadRequest, ChunkShaper, parse_request
+from specdec_tui.sim.requests import GenParams
 from specdec_tui.sim.server_info import (
     Identity,
     model_card,
@@ -110,7 +111,7 @@ class SimServer:
     async def _access_log(self, request: web.Request, handler: Any) -> web.StreamResponse:
         status = 500
         try:
-            resp = await handler(request)
+            resp: web.StreamResponse = await handler(request)
             status = resp.status
             return resp
         except web.HTTPException as exc:
@@ -130,7 +131,8 @@ class SimServer:
         if key and request.method != "OPTIONS" and not request.path.startswith(OPEN_PATHS):
             if request.headers.get("Authorization", "") != f"Bearer {key}":
                 return json_response({"error": "Unauthorized"}, status=401)
-        return await handler(request)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     # ---- routes -------------------------------------------------------------------------------------------------
     def _not_serving(self) -> web.Response | None:
@@ -313,7 +315,7 @@ async def serve(a: SimArgs, log: SimLog) -> int:
         return 1
     log_uvicorn_start(log, host, port)
     await warm_up(server)
-    crash: asyncio.Task | None = None
+    crash: asyncio.Task[None] | None = None
     if a.sim_fail == "crash-after-ready":
         crash = asyncio.create_task(asyncio.sleep(max(0.5, a.load_seconds) / a.time_scale))
     waiter = asyncio.create_task(stop.wait())
@@ -361,7 +363,7 @@ async def _serve_as_worker(link: ClusterLink, stop: asyncio.Event, log: SimLog) 
     detokenizer"); it lives until it is stopped (0) or node 0 goes away (1, in the scheduler's words)."""
     assert link.lost is not None
     waiter = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({waiter, link.lost}, return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait({waiter, link.lost}, return_when=asyncio.FIRST_COMPLETED)  # type: ignore[type-var]
     waiter.cancel()
     code = 0
     if link.lost in done:
@@ -374,7 +376,7 @@ async def _serve_as_worker(link: ClusterLink, stop: asyncio.Event, log: SimLog) 
 def run(argv: Sequence[str] | None = None, prog: str = "python -m specdec_tui.sim") -> int:
     """Process entry: returns the exit code (0 on SIGTERM, 1 on a failed start, 2 on bad flags)."""
     try:
-        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     except (AttributeError, ValueError):
         pass
     a = parse_sim_args(argv, prog=prog)

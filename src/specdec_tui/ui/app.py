@@ -1,17 +1,17 @@
 """The panel: `SpecdecApp` and its factory `make_app`.
 
-The trial loop (`loop.trial.TrialLoop`) owns every piece of trial state; `HostLink` runs its intents and
-the host's journal and health in workers that only post messages; the `@on` handlers here render what
-arrives. `SessionSide` owns the saved-sessions, compare, sweep and replay screens. Failures are shown in
-words; a failed push keeps the edit.
+The trial loop (`loop.trial.TrialLoop`) owns every piece of trial state; `HostLink` runs its intents and the host's
+journal and health in workers that only post messages; the `@on` handlers here render what arrives (the loop's
+events: the main screen's, `LoopScreen`). `PanelState` (ui/panel_state.py) holds what the panel knows and reaches;
+`SessionSide` owns the saved-sessions, compare, sweep and replay screens. Failures are said in words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import App
@@ -19,14 +19,11 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.filter import LineFilter
 from textual.notifications import Notify
-from textual.theme import Theme
 from textual.widgets import TabbedContent
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.paths import sessions_dir
-from specdec_tui.core.results import LevelResult
-from specdec_tui.core.session import Session, save_session
-from specdec_tui.core.words import in_words
+from specdec_tui.core.session import Session
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
@@ -34,11 +31,12 @@ from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
 from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
-from specdec_tui.ui.keymap import APP_BINDINGS, KeyRow, key_rows, unknown_ids
-from specdec_tui.ui.loop_renderer import LoopRenderer
+from specdec_tui.ui.keymap import APP_BINDINGS, unknown_ids
+from specdec_tui.ui.panel_state import PanelState
 from specdec_tui.ui.safe_lines import TerminalSafeFilter
 from specdec_tui.ui.screens.main_screen import MainScreen
-from specdec_tui.ui.session_side import SessionSide, session_scopes
+from specdec_tui.ui.session_side import SessionSide
+from specdec_tui.ui.textual_compat import css_updates
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
@@ -46,16 +44,15 @@ if TYPE_CHECKING:
 
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import Host
+    from specdec_tui.loop.events import LoopEvent
     from specdec_tui.loop.health import HealthSnapshot
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.host_link import HostLink
     from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-    from specdec_tui.ui.widgets.config_pane import ConfigPane
     from specdec_tui.ui.widgets.fleet_table import FleetTable
     from specdec_tui.ui.widgets.trials_list import TrialsList
 
-# What only a key, a host or a later tab needs (the trial loop and host link, the help, compare and session
-# screens, rollback, saving the theme) is imported where it is used: the first frame waits for every import
+# What only a key, a host or a later tab needs is imported where it is used: the first frame waits for every import
 # made before it (issue 16, cold start; tests/test_cold_start_imports.py keeps the heavy ones off that path).
 
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
@@ -75,10 +72,10 @@ def palette_commands() -> type[Provider]:
     return SpecdecCommands
 
 
-class SpecdecApp(App[None]):
+class SpecdecApp(PanelState):
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
-    BINDINGS: list[BindingType] = [*APP_BINDINGS, CANCEL_BENCH]
+    BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS, CANCEL_BENCH]
     COMMANDS = App.COMMANDS | {palette_commands}  # the provider's module loads when the palette first opens
 
     def __init__(self, config: Config, host: Host | None, session: Session, *, session_path: Path | None,
@@ -103,7 +100,6 @@ class SpecdecApp(App[None]):
         self._host_link: HostLink | None = None
         self.sessions = SessionSide(self)
         self.host_actions = HostActions(self)
-        self.renderer = LoopRenderer(self)
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
         self.fleet = FleetFeed(self, config, sessions_dir())
@@ -121,137 +117,17 @@ class SpecdecApp(App[None]):
         # The theme before any stylesheet is parsed: set on mount, it made Textual parse every stylesheet again
         # after the main screen was registered (~25 ms of the first frame on 2 cores). Problems are said on mount.
         self._theme_load = register_themes(self)
-        invalidated = self._css_update_count
+        invalidated = css_updates(self)
         self._theme_problem = apply_theme(self, config.ui.theme)
         self._theme_chosen = True
         self.stylesheet.set_variables(self.get_css_variables())  # the first parse reads this theme's colours
         # Textual's theme watcher also queued a refresh (a parse of every stylesheet and a restyle of every widget
         # once the first screen is up): the variables are already right, so refresh_css skips that one.
-        self._start_refresh_at = self._css_update_count if self._css_update_count != invalidated else None
+        self._start_refresh_at = css_updates(self) if css_updates(self) != invalidated else None
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines)."""
         return [*super().get_line_filters(), self._terminal_safe]
-
-    @property
-    def host(self) -> Host | None:
-        """The host the panel acts on; None offline. One given as `open_host` (the demo's) is opened here, on first
-        use: its module and records (~45 M instructions of dataclasses) load after the first frame, not before."""
-        if self._host is None and self._open_host is not None:
-            opener, self._open_host = self._open_host, None
-            self._host = opener()
-        return self._host
-
-    @host.setter
-    def host(self, host: Host | None) -> None:
-        self._host, self._open_host = host, None
-
-    @property
-    def opened_host(self) -> Host | None:
-        """The host if it has been opened (what there is to close); never opens one."""
-        return self._host
-
-    @property
-    def has_host(self) -> bool:
-        """Whether the panel runs on a host (not offline), asked without opening one."""
-        return self._host is not None or self._open_host is not None
-
-    # -- the start's CSS: parsed once, with the panel's theme ------------------------------------------
-    _theme_chosen = False  # a class default: Textual's App.__init__ asks for variables before the theme is picked
-
-    def get_css_variables(self) -> dict[str, str]:
-        """The theme's CSS variables; none while Textual's `__init__` builds its stylesheet, before the panel has
-        picked its theme: those of Textual's default theme were computed only to be replaced (~1.5 ms)."""
-        return super().get_css_variables() if self._theme_chosen else {}
-
-    def refresh_css(self, animate: bool = True) -> None:
-        """Textual's, except the refresh the start's theme queued, when nothing has changed the CSS since
-        (`_css_update_count`, which every theme or colour change raises): it re-parsed every stylesheet and restyled
-        the whole first screen for variables that were already in place."""
-        queued_at, self._start_refresh_at = self._start_refresh_at, None
-        if queued_at is not None and queued_at == self._css_update_count:
-            return
-        super().refresh_css(animate)
-
-    # -- state the views read ------------------------------------------------------------------
-    @property
-    def busy(self) -> Busy:
-        """The loop's busy state as last rendered (its events arrive in order, so a benchmark shown ended
-        has its trial recorded and said); refusals ask the loop itself."""
-        return self.renderer.busy
-
-    @property
-    def bench_running(self) -> bool:
-        return self.busy is Busy.BENCH
-
-    @property
-    def main_or_none(self) -> MainScreen | None:
-        """The main screen, or None before it is pushed / while the app shuts down (`is_running` turns False
-        before the screens are emptied, so a late worker message never looks for a widget already removed)."""
-        if not self.is_running:
-            return None
-        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-
-    @property
-    def main(self) -> MainScreen:
-        main = self.main_or_none
-        if main is None:
-            raise LookupError("the main screen is not up")
-        return main
-
-    @property
-    def config_pane(self) -> ConfigPane:
-        """The Config pane, once the form is mounted (a key or a message right at start: `edit_pane`)."""
-        return self.main.config_pane
-
-    async def edit_pane(self) -> ConfigPane | None:
-        """The Config pane, waiting for it when a key comes before the form is mounted (right after the first
-        frame: nothing is lost, the key acts on the form once it is there); None while the app shuts down."""
-        main = self.main_or_none
-        while main is not None and not main.form_mounted:
-            await main.mount_form()
-            main = self.main_or_none  # a switch of host meanwhile: the new screen's form too
-        return main.config_pane if main is not None else None
-
-    @property
-    def has_unpushed_edit(self) -> bool:
-        """An edit that differs from the host's unit. Before the form is mounted there is none (every edit,
-        a restored draft too, goes through the form), so this needs no wait."""
-        main = self.main_or_none
-        return main is not None and main.form_mounted and main.config_pane.dirty
-
-    # -- start ---------------------------------------------------------------------------------
-    @property
-    def loop(self) -> TrialLoop | None:
-        """The trial loop on `self.host`; None offline. Built on first use: on a normal start that is right after
-        the first frame (the loop, the link and their ~40 records are not needed to draw it: ~50 ms on 2 cores),
-        at once when a key needs it sooner."""
-        if self._trial_loop is None and self.host is not None:
-            self._link_host()
-        return self._trial_loop
-
-    @property
-    def link(self) -> HostLink | None:
-        """The host link that runs `loop`'s steps for the panel; None offline. Built with `loop`."""
-        if self._host_link is None and self.host is not None:
-            self._link_host()
-        return self._host_link
-
-    def _link_host(self) -> None:
-        """The trial loop and the host link for `self.host`, from the config, session and host as they are now."""
-        assert self.host is not None
-        from specdec_tui.loop.trial import TrialLoop
-        from specdec_tui.ui.host_link import HostLink
-
-        self._trial_loop = TrialLoop.for_host(self.host, self.config, self.session, host_name=self.host_name,
-                                              session_path=self.session_path, profile=self.config.profile())
-        self._host_link = HostLink(self, self.host, self._trial_loop, journal_lines=self.config.ui.journal_lines,
-                                   pause=self.input_order.quiet)
-
-    def _main_screen(self) -> MainScreen:
-        running = "" if self.has_host else (self.session.trials[-1].unit_text if self.session.trials else "")
-        draft_key = (self.host_name, self.unit_name) if self.has_host else None
-        return MainScreen(running_text=running, draft_key=draft_key, journal_lines=self.config.ui.journal_lines)
 
     def on_mount(self) -> None:
         if self.settles_heap:  # the collector is held while the panel starts (gc_policy); back by then at the latest
@@ -339,6 +215,7 @@ class SpecdecApp(App[None]):
     async def on_unmount(self) -> None:
         if self.heap is not None:
             self.heap.close()
+        self._flush_session()
         await self.fleet.close()
         host = self.opened_host  # one never opened has nothing to close
         if host is not None:
@@ -346,22 +223,6 @@ class SpecdecApp(App[None]):
                 await host.close()
             except HostError:
                 pass  # leaving anyway; nothing the user can do about a close that failed
-
-    def binding_scopes(self) -> dict[str, Iterable[BindingType]]:
-        """Every BINDINGS the help screen lists, by where they apply."""
-        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-        from specdec_tui.ui.screens.error_screen import ErrorScreen
-        from specdec_tui.ui.screens.help_screen import HelpScreen
-
-        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS,
-                "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, **session_scopes()}
-
-    def help_rows(self) -> list[KeyRow]:
-        return key_rows(self.binding_scopes(), self.effective_keymap, self.key_display)
-
-    def key_display(self, key: str) -> str:
-        """A key as the footer shows it ("?", "^s", "esc"), so the help and the palette say the same."""
-        return self.get_key_display(Binding(key, ""))
 
     # -- rendering what the loop says ----------------------------------------------------------
     async def _filled_main(self) -> MainScreen | None:
@@ -375,10 +236,28 @@ class SpecdecApp(App[None]):
             main = self.main_or_none  # a switch of host meanwhile: the new screen's tabs too
         return main
 
-    @on(m.LoopEventMessage)
-    async def _loop_event(self, message: m.LoopEventMessage) -> None:
-        if await self._filled_main() is not None:  # else it arrived while the app shuts down
-            await self.renderer.render(message.event)
+    def show_loop_event(self, event: LoopEvent) -> None:
+        """A loop event, as its own message (`ui.loop_messages`), to the main screen that shows it (`LoopScreen`);
+        pushed first when an event comes before the loop's first turn. Dropped while the app shuts down."""
+        if self.is_running:
+            self._push_main_screen()
+        main = self.main_or_none
+        if main is not None:
+            from specdec_tui.ui.loop_messages import loop_message
+
+            main.post_message(loop_message(event))
+
+    @on(MainScreen.TrialsStale)
+    def _trials_stale(self, _: MainScreen.TrialsStale) -> None:
+        self.show_trials()
+
+    @on(MainScreen.ChartStale)
+    def _chart_stale(self, _: MainScreen.ChartStale) -> None:
+        self.show_bench_chart()
+
+    @on(MainScreen.BenchWanted)
+    def _bench_wanted(self, _: MainScreen.BenchWanted) -> None:
+        self.action_bench()
 
     @on(m.ServiceInactive)
     def _service_inactive(self, _: m.ServiceInactive) -> None:
@@ -424,84 +303,6 @@ class SpecdecApp(App[None]):
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)
 
-    async def switch_host(self, name: str) -> None:
-        """Make `name` the active host without restarting the panel: its unit, journal, health and a session of
-        its own. Refused while the loop is busy; an edit in progress stays a draft of the host it was made on."""
-        if self.has_host and name == self.host_name:
-            self.notify(f"{name} is already the active host.")
-            return
-        if self.loop is not None and self.busy is not Busy.IDLE:
-            self.notify(f"Not switching to {name}: {self.busy.value} is running on {self.host_name}. Let it finish "
-                        "or cancel it first.", severity="warning")
-            return
-        from specdec_tui.hosts.factory import open_host
-        from specdec_tui.loop.current_session import continue_or_start
-
-        try:
-            new_host = open_host(self.config, name)
-        except HostError as err:
-            self.notify(f"Cannot switch to {name}: {in_words(err)}", severity="error")
-            return
-        pane = await self.edit_pane()
-        if pane is not None:
-            pane.flush_draft()
-        for group in ("connect", "journal", "health", "reload-unit"):
-            self.workers.cancel_group(self, group)
-        old, self.host = self.host, new_host
-        if old is not None:
-            try:
-                await old.close()
-            except HostError:
-                pass
-        self.host_name, self.unit_name = name, new_host.info.unit
-        self.session, self.session_path = continue_or_start(name, self.unit_name, sessions_dir(),
-                                                            profile=self.config.profile())
-        # the new host's loop and link: built on first use (show_trials, below)
-        self._trial_loop, self._host_link, self.health, self.log_stats = None, None, None, None
-        self.compared_trial_id = None
-        self.renderer = LoopRenderer(self)
-        self.sub_title = f"{self.host_name} · {self.unit_name}"
-        await self.switch_screen(self._main_screen())  # the Fleet tab's enter: the main screen is on top
-        await self.main.mount_tabs()  # every tab at once here, as before: the panel is already up
-        self.show_trials()
-        if self.link is not None:
-            self.link.connect()
-        kept = len(self.session.trials)
-        where = (f"continuing its session ({kept} trial{'s' if kept != 1 else ''})" if kept
-                 else f"trials now go to a new session of {name}")
-        self.notify(f"Active host: {name} ({self.unit_name}); {where}.")
-
-    def marker(self, text: str) -> None:
-        main = self.main_or_none
-        if main is not None and main.tabs_mounted:  # a key right at start, before the journal is there: no line
-            main.journal_pane.add_marker(text)
-
-    def show_trials(self) -> None:
-        main = self.main_or_none
-        if main is None:
-            return  # a late message while the app shuts down
-        from specdec_tui.core.trade_off import pareto_front, trade_off_points
-
-        main.trials_list.set_trials(list(self.session.trials))
-        self.show_bench_chart()
-        points = trade_off_points(self.session)
-        main.trade_off_chart.set_points(points, pareto_front(points))
-        main.trade_off_chart.select(main.trials_list.current_trial_id)
-
-    def _theme_changed(self, theme: Theme) -> None:
-        """Save a theme picked in the palette to the config file. Not the one the file already names (the start
-        applies it too): rewriting the file then cost every start ~20 ms of TOML writing before its first frame."""
-        if not self.config.source or theme.name == self._saved_theme:
-            return
-        from specdec_tui.core.config_file import save_ui_theme
-
-        try:
-            save_ui_theme(Path(self.config.source), theme.name)
-        except Exception as err:  # noqa: BLE001
-            self.notify(f"Theme not saved to {self.config.source}: {in_words(err)}", severity="warning")
-            return
-        self._saved_theme = theme.name
-
     # -- actions: intents to the loop (ui.host_actions) ------------------------------------------
     async def action_push(self) -> None:
         await self.host_actions.push()
@@ -532,17 +333,6 @@ class SpecdecApp(App[None]):
     def action_cancel(self) -> None:
         self.host_actions.cancel()
 
-    def action_save_session(self) -> None:
-        if self.session_path is None:
-            self.notify("No session file: start with --session FILE to keep trials.", severity="warning")
-            return
-        try:
-            save_session(self.session, self.session_path)
-        except Exception as err:  # noqa: BLE001
-            self.notify(f"Could not save the session: {in_words(err)}", severity="error")
-            return
-        self.notify(f"Session saved to {self.session_path}.")
-
     def action_help(self) -> None:
         from specdec_tui.ui.screens.help_screen import HelpScreen
 
@@ -561,18 +351,6 @@ class SpecdecApp(App[None]):
 
     def action_replay(self) -> None:
         self.sessions.replay()
-
-    def show_bench_chart(self) -> None:
-        """The Bench tab's curves as the session and the benchmark are now."""
-        main = self.main_or_none
-        if main is not None:
-            main.tok_chart.set_trials(self._chart_trials())
-
-    def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
-        from specdec_tui.core.compare import chart_series
-
-        return chart_series(list(self.session.trials), self.loop.trial if self.loop is not None else None,
-                            self.compared_trial_id, measuring=self.bench_running)
 
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
         self.compared_trial_id = message.trial_id

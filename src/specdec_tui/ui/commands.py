@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -49,7 +50,9 @@ def _palette_action(scope: str, action: str) -> str:
     return action
 
 
-class SpecdecAppLike:  # documentation of what the provider needs from the app
+class SpecdecAppLike(Protocol):
+    """What the provider needs from the app."""
+
     effective_keymap: dict[str, str]
     available_themes: dict[str, object]
 

@@ -1,13 +1,13 @@
 """Run work after the first frame has really reached the terminal — the one place that reads Textual's start batch.
 
 Textual starts an app inside a batch: `App._process_messages` wraps the app's compose, mount and ready in
-`batch_update()`, and while a batch is open `App._display` drops every frame, and a screen runs its
+`batch_update()`, and while a batch is open the app drops every frame it would display, and a screen runs its
 after-refresh callbacks without painting (`Screen._on_idle`, `_on_timer_update`, `_refresh_layout`). The main
 screen is pushed from `App.on_mount`, inside that batch, so its first after-refresh callback comes before
 anything is on the terminal, and whatever it mounts delays the first frame (issue 16, cold start).
 
 `after_painted` waits for the batch to close, forces a repaint, and runs the work after THAT paint.
-Textual private, checked against textual 8.2.8: `App._batch_count` (the number of open batches).
+Textual private: the number of open batches (`textual_compat.open_batches`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from typing import Any
 
 from textual.screen import Screen
 
+from specdec_tui.ui.textual_compat import open_batches
+
 Work = Callable[[], Awaitable[None] | None]
 
 
 def _batch_open(screen: Screen[Any]) -> bool:
     """True while the app holds its frames back (the start batch, or another `batch_update`)."""
-    return bool(getattr(screen.app, "_batch_count", 0))
+    return open_batches(screen.app) > 0
 
 
 def after_painted(screen: Screen[Any], work: Work) -> None:

@@ -4,7 +4,7 @@ trial loop's intents. Each worker only posts `ui.messages`; it never touches a w
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -28,8 +28,9 @@ class HostLink:
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
     def __init__(self, app: App[None], host: Host, loop: TrialLoop, *, journal_lines: int,
-                 pause: Pause | None = None) -> None:
+                 pause: Pause | None = None, show: Callable[[LoopEvent], None]) -> None:
         self.app = app
+        self.show = show  # where the loop's events go (the app hands each to the screen that shows it)
         self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
         self.loop = loop
@@ -38,7 +39,7 @@ class HostLink:
         loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
-        self.app.post_message(m.LoopEventMessage(event))
+        self.show(event)
 
     def _failed(self, step: Step, err: BaseException) -> None:
         self.post_event(StepFailed(step, in_words(err)))
@@ -75,11 +76,8 @@ class HostLink:
         journal, after the first frame (the link is built before it)."""
         from specdec_tui.loop.journal_feed import next_turn
         from specdec_tui.loop.journal_offload import offloaded_batches
-        from specdec_tui.ui.widgets.journal_lines import format_record
-
-        display = f"{format_record.__module__}:{format_record.__qualname__}"
         try:
-            async for batch in offloaded_batches(source, display=display, pause=self.pause or next_turn):
+            async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                 if batch.stats is not None:

@@ -40,6 +40,8 @@ MAIN_SCREEN_BINDINGS: list[BindingType] = [
     Binding("6", "show_tab('fleet')", "Fleet", id="tab-fleet", show=False),
     Binding("slash", "filter_journal", "Filter", id="filter", key_display="/", show=False),
     Binding("f", "apply_fix", "Apply fix", id="apply-fix", show=False),
+    # in the footer only while there is an edit to discard (MainScreen.check_action)
+    Binding("d", "discard_edit", "Discard edit", id="discard-edit"),
 ]
 
 # The journal pane's own keys (active while it has focus). Listed in help and palette as "Journal".

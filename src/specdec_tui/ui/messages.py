@@ -1,5 +1,6 @@
 """Messages that workers post to the app. Workers talk to the trial loop, the host's journal and the health
-watch and only post these; the app's `@on` handlers render them (one writer, no races).
+watch and only post these; the app's `@on` handlers render them (one writer, no races). The trial loop's events have a message each, in
+`ui.loop_messages`.
 
 Written with `__init__`, as Textual's own messages are, not as dataclasses: this module loads before the panel's
 first frame, and Python 3.11 compiles each dataclass's generated methods from source (~0.5 ms a class on 2 cores)."""
@@ -13,17 +14,8 @@ from textual.message import Message
 if TYPE_CHECKING:  # field types only: importing them here put the fleet poller and health watch on the cold start
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import JournalRecord, ServiceStatus
-    from specdec_tui.loop.events import LoopEvent
     from specdec_tui.loop.fleet import FleetRow
     from specdec_tui.loop.health import HealthSnapshot
-
-
-class LoopEventMessage(Message):
-    """One event of the trial loop (`loop.events`), in the order the loop emitted it."""
-
-    def __init__(self, event: LoopEvent) -> None:
-        super().__init__()
-        self.event = event
 
 
 class HealthChanged(Message):

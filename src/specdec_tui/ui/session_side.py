@@ -30,7 +30,8 @@ def session_scopes() -> dict[str, Iterable[BindingType]]:
     from specdec_tui.ui.screens.compare_screen import CompareScreen
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
     from specdec_tui.ui.screens.sessions_screen import SessionsScreen
-    from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+    from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
+    from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
     return {"Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS,
             "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS}
@@ -178,7 +179,8 @@ class SessionSide:
         app = self.app
         if self._on_session_screen() or self._refuse_task(Busy.SWEEP):
             return
-        from specdec_tui.ui.screens.sweep_screen import SweepFormScreen, SweepScreen
+        from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
+        from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
         def start(plan: SweepPlan | None) -> None:
             if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from textual.app import App
 from textual.theme import Theme
@@ -17,6 +18,8 @@ from specdec_tui.core.theme_files import (
 )
 
 FALLBACK_THEME = "textual-dark"
+
+ReturnT = TypeVar("ReturnT")  # any app, whatever it returns
 
 
 @dataclass(slots=True)
@@ -32,7 +35,7 @@ def theme_dirs() -> list[Path]:
     return [d for d in (Path(bundled_theme_dir()), user_theme_dir()) if d.is_dir()]
 
 
-def register_themes(app: App, dirs: list[Path] | None = None) -> ThemeLoad:
+def register_themes(app: App[ReturnT], dirs: list[Path] | None = None) -> ThemeLoad:
     """Register every theme file found in `dirs` with `app` (Textual's built-ins are there already)."""
     load = ThemeLoad()
     specs, errors = load_theme_files(*(theme_dirs() if dirs is None else dirs))
@@ -54,7 +57,7 @@ def problems_message(problems: list[str]) -> str:
     return f"Some theme files could not be loaded and were skipped:\n{lines}\nFix or remove them; the panel uses the others."
 
 
-def apply_theme(app: App, name: str) -> str | None:
+def apply_theme(app: App[ReturnT], name: str) -> str | None:
     """Switch to `name`; if no such theme exists, fall back and return a message saying so."""
     if name in app.available_themes:
         app.theme = name

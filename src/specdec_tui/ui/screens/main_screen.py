@@ -1,7 +1,8 @@
 """The main screen: tabs for Config, Journal, Health, Benchmark, Trials and Fleet, plus the footer.
 
 Display widgets come from `ui/widgets/` (one a file) and are reached through the typed properties here;
-the screen only lays out and routes: state lives in the trial loop, rendered by the app's `@on` handlers.
+the screen only lays out and routes: state lives in the trial loop, whose events its base `LoopScreen` shows
+(one `@on` handler per message of `ui.loop_messages`).
 
 The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
 
@@ -16,8 +17,8 @@ The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
    the demo server's start and the feeds do not compete with the start.
 
 Keys work throughout (a tab key shows its tab at once). Whatever reads the Config pane awaits `mount_form`
-(`app.edit_pane()`), whatever reads a later tab awaits `mount_tabs` (`app._filled_main()`, which includes the
-form): each mounts once, later callers wait for that, and a caller that comes first just mounts earlier.
+(`app.edit_pane()`), whatever reads a later tab awaits `mount_tabs` (`app._filled_main()`, `LoopScreen._shown`,
+which include the form): each mounts once, later callers wait for that, and a caller that comes first just mounts earlier.
 """
 
 from __future__ import annotations
@@ -30,16 +31,18 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import Reactive
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.first_paint import after_painted
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
+from specdec_tui.ui.screens.loop_screen import LoopScreen
+from specdec_tui.ui.textual_compat import focus_without_repaint
 from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
 if TYPE_CHECKING:  # mounted after the first frame (mount_form, mount_tabs), imported there; the properties cast
+    from specdec_tui.loop.edit_draft import EditDraft
     from specdec_tui.ui.widgets.bench_table import BenchTable
     from specdec_tui.ui.widgets.config_pane import ConfigPane
     from specdec_tui.ui.widgets.fleet_table import FleetTable
@@ -82,7 +85,7 @@ def is_wide(width: int) -> bool:
     return width >= WIDE_MIN_COLUMNS
 
 
-class MainScreen(Screen[None]):
+class MainScreen(LoopScreen):
     """Wide terminals show health beside the journal too: a start (loading → ready, or the error
     that failed it) reads in one glance with the lines that explain it."""
 
@@ -91,7 +94,7 @@ class MainScreen(Screen[None]):
     # moves the focus twice, so it painted every row twice more than its layout did (2 full renders of 160x48,
     # 30-45 ms each here). A focus change needs no such repaint: the widgets whose focus styles change are
     # restyled and refreshed on their own (Screen._update_focus_styles), and the footer follows the bindings signal.
-    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+    focused: Reactive[Widget | None] = focus_without_repaint()
     DEFAULT_CSS = """
     MainScreen #journal { layout: horizontal; height: 1fr; }
     MainScreen #journal-pane { width: 1fr; }
@@ -106,10 +109,10 @@ class MainScreen(Screen[None]):
             super().__init__()
             self.main = screen
 
-    def __init__(self, *, running_text: str, draft_key: tuple[str, str] | None, journal_lines: int) -> None:
-        super().__init__()
+    def __init__(self, *, running_text: str, draft: EditDraft | None, journal_lines: int,
+                 auto_bench: bool = False) -> None:
+        super().__init__(draft=draft, auto_bench=auto_bench)
         self.running_text = running_text
-        self.draft_key = draft_key
         self.journal_lines = journal_lines
         self._form: asyncio.Event | None = None  # set once mount_form has put the Config pane in place
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
@@ -146,7 +149,7 @@ class MainScreen(Screen[None]):
         await self._composed.wait()  # a message right after a switch of host: the preview comes first
         from specdec_tui.ui.widgets.config_pane import ConfigPane
 
-        pane = ConfigPane(self.running_text, draft_key=self.draft_key, id="config-pane")
+        pane = ConfigPane(self.running_text, draft=self.draft, id="config-pane")
         pane.display = False  # built out of sight, then swapped in at once: no frame shows half a form
         preview = self.query_one(UnitPreview)
         await self.query_one("#config", TabPane).mount(pane, before=preview)
@@ -297,6 +300,24 @@ class MainScreen(Screen[None]):
         self.action_show_tab("journal")
         await self.mount_tabs()
         await self.journal_pane.run_action(action)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "discard_edit":  # offered only when there is an edit (the footer hides it otherwise)
+            return self.form_mounted and self.config_pane.dirty
+        return True
+
+    def on_config_pane_edited(self, _: ConfigPane.Edited) -> None:
+        self.refresh_bindings()  # "d Discard edit" comes and goes with the edit
+
+    async def action_discard_edit(self) -> None:
+        """Throw the edit away: the form shows the unit on the host again and its draft is gone."""
+        await self.mount_form()
+        pane = self.config_pane
+        if not pane.dirty:
+            self.notify("No edit to discard: the form shows the unit on the host.")
+            return
+        await pane.revert()
+        self.notify("Edit discarded: the form shows the unit on the host again.")
 
     async def action_apply_fix(self) -> None:
         await self.mount_form()  # f right at start: the fix is for the form's unit, once it is there

@@ -15,16 +15,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
-from specdec_tui.bench.events import LevelDone, LevelStarted
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.replay import ReplayOutcome, ReplayPair
 from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.ui import task_messages as tm
 from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
 from specdec_tui.ui.screens.task_screen import (
     TaskCancelled,
-    TaskEvent,
     TaskFailed,
     TaskScreen,
 )
@@ -47,7 +46,7 @@ def _low_c_tok_s(trial: Trial) -> float | None:
     return levels[0].output_tok_s if levels else None
 
 
-class ReplayScreen(TaskScreen):
+class ReplayScreen(TaskScreen[ReplayOutcome]):
     """Replays `trials` (ids of `session`, all by default) through `runner`; dismisses with the ReplayOutcome."""
 
     TASK = "replay"
@@ -98,34 +97,41 @@ class ReplayScreen(TaskScreen):
         try:
             await self.runner.read_running()
             await replay_session(self.runner, self.session, trial_ids=[t.id for t in self.todo],
-                                 on_event=lambda e: self.post_message(TaskEvent(e)))
+                                 on_event=self.post_task_event)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise
         except Exception as err:  # noqa: BLE001 - every failure becomes words
             self.post_message(TaskFailed(in_words(err)))
 
-    @on(TaskEvent)
-    def _event(self, message: TaskEvent) -> None:
-        from specdec_tui.loop.events import Phase, unwrap_bench
-        from specdec_tui.loop.replay import ReplayDone, ReplayStarted
+    @on(tm.ReplayStartedMessage)
+    def _trial_started(self, message: tm.ReplayStartedMessage) -> None:
+        event = message.event
+        self.current = event.original.id
+        self._set_status(event.original.id, "starting")
+        self.say(self.step_words(event.index, event.total, f"replaying {trial_label(event.original)}"))
 
-        event = unwrap_bench(message.event)
-        if isinstance(event, ReplayStarted):
-            self.current = event.original.id
-            self._set_status(event.original.id, "starting")
-            self.say(self.step_words(event.index, event.total, f"replaying {trial_label(event.original)}"))
-        elif isinstance(event, Phase):
-            if event.name == "restore":
-                self.say(f"restore: {event.detail}")
-            elif self.current is not None and event.name != "done":
-                self._set_status(self.current, event.name)
-        elif isinstance(event, LevelStarted) and self.current is not None:
-            self._set_status(self.current, f"bench c={event.concurrency}")
-        elif isinstance(event, LevelDone) and self.current is not None:
-            self._set_status(self.current, f"bench c={event.result.concurrency} done")
-        elif isinstance(event, ReplayDone):
-            self._done(event.outcome)
+    @on(tm.PhaseMessage)
+    def _phase(self, message: tm.PhaseMessage) -> None:
+        event = message.event
+        if event.name == "restore":
+            self.say(f"restore: {event.detail}")
+        elif self.current is not None and event.name != "done":
+            self._set_status(self.current, event.name)
+
+    @on(tm.LevelStartedMessage)
+    def _level_started(self, message: tm.LevelStartedMessage) -> None:
+        if self.current is not None:
+            self._set_status(self.current, f"bench c={message.event.concurrency}")
+
+    @on(tm.LevelDoneMessage)
+    def _level_done(self, message: tm.LevelDoneMessage) -> None:
+        if self.current is not None:
+            self._set_status(self.current, f"bench c={message.event.result.concurrency} done")
+
+    @on(tm.ReplayDoneMessage)
+    def _replay_done(self, message: tm.ReplayDoneMessage) -> None:
+        self._done(message.event.outcome)
 
     def _done(self, outcome: ReplayOutcome) -> None:
         self.outcome = outcome

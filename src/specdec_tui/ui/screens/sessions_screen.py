@@ -12,6 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -62,7 +63,7 @@ class SessionsScreen(Screen[Path | None]):
         self.query_one(DataTable).focus()
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Text | str]:
         return self.query_one("#sessions-table", DataTable)
 
     def action_reload(self) -> None:
@@ -76,7 +77,7 @@ class SessionsScreen(Screen[Path | None]):
                       else "No saved sessions yet: every trial run in the panel or with `specdec-tui sweep` is saved here.")
 
     def cell_text(self, row: int, column: str) -> str:
-        value = self.table.get_cell_at((row, [k for k, _ in COLUMNS].index(column)))
+        value = self.table.get_cell_at(Coordinate(row, [k for k, _ in COLUMNS].index(column)))
         return value.plain if isinstance(value, Text) else str(value)
 
     @staticmethod

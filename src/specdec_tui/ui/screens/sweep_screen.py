@@ -19,147 +19,27 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
-from textual_plotext import PlotextPlot
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Static
 
-from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
 from specdec_tui.bench.validity import profile_sweep_warnings, trials_sweep_warnings
-from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.config import Config
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
+from specdec_tui.loop.parallel_sweep import OtherHosts
 from specdec_tui.loop.sweep import SweepOutcome, SweepPlan
-from specdec_tui.loop.sweep_form import (
-    OBJECTIVES,
-    SWEEP_FLAGS,
-    FormError,
-    SweepForm,
-    plan_from_form,
-)
 from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.ui import task_messages as tm
 from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.task_screen import (
     Settled,
     TaskCancelled,
-    TaskEvent,
     TaskFailed,
     TaskScreen,
 )
-
-
-class SweepFormScreen(ModalScreen[SweepPlan | None]):
-    """Asks for the sweep; dismisses with a `sweep.SweepPlan`, or None when cancelled."""
-
-    BINDINGS = [Binding("escape", "close", "Cancel", id="sweep-form-close")]
-    # One row per field (label | compact widget): the whole form, hosts included, fits an 80x24 terminal.
-    DEFAULT_CSS = """
-    SweepFormScreen { align: center middle; }
-    SweepFormScreen > Vertical { width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
-                                 background: $surface; padding: 0 1; }
-    SweepFormScreen Grid { grid-size: 2; grid-columns: 16 1fr; grid-rows: 1; grid-gutter: 1 1; height: auto;
-                           margin-top: 1; }
-    SweepFormScreen #sweep-form-hint { color: $text-muted; margin-top: 1; }
-    SweepFormScreen #sweep-form-error { color: $text-error; height: auto; margin-top: 1; }
-    SweepFormScreen > Vertical > Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
-    SweepFormScreen Button { margin-left: 2; }
-    """
-
-    def __init__(self, profile: BenchProfile, *, flag: str = "speculative-num-steps", values: str = "1..4",
-                 repeats: int = 3, configured: Sequence[str] = (), active: str = "") -> None:
-        super().__init__()
-        self.profile = profile
-        self.configured, self.active = tuple(configured), active
-        self.initial = SweepForm(flag, values, str(repeats), "c1", active)
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("Sweep one flag: push, restart and benchmark each value", id="sweep-form-title")
-            with Grid():
-                yield Label("Flag")
-                yield Select([(label, name) for label, name in SWEEP_FLAGS], value=self.initial.flag,
-                             allow_blank=False, id="sweep-flag", compact=True)
-                yield Label("Values")
-                yield Input(self.initial.values, placeholder="1..6 or 1,2,3", id="sweep-values", compact=True)
-                yield Label("Runs per value")
-                yield Input(self.initial.repeats, id="sweep-repeats", type="integer", compact=True)
-                yield Label("Objective")
-                yield Select([(label, key) for label, key in OBJECTIVES], value="c1", allow_blank=False,
-                             id="sweep-objective", compact=True)
-                if len(self.configured) > 1:  # several hosts in the config: the sweep may run on some at once
-                    yield Label("Hosts")
-                    yield Input(self.initial.hosts, placeholder=self.active, id="sweep-hosts", compact=True)
-            if len(self.configured) > 1:
-                yield Static(f"Several hosts (of {', '.join(self.configured)}) share the values and run at once; "
-                             "their units must match but for the flag.", id="sweep-form-hint", markup=False)
-            yield Static("", id="sweep-form-error", markup=False)
-            with Horizontal():
-                yield Button("Cancel (esc)", id="cancel", compact=True)
-                yield Button("Start sweep", id="start", variant="primary", compact=True)
-
-    def on_mount(self) -> None:
-        self.query_one("#sweep-values", Input).focus()
-
-    def form(self) -> SweepForm:
-        return SweepForm(
-            flag=str(self.query_one("#sweep-flag", Select).value),
-            values=self.query_one("#sweep-values", Input).value,
-            repeats=self.query_one("#sweep-repeats", Input).value,
-            objective=str(self.query_one("#sweep-objective", Select).value),
-            hosts=self.query_one("#sweep-hosts", Input).value if self.query("#sweep-hosts") else self.active,
-        )
-
-    def submit(self) -> None:
-        try:
-            plan = plan_from_form(self.form(), self.profile, configured=self.configured, active=self.active)
-        except FormError as err:
-            self.query_one("#sweep-form-error", Static).update(str(err))
-            return
-        self.dismiss(plan)
-
-    @on(Input.Submitted)
-    def _submitted(self, _: Input.Submitted) -> None:
-        self.submit()
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self.submit()
-        else:
-            self.dismiss(None)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-
-class CurvePlot(PlotextPlot):
-    """One sweep curve: a figure per swept value."""
-
-    DEFAULT_CSS = "CurvePlot { height: 1fr; min-height: 8; width: 1fr; }"
-
-    def __init__(self, title: str, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.title = title
-        self.points: list[tuple[str, float]] = []
-
-    def on_mount(self) -> None:
-        self.set_points([])
-
-    def set_points(self, points: list[tuple[str, float]]) -> None:
-        self.points = points
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.title(self.title if points else f"{self.title} — waiting for the first value")
-        if points:
-            xs = list(range(len(points)))
-            plt.plot(xs, [y for _, y in points], marker="braille")
-            plt.scatter(xs, [y for _, y in points], marker="●")
-            plt.xticks(xs, [label for label, _ in points])
-        self.refresh()
-
+from specdec_tui.ui.widgets.curve_plot import CurvePlot
 
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("value", "value"),
@@ -172,7 +52,7 @@ ROW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-class SweepScreen(TaskScreen):
+class SweepScreen(TaskScreen[SweepOutcome]):
     """Runs `plan` through `runner` (a workflow.TrialLoop) and shows the progress; dismisses with the
     `sweep.SweepOutcome` (None when it did not finish). Escape cancels a running sweep first."""
 
@@ -194,6 +74,7 @@ class SweepScreen(TaskScreen):
         self.plan = plan
         self.config = config  # where the other hosts of plan.hosts are found
         self.loops: list[TrialLoop] = [runner]  # with plan.hosts: the other hosts' loops join once opened
+        self.others = OtherHosts()
         self.trials_by_value: dict[str, list[Trial]] = {}
         self.status_by_value: dict[str, str] = {v: "pending" for v in plan.values}
         self.current_by_host: dict[str, str] = {}  # the value each host runs now
@@ -230,20 +111,17 @@ class SweepScreen(TaskScreen):
     # -- workers: run and post -------------------------------------------------------------------
     @work(exclusive=True, group="sweep")
     async def run_sweep_worker(self) -> None:
-        from specdec_tui.loop.parallel_sweep import loops_like, run_parallel_sweep
+        from specdec_tui.loop.parallel_sweep import run_parallel_sweep
         from specdec_tui.loop.sweep import run_sweep
 
         def post(event: object) -> None:
-            self.post_message(TaskEvent(event))
+            self.post_task_event(event)
 
         try:
             if self.several:
                 if self.config is None:
                     raise ValueError("a sweep on several hosts needs the config that names them")
-                others = loops_like(self.config, self.plan.hosts[1:], self.runner)
-                self.loops = [self.runner, *others]
-                for loop in others:
-                    await loop.host.connect()
+                self.loops = [self.runner, *await self.others.open(self.config, self.plan.hosts[1:], self.runner)]
                 await run_parallel_sweep(self.loops, self.plan, on_event=post)
             else:
                 base = await self.runner.read_running()
@@ -257,73 +135,88 @@ class SweepScreen(TaskScreen):
     @work(exclusive=True, group="sweep")
     async def apply_winner_worker(self, value: str, units_by_host: dict[str, dict[str, str]]) -> None:
         """Every host of the sweep onto the winner's unit (its own edit: its own port), at once."""
-        from specdec_tui.loop.sweep import OnHost, settle_quietly
+        from specdec_tui.loop.sweep import settle_quietly
 
         async def settle(loop: TrialLoop) -> str:
             name = loop.host.info.name
-            problem = await settle_quietly(loop, units_by_host[name][value],
-                                           lambda e: self.post_message(TaskEvent(OnHost(name, e) if self.several else e)),
+            problem = await settle_quietly(loop, units_by_host[name][value], lambda e: post(name, e),
                                            f"applying the winner {value}")
             return f"{name}: {problem}" if problem and self.several else problem
+
+        def post(name: str, event: object) -> None:
+            self.post_task_event(event, name if self.several else None)
 
         problems = await asyncio.gather(*(settle(loop) for loop in self.loops))
         self.post_message(Settled(value, "; ".join(p for p in problems if p)))
 
     async def on_unmount(self) -> None:
-        for loop in self.loops[1:]:  # the other hosts' connections; the panel's own host stays open
-            await loop.host.close()
+        await self.others.close()  # the other hosts' connections; the panel's own host stays open
 
     # -- handlers: own the state -----------------------------------------------------------------
-    @on(TaskEvent)
-    def _event(self, message: TaskEvent) -> None:
-        from specdec_tui.loop.events import Phase, unwrap_bench
-        from specdec_tui.loop.sweep import (
-            OnHost,
-            SweepDone,
-            SweepHostFailed,
-            SweepStopped,
-            SweepTrialDone,
-            SweepValueStarted,
-        )
+    def _host_of(self, message: tm.TaskMessage[object]) -> tuple[str, str | None, str]:
+        """The host a message came from, the value it is running and "host: " to prefix (on several hosts)."""
+        host = message.host or self.runner.host.info.name
+        return host, self.current_by_host.get(host), f"{host}: " if self.several else ""
 
-        event, host = message.event, self.runner.host.info.name
-        if isinstance(event, OnHost):  # a step of one host of several
-            event, host = event.event, event.host
-        event = unwrap_bench(event)
-        current = self.current_by_host.get(host)
-        where = f"{host}: " if self.several else ""
-        if isinstance(event, SweepValueStarted):
-            self.current_by_host[event.host or host] = event.value
-            self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
-            self.say(self.step_words(event.index, event.total, event.label + (f" on {event.host}" if self.several else "")))
-        elif isinstance(event, SweepHostFailed):
-            self.say(f"{event.host} failed: {event.reason}")
-            for value in event.values:
-                self._set_status(value, f"{event.host} failed")
-        elif isinstance(event, Phase):
-            if event.name == "restore":
-                self.say(f"{where}restore: {event.detail}")
-            elif current is not None and event.name != "done":
-                detail = f" ({event.detail})" if event.detail and event.name == "bench" else ""
-                self._set_status(current, f"{where}{event.name}{detail}")
-        elif isinstance(event, (LevelStarted, LevelProgress)) and current is not None:
-            done = f" {event.done}" if isinstance(event, LevelProgress) else ""
-            self._set_status(current, f"{where}bench c={event.concurrency}{done}")
-        elif isinstance(event, LevelDone) and current is not None:
-            self._set_status(current, f"{where}bench c={event.result.concurrency} done")
-        elif isinstance(event, SweepTrialDone):
-            self.trials_by_value.setdefault(event.value, []).append(event.trial)
-            runs = len(self.trials_by_value[event.value])
-            finished = runs >= self.plan.repeats or event.trial.status != "ok"
-            self._set_status(event.value, event.trial.status if finished else f"run {runs + 1} of {self.plan.repeats}")
-            self._refresh_curves()
-        elif isinstance(event, SweepStopped):
-            self.say(f"stopped early: {event.reason}")
-            for value, status in self.status_by_value.items():
-                if status == "pending":
-                    self._set_status(value, "skipped")
-        elif isinstance(event, SweepDone):
-            self._done(event.outcome)
+    @on(tm.SweepValueStartedMessage)
+    def _value_started(self, message: tm.SweepValueStartedMessage) -> None:
+        event, (host, _, _) = message.event, self._host_of(message)
+        self.current_by_host[event.host or host] = event.value
+        self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
+        self.say(self.step_words(event.index, event.total, event.label + (f" on {event.host}" if self.several else "")))
+
+    @on(tm.SweepHostFailedMessage)
+    def _host_failed(self, message: tm.SweepHostFailedMessage) -> None:
+        event = message.event
+        self.say(f"{event.host} failed: {event.reason}")
+        for value in event.values:
+            self._set_status(value, f"{event.host} failed")
+
+    @on(tm.PhaseMessage)
+    def _phase(self, message: tm.PhaseMessage) -> None:
+        event, (_, current, where) = message.event, self._host_of(message)
+        if event.name == "restore":
+            self.say(f"{where}restore: {event.detail}")
+        elif current is not None and event.name != "done":
+            detail = f" ({event.detail})" if event.detail and event.name == "bench" else ""
+            self._set_status(current, f"{where}{event.name}{detail}")
+
+    @on(tm.LevelStartedMessage)
+    def _level_started(self, message: tm.LevelStartedMessage) -> None:
+        self._level_status(message, f"bench c={message.event.concurrency}")
+
+    @on(tm.LevelProgressMessage)
+    def _level_progress(self, message: tm.LevelProgressMessage) -> None:
+        self._level_status(message, f"bench c={message.event.concurrency} {message.event.done}")
+
+    @on(tm.LevelDoneMessage)
+    def _level_done(self, message: tm.LevelDoneMessage) -> None:
+        self._level_status(message, f"bench c={message.event.result.concurrency} done")
+
+    def _level_status(self, message: tm.TaskMessage[object], status: str) -> None:
+        _, current, where = self._host_of(message)
+        if current is not None:
+            self._set_status(current, f"{where}{status}")
+
+    @on(tm.SweepTrialDoneMessage)
+    def _trial_done(self, message: tm.SweepTrialDoneMessage) -> None:
+        event = message.event
+        self.trials_by_value.setdefault(event.value, []).append(event.trial)
+        runs = len(self.trials_by_value[event.value])
+        finished = runs >= self.plan.repeats or event.trial.status != "ok"
+        self._set_status(event.value, event.trial.status if finished else f"run {runs + 1} of {self.plan.repeats}")
+        self._refresh_curves()
+
+    @on(tm.SweepStoppedMessage)
+    def _stopped(self, message: tm.SweepStoppedMessage) -> None:
+        self.say(f"stopped early: {message.event.reason}")
+        for value, status in self.status_by_value.items():
+            if status == "pending":
+                self._set_status(value, "skipped")
+
+    @on(tm.SweepDoneMessage)
+    def _sweep_done(self, message: tm.SweepDoneMessage) -> None:
+        self._done(message.event.outcome)
 
     @on(Settled)
     def _settled(self, message: Settled) -> None:

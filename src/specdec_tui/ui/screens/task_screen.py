@@ -1,23 +1,19 @@
-"""What the sweep and replay screens share: the messages their workers post, a status line, a result text,
+"""What the sweep and replay screens share: the messages their workers post (each event its own,
+`ui.task_messages`), a status line, a result text,
 and escape that cancels a running task first (the loop restores the unit) and closes after."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
 from specdec_tui.core.progress import eta_words
-
-
-@dataclass
-class TaskEvent(Message):
-    """One event of a sweep or replay (sweep.*/replay.* events, workflow.Phase, bench LevelDone...)."""
-
-    event: object
+from specdec_tui.ui.task_messages import task_message
 
 
 @dataclass
@@ -40,7 +36,10 @@ class Settled(Message):
     problem: str
 
 
-class TaskScreen(Screen[object]):
+OutcomeT = TypeVar("OutcomeT")
+
+
+class TaskScreen(Screen[object], Generic[OutcomeT]):
     """What the sweep and replay screens share: a status line, a result text, the worker group `TASK`,
     and escape that cancels a running task first (the task module restores the unit) and closes after."""
 
@@ -49,9 +48,15 @@ class TaskScreen(Screen[object]):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
-        self.outcome: object = None
+        self.outcome: OutcomeT | None = None
         self.log_lines: list[str] = []
         self.started = time.monotonic()  # the task's start, for the time left
+
+    def post_task_event(self, event: object, host: str | None = None) -> None:
+        """An event of the task's worker, as its own message (`ui.task_messages`), if the screen shows it."""
+        message = task_message(event, host)
+        if message is not None:
+            self.post_message(message)
 
     def step_words(self, index: int, total: int, what: str) -> str:
         """"[3/6] steps=3 · about 2 min 10 s left": which step of how many, at the pace of the steps done."""

@@ -8,7 +8,8 @@ Public API (for the app shell):
     BenchTable(id=...)
     .start_run(concurrencies: Sequence[int], previous: list[LevelResult] | None = None)   # rows pending "…"
     .apply_event(event: BenchEvent)      # LevelStarted / LevelProgress / LevelDone / RunDone from bench.events
-    (named apply_event, not on_event: Textual's MessagePump.on_event is its own event dispatcher)
+    (named apply_event, not on_event: Textual's MessagePump.on_event is its own event dispatcher, and no
+    attribute shadows the pump's own state: issue 34's `_running`)
     .show_results(levels: list[LevelResult], previous: list[LevelResult] | None = None)  # a finished trial
     .results: dict[int, LevelResult]  # levels finished so far, by concurrency
     .cell_text(concurrency, column) -> str   # plain text of a cell (column keys: COLUMNS), shown or not
@@ -24,7 +25,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -122,7 +122,7 @@ class BenchTable(Vertical):
         self._notes: dict[str, list[int]] = {}
         self.status = "No benchmark yet — press b to run one."
         self._previous: dict[int, LevelResult] = {}
-        self._running: dict[int, _Running] = {}
+        self._levels_running: dict[int, _Running] = {}
         self._limit = LatencyLimit()
         self._cells: dict[int, dict[str, Text]] = {}  # every column of every row, shown or not
         self.visible_columns: tuple[str, ...] = tuple(key for key, _ in COLUMNS)
@@ -136,7 +136,7 @@ class BenchTable(Vertical):
         yield Static("", id="bench-warnings", classes="-empty")
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Text | str]:
         return self.query_one("#bench-data", DataTable)
 
     # -- public API ------------------------------------------------------------------------------
@@ -160,28 +160,17 @@ class BenchTable(Vertical):
         status = f"{count} {pick(levels, self._limit).summary()}" if levels else count
         self._set_status(f"{of}: {status}" if of else status)
 
-    def on_event(self, event: Any) -> Any:  # type: ignore[override]
-        """Bench events (the contract's name for this API) are applied now; Textual's own events go on.
-
-        Textual dispatches its events with `await widget.on_event(event)`, so for those this returns
-        the framework's coroutine unchanged.
-        """
-        if isinstance(event, (LevelStarted, LevelProgress, LevelDone, RunDone)):
-            self.apply_event(event)
-            return None
-        return super().on_event(event)
-
     def apply_event(self, event: BenchEvent) -> None:
         """Apply one engine event to the table."""
         if isinstance(event, LevelStarted):
             self._ensure_row(event.concurrency)
-            self._running[event.concurrency] = _Running(event.planned, event.duration_s, self.clock())
+            self._levels_running[event.concurrency] = _Running(event.planned, event.duration_s, self.clock())
             self._update(event.concurrency, progress=self._styled(line_bar(0, BAR_WIDTH) + "   0%", "running"))
             self._set_status(f"Level c={event.concurrency} running…")
         elif isinstance(event, LevelProgress):
             self._ensure_row(event.concurrency)
             fraction = self._fraction(event)
-            running = self._running.get(event.concurrency)
+            running = self._levels_running.get(event.concurrency)
             done = f"{event.done}/{running.planned}" if running and running.planned else f"{fraction * 100:3.0f}%"
             self._update(
                 event.concurrency,
@@ -192,11 +181,11 @@ class BenchTable(Vertical):
             self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
         elif isinstance(event, LevelDone):
             self._ensure_row(event.result.concurrency)
-            self._running.pop(event.result.concurrency, None)
+            self._levels_running.pop(event.result.concurrency, None)
             self._fill_done(event.result)
         elif isinstance(event, RunDone):
-            in_flight = set(self._running)
-            self._running.clear()
+            in_flight = set(self._levels_running)
+            self._levels_running.clear()
             self._finish(event, in_flight)
 
     def cell_text(self, concurrency: int, column: str) -> str:
@@ -240,7 +229,7 @@ class BenchTable(Vertical):
         self.results = {}
         self.warnings = []
         self._notes = {}
-        self._running = {}
+        self._levels_running = {}
         self._cells = {}
         self._previous = {lv.concurrency: lv for lv in previous or []}
         self._limit = limit or LatencyLimit()
@@ -306,7 +295,7 @@ class BenchTable(Vertical):
 
     def _level_progress(self, event: LevelProgress, fraction: float) -> str:
         """"12/32 requests, about 8 s left" (or the time left of a timed level), at this level's own pace so far."""
-        running = self._running.get(event.concurrency)
+        running = self._levels_running.get(event.concurrency)
         if running is None:
             return "running…"
         elapsed = self.clock() - running.started
@@ -316,7 +305,7 @@ class BenchTable(Vertical):
         return f"{duration_words(elapsed)} of {duration_words(total)}, {eta_words(elapsed, total, elapsed)}".rstrip(", ")
 
     def _fraction(self, event: LevelProgress) -> float:
-        running = self._running.get(event.concurrency)
+        running = self._levels_running.get(event.concurrency)
         if running is None:
             return 0.0
         if running.planned > 0:

@@ -26,18 +26,17 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
-from specdec_tui.core import drafts
 from specdec_tui.core.flags import Issue, apply_fix, validate
 from specdec_tui.core.redact import (
     REDACTED,
     SECRET_FLAGS,
-    has_redacted,
     redact_flags,
     redact_text,
-    restore_secrets,
 )
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
+from specdec_tui.loop.edit_draft import EditDraft
+from specdec_tui.loop.unit_push import with_secrets
 from specdec_tui.ui.widgets.diff_view import DiffView
 from specdec_tui.ui.widgets.flag_form import FlagForm
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
@@ -85,7 +84,7 @@ def issue_summary(issues: list[Issue], has_row: Callable[[str | None], bool]) ->
 
 
 class ConfigPane(Vertical):
-    """Form + unit editor + issue list + diff. `draft_key` = (host name, unit name) or None."""
+    """Form + unit editor + issue list + diff. `draft`: where its unpushed edit is kept (None offline)."""
 
     DEFAULT_CSS = """
     ConfigPane { height: 1fr; }
@@ -106,11 +105,11 @@ class ConfigPane(Vertical):
         text: str
         dirty: bool
 
-    def __init__(self, running_text: str = "", *, draft_key: tuple[str, str] | None = None, id: str | None = None) -> None:
+    def __init__(self, running_text: str = "", *, draft: EditDraft | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.running_text = running_text
         self.text = running_text
-        self.draft_key = draft_key
+        self.draft = draft
         self.issues: list[Issue] = []
         self.diff = ""
         self._draft_timer: Timer | None = None
@@ -173,6 +172,17 @@ class ConfigPane(Vertical):
         await self._refresh_views(update_editor=True)
         self._changed()
 
+    async def revert(self) -> None:
+        """Discard the edit (the "discard edit" key): the host's unit everywhere again, and no draft kept."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_pending = False
+        if self.draft is not None:
+            self.draft.discard()
+        self.text = self.running_text
+        await self._refresh_views(update_editor=True)
+        self.post_message(self.Edited(self.text, self.dirty))
+
     async def set_flag(self, name: str, value: str | None) -> bool:
         """Apply one flag change to the unit text; False (and a notification) if it cannot be."""
         if name in SECRET_FLAGS and value == REDACTED:
@@ -223,12 +233,13 @@ class ConfigPane(Vertical):
         if update_editor:
             self._editor.show_text(redact_text(self.text))
         try:
-            flags = UnitFile.parse(self.text).flags()
+            parsed = UnitFile.parse(self.text).flags()
         except UnitSyntaxError as err:
             self.issues = [syntax_issue(err)]
             flags = None
         else:
-            self.issues = list(validate(flags))
+            self.issues = list(validate(parsed))
+            flags = parsed
         form = self.query_one(FlagForm)
         if flags is not None:
             await form.show_values(redact_flags(flags))
@@ -243,7 +254,7 @@ class ConfigPane(Vertical):
         has no row (a unit that does not parse, a flag the form does not show)."""
         box = self.query_one("#config-issues", Static)
         form = self.query_one(FlagForm)
-        box.update(issue_summary(self.issues, lambda flag: bool(flag) and form.has_row(flag)))
+        box.update(issue_summary(self.issues, lambda flag: flag is not None and flag != "" and form.has_row(flag)))
         box.set_class(bool(self.errors), "-errors")
         box.set_class(bool(self.issues) and not self.errors, "-warnings")
         box.display = bool(self.issues)
@@ -267,16 +278,12 @@ class ConfigPane(Vertical):
     def _with_secrets(self, shown: str) -> str:
         """`shown` (from the editor, a draft, a fix) with `<redacted>` keys put back: from the edit
         first (a key typed earlier in this edit), else from the unit on the host."""
-        for source in (self.text, self.running_text):
-            if not has_redacted(shown):
-                break
-            shown = restore_secrets(shown, source)
-        return shown
+        return with_secrets(shown, self.text, self.running_text)
 
     # -- drafts --------------------------------------------------------------------------------
     def _changed(self) -> None:
         self.post_message(self.Edited(self.text, self.dirty))
-        if self.draft_key is None:
+        if self.draft is None:
             return
         self._draft_pending = True
         if self._draft_timer is not None:
@@ -285,14 +292,10 @@ class ConfigPane(Vertical):
 
     def flush_draft(self) -> None:
         """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared."""
-        if self.draft_key is None or not self._draft_pending:
+        if self.draft is None or not self._draft_pending:
             return
         self._draft_pending = False
-        host, unit = self.draft_key
-        if self.dirty:
-            drafts.save_draft(host, unit, redact_text(self.text))  # restored from the host's unit on load
-        else:
-            drafts.clear_draft(host, unit)
+        self.draft.keep(self.text, dirty=self.dirty)
 
     def on_unmount(self) -> None:
         self.flush_draft()

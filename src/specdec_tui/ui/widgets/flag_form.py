@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
 from specdec_tui.core.flags import FLAGS, Issue
+from specdec_tui.ui.textual_compat import KeysFirstInput
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -55,7 +56,7 @@ def flag_help(name: str) -> str:
     return spec.help if spec is not None else ""
 
 
-class FlagInput(Input):
+class FlagInput(KeysFirstInput):
     """An Input whose own editing keys (BackSpace, End, ...) act in the order they were typed.
 
     Textual runs a widget's key bindings only once the key has bubbled up to the app, while
@@ -63,17 +64,17 @@ class FlagInput(Input):
     BackSpace act after the characters typed behind it. Here the field's own bindings run as the
     key arrives; other keys (Tab, app commands) go on as before."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def key_first(self, event: events.Key) -> bool:
         if not event.is_printable:
-            for binding in self._bindings.key_to_bindings.get(event.key, []):
+            for binding in self.own_bindings(event.key):
                 if self.check_action(binding.action, ()) is False:
                     continue
                 event.stop()
                 event.prevent_default()
-                self._restart_blink()
+                self.restart_blink()
                 await self.run_action(binding.action)
-                return
-        await super()._on_key(event)
+                return True
+        return False
 
 
 class FlagForm(VerticalScroll):

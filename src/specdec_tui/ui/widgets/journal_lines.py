@@ -1,21 +1,16 @@
-"""How one journal line looks in the panel: its SGLang kind (for colour), the time-prefixed display text (a
-decode line's figures in columns), the rule line of a marker or gap, whether a line is the panel's own probe,
-and which styles colour which columns of a line (by its kind)."""
+"""How one journal line is coloured in the panel: its SGLang kind, whether it is the panel's own probe, and which
+styles colour which columns of it. Its text (`format_record`, `marker_line`) is `core.sglang.journal_text`'s."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from functools import lru_cache
 
+from specdec_tui.core.sglang.journal_text import DECODE_COLUMNS, MARKER_RULE
 from specdec_tui.core.sglang.parse import parse_line
-from specdec_tui.core.sglang.records import AccessRecord, DecodeRecord
-from specdec_tui.core.terminal_codes import terminal_safe
-from specdec_tui.hosts.base import JournalRecord
+from specdec_tui.core.sglang.records import AccessRecord
 
-MARKER_RULE = "────"
 _TIME_PREFIX_LEN = len("14:03:07 ")
-DECODE_COLUMNS = "Decode │"  # how a decode line in columns begins (after its rank tags)
 # What the panel itself asks a server (loop/health, loop/fleet, bench/server_stats): their access lines are its own.
 PROBE_PATHS = frozenset({"/health", "/health_generate", "/v1/models", "/server_info", "/get_server_info", "/metrics"})
 
@@ -39,50 +34,6 @@ def line_kind(message: str) -> str:
         return "text"
 
 
-def format_record(record: JournalRecord, parsed: object | None = None) -> str:
-    """One display line: local time, then the message without terminal escape codes (markers and gaps as a
-    rule line). What is shown is also what the filter searches and a selection copies.
-
-    `parsed`: the message already parsed (the journal worker parses every line on its thread), so a decode
-    line is not parsed a second time here; without it a decode line is parsed for its columns."""
-    if record.kind in ("gap", "marker"):
-        return marker_line(record.message or "journal gap: reconnected", record.timestamp)
-    tag = f"[{record.node}] " if record.node else ""  # a cluster's journal: which node said it
-    message = terminal_safe(record.message)  # the words the service coloured, not its codes
-    if isinstance(parsed, DecodeRecord):
-        message = decode_columns(message, parsed)
-    elif parsed is None and "Decode batch" in message:
-        message = decode_columns(message)
-    t = record.timestamp  # not `:%H:%M:%S`: strftime was a third of formatting a line under a flood
-    return f"{t.hour:02d}:{t.minute:02d}:{t.second:02d} {tag}{message}"
-
-
-def decode_columns(message: str, parsed: DecodeRecord | None = None) -> str:
-    """A decode line's figures in fixed columns, the ones an operator reads first (running, queue, accept len,
-    gen throughput, token usage), so they fit 80 columns instead of being cut after SGLang's 200-character line.
-    Any other line (or one the parser does not read as decode) stays as it is."""
-    record = parsed if parsed is not None else parse_line(message)
-    if not isinstance(record, DecodeRecord):
-        return message
-    tags = " ".join(f"{k}{v}" for k, v in record.tags.items())
-    cells = [
-        f"running: {_num(record.running_req, 3)}",
-        f"queue: {_num(record.queue_req, 3)}",
-        f"accept len: {_num(record.accept_len, 4, '.2f')}",
-        f"gen: {_num(record.gen_throughput, 6, '.1f')} tok/s",
-        f"token usage: {_num(record.token_usage, 4, '.2f')}",
-    ]
-    if record.accept_rate is not None:
-        cells.append(f"accept rate: {record.accept_rate:.2f}")
-    if record.cuda_graph is not None:
-        cells.append(f"cuda graph: {record.cuda_graph}")
-    return f"{tags + ' ' if tags else ''}{DECODE_COLUMNS} " + " │ ".join(cells)
-
-
-def _num(value: float | None, width: int, spec: str = "") -> str:
-    return f"{'-' if value is None else format(value, spec):>{width}}"
-
-
 def is_panel_probe(line: str) -> bool:
     """True for a display line that is an access line of a GET the panel itself makes (health, models, server
     info, metrics): the journal pane folds these so the server's own lines stay on screen. Not cached: under a
@@ -92,11 +43,6 @@ def is_panel_probe(line: str) -> bool:
     record = parse_line(line[_TIME_PREFIX_LEN:])
     return (isinstance(record, AccessRecord) and record.method == "GET"
             and record.path.split("?", 1)[0] in PROBE_PATHS)
-
-
-def marker_line(text: str, when: datetime | None = None) -> str:
-    when = when or datetime.now()
-    return f"{MARKER_RULE} {when:%H:%M:%S} {text} {MARKER_RULE}"
 
 
 _NUMBER_RE = re.compile(
@@ -129,3 +75,4 @@ def line_runs(plain: str, kind: str | None) -> list[Run]:
     if pos < end:
         runs.append((end, layer))
     return runs
+

@@ -38,11 +38,12 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
+from specdec_tui.core.sglang.journal_text import format_record, marker_line
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
 from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
-from specdec_tui.ui.widgets.journal_lines import format_record, is_panel_probe, marker_line
+from specdec_tui.ui.widgets.journal_lines import is_panel_probe
 from specdec_tui.ui.widgets.journal_log import JournalLog
 
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive

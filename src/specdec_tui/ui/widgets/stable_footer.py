@@ -9,7 +9,7 @@ keys and then rebuilt the footer for the frame that shows them (issue 16, cold s
 frame on 2 cores). The screen's bindings are known when the footer is composed; it shows them at once.
 A key of a compact footer is composed with its `-compact` class: its compact watcher, which adds the class on mount,
 then finds it there and restyles nothing (8 keys, each with its two component styles, once per start).
-Textual private, checked against textual 8.2.8: `Footer._bindings_ready` (compose yields no key while False).
+Textual private (`ui.textual_compat`): `Footer._bindings_ready` (compose yields no key while False), `FooterKey`.
 """
 
 from __future__ import annotations
@@ -17,24 +17,25 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from specdec_tui.ui.textual_compat import footer_key_type, footer_keys_from_first_compose
 
 
 class StableFooter(Footer):
-    _shown: tuple | None = None
+    _shown: tuple[object, ...] | None = None
 
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
-        self.set_reactive(Footer._bindings_ready, True)  # the keys from the first compose on (see the docstring)
+        footer_keys_from_first_compose(self)  # the keys from the first compose on (see the docstring)
 
     def compose(self) -> ComposeResult:
         self._shown = self._signature(self.screen)  # what the keys composed now show
         for widget in super().compose():
-            if self.compact and isinstance(widget, FooterKey):
+            if self.compact and isinstance(widget, footer_key_type()):
                 widget.set_class(True, "-compact", update=False)  # as its watcher will: no restyle (docstring)
             yield widget
 
-    def _signature(self, screen: Screen) -> tuple:
+    def _signature(self, screen: Screen[object]) -> tuple[object, ...]:
         """What the footer displays: each shown binding's key, text, state and tooltip."""
         return tuple(
             (binding.key, binding.action, binding.description, enabled, tooltip)
@@ -42,7 +43,7 @@ class StableFooter(Footer):
             if binding.show
         )
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[object]) -> None:
         if screen is self.screen and self.is_attached and screen.app.app_focus:
             signature = self._signature(screen)
             if signature == self._shown:

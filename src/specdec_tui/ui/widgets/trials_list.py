@@ -80,7 +80,7 @@ class TrialsList(Vertical):
         yield table
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Text | str]:
         return self.query_one("#trials-data", DataTable)
 
     def set_trials(self, trials: list[Trial]) -> None:

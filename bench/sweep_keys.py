@@ -1,0 +1,118 @@
+"""Key-to-screen latency while a sweep runs in the panel, with a session that already holds 1,000 trials against an
+empty session (the anchor), in the same run (issue 34: every finished level rewrote and fsynced the whole session
+file on the panel's event loop, ~280 ms a save at 200 trials).
+
+Three runs of the real panel (`make_app`, the demo host, `App.run_test`), each while `loop.sweep.run_sweep` sweeps
+--speculative-num-steps on the panel's own trial loop (every finished level and trial saves the session):
+  empty       an empty session, saved off the event loop (the panel as it is)           — the anchor
+  1000        a session of 1,000 trials (bench/long_session.make_session), saved off the event loop
+  1000-sync   the same, saved on the event loop (`TrialLoop.save_in_background` False: the panel before issue 34)
+Keys (tab switches, scrolling) are typed every 100 ms as a terminal delivers them and timed from their post to the
+frame that shows them (`journal_flood.KeyLatency`). Prints p50/p99/max per run, the session writes and the save
+time; exits 1 when the 1,000-trial run's p99 is not under 50 ms.
+
+    python bench/sweep_keys.py                 # values 1..3, one run each, time scale 20
+    python bench/sweep_keys.py --trials 500 --values 1..4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from journal_flood import APP_KEYS, KeyLatency, type_key
+from long_session import make_session
+
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.session import Session, save_session
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
+from specdec_tui.loop.health import HealthState
+from specdec_tui.loop.session_saver import saver_for
+from specdec_tui.loop.states import Busy
+from specdec_tui.loop.sweep import SweepPlan, parse_values, run_sweep
+
+TARGET_P99_MS = 50.0
+PROFILE = BenchProfile(name="bench", concurrency=(1, 4), requests=4, max_tokens=32, temperature=0.5,
+                       ignore_eos=True, prompts="realistic", request_timeout_s=60, stall_timeout_s=30)
+
+
+async def one_run(mode: str, trials: int, background: bool, plan: SweepPlan, time_scale: float,
+                  root: Path) -> dict[str, float]:
+    from specdec_tui.ui.app import make_app
+
+    ws = ensure_demo_workspace(root / mode / "demo", time_scale=time_scale)
+    base = demo_config(ws)
+    config = Config(hosts=base.hosts, profiles={"bench": PROFILE}, default_host=base.default_host, ui=base.ui,
+                    default_profile="bench")
+    session = make_session(trials) if trials else Session()
+    session.host, session.unit, session.profile = "demo", ws.unit_name, PROFILE
+    path = root / mode / "session.toml"
+    save_session(session, path)
+    began = time.perf_counter()
+    save_session(session, root / mode / "once.toml")
+    one_save_ms = (time.perf_counter() - began) * 1000
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    app = make_app(config, host, session, session_path=path)
+    timing = KeyLatency(app)
+    writes_before = saver_for(path).writes
+    async with app.run_test(size=(160, 48), message_hook=timing.hook) as pilot:
+        while app.loop is None or app.health is None or app.health.state is not HealthState.READY or app.busy is not Busy.IDLE:
+            await pilot.pause(0.2)
+        loop = app.loop
+        loop.save_in_background = background
+        await pilot.pause(0.5)
+        sweep = asyncio.create_task(run_sweep(loop, await loop.read_running(), plan))
+        pressed, start = 0, time.perf_counter()
+        while not sweep.done():
+            await asyncio.sleep(max(0.0, start + pressed * 0.1 - time.perf_counter()))
+            timing.pressed()
+            type_key(app, APP_KEYS[pressed % len(APP_KEYS)])
+            pressed += 1
+        outcome = await sweep
+        seconds = time.perf_counter() - start
+        while not app.input_order.idle:  # every key typed has been handled before the panel closes
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+    latencies = timing.latencies_ms()
+    saver_for(path).flush(60)
+    return {"p50": statistics.median(latencies), "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+            "max": latencies[-1], "keys": len(latencies), "seconds": seconds, "save_ms": one_save_ms,
+            "writes": saver_for(path).writes - writes_before, "trials": len(outcome.trials_by_value)}
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--values", default="1..3")
+    parser.add_argument("--time-scale", type=float, default=20.0)
+    parser.add_argument("--skip-sync", action="store_true", help="leave out the on-the-event-loop run")
+    args = parser.parse_args()
+    plan = SweepPlan("speculative-num-steps", parse_values(args.values), repeats=1, stop_after_worse=False)
+    modes = [("empty", 0, True), (str(args.trials), args.trials, True)]
+    if not args.skip_sync:
+        modes.append((f"{args.trials}-sync", args.trials, False))
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="sweep-keys-") as tmp:
+        for mode, trials, background in modes:
+            results[mode] = await one_run(mode, trials, background, plan, args.time_scale, Path(tmp))
+    print(f"sweep --speculative-num-steps {args.values} (1 run each, levels {PROFILE.concurrency}), time scale "
+          f"{args.time_scale:g}, keys every 100 ms at 160x48")
+    for mode, r in results.items():
+        print(f"  {mode:>10} trials: key p50 {r['p50']:5.1f} ms  p99 {r['p99']:6.1f} ms  max {r['max']:6.1f} ms  "
+              f"({r['keys']:.0f} keys over {r['seconds']:.0f} s; one save of the file {r['save_ms']:.0f} ms; "
+              f"{r['writes']:.0f} file writes)")
+    anchor, loaded = results["empty"]["p99"], results[str(args.trials)]["p99"]
+    print(f"  p99 with {args.trials} trials / empty session: {loaded / anchor:.2f}×")
+    ok = loaded < TARGET_P99_MS
+    print(f"target (p99 < {TARGET_P99_MS:.0f} ms with {args.trials} trials):", "met" if ok else "NOT met")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

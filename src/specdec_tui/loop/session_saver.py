@@ -1,0 +1,160 @@
+"""Session files written off the event loop, coalesced (issue 34: `TrialLoop.record` rewrote and fsynced the whole
+file on every finished level, on the panel's event loop: ~280 ms a save at 200 trials, keys waiting behind it).
+
+One saver per file (`saver_for`), so the trial loops of a parallel sweep, which share one session, never write it
+at once. `save(session)` takes a snapshot on the caller's thread (the trials and their levels copied shallowly: a
+few ms at 1,000 trials, and the loop may go on changing them) and returns; one writer thread serialises and writes
+the newest snapshot (older ones not yet written are skipped: only the last state matters). The file is the text
+`core.session.dumps_session` makes, built from parts: each trial's `[[trials]]` table is kept once made while the
+trial does not change (a finished trial does not), so a save at 1,000 trials serialises one trial, not 1,000 (pure
+Python: ~1 s a save, which in a thread also starved the event loop of the GIL). Written as `save_session` does: a
+temp file, fsync and rename, so it is always a complete, valid session. A failed
+write is kept and raised to the next `save` or `flush` (the loop's next step says it in words); `flush` waits until
+the newest snapshot is on disk (the headless commands, ctrl+s and the panel's exit); at interpreter exit whatever is
+pending is written."""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+from specdec_tui.core.atomic_file import write_atomic
+from specdec_tui.core.session import (
+    SCHEMA_VERSION,
+    Session,
+    SessionError,
+    Trial,
+    _has_carriage_return,
+    _tidy,
+    _trial_doc,
+)
+
+_SAVERS: dict[Path, SessionSaver] = {}
+_SAVERS_LOCK = threading.Lock()
+
+
+def saver_for(path: Path) -> SessionSaver:
+    """The one saver of `path` in this process."""
+    key = Path(path).absolute()
+    with _SAVERS_LOCK:
+        saver = _SAVERS.get(key)
+        if saver is None:
+            saver = _SAVERS[key] = SessionSaver(key)
+        return saver
+
+
+def snapshot(session: Session) -> Session:
+    """A copy the writer can read while the loop changes the original: the session, its trials and their level
+    lists are copied; their values (results, facts, profiles, texts) are not changed once made, so they are shared."""
+    copied = copy.copy(session)
+    trials = []
+    for trial in session.trials:
+        one = copy.copy(trial)
+        one.levels = list(trial.levels)
+        trials.append(one)
+    copied.trials = trials
+    return copied
+
+
+def _fingerprint(trial: Trial) -> tuple[object, ...]:
+    """What can change in a trial once made (the loop fills a running one; an operator may label or note one)."""
+    return (trial.status, len(trial.levels), trial.failure, trial.notes, trial.label, id(trial.facts),
+            trial.pushed_at, trial.host, len(trial.unit_text), id(trial.profile), trial.replay_of)
+
+
+class SessionText:
+    """`dumps_session`'s text, made from a header and one cached `[[trials]]` table per trial."""
+
+    HEADER = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
+
+    def __init__(self) -> None:
+        self._trials: dict[int, tuple[tuple[object, ...], str]] = {}
+
+    def dumps(self, session: Session) -> str:
+        import tomli_w
+
+        doc: dict[str, object] = {"schema_version": SCHEMA_VERSION, "created": session.created,
+                                  "host": session.host, "unit": session.unit}
+        if session.notes:
+            doc["notes"] = session.notes
+        doc["profile"] = _tidy(asdict(session.profile))
+        parts = [self.HEADER, tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))]
+        kept: dict[int, tuple[tuple[object, ...], str]] = {}
+        for trial in session.trials:
+            mark = _fingerprint(trial)
+            cached = self._trials.get(trial.id)
+            if cached is None or cached[0] != mark:
+                table = {"trials": [_trial_doc(trial)]}
+                cached = (mark, tomli_w.dumps(table, multiline_strings=not _has_carriage_return(table)))
+            kept[trial.id] = cached
+            parts.append("\n" + cached[1])
+        self._trials = kept
+        return "".join(parts)
+
+
+class SessionSaver:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._text = SessionText()  # the writer thread's own
+        self._lock = threading.Lock()
+        self._pending: Session | None = None
+        self._writer: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._error: SessionError | None = None
+        self.writes = 0  # files written (a burst of saves makes fewer)
+
+    def save(self, session: Session) -> None:
+        """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
+        self._raise_error()
+        taken = snapshot(session)
+        with self._lock:
+            self._pending = taken
+            self._idle.clear()
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_pending, name=f"session-saver {self.path.name}",
+                                                 daemon=True)
+                self._writer.start()
+
+    def flush(self, timeout_s: float | None = None) -> None:
+        """Wait until the newest session saved is on disk; raises a write's error (SessionError, in words)."""
+        if not self._idle.wait(timeout_s):
+            raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        with self._lock:
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                session, self._pending = self._pending, None
+                if session is None:  # nothing newer came while the last one was written: done until the next save
+                    self._writer = None
+                    self._idle.set()
+                    return
+            try:
+                write_atomic(self.path, self._text.dumps(session))
+                self.writes += 1
+            except OSError as err:
+                with self._lock:
+                    self._error = SessionError(f"could not save session {self.path}: {err.strerror or err} — check the "
+                                               "directory exists and is writable")
+            except Exception as err:  # noqa: BLE001 - a bug in writing must not kill the writer silently
+                with self._lock:
+                    self._error = SessionError(f"could not save session {self.path}: {err}")
+
+
+@atexit.register
+def _flush_all() -> None:
+    """Whatever is pending is written before the process ends (daemon writers would be stopped mid-way)."""
+    with _SAVERS_LOCK:
+        savers = list(_SAVERS.values())
+    for saver in savers:
+        saver._idle.wait(30)

@@ -1,0 +1,117 @@
+"""Every use of Textual's private API, in one place (issue 34): each says what it reads or overrides and why no
+public API does the job. Checked against textual 8.2.8 (pyproject's pin names the range);
+tests/test_textual_compat.py checks each use against the installed Textual and fails naming the use, so a Textual
+release that changes one is a failed test here, not a panel that silently slows down or breaks.
+
+Imports of Textual's widgets are made inside the functions: this module loads with the panel's first frame (and
+in the cold-start probes), and must not pull in anything the first frame does not need."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from textual import events
+from textual.reactive import Reactive
+from textual.widget import Widget
+from textual.widgets import Input
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.binding import Binding
+    from textual.screen import Screen
+    from textual.widgets import Footer
+
+CHECKED_WITH = "8.2.8"
+
+
+def open_batches(app: App[Any]) -> int:
+    """`App._batch_count`: how many `batch_update()`s are open. Textual drops every frame while one is (the app's
+    whole start is one); `ui.first_paint` waits for the start batch to close before the first frame is real.
+    No public API says whether frames are held."""
+    return int(getattr(app, "_batch_count", 0))
+
+
+def css_updates(app: App[Any]) -> int:
+    """`App._css_update_count`: raised by every theme or CSS variable change. The panel's start skips the CSS
+    refresh its own theme choice queued when nothing changed since (`SpecdecApp.refresh_css`)."""
+    return int(app._css_update_count)
+
+
+def footer_keys_from_first_compose(footer: Footer) -> None:
+    """`Footer._bindings_ready`: False until the screen's first bindings update, and the footer composes no key
+    while it is; set here so a footer shows its keys on the first frame (`StableFooter`, issue 16)."""
+    from textual.widgets import Footer
+
+    footer.set_reactive(Footer._bindings_ready, True)
+
+
+def footer_key_type() -> type[Widget]:
+    """`textual.widgets._footer.FooterKey`: the widget of one footer key (private module; `StableFooter` composes
+    compact keys with their class already set, so Textual's watcher restyles nothing)."""
+    from textual.widgets._footer import FooterKey
+
+    return FooterKey
+
+
+def focus_without_repaint() -> Reactive[Widget | None]:
+    """A `Screen.focused` that does not repaint the whole screen on a focus change (Textual's is a reactive with
+    the default repaint): a tab switch moved the focus twice and repainted every row twice (issue 16). Redefining
+    it relies on Textual reading `focused` through the reactive only."""
+    return Reactive(None, repaint=False)
+
+
+class KeysFirstInput(Input):
+    """An Input that may act on a key before Textual's own key handler inserts text (`Input._on_key`, private:
+    a widget's key bindings otherwise run only after the key has bubbled up to the app). Subclasses answer
+    `key_first`; True means the key was handled."""
+
+    async def key_first(self, event: events.Key) -> bool:
+        return False
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not await self.key_first(event):
+            await super()._on_key(event)
+
+    def own_bindings(self, key: str) -> list[Binding]:
+        """The field's bindings of `key` (`Widget._bindings`, its own map: public `BINDINGS` lists the class's
+        only, not those a keymap moved)."""
+        return list(self._bindings.key_to_bindings.get(key, []))
+
+    def restart_blink(self) -> None:
+        """`Input._restart_blink`: the cursor shown at once after an edit, as Textual's own key handler does."""
+        self._restart_blink()
+
+
+def watch_frames(app: App[Any], seen: Callable[[Screen[Any], bool], None]) -> None:
+    """For tests and probes, for the app's whole life: `seen(screen, dropped)` for every frame the app hands to its
+    display (`App._display`), `dropped` when a batch holds it back (a terminal would not see it). A headless app
+    writes nothing, but still hands every frame over; no public hook sees frames."""
+    display = app._display
+
+    def recorded(screen: Screen[Any], renderable: Any) -> None:
+        if renderable is not None:
+            seen(screen, open_batches(app) > 0)
+        display(screen, renderable)
+
+    app._display = recorded  # type: ignore[method-assign]
+
+
+@contextmanager
+def full_renders_counted(counts: list[int]) -> Iterator[None]:
+    """For tests: one entry in `counts` per full-screen render (`Compositor.render_full_update`, private module),
+    the cost a tab switch must not pay (issue 16)."""
+    from textual._compositor import Compositor
+
+    original = Compositor.render_full_update
+
+    def counted(compositor: Compositor, *args: Any, **kwargs: Any) -> Any:
+        counts.append(1)
+        return original(compositor, *args, **kwargs)
+
+    Compositor.render_full_update = counted  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        Compositor.render_full_update = original  # type: ignore[method-assign]

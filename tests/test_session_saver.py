@@ -1,0 +1,102 @@
+"""Session files written off the event loop (issue 34): a burst of saves is coalesced, the file on disk is a
+complete, valid session at every moment a reader looks, the last state is what stays, and a failed write is
+said in words to whoever saves or flushes next."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.core.session import Session, SessionError, Trial, load_session
+from specdec_tui.loop.session_saver import saver_for, snapshot
+
+UNIT = "[Service]\nExecStart=/x --speculative-num-steps 3\n"
+
+
+def level(c: int) -> LevelResult:
+    return LevelResult(concurrency=c, requests=8, errors=0, output_tokens=800, duration_s=2.0, output_tok_s=400.0,
+                       per_request_tok_s=Dist(p50=100.0), ttft_ms=Dist(p50=40.0), tpot_ms=Dist(p50=10.0))
+
+
+def test_a_burst_of_saves_leaves_a_valid_file_at_every_moment_and_the_last_state(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    session = Session(host="h", unit="u.service")
+    saver = saver_for(path)
+    stop, seen, broken = threading.Event(), [], []
+
+    def read() -> None:
+        while not stop.is_set():
+            if path.exists():
+                try:
+                    seen.append(len(load_session(path).trials))
+                except SessionError as err:  # a half-written file
+                    broken.append(str(err))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(1, 301):
+            trial = Trial(id=i, unit_text=UNIT, status="ok")
+            trial.levels.append(level(1))
+            session.add(trial)
+            saver.save(session)
+            trial.levels.append(level(4))  # the loop goes on changing the trial: the snapshot is unaffected
+        saver.flush(timeout_s=60)
+    finally:
+        stop.set()
+        reader.join()
+    assert not broken, broken[:3]
+    assert seen == sorted(seen)  # never an older state after a newer one
+    saved = load_session(path)  # as saved last: the level added after that save is not in it
+    assert len(saved.trials) == 300 and [lv.concurrency for lv in saved.trials[-1].levels] == [1]
+    assert saver.writes < 300  # coalesced: saves that came while one was written were folded into the next
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    assert [lv.concurrency for lv in load_session(path).trials[-1].levels] == [1, 4]
+
+
+def test_a_snapshot_does_not_follow_later_changes() -> None:
+    session = Session(host="h")
+    session.add(Trial(id=1, unit_text=UNIT))
+    taken = snapshot(session)
+    session.trials[0].levels.append(level(1))
+    session.trials[0].status = "ok"
+    session.add(Trial(id=2, unit_text=UNIT))
+    assert len(taken.trials) == 1 and taken.trials[0].levels == [] and taken.trials[0].status == "running"
+
+
+def test_a_failed_write_is_said_at_the_next_flush_and_save(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    saver = saver_for(blocked / "s.toml")
+    saver.save(Session(host="h"))
+    with pytest.raises(SessionError, match="could not save session .*check the directory exists and is writable"):
+        saver.flush(timeout_s=60)
+    saver.save(Session(host="h"))  # the error was said once; this write fails again, said at the next call
+    with pytest.raises(SessionError):
+        saver.flush(timeout_s=60)
+
+
+def test_the_text_built_from_kept_trials_reads_back_as_the_whole_session_does() -> None:
+    """The saver keeps each unchanged trial's table: what it writes reads back exactly as `dumps_session`'s text, also
+    after a trial changed (a level, a status, a label) and one was added."""
+    import tomllib
+
+    from specdec_tui.core.session import dumps_session
+    from specdec_tui.loop.session_saver import SessionText
+
+    session = Session(host="h", unit="u.service", notes="a day of sweeping")
+    for i in range(1, 6):
+        trial = Trial(id=i, unit_text=UNIT.replace("3", str(i)), status="ok", label=f"steps={i}")
+        trial.levels.append(level(1))
+        session.add(trial)
+    text = SessionText()
+    assert tomllib.loads(text.dumps(session)) == tomllib.loads(dumps_session(session))
+    session.trials[2].levels.append(level(4))
+    session.trials[3].label = "renamed"
+    session.trials[4].status = "failed"
+    session.add(Trial(id=6, unit_text="[Service]\r\nExecStart=/x\r\n"))
+    assert tomllib.loads(text.dumps(session)) == tomllib.loads(dumps_session(session))

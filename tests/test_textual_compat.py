@@ -1,0 +1,105 @@
+"""Each use of Textual's private API (`ui.textual_compat`) against the installed Textual (issue 34): a release that
+renames or changes one fails here, with the use named, instead of the panel silently slowing down or breaking."""
+
+from __future__ import annotations
+
+import inspect
+
+import textual
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.reactive import Reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from specdec_tui.ui import textual_compat as compat
+from specdec_tui.ui.widgets.stable_footer import StableFooter
+
+CHANGED = f"Textual {textual.__version__} changed a private part ui/textual_compat.py uses (checked with {compat.CHECKED_WITH}): "
+
+
+class Host(App[None]):
+    BINDINGS = [Binding("p", "push", "Push", id="push")]
+
+    def compose(self) -> ComposeResult:
+        yield StableFooter(compact=True)
+
+    def action_push(self) -> None:
+        pass
+
+
+async def test_open_batches_counts_the_batch_that_holds_frames_back() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert compat.open_batches(app) == 0, CHANGED + "App._batch_count is not 0 outside a batch"
+        with app.batch_update():
+            assert compat.open_batches(app) == 1, CHANGED + "App._batch_count does not count batch_update()"
+        assert hasattr(app, "_batch_count"), CHANGED + "App._batch_count is gone (ui.first_paint waits on it)"
+
+
+async def test_css_updates_rise_with_a_theme_change() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        before = compat.css_updates(app)
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        assert compat.css_updates(app) > before, CHANGED + "App._css_update_count no longer rises with a theme change"
+
+
+async def test_the_footer_shows_its_keys_from_its_first_compose() -> None:
+    assert isinstance(getattr(Footer, "_bindings_ready", None), Reactive), CHANGED + "Footer._bindings_ready is gone"
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        keys = app.screen.query(compat.footer_key_type())
+        assert [str(key.description) for key in keys][:1] == ["Push"], CHANGED + "FooterKey or Footer's compose changed"
+
+
+def test_screen_focused_is_a_reactive_the_panel_can_redefine() -> None:
+    focused = Screen.__dict__.get("focused")
+    assert isinstance(focused, Reactive), CHANGED + "Screen.focused is no longer a reactive (MainScreen redefines it)"
+    assert isinstance(compat.focus_without_repaint(), Reactive)
+
+
+async def test_an_input_runs_its_own_bindings_before_inserting_text() -> None:
+    assert inspect.iscoroutinefunction(getattr(Input, "_on_key", None)), CHANGED + "Input._on_key is gone"
+    assert callable(getattr(Input, "_restart_blink", None)), CHANGED + "Input._restart_blink is gone"
+    from specdec_tui.ui.widgets.flag_form import FlagInput
+
+    class Field(App[None]):
+        def compose(self) -> ComposeResult:
+            yield FlagInput(id="field")
+
+    app = Field()
+    async with app.run_test() as pilot:
+        field = app.query_one(FlagInput)
+        field.focus()
+        assert field.own_bindings("backspace"), CHANGED + "Widget._bindings.key_to_bindings no longer maps keys"
+        await pilot.press("a", "b", "backspace", "c")
+        assert field.value == "ac", CHANGED + "Input's key handling changed (FlagInput.key_first)"
+
+
+async def test_frames_are_seen_as_the_app_hands_them_over() -> None:
+    assert callable(getattr(App, "_display", None)), CHANGED + "App._display is gone (the tests' frame probe)"
+    seen: list[bool] = []
+    app = Host()
+    compat.watch_frames(app, lambda screen, dropped: seen.append(dropped))
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        app.screen.refresh()
+        await pilot.pause()
+    assert False in seen, CHANGED + "no frame reached App._display outside a batch"
+
+
+async def test_full_renders_are_counted() -> None:
+    from textual._compositor import Compositor
+
+    assert callable(getattr(Compositor, "render_full_update", None)), CHANGED + "Compositor.render_full_update is gone"
+    counts: list[int] = []
+    app = Host()
+    async with app.run_test() as pilot:
+        with compat.full_renders_counted(counts):
+            await pilot.resize_terminal(90, 30)
+            await pilot.pause()
+    assert counts, CHANGED + "a resize no longer renders the full screen through Compositor.render_full_update"
