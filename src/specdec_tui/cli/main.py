@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "sim_cmd",
     "session_cmd",
     "sweep_cmd",
+    "tune_cmd",
     "fleet_cmd",
     "demo_cmd",
     "serve_cmd",

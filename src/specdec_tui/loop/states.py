@@ -16,6 +16,7 @@ class Busy(StrEnum):
     ROLLBACK = "rollback"  # restore → restart → healthy
     BENCH = "benchmark"
     SWEEP = "sweep"
+    TUNE = "tune"
     REPLAY = "replay"
 
 

@@ -1,0 +1,185 @@
+"""The tuner: one engine for the panel and `specdec-tui tune`. It asks the search (`loop.tune_search`) what to
+launch next, hands each launch to a free host (an `Launcher`: a real host's trial loop, or a pure surface in
+tests and benchmarks), feeds every result back, and ends with the choice, its confidence, the per-level
+schedule and, where the release has adaptive speculation, the adaptive-config tiers.
+
+Its budget is launches (server restarts): the cost that matters on a GPU host. Launches already in the host's
+session (an interrupted tune's) are given as `prior` and are not repeated; a configuration that failed to start
+is never launched again, nor is any candidate in its failure region. Repeats happen only at the end, when the
+incumbent and the runner-up are within the noise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from specdec_tui.core.tune_objective import (
+    AdaptiveSchedule,
+    LaunchResult,
+    LevelChoice,
+    Point,
+    Slo,
+    adaptive_schedule,
+    schedule,
+)
+from specdec_tui.loop.tune_search import DEFAULT_NOISE, Proposal, Search, Standing
+from specdec_tui.loop.tune_space import Candidate, Refusal
+
+DEFAULT_BUDGET = 24
+EventSink = Callable[[object], None]
+
+
+class Launcher(Protocol):
+    """One host (or a fake surface) that can start a candidate and measure every level of it."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def launch(self, candidate: Candidate, why: str) -> LaunchResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TunePlan:
+    space: Mapping[str, Sequence[str]]
+    levels: tuple[int, ...]
+    slo: Slo
+    budget: int = DEFAULT_BUDGET
+    noise: float = DEFAULT_NOISE
+
+
+# ---------------------------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class TuneStarted:
+    candidates: int
+    refused: tuple[Refusal, ...]
+    budget: int
+    resumed: int  # launches found in the session and not repeated
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchStarted:
+    host: str
+    candidate: Candidate
+    why: str
+    number: int  # 1-based count of launches including resumed ones
+    budget: int
+    repeat: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchLanded:
+    result: LaunchResult
+    standing: Standing | None
+    launches: int
+    budget: int
+    spared: tuple[Candidate, ...]  # candidates now predicted to fail: they will cost no launch
+
+
+@dataclass(slots=True)
+class TuneOutcome:
+    plan: TunePlan
+    results: list[LaunchResult] = field(default_factory=list)
+    launches: int = 0  # launches of this tune, resumed ones included
+    resumed: int = 0
+    retried_failures: int = 0
+    standing: Standing | None = None
+    schedule: list[LevelChoice] = field(default_factory=list)
+    adaptive: AdaptiveSchedule | None = None
+    predicted_failures: list[tuple[Candidate, LaunchResult | None]] = field(default_factory=list)
+    refused: tuple[Refusal, ...] = ()
+    stopped: str = ""  # why the search ended
+
+    @property
+    def found_at(self) -> int | None:
+        """The launch (1-based) that first measured the final choice: launches to the answer."""
+        best = self.best
+        return next((i + 1 for i, r in enumerate(self.results) if r.point == best), None)
+
+    @property
+    def failed(self) -> list[Point]:
+        return list(dict.fromkeys(r.point for r in self.results if r.failed))
+
+    @property
+    def best(self) -> Point | None:
+        return self.standing.point if self.standing else None
+
+
+@dataclass(frozen=True, slots=True)
+class TuneDone:
+    outcome: TuneOutcome
+
+
+# ---------------------------------------------------------------------------------------------- the engine
+
+
+async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate], plan: TunePlan, *,
+                   refused: Sequence[Refusal] = (), prior: Sequence[LaunchResult] = (),
+                   on_event: EventSink | None = None) -> TuneOutcome:
+    """Search `candidates` with every launcher at once until the search settles or the budget is spent.
+    Cancelling it cancels the launches on their way (their hosts' own code restores what it must)."""
+    emit = on_event or (lambda _event: None)
+    search = Search(candidates, plan.space, plan.levels, plan.slo, noise=plan.noise)
+    known = {c.point for c in candidates}
+    outcome = TuneOutcome(plan=plan, refused=tuple(refused))
+    for result in prior:
+        if result.point in known:
+            search.observe(result)
+            outcome.results.append(result)
+    outcome.launches = outcome.resumed = len(outcome.results)
+    emit(TuneStarted(len(candidates), tuple(refused), plan.budget, outcome.resumed))
+    by_point = {c.point: c for c in candidates}
+    idle = list(launchers)
+    running: dict[asyncio.Task[LaunchResult], tuple[Launcher, Candidate]] = {}
+    try:
+        while True:
+            while idle and outcome.launches + len(running) < plan.budget:
+                pending = [c.point for _, c in running.values()]
+                proposal: Proposal | None = search.propose(pending)
+                repeat = False
+                if proposal is None:
+                    wanted = [p for p in search.repeat_wanted() if p not in pending]
+                    if running or not wanted:
+                        break
+                    proposal = Proposal(by_point[wanted[0]], "within the noise of the best: measured again",
+                                        0.0, 0.0)
+                    repeat = True
+                launcher = idle.pop(0)
+                candidate = proposal.candidate
+                if search.failed_like(candidate.point) is not None:
+                    outcome.retried_failures += 1  # never by construction; counted so the report can prove it
+                number = outcome.launches + len(running) + 1
+                emit(LaunchStarted(launcher.name, candidate, proposal.why, number, plan.budget, repeat))
+                task = asyncio.create_task(launcher.launch(candidate, proposal.why))
+                running[task] = (launcher, candidate)
+            if not running:
+                break
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                launcher, candidate = running.pop(task)
+                result = task.result()
+                before = {c.point for c, _ in search.predicted_failures()}
+                search.observe(result)
+                outcome.results.append(result)
+                outcome.launches += 1
+                idle.append(launcher)
+                spared = tuple(c for c, _ in search.predicted_failures() if c.point not in before)
+                emit(LaunchLanded(result, search.standing(), outcome.launches, plan.budget, spared))
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+    outcome.stopped = ("the budget of launches is spent" if outcome.launches >= plan.budget and
+                       search.propose() is not None else "no untried configuration could beat the best by more "
+                       "than the noise")
+    outcome.standing = search.standing()
+    outcome.schedule = schedule(outcome.results, plan.levels, plan.slo)
+    outcome.adaptive = adaptive_schedule(outcome.schedule)
+    outcome.predicted_failures = search.predicted_failures()
+    emit(TuneDone(outcome))
+    return outcome

@@ -1,0 +1,154 @@
+"""The tuner on real hosts: each launch is a trial of the host's session (push → restart → healthy → every
+level), tagged with the tune and the point as it lands, so an interrupted tune resumes from the session; several
+hosts must run the same server but for the tuned flags (the parallel sweep's rule, `parallel_sweep.unit_difference`)
+and each is put back on the unit it ran before when the tune ends, fails or is cancelled (`sweep.UnitGuard`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.tune_objective import (
+    FailureKind,
+    LaunchResult,
+    LevelFigures,
+    Point,
+    failure_kind,
+    point_label,
+    point_of,
+)
+from specdec_tui.core.words import in_words
+from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.events import Phase
+from specdec_tui.loop.health import NotHealthy
+from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
+from specdec_tui.loop.states import Busy
+from specdec_tui.loop.sweep import OnHost, UnitGuard, settle_unit
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.tune import EventSink, TuneOutcome, TunePlan, run_tune
+from specdec_tui.loop.tune_space import Candidate, SpaceError, candidates
+
+TAG = "tune"
+
+
+def tune_id(plan: TunePlan, profile_name: str) -> str:
+    """Names one tune in the session: same space, levels and profile → same tune (the SLO may change: the
+    measurements do not depend on it)."""
+    text = repr((sorted((k, tuple(v)) for k, v in plan.space.items()), plan.levels, profile_name))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def result_of(trial: Trial, point: Point) -> LaunchResult:
+    """What a finished trial tells the tuner."""
+    levels = tuple(LevelFigures(lv.concurrency, lv.output_tok_s, lv.ttft_ms.p99, lv.itl_ms.p99,
+                                lv.accept_length_server, lv.errors) for lv in trial.levels)
+    mrr = trial.facts.max_running_requests if trial.facts else None
+    if trial.status == "ok":
+        return LaunchResult(point, levels, mrr, trial_id=trial.id, host=trial.host)
+    failure = trial.failure or "it did not start"
+    kind = failure_kind(f"{failure} {trial.notes}") if trial.facts is None else FailureKind.OTHER
+    return LaunchResult(point, levels, mrr, failure=failure, failure_kind=kind, trial_id=trial.id, host=trial.host)
+
+
+def resumed(session: Session, tid: str) -> list[LaunchResult]:
+    """The tune's launches already in the session that finished (ok, or failed to start or under the benchmark);
+    a launch cut short (running, cancelled) is not one: it is launched again."""
+    out = []
+    for trial in session.trials:
+        tag = trial.sweep.get(TAG) if trial.sweep else None
+        if not isinstance(tag, dict) or tag.get("id") != tid or trial.status not in ("ok", "failed"):
+            continue
+        point = tag.get("point")
+        if isinstance(point, dict):
+            out.append(result_of(trial, point_of({str(k): str(v) for k, v in point.items()})))
+    return out
+
+
+@dataclass(slots=True)
+class HostLauncher:
+    """Launches candidates on one host through its trial loop; each host edits its own unit (its own port)."""
+
+    runner: TrialLoop
+    base_text: str
+    tid: str
+    emit: EventSink
+    several: bool
+
+    @property
+    def name(self) -> str:
+        return self.runner.host.info.name
+
+    async def launch(self, candidate: Candidate, why: str) -> LaunchResult:
+        text = own_unit(self.base_text, candidate)
+        name = self.name
+        step_emit: EventSink = (lambda event: self.emit(OnHost(name, event))) if self.several else self.emit
+        tag = {"id": self.tid, "point": dict(candidate.point)}
+        runner = self.runner
+
+        def tag_then_emit(event: object) -> None:
+            if isinstance(event, Phase) and event.name == "push" and runner.trial is not None:
+                runner.trial.sweep = {TAG: tag}  # on record from its push: a kill mid-launch leaves it tagged
+                runner.trial.label = point_label(candidate.point)
+            step_emit(event)
+
+        trial = await runner.run_trial(text, on_event=tag_then_emit)
+        trial.sweep, trial.label = {TAG: tag}, point_label(candidate.point)
+        runner.record(trial)
+        if trial.facts is None:  # never healthy: make sure the host runs what it ran before
+            await settle_unit(runner, self.base_text, step_emit, "back to the unit that ran before the tune")
+        return result_of(trial, candidate.point)
+
+
+def own_unit(base_text: str, candidate: Candidate) -> str:
+    """The candidate on this host's unit (the first host's candidates were made from the first host's unit)."""
+    from specdec_tui.loop.tune_space import unit_for
+
+    return unit_for(base_text, dict(candidate.point))
+
+
+async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None = None) -> TuneOutcome:
+    """Tune on every host of `runners` at once (they share one session). Raises SpaceError/UnitsDiffer before
+    any launch. Each host ends on the unit it ran before (also on cancel)."""
+    emit = on_event or (lambda _event: None)
+    names = [r.host.info.name for r in runners]
+    if len(set(names)) != len(names):
+        raise SpaceError("a host is named twice; give each host once")
+    bases = await asyncio.gather(*(_read(r) for r in runners))
+    for name, base in zip(names[1:], bases[1:], strict=True):
+        difference = unit_difference((names[0], bases[0]), (name, base))
+        if difference is not None:
+            raise UnitsDiffer(f"host {name}'s unit differs from {names[0]}'s in {difference}; a tune on several "
+                              "hosts needs units that are the same (but for --host/--port)")
+    found, refused = candidates(bases[0], plan.space)
+    first = runners[0]
+    tid = tune_id(plan, first.profile.name)
+    prior = resumed(first.session, tid)
+    several = len(runners) > 1
+    async with AsyncExitStack() as stack:
+        for runner in runners:
+            stack.enter_context(runner.task(Busy.TUNE))
+            saved = runner.auto_rollback
+            runner.auto_rollback = True
+            stack.callback(setattr, runner, "auto_rollback", saved)
+            step_emit: EventSink = (lambda event, n=runner.host.info.name: emit(OnHost(n, event))) if several \
+                else emit
+            guard = await stack.enter_async_context(UnitGuard(runner, step_emit, "tune"))
+            stack.push_async_callback(_restore, guard)
+        launchers = [HostLauncher(r, b, tid, emit, several) for r, b in zip(runners, bases, strict=True)]
+        return await run_tune(launchers, found, plan, refused=refused, prior=prior, on_event=emit)
+
+
+async def _restore(guard: UnitGuard) -> None:
+    await guard.restore()
+
+
+async def _read(runner: TrialLoop) -> str:
+    try:
+        return await runner.read_running()
+    except (HostError, NotHealthy) as err:
+        raise SpaceError(f"{runner.host.info.name}: its unit could not be read: {in_words(err)}") from None
