@@ -20,8 +20,10 @@ GRID_SPACE = {"speculative-num-steps": ("0", "1", "3", "5", "7"),
 
 def _ints(point: Point) -> tuple[int, int, int]:
     v: Mapping[str, str] = dict(point)
-    return (int(v.get("speculative-num-steps", "0")), int(v.get("speculative-eagle-topk", "0")),
-            int(v.get("speculative-num-draft-tokens", "0")))
+    steps = int(v.get("speculative-num-steps", "0"))
+    default_topk, default_draft = ("1", str(steps + 1)) if steps else ("0", "0")  # a chain when not in the space
+    return (steps, int(v.get("speculative-eagle-topk", default_topk)),
+            int(v.get("speculative-num-draft-tokens", default_draft)))
 
 
 def fails(point: Point) -> FailureKind | None:

@@ -196,8 +196,8 @@ def adaptive_schedule(choices: Sequence[LevelChoice]) -> AdaptiveSchedule | None
     if not steps_at:
         return None
     tiers = []
-    for i, (bs, steps) in enumerate(steps_at):
-        candidates = {steps}
+    for i, (bs, best_steps) in enumerate(steps_at):
+        candidates = {best_steps}
         if i + 1 < len(steps_at):
             candidates.add(steps_at[i + 1][1])
         tiers.append(AdaptiveTier(1 if i == 0 else bs, tuple(sorted(candidates))))

@@ -77,7 +77,7 @@ class LaunchLanded:
     standing: Standing | None
     launches: int
     budget: int
-    spared: tuple[Candidate, ...]  # candidates now predicted to fail: they will cost no launch
+    spared: tuple[Candidate, ...]  # candidates this failure's region holds: they will cost no launch
 
 
 @dataclass(slots=True)
@@ -162,12 +162,13 @@ async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate
             for task in done:
                 launcher, candidate = running.pop(task)
                 result = task.result()
-                before = {c.point for c, _ in search.predicted_failures()}
+                before = {c.point for c in candidates if search.failed_like(c.point) is not None}
                 search.observe(result)
                 outcome.results.append(result)
                 outcome.launches += 1
                 idle.append(launcher)
-                spared = tuple(c for c, _ in search.predicted_failures() if c.point not in before)
+                spared = tuple(c for c in candidates if c.point not in before and c.point not in search.results
+                               and search.failed_like(c.point) is not None)
                 emit(LaunchLanded(result, search.standing(), outcome.launches, plan.budget, spared))
     finally:
         for task in running:

@@ -86,7 +86,7 @@ class HostLauncher:
     async def launch(self, candidate: Candidate, why: str) -> LaunchResult:
         text = own_unit(self.base_text, candidate)
         name = self.name
-        step_emit: EventSink = (lambda event: self.emit(OnHost(name, event))) if self.several else self.emit
+        step_emit = _on_host(self.emit, name) if self.several else self.emit
         tag = {"id": self.tid, "point": dict(candidate.point)}
         runner = self.runner
 
@@ -135,12 +135,15 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
             saved = runner.auto_rollback
             runner.auto_rollback = True
             stack.callback(setattr, runner, "auto_rollback", saved)
-            step_emit: EventSink = (lambda event, n=runner.host.info.name: emit(OnHost(n, event))) if several \
-                else emit
+            step_emit = _on_host(emit, runner.host.info.name) if several else emit
             guard = await stack.enter_async_context(UnitGuard(runner, step_emit, "tune"))
             stack.push_async_callback(_restore, guard)
         launchers = [HostLauncher(r, b, tid, emit, several) for r, b in zip(runners, bases, strict=True)]
         return await run_tune(launchers, found, plan, refused=refused, prior=prior, on_event=emit)
+
+
+def _on_host(emit: EventSink, name: str) -> EventSink:
+    return lambda event: emit(OnHost(name, event))
 
 
 async def _restore(guard: UnitGuard) -> None:

@@ -30,9 +30,11 @@ from specdec_tui.core.tune_objective import (
 from specdec_tui.loop.tune_gp import Gp, GpFit, Vector
 from specdec_tui.loop.tune_space import ALGORITHM, DRAFT, STEPS, TOPK, Candidate, coordinates
 
-KAPPA = 2.0  # how far above the prediction a candidate may plausibly be (in standard deviations)
-DEFAULT_NOISE = 0.03
-FAIL_LIKELY = 0.5  # a candidate whose predicted failure chance is above this is not launched  # relative scatter of one launch's goodput on the same configuration
+KAPPA = 2.0  # how far above the prediction a candidate may plausibly be (in standard deviations): the stop rule
+KAPPA_CHOOSE = 1.0  # the bound the next launch is chosen by: nearer the prediction, so promising regions are
+# measured before far corners are explored (the stop rule still explores what could beat the best)
+DEFAULT_NOISE = 0.03  # relative scatter of one launch's goodput on the same configuration
+FAIL_LIKELY = 0.5  # a candidate whose predicted failure chance is above this is not launched
 
 # +1: more of it needs more memory; -1: less of it does; 0: must be equal for the failure to carry over.
 _MEMORY_DIRECTION = {STEPS: 1, TOPK: 1, DRAFT: 1, "max-running-requests": 1, "mem-fraction-static": -1,
@@ -218,7 +220,8 @@ class Search:
                 continue  # predicted to fail like its neighbours: costs no launch
             optimistic, level = self._predict(fits, x, KAPPA)
             expected, _ = self._predict(fits, x, 0.0)
-            scored.append((optimistic * (1.0 - risk), optimistic, expected, level, c))
+            promising, _ = self._predict(fits, x, KAPPA_CHOOSE)
+            scored.append((promising * (1.0 - risk), optimistic, expected, level, c))
         # go on while any candidate not predicted to fail might beat the best by more than the noise; among
         # them launch the one with the most to gain, discounted by its chance of failing to start
         hopeful = [s for s in scored if s[1] > incumbent * (1.0 + self.noise)]
