@@ -39,6 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", required=True, metavar="LIST", help="the levels each launch measures, e.g. 1,4,16,32")
     p.add_argument("--budget", type=int, default=24, metavar="N", help="at most N launches (restarts; default 24)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object on the last stdout line")
+    p.add_argument("--profile", default=argparse.SUPPRESS, metavar="NAME",
+                   help="benchmark profile from the config (its levels are replaced by --concurrency)")
+    p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
+                   help="session file to add the launches to and resume from (default: the host's current session)")
+    p.add_argument("--new-session", action="store_true", default=argparse.SUPPRESS,
+                   help="start a fresh session instead of continuing (and resuming from) the host's current one")
     # sweep_profile / bench_cmd.apply_overrides read these; the tune takes the host's profile as it is.
     p.set_defaults(func=run, duration=None, ignore_eos=None, endpoint=None, warmup=None, requests=None,
                    max_tokens=None, temperature=None, prompts=None)

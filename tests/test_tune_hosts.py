@@ -1,0 +1,117 @@
+"""`specdec-tui tune` against real demo hosts (the simulated SGLang server on loopback, real HTTP): on three hosts
+at once, resumed after the process is killed mid-launch, hosts put back as they were, and the adaptive-config
+JSON it writes accepted by the simulator's own start-up."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.cli.main import main
+from specdec_tui.core.session import load_session
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace
+
+SPACE = ["--space", "speculative-num-steps=0,1,2,3,5", "--space", "speculative-eagle-topk=1,2"]
+TUNE = [*SPACE, "--slo", "ttft_p99=2s", "--concurrency", "1,4", "--profile", "tiny"]
+
+
+def write_config(tmp_path: Path, names: tuple[str, ...], time_scale: float = 25) -> tuple[Path, dict[str, DemoWorkspace]]:
+    workspaces = {n: ensure_demo_workspace(tmp_path / n, time_scale=time_scale) for n in names}
+    config = tmp_path / "config.toml"
+    config.write_text('default_profile = "tiny"\n[profiles.tiny]\nconcurrency = [1, 4]\nrequests = 4\n'
+                      'max_tokens = 32\ntemperature = 0.5\nprompts = "realistic"\n'
+                      + "".join(f'[hosts.{n}]\naddress = "local"\nworkspace = "{ws.root}"\n'
+                                for n, ws in workspaces.items()))
+    return config, workspaces
+
+
+def tagged(session: Path) -> list[tuple[str, str, str]]:
+    """(point, status, host) of every tune trial in the session, in order."""
+    return [(json.dumps(t.sweep["tune"]["point"], sort_keys=True), t.status, t.host)
+            for t in load_session(session).trials if t.sweep.get("tune")]
+
+
+def test_tune_on_three_hosts_at_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config, workspaces = write_config(tmp_path, ("a", "b", "c"))
+    before = {n: ws.unit_path.read_bytes() for n, ws in workspaces.items()}
+    session = tmp_path / "tune.toml"
+    code = main(["tune", "--host", "a", "--host", "b", "--host", "c", "--config", str(config), *TUNE,
+                 "--budget", "9", "--session", str(session), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out.splitlines()[-1])
+    assert "on 3 hosts at once (a, b, c)" in err and "Traceback" not in err
+    assert result["best"]["flags"]["speculative-num-steps"] in {"0", "1", "2", "3", "5"}
+    assert result["objective"] > 0 and result["level"] in (1, 4)
+    assert result["retried_failures"] == 0 and result["failed"] == []
+    assert 1 <= result["launches"] <= 9
+    assert [lv["concurrency"] for lv in result["schedule"]] == [1, 4]
+    trials = tagged(session)
+    assert len(trials) == result["launches"] and all(status == "ok" for _, status, _ in trials)
+    # a point is launched twice only as a repeat of the best two, when they are within the noise
+    assert len({p for p, _, _ in trials}) + err.count("(again)") == len(trials)
+    assert {h for _, _, h in trials} == {"a", "b", "c"}  # every host launched
+    for name in "abc":
+        assert f"on {name}" in err
+    # every host is back on the unit it ran before
+    assert {n: ws.unit_path.read_bytes() for n, ws in workspaces.items()} == before
+    # tier JSON written beside the session for --speculative-adaptive-config
+    tiers = json.loads(Path(result["adaptive_config_file"]).read_text())
+    assert tiers == result["adaptive_config"] and all("candidate_steps" in t for t in tiers.values())
+
+
+def test_tune_refuses_hosts_whose_units_differ(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config, workspaces = write_config(tmp_path, ("a", "b"))
+    unit = workspaces["b"].unit_path
+    unit.write_text(UnitFile.parse(unit.read_text()).set_flag("tp", "2").text)
+    code = main(["tune", "--host", "a", "--host", "b", "--config", str(config), *TUNE])
+    err = capsys.readouterr().err
+    assert code == 1 and "host b's unit differs from a's in --tp-size: 4 on a, 2 on b" in err, err
+    assert "Traceback" not in err
+
+
+def _run_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "specdec_tui.cli.main", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+
+def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_path: Path) -> None:
+    config, _ = write_config(tmp_path, ("a",), time_scale=5)  # slow enough to be killed inside a launch
+    session = tmp_path / "tune.toml"
+    args = ["tune", "--host", "a", "--config", str(config), *TUNE, "--budget", "6", "--session", str(session),
+            "--json"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    first = _run_cli(args, env)
+    assert first.stderr is not None
+    seen = ""
+    deadline = time.monotonic() + 300
+    while "[3/6]" not in seen and time.monotonic() < deadline:  # two launches landed, the third has begun
+        line = first.stderr.readline()
+        if not line:
+            break
+        seen += line
+    assert "[3/6]" in seen, seen
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(timeout=30)
+    landed = [t for t in tagged(session) if t[1] in ("ok", "failed")]
+    assert len(landed) == 2
+
+    second = subprocess.run([sys.executable, "-m", "specdec_tui.cli.main", *args], capture_output=True, text=True,
+                            env=env, timeout=600)
+    assert second.returncode == 0, second.stderr
+    result = json.loads(second.stdout.splitlines()[-1])
+    assert "2 launch(es) resumed from the session" in second.stderr
+    assert result["resumed"] == 2 and result["launches"] <= 6
+    done = [t for t in tagged(session) if t[1] in ("ok", "failed")]
+    assert len(done) == result["launches"]
+    points = [p for p, _, _ in done]
+    assert len(set(points)) == len(points)  # the two launches before the kill were not launched again
+    assert [p for p, _, _ in done[:2]] == [p for p, _, _ in landed]
