@@ -95,7 +95,8 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
         progress(f"tuning on {where}: {space}; "
                  f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most {plan.budget} "
                  f"launches; session {path}")
-        outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line))
+        outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line),
+                                      adaptive_file=path.with_suffix(".adaptive.json"))
     except WorkflowError as err:
         raise CliError(str(err)) from None
     except (HostError, NotHealthy) as err:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.common import progress
-from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.tune_objective import LaunchResult, Point, objective, point_label
 from specdec_tui.loop.sweep import OnHost
-from specdec_tui.loop.tune import LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
+from specdec_tui.loop.tune import AdaptiveCheckStarted, LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
+from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 
 
 class Printer:
@@ -38,6 +38,10 @@ class Printer:
             if event.standing is not None:
                 s = event.standing
                 progress(f"  best so far: {point_label(s.point)} {s.goodput:,.1f} tok/s at c={s.level}")
+        elif isinstance(event, AdaptiveCheckStarted):
+            progress(f"checking the schedule as adaptive speculation ({event.config_file}) with one more launch")
+        elif isinstance(event, AdaptiveCheck):
+            progress(f"  {event.words()}")
         elif isinstance(event, OnHost):
             if (line := self.phase_line(event.event)) is not None:
                 progress(line.replace("  · ", f"  · {event.host}: ", 1))
@@ -56,6 +60,15 @@ def landed_line(r: LaunchResult) -> str:
 
 def _flags(point: Point | None) -> dict[str, str] | None:
     return dict(point) if point is not None else None
+
+
+def _check_json(outcome: TuneOutcome) -> dict[str, Any] | None:
+    check = outcome.adaptive_check
+    if check is None:
+        return None
+    return {"ok": check.ok, "words": check.words(),
+            "levels": {str(lv.concurrency): round(lv.tok_s, 3) for lv in check.result.levels},
+            "collapsed": [c for c, _, _ in check.collapsed]}
 
 
 def result_json(outcome: TuneOutcome, session: Path, adaptive_path: Path | None) -> dict[str, Any]:
@@ -81,24 +94,14 @@ def result_json(outcome: TuneOutcome, session: Path, adaptive_path: Path | None)
                      for c in outcome.schedule],
         "adaptive_config": outcome.adaptive.to_json() if outcome.adaptive else None,
         "adaptive_config_file": str(adaptive_path) if adaptive_path else None,
+        "adaptive_check": _check_json(outcome),
         "stopped": outcome.stopped,
         "session": str(session),
     }
 
 
-def write_adaptive(outcome: TuneOutcome, session: Path) -> Path | None:
-    """The schedule as `--speculative-adaptive-config` JSON beside the session file."""
-    if outcome.adaptive is None:
-        return None
-    import orjson
-
-    path = session.with_suffix(".adaptive.json")
-    write_atomic(path, orjson.dumps(outcome.adaptive.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
-    return path
-
-
 def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
-    adaptive_path = write_adaptive(outcome, session)
+    adaptive_path = outcome.adaptive_file
     if as_json:
         import orjson
 
@@ -120,4 +123,6 @@ def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
         print(f"  c={c.concurrency}: {what}")
     if adaptive_path is not None:
         print(f"adaptive config (--speculative-adaptive-config): {adaptive_path}")
+    if outcome.adaptive_check is not None:
+        print(f"adaptive check (one more launch across the tiers): {outcome.adaptive_check.words()}")
     print(f"stopped: {outcome.stopped}; session {session}")

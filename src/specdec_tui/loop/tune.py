@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from specdec_tui.core.tune_objective import (
@@ -25,6 +26,7 @@ from specdec_tui.core.tune_objective import (
     adaptive_schedule,
     schedule,
 )
+from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 from specdec_tui.loop.tune_search import DEFAULT_NOISE, Proposal, Search, Standing
 from specdec_tui.loop.tune_space import Candidate, Refusal
 
@@ -80,6 +82,13 @@ class LaunchLanded:
     spared: tuple[Candidate, ...]  # candidates this failure's region holds: they will cost no launch
 
 
+@dataclass(frozen=True, slots=True)
+class AdaptiveCheckStarted:
+    """The schedule's tiers are launched as adaptive speculation, to be measured across every level."""
+
+    config_file: str
+
+
 @dataclass(slots=True)
 class TuneOutcome:
     plan: TunePlan
@@ -93,6 +102,8 @@ class TuneOutcome:
     predicted_failures: list[tuple[Candidate, LaunchResult | None]] = field(default_factory=list)
     refused: tuple[Refusal, ...] = ()
     stopped: str = ""  # why the search ended
+    adaptive_file: Path | None = None  # where the tiers were written
+    adaptive_check: AdaptiveCheck | None = None  # the launch that ran them, judged against the schedule
 
     @property
     def found_at(self) -> int | None:

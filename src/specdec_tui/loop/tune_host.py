@@ -10,7 +10,8 @@ import asyncio
 import hashlib
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.tune_objective import (
@@ -24,14 +25,22 @@ from specdec_tui.core.tune_objective import (
 )
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import OnHost, UnitGuard, settle_unit
 from specdec_tui.loop.trial import TrialLoop
-from specdec_tui.loop.tune import EventSink, TuneOutcome, TunePlan, run_tune
-from specdec_tui.loop.tune_space import Candidate, SpaceError, candidates
+from specdec_tui.loop.tune import AdaptiveCheckStarted, EventSink, TuneOutcome, TunePlan, run_tune
+from specdec_tui.loop.tune_adaptive import (
+    adaptive_candidate,
+    adaptive_unit,
+    judge,
+    release_supports_adaptive,
+    write_tiers,
+)
+from specdec_tui.loop.tune_space import STEPS, Candidate, SpaceError, candidates
 
 TAG = "tune"
 
@@ -84,24 +93,27 @@ class HostLauncher:
         return self.runner.host.info.name
 
     async def launch(self, candidate: Candidate, why: str) -> LaunchResult:
-        text = own_unit(self.base_text, candidate)
+        return await self.launch_text(own_unit(self.base_text, candidate), candidate.point)
+
+    async def launch_text(self, text: str, point: Point) -> LaunchResult:
+        """One launch of `text`, recorded as the tune's trial for `point` from its push on."""
         name = self.name
         step_emit = _on_host(self.emit, name) if self.several else self.emit
-        tag = {"id": self.tid, "point": dict(candidate.point)}
+        tag = {"id": self.tid, "point": dict(point)}
         runner = self.runner
 
         def tag_then_emit(event: object) -> None:
             if isinstance(event, Phase) and event.name == "push" and runner.trial is not None:
                 runner.trial.sweep = {TAG: tag}  # on record from its push: a kill mid-launch leaves it tagged
-                runner.trial.label = point_label(candidate.point)
+                runner.trial.label = point_label(point)
             step_emit(event)
 
         trial = await runner.run_trial(text, on_event=tag_then_emit)
-        trial.sweep, trial.label = {TAG: tag}, point_label(candidate.point)
+        trial.sweep, trial.label = {TAG: tag}, point_label(point)
         runner.record(trial)
         if trial.facts is None:  # never healthy: make sure the host runs what it ran before
             await settle_unit(runner, self.base_text, step_emit, "back to the unit that ran before the tune")
-        return result_of(trial, candidate.point)
+        return result_of(trial, point)
 
 
 def own_unit(base_text: str, candidate: Candidate) -> str:
@@ -111,9 +123,12 @@ def own_unit(base_text: str, candidate: Candidate) -> str:
     return unit_for(base_text, dict(candidate.point))
 
 
-async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None = None) -> TuneOutcome:
+async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None = None,
+                        adaptive_file: Path | None = None) -> TuneOutcome:
     """Tune on every host of `runners` at once (they share one session). Raises SpaceError/UnitsDiffer before
-    any launch. Each host ends on the unit it ran before (also on cancel)."""
+    any launch. Each host ends on the unit it ran before (also on cancel). With `adaptive_file`, a schedule that
+    names steps is written there and, where the release has adaptive speculation and the hosts are local (the
+    server can read the file), checked by one more launch (`loop.tune_adaptive`)."""
     emit = on_event or (lambda _event: None)
     names = [r.host.info.name for r in runners]
     if len(set(names)) != len(names):
@@ -139,7 +154,21 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
             guard = await stack.enter_async_context(UnitGuard(runner, step_emit, "tune"))
             stack.push_async_callback(_restore, guard)
         launchers = [HostLauncher(r, b, tid, emit, several) for r, b in zip(runners, bases, strict=True)]
-        return await run_tune(launchers, found, plan, refused=refused, prior=prior, on_event=emit)
+        local = all(isinstance(r.host, LocalHost) for r in runners)
+        check = adaptive_file is not None and local and release_supports_adaptive() and STEPS in plan.space
+        search_plan = replace(plan, budget=plan.budget - 1) if check and plan.budget > 1 else plan  # kept for it
+        outcome = await run_tune(launchers, found, search_plan, refused=refused, prior=prior, on_event=emit)
+        outcome.plan = plan
+        if adaptive_file is not None and outcome.adaptive is not None:
+            outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)
+            text = adaptive_unit(bases[0], outcome.adaptive, str(adaptive_file)) if check else None
+            if text is not None:
+                emit(AdaptiveCheckStarted(str(adaptive_file)))
+                result = await launchers[0].launch_text(text, adaptive_candidate(text).point)
+                outcome.launches += 1
+                outcome.adaptive_check = judge(result, outcome.schedule)
+                emit(outcome.adaptive_check)
+        return outcome
 
 
 def _on_host(emit: EventSink, name: str) -> EventSink:
