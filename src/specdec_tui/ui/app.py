@@ -339,7 +339,7 @@ class SpecdecApp(PanelState):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.help_rows()))
 
-    # the session side's keys (o, v, S, R): Textual looks actions up on the app
+    # the session side's keys (o, v, S, R, T): Textual looks actions up on the app
     def action_sessions(self) -> None:
         self.sessions.open_list()
 
@@ -351,6 +351,9 @@ class SpecdecApp(PanelState):
 
     def action_replay(self) -> None:
         self.sessions.replay()
+
+    def action_tune(self) -> None:
+        self.sessions.tune()
 
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
         self.compared_trial_id = message.trial_id

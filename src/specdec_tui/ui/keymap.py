@@ -27,6 +27,7 @@ APP_BINDINGS: list[BindingType] = [
     Binding("v", "compare", "Compare", id="compare", show=False),
     Binding("S", "sweep", "Sweep", id="sweep", show=False),
     Binding("R", "replay", "Replay", id="replay", show=False),
+    Binding("T", "tune", "Tune", id="tune", show=False),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
 ]

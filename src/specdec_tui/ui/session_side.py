@@ -32,9 +32,11 @@ def session_scopes() -> dict[str, Iterable[BindingType]]:
     from specdec_tui.ui.screens.sessions_screen import SessionsScreen
     from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
     from specdec_tui.ui.screens.sweep_screen import SweepScreen
+    from specdec_tui.ui.screens.tune_screen import TuneScreen
 
     return {"Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS,
-            "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS}
+            "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS,
+            "Tune": TuneScreen.BINDINGS}
 
 
 class SessionSide:
@@ -58,8 +60,9 @@ class SessionSide:
         from specdec_tui.ui.screens.compare_screen import CompareScreen
         from specdec_tui.ui.screens.sessions_screen import SessionsScreen
         from specdec_tui.ui.screens.task_screen import TaskScreen
+        from specdec_tui.ui.screens.tune_screen import TuneScreen
 
-        return isinstance(self.app.screen, (SessionsScreen, CompareScreen, TaskScreen))
+        return isinstance(self.app.screen, (SessionsScreen, CompareScreen, TaskScreen, TuneScreen))
 
     # -- o: saved sessions ----------------------------------------------------------------------
     def open_list(self) -> None:
@@ -210,13 +213,29 @@ class SessionSide:
             f"Replay {len(todo)} trial(s) on {app.host_name}? Each one pushes its unit and restarts the server; "
             "the unit running now is put back at the end.", yes="Replay"), start)
 
+    def tune(self) -> None:
+        """T: the Tune screen on the panel's host; `a` there dismisses with the choice's unit, pushed the
+        ordinary way (u rolls it back)."""
+        app = self.app
+        if self._on_session_screen() or self._refuse_task(Busy.TUNE) or app.loop is None:
+            return
+        from specdec_tui.ui.screens.tune_screen import TuneScreen
+
+        def closed(unit: object) -> None:
+            self._task_closed(unit)
+            if isinstance(unit, str) and app.link is not None:
+                app.link.push(unit)
+
+        app.push_screen(TuneScreen(app.loop), closed)
+
     def task_blocks_quit(self) -> bool:
         """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting
         under it could leave the host on a value that was being tried. Says so and returns True."""
         from specdec_tui.ui.screens.task_screen import TaskScreen
+        from specdec_tui.ui.screens.tune_screen import TuneScreen
 
         app = self.app
-        running = next((s for s in app.screen_stack if isinstance(s, TaskScreen) and s.running), None)
+        running = next((s for s in app.screen_stack if isinstance(s, (TaskScreen, TuneScreen)) and s.running), None)
         if running is None:
             return False
         app.notify(f"A {running.TASK} is running. Press escape on it to cancel (it puts back the unit that ran "

@@ -1,0 +1,281 @@
+"""The Tune screen: the operator names the space, the SLO and the budget; the tuner (`loop.tune_host`) searches
+on the panel's host and the screen shows it live — launches used of the budget, the incumbent and its margin to
+the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its kind), the next
+candidate and why, time left — and ends with the choice, its confidence, the schedule and `a` to push it (the
+ordinary push, so `u` rolls back as always).
+
+The worker only posts `ui.tune_messages`; each is handled here with `@on`. The loop owns the intents (the tune
+holds the trial loop busy, restores the unit on cancel); escape cancels a running tune, then closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Static
+
+from specdec_tui.core.progress import eta_words
+from specdec_tui.core.tune_objective import LaunchResult, Slo, meets, parse_slo, point_label
+from specdec_tui.core.words import in_words
+from specdec_tui.loop.states import Busy
+from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.loop.tune import DEFAULT_BUDGET, LaunchLanded, LaunchStarted, TuneOutcome, TunePlan, TuneStarted
+from specdec_tui.loop.tune_adaptive import AdaptiveCheck
+from specdec_tui.loop.unit_checks import WorkflowError
+from specdec_tui.ui.tune_messages import (
+    TuneAdaptiveChecked,
+    TuneBegan,
+    TuneFinished,
+    TuneLanded,
+    TuneLaunching,
+    TuneStep,
+    TuneStopped,
+)
+
+DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
+DEFAULT_SLO = "ttft_p99=2s"
+
+
+def parse_form(space: str, slo: str, budget: str, levels: Sequence[int]) -> TunePlan:
+    """The form's three fields → a plan; ValueError (SloError) or SpaceError in words. Space terms are separated
+    by `;` or spaces, SLO terms by `,` or spaces."""
+    from specdec_tui.loop.tune_space import parse_space
+
+    if not budget.strip().isdigit() or int(budget) < 1:
+        raise ValueError(f"budget: a whole number of launches, at least 1 (not {budget!r})")
+    terms = [t for t in slo.replace(",", " ").split() if t]
+    return TunePlan(parse_space([t for t in space.replace(";", " ").split() if t]), tuple(levels), parse_slo(terms),
+                    budget=int(budget))
+
+
+class TuneScreen(Screen[object]):
+    """Tunes the host of `runner`; dismisses with the unit to push (after `a`) or None."""
+
+    TASK = "tune"
+    BINDINGS = [
+        Binding("escape", "close", "Cancel / back", id="tune-close"),
+        Binding("a", "apply", "Push the choice", id="tune-apply"),
+    ]
+    DEFAULT_CSS = """
+    TuneScreen #tune-title { padding: 0 1; text-style: bold; height: auto; }
+    TuneScreen #tune-form { height: 3; }
+    TuneScreen #tune-form Input { width: 1fr; }
+    TuneScreen #tune-form #tune-budget { width: 10; }
+    TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }
+    TuneScreen #tune-surface { height: 1fr; }
+    TuneScreen #tune-result { padding: 0 1; height: auto; max-height: 8; }
+    """
+
+    def __init__(self, runner: TrialLoop, *, space: str = DEFAULT_SPACE, slo: str = DEFAULT_SLO,
+                 budget: int = DEFAULT_BUDGET) -> None:
+        super().__init__()
+        self.runner = runner
+        self.defaults = (space, slo, str(budget))
+        self.running = False
+        self.plan: TunePlan | None = None
+        self.outcome: TuneOutcome | None = None
+        self.base_text = ""
+        self.started = time.monotonic()
+        self.launches = 0
+        self.rows = 0
+
+    def compose(self) -> ComposeResult:
+        levels = ",".join(map(str, self.runner.profile.concurrency))
+        yield Static(f"Tune {self.runner.host.info.name}: levels c={levels} (the profile's); enter starts",
+                     id="tune-title", markup=False)
+        space, slo, budget = self.defaults
+        with Horizontal(id="tune-form"):
+            yield Input(space, id="tune-space", placeholder="FLAG=V1,V2; FLAG=…")
+            yield Input(slo, id="tune-slo", placeholder="ttft_p99=2s itl_p99=50ms")
+            yield Input(budget, id="tune-budget", placeholder="launches")
+        yield Static("", id="tune-status", markup=False)
+        yield Static("", id="tune-best", markup=False)
+        yield Static("", id="tune-next", markup=False)
+        table: DataTable[str] = DataTable(id="tune-surface", cursor_type="none", zebra_stripes=True)
+        table.add_column("#", key="n")
+        table.add_column("configuration", key="config")
+        for c in self.runner.profile.concurrency:
+            table.add_column(f"c={c} tok/s", key=f"c{c}")
+        yield table
+        yield Static("", id="tune-result", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#tune-space", Input).focus()
+
+    def _say(self, widget: str, text: str) -> None:
+        self.query_one(f"#tune-{widget}", Static).update(text)
+
+    # ------------------------------------------------------------------ starting
+
+    @on(Input.Submitted)
+    def _start(self) -> None:
+        if self.running or self.outcome is not None:
+            return
+        fields = (self.query_one(f"#tune-{n}", Input).value for n in ("space", "slo", "budget"))
+        try:
+            self.plan = parse_form(*fields, self.runner.profile.concurrency)
+        except (ValueError, WorkflowError) as err:
+            self._say("status", f"Cannot start: {err}")
+            return
+        why = self.runner.refusal(Busy.TUNE)
+        if why is not None:
+            self._say("status", why)
+            return
+        for widget in self.query("#tune-form Input").results(Input):
+            widget.disabled = True
+        self.running, self.started = True, time.monotonic()
+        self._say("status", f"starting: {self.plan.slo.words()}, at most {self.plan.budget} launches")
+        self._run(self.plan)
+
+    @work(group="tune", exclusive=True)
+    async def _run(self, plan: TunePlan) -> None:
+        from specdec_tui.hosts.errors import HostError
+        from specdec_tui.loop.health import NotHealthy
+        from specdec_tui.loop.tune_host import run_host_tune
+
+        path = self.runner.session_path
+        try:
+            self.base_text = await self.runner.read_running()
+            outcome = await run_host_tune([self.runner], plan, on_event=self._post,
+                                          adaptive_file=path.with_suffix(".adaptive.json") if path else None)
+        except asyncio.CancelledError:
+            self.post_message(TuneStopped("cancelled; the unit that ran before is back", cancelled=True))
+            raise
+        except (WorkflowError, HostError, NotHealthy) as err:
+            self.post_message(TuneStopped(in_words(err)))
+            return
+        self.post_message(TuneFinished(outcome))
+
+    def _post(self, event: object) -> None:
+        """Loop events → this screen's messages (called on the worker's loop; posting is all it does)."""
+        from specdec_tui.loop.events import Phase
+
+        if isinstance(event, TuneStarted):
+            self.post_message(TuneBegan(event))
+        elif isinstance(event, LaunchStarted):
+            self.post_message(TuneLaunching(event))
+        elif isinstance(event, LaunchLanded):
+            self.post_message(TuneLanded(event))
+        elif isinstance(event, AdaptiveCheck):
+            self.post_message(TuneAdaptiveChecked(event))
+        elif isinstance(event, Phase) and event.name not in ("done",):
+            self.post_message(TuneStep(event.name + (f": {event.detail}" if event.detail else "")))
+
+    # ------------------------------------------------------------------ the search, live
+
+    @on(TuneBegan)
+    def _began(self, message: TuneBegan) -> None:
+        e = message.event
+        self.launches = e.resumed
+        resumed = f", {e.resumed} launch(es) resumed from the session" if e.resumed else ""
+        self._say("status", f"{e.candidates} configurations, {len(e.refused)} refused by the release's rules"
+                            f"{resumed}; budget {e.budget} launches")
+
+    @on(TuneLaunching)
+    def _launching(self, message: TuneLaunching) -> None:
+        e = message.event
+        again = " (again: within the noise of the best)" if e.repeat else ""
+        self._say("next", f"next: {e.candidate.label}{again} — {e.why}")
+        eta = eta_words(self.launches, e.budget, time.monotonic() - self.started)
+        self._say("status", f"launch {e.number} of at most {e.budget}" + (f" · {eta}" if eta else ""))
+
+    @on(TuneStep)
+    def _step(self, message: TuneStep) -> None:
+        self._say("status", f"launch {self.launches + 1}: {message.words}")
+
+    @on(TuneLanded)
+    def _landed(self, message: TuneLanded) -> None:
+        e = message.event
+        self.launches = e.launches
+        self._add_row(e.result)
+        if e.standing is not None and self.plan is not None:
+            s = e.standing
+            self._say("best", f"best: {point_label(s.point)} {s.goodput:,.0f} tok/s at c={s.level} "
+                              f"({self._margin(e.result if e.result.point == s.point else None)}); {s.confidence}")
+        if e.spared:
+            self._say("next", f"predicted to fail, not launched: {', '.join(c.label for c in e.spared)}")
+
+    def _margin(self, result: LaunchResult | None) -> str:
+        """The incumbent's room under the SLO at its best level, when this launch is the incumbent."""
+        slo: Slo = self.plan.slo if self.plan else Slo()
+        if result is None or slo.ttft_p99_ms is None:
+            return slo.words()
+        levels = [lv for lv in result.levels if meets(lv, slo) and lv.ttft_p99_ms is not None]
+        if not levels:
+            return slo.words()
+        best = max(levels, key=lambda lv: lv.tok_s)
+        assert best.ttft_p99_ms is not None
+        return f"TTFT p99 {best.ttft_p99_ms:,.0f} of {slo.ttft_p99_ms:,.0f} ms"
+
+    def _add_row(self, r: LaunchResult) -> None:
+        table: DataTable[str] = self.query_one("#tune-surface", DataTable)
+        self.rows += 1
+        cells = [str(self.rows), point_label(r.point)]
+        slo = self.plan.slo if self.plan else Slo()
+        for c in self.runner.profile.concurrency:
+            lv = r.level(c)
+            if r.failed:
+                cells.append(f"failed ({r.failure_kind.value if r.failure_kind else 'start'})" if c ==
+                             self.runner.profile.concurrency[0] else "")
+            elif lv is None:
+                cells.append("–")
+            else:
+                cells.append(f"{lv.tok_s:,.0f}" + ("" if meets(lv, slo) else " ✗"))
+        table.add_row(*cells)
+
+    @on(TuneAdaptiveChecked)
+    def _adaptive(self, message: TuneAdaptiveChecked) -> None:
+        self._say("next", f"adaptive check: {message.check.words()}")
+
+    # ------------------------------------------------------------------ the end
+
+    @on(TuneFinished)
+    def _finished(self, message: TuneFinished) -> None:
+        self.running, self.outcome = False, message.outcome
+        o = message.outcome
+        self._say("status", f"done: {o.launches} launches ({o.resumed} resumed), {len(o.failed)} failed to start, "
+                            f"{o.retried_failures} relaunched; {o.stopped}")
+        lines = []
+        if o.standing is None:
+            lines.append("No configuration met the SLO at any level. Press escape to go back.")
+        else:
+            lines.append(f"Choice: {point_label(o.standing.point)}, {o.standing.goodput:,.0f} tok/s at "
+                         f"c={o.standing.level}. Confidence {o.standing.confidence}.")
+            lines.append("Schedule: " + "; ".join(
+                f"c={c.concurrency}: {point_label(c.point) if c.point else 'none meets the SLO'}" for c in o.schedule))
+            if o.adaptive_file is not None:
+                lines.append(f"Adaptive tiers: {o.adaptive_file}")
+            if o.adaptive_check is not None:
+                lines.append(f"Adaptive check: {o.adaptive_check.words()}")
+            lines.append("a pushes the choice (u rolls back), escape goes back.")
+        self._say("result", "\n".join(lines))
+
+    @on(TuneStopped)
+    def _stopped(self, message: TuneStopped) -> None:
+        self.running = False
+        self._say("status", f"The tune stopped: {message.reason}")
+        self._say("result", "Its launches so far are in the session (the same tune resumes from them). "
+                            "Press escape to go back.")
+
+    def action_apply(self) -> None:
+        o = self.outcome
+        if self.running or o is None or o.best is None:
+            self._say("status", "Nothing to push yet: the tune has not chosen a configuration.")
+            return
+        from specdec_tui.loop.tune_space import unit_for
+
+        self.dismiss(unit_for(self.base_text, dict(o.best)))
+
+    def action_close(self) -> None:
+        if self.running:
+            self._say("status", "cancelling: the tune puts back the unit that ran before…")
+            self.workers.cancel_group(self, self.TASK)
+            return
+        self.dismiss(None)

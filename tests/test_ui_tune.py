@@ -1,0 +1,98 @@
+"""The panel's Tune screen under Pilot, on the demo host (the simulated server, real HTTP): reached by its key and
+the palette, the search shown live (a row per launch, the best, the next candidate), the choice pushed with `a`
+the ordinary way, and the form's mistakes said in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Input, Static
+
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.loop.states import Busy
+from specdec_tui.ui.commands import palette_entries
+from specdec_tui.ui.screens.tune_screen import TuneScreen
+
+from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
+
+
+def text_of(screen: TuneScreen, widget: str) -> str:
+    return str(screen.query_one(f"#tune-{widget}", Static).render())
+
+
+async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp_path: Path) -> None:
+    app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
+        screen = app.screen
+        assert isinstance(screen, TuneScreen)
+        screen.query_one("#tune-space", Input).value = "speculative-num-steps=0,1,3"
+        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
+        screen.query_one("#tune-budget", Input).value = "4"
+        screen.query_one("#tune-space", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.running, "the tune's start")
+        assert app.busy is not Busy.IDLE  # the loop is held by the tune: no other intent meanwhile
+        await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=2400)
+        outcome = screen.outcome
+        assert outcome is not None and outcome.best is not None
+        table = screen.query_one("#tune-surface", DataTable)
+        assert table.row_count == len([r for r in outcome.results if r.point[0][0] != "speculative-adaptive"]) >= 2
+        assert text_of(screen, "best").startswith("best: steps=")
+        assert text_of(screen, "next").startswith(("next: steps=", "adaptive check: "))  # the last thing said
+        result = text_of(screen, "result")
+        assert "Choice: steps=" in result and "Schedule: c=1:" in result and "a pushes the choice" in result
+        chosen = dict(outcome.best)["speculative-num-steps"]
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "the screen to close")
+        # the ordinary push: the host's unit becomes the choice (so u rolls it back)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and app.loop is not None and app.loop.running_text is not None
+                       and (UnitFile.parse(app.loop.running_text).get_flag("speculative-num-steps") or "0") == chosen,
+                       "the choice pushed", steps=1200)
+        if chosen == "0":
+            assert UnitFile.parse(app.loop.running_text).get_flag("speculative-algorithm") is None
+
+
+async def test_the_form_says_what_is_wrong_and_starts_nothing(tmp_path: Path) -> None:
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await demo_ready(pilot, seen)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
+        screen = app.screen
+        assert isinstance(screen, TuneScreen)
+        for widget in ("#tune-space", "#tune-slo", "#tune-budget", "#tune-status", "#tune-surface"):
+            region = screen.query_one(widget).region
+            assert region.y >= 0 and region.bottom <= 24, (widget, region)  # fits 80x24
+        screen.query_one("#tune-slo", Input).value = "p99=2s"
+        screen.query_one("#tune-slo", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "Cannot start: --slo 'p99=2s': write ttft_p99=2s or itl_p99=50ms" in text_of(screen, "status")
+        assert not screen.running and app.busy is Busy.IDLE
+        screen.query_one("#tune-space", Input).value = "tp=1,2"
+        screen.query_one("#tune-slo", Input).value = "ttft_p99=2s"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "the tuner searches speculative-algorithm" in text_of(screen, "status")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "escape closes it")
+
+
+async def test_tune_is_in_the_palette_with_its_key() -> None:
+    app = offline_app()
+    seen = record_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        entries = [e for e in palette_entries(app) if e.title == "Tune"]
+        assert len(entries) == 1 and entries[0].help == "keys: T"
+        ran = entries[0].run()  # offline: no host to tune, said in words
+        if ran is not None:
+            await ran  # type: ignore[misc]
+        await pilot.pause()
+        assert not isinstance(app.screen, TuneScreen)
+        assert any("offline session: a tune needs a host" in n for n in seen), seen
