@@ -228,12 +228,12 @@ async def sim_rows(root: Path, seeds: int, time_scale: float) -> list[Row]:
     runner = TrialLoop(host=host, session=session, profile=SIM_PROFILE, base_url=ws.base_url,
                        session_path=root / "grid.toml", healthy_timeout_s=300)
     rows: list[Row] = []
+    grid: dict[Point, LaunchResult] = {}
     try:
         await host.connect()
         base = await runner.read_running()
         found, grid_launches = grid_candidates(base)
         launcher = HostLauncher(runner, base, "grid", lambda _e: None, several=False)
-        grid: dict[Point, LaunchResult] = {}
         for c in found:
             grid[c.point] = await launcher.launch(c, "grid")
         for seed in range(seeds):
@@ -244,7 +244,23 @@ async def sim_rows(root: Path, seeds: int, time_scale: float) -> list[Row]:
                 rows.append(compare("sim-seed", slo_name, slo, seed, grid, grid_launches, outcome))
     finally:
         await host.close()
+    print(noise_line(grid))
     return rows
+
+
+def noise_line(grid: dict[Point, LaunchResult]) -> str:
+    """How far apart the grid measured configurations the simulator runs identically (same steps and draft
+    tokens: topk is not simulated today): the benchmark's noise on this machine, beside which the ratio is read."""
+    classes: dict[tuple[str, str], list[float]] = {}
+    for point, r in grid.items():
+        if not r.failed:
+            v = dict(point)
+            classes.setdefault((v[STEPS], v[DRAFT]), []).append(objective(r.levels, LOOSE)[0])
+    spreads = [max(xs) / min(xs) - 1.0 for xs in classes.values() if len(xs) > 1 and min(xs) > 0]
+    if not spreads:
+        return "noise: no two grid configurations run identically"
+    return (f"noise: {len(spreads)} groups of grid configurations the simulator runs identically measured up to "
+            f"{max(spreads):.1%} apart (median {sorted(spreads)[len(spreads) // 2]:.1%}) under the loose SLO")
 
 
 def main() -> None:
