@@ -122,3 +122,42 @@ def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_pat
     points = [p for p, _, _ in done]
     assert len(set(points)) == len(points)  # the two launches before the kill were not launched again
     assert [p for p, _, _ in done[:2]] == [p for p, _, _ in landed]
+
+
+async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_path: Path) -> None:
+    # At --mem-fraction-static 0.90 the simulated server's CUDA graphs for 4+ steps do not fit (sim.model): the
+    # first such start fails with SGLang's own "Capture cuda graph failed", the deeper ones are never launched.
+    from specdec_tui.core.config import BenchProfile
+    from specdec_tui.core.session import Session
+    from specdec_tui.core.tune_objective import FailureKind, Slo, point_label
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.loop.tune import TunePlan
+    from specdec_tui.loop.tune_host import run_host_tune
+    from specdec_tui.loop.tune_search import at_least_as_hungry
+
+    ws = ensure_demo_workspace(tmp_path / "h", time_scale=25)
+    profile = BenchProfile(name="tiny", concurrency=(1, 4), requests=4, max_tokens=32)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="h")
+    runner = TrialLoop(host=host, session=Session(host="h", unit=ws.unit_name, profile=profile), profile=profile,
+                       base_url=ws.base_url, session_path=tmp_path / "s.toml", healthy_timeout_s=120)
+    space = {"speculative-num-steps": ("1", "2", "4", "5", "6", "7"), "mem-fraction-static": ("0.90",)}
+    before = ws.unit_path.read_bytes()
+    try:
+        await host.connect()
+        outcome = await run_host_tune([runner], TunePlan(space, (1, 4), Slo(ttft_p99_ms=5000.0), budget=6))
+    finally:
+        await host.close()
+    failed = [r for r in outcome.results if r.failed]
+    assert failed and all(r.failure_kind is FailureKind.CAPTURE for r in failed), [r.failure for r in failed]
+    launched = [r.point for r in outcome.results]
+    for i, point in enumerate(launched):  # nothing launched inside the region of a failure that came before it
+        assert not any(at_least_as_hungry(point, f.point, f.failure_kind) for f in failed
+                       if launched.index(f.point) < i and f.failure_kind is not None)
+    assert outcome.retried_failures == 0
+    # every deeper draft (which the simulator would refuse too) is predicted to fail and cost no launch
+    spared = {dict(c.point)["speculative-num-steps"] for c, _ in outcome.predicted_failures}
+    steps_launched = {dict(p)["speculative-num-steps"] for p in launched}
+    assert spared | steps_launched == set(space["speculative-num-steps"]), [point_label(p) for p in launched]
+    assert len(failed) <= 2 and all(int(s) >= 4 for s in spared), (spared, [point_label(p) for p in launched])
+    assert ws.unit_path.read_bytes() == before

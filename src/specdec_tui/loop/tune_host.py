@@ -159,7 +159,7 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
         search_plan = replace(plan, budget=plan.budget - 1) if check and plan.budget > 1 else plan  # kept for it
         outcome = await run_tune(launchers, found, search_plan, refused=refused, prior=prior, on_event=emit)
         outcome.plan = plan
-        if adaptive_file is not None and outcome.adaptive is not None:
+        if adaptive_file is not None and outcome.adaptive is not None and release_supports_adaptive():
             outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)
             text = adaptive_unit(bases[0], outcome.adaptive, str(adaptive_file)) if check else None
             if text is not None:
