@@ -43,6 +43,8 @@ async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp
         assert table.row_count == len([r for r in outcome.results if r.point[0][0] != "speculative-adaptive"]) >= 2
         assert text_of(screen, "best").startswith("best: steps=")
         assert text_of(screen, "next").startswith(("next: steps=", "adaptive check: "))  # the last thing said
+        chart = str(screen.query_one("#tune-chart").render())
+        assert "tok/s by steps, per level" in chart and "c=1" in chart  # the surface so far, a series a level
         result = text_of(screen, "result")
         assert "Choice: steps=" in result and "Schedule: c=1:" in result and "a pushes the choice" in result
         chosen = dict(outcome.best)["speculative-num-steps"]

@@ -1,6 +1,7 @@
 """The Tune screen: the operator names the space, the SLO and the budget; the tuner (`loop.tune_host`) searches
 on the panel's host and the screen shows it live — launches used of the budget, the incumbent and its margin to
-the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its kind), the next
+the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its kind) and a chart
+of tok/s by steps per level (`widgets/tune_chart.py`, failures ×), the next
 candidate and why, time left — and ends with the choice, its confidence, the schedule and `a` to push it (the
 ordinary push, so `u` rolls back as always).
 
@@ -38,6 +39,7 @@ from specdec_tui.ui.tune_messages import (
     TuneStep,
     TuneStopped,
 )
+from specdec_tui.ui.widgets.tune_chart import TuneChart
 
 DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
 DEFAULT_SLO = "ttft_p99=2s"
@@ -69,7 +71,9 @@ class TuneScreen(Screen[object]):
     TuneScreen #tune-form Input { width: 1fr; }
     TuneScreen #tune-form #tune-budget { width: 10; }
     TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }
-    TuneScreen #tune-surface { height: 1fr; }
+    TuneScreen #tune-body { height: 1fr; }
+    TuneScreen #tune-surface { height: 1fr; width: 3fr; }
+    TuneScreen #tune-chart { width: 2fr; }
     TuneScreen #tune-result { padding: 0 1; height: auto; max-height: 8; }
     """
 
@@ -85,6 +89,7 @@ class TuneScreen(Screen[object]):
         self.started = time.monotonic()
         self.launches = 0
         self.rows = 0
+        self.results: list[LaunchResult] = []
 
     def compose(self) -> ComposeResult:
         levels = ",".join(map(str, self.runner.profile.concurrency))
@@ -103,7 +108,9 @@ class TuneScreen(Screen[object]):
         table.add_column("configuration", key="config")
         for c in self.runner.profile.concurrency:
             table.add_column(f"c={c} tok/s", key=f"c{c}")
-        yield table
+        with Horizontal(id="tune-body"):
+            yield table
+            yield TuneChart(id="tune-chart")
         yield Static("", id="tune-result", markup=False)
 
     def on_mount(self) -> None:
@@ -194,7 +201,10 @@ class TuneScreen(Screen[object]):
     def _landed(self, message: TuneLanded) -> None:
         e = message.event
         self.launches = e.launches
+        self.results.append(e.result)
         self._add_row(e.result)
+        if self.plan is not None:
+            self.query_one("#tune-chart", TuneChart).show(self.results, self.plan.levels, self.plan.slo)
         if e.standing is not None and self.plan is not None:
             s = e.standing
             self._say("best", f"best: {point_label(s.point)} {s.goodput:,.0f} tok/s at c={s.level} "
