@@ -52,6 +52,7 @@ STEPS, TOPK, DRAFT = "speculative-num-steps", "speculative-eagle-topk", "specula
 SPACE = {STEPS: ("0", "1", "3", "5", "7"), TOPK: ("0", "1", "2", "4", "8"), DRAFT: ("0", "2", "4", "8", "16", "32")}
 LEVELS = (1, 4, 16, 32)
 BUDGET = 24
+MODEL_NOISE = 0.02  # log-normal sigma of a launch's figures in model mode
 
 
 def grid_combos() -> list[tuple[int, int, int]]:
@@ -128,7 +129,7 @@ def model_launch(point: Point, profile: ModelProfile, seed: int) -> LaunchResult
         itl = step_ms + (prefill if c > 1 else 0.0)
 
         def noisy(x: float) -> float:
-            return x * math.exp(rng.gauss(0.0, 0.02))
+            return x * math.exp(rng.gauss(0.0, MODEL_NOISE))
 
         levels.append(LevelFigures(c, noisy(tok_s), noisy(ttft), noisy(itl), accept if steps else None))
     return LaunchResult(point, tuple(levels), plan.max_running_requests)
