@@ -53,7 +53,8 @@ def landed_line(r: LaunchResult) -> str:
     head = f"{point_label(r.point)}" + (f" on {r.host}" if r.host else "")
     if r.failed:
         return f"{head}: failed to start ({r.failure_kind.value if r.failure_kind else 'other'}): {r.failure}"
-    levels = ", ".join(f"c={lv.concurrency} {lv.tok_s:,.0f} tok/s" for lv in r.levels)
+    levels = ", ".join(f"c={lv.concurrency} {lv.tok_s:,.0f} tok/s"
+                       + (f" (accept {lv.accept_length:.2f})" if lv.accept_length else "") for lv in r.levels)
     mrr = f", max_running_requests {r.max_running_requests}" if r.max_running_requests else ""
     return f"{head}: {levels}{mrr}"
 
