@@ -10,12 +10,11 @@ the launch that found the answer), starts that failed, failures relaunched.
 
 Target: the tuner within 2 % of the grid's best with ≤ 24 launches, no failure relaunched.
 
-Model mode evaluates the simulator's own pure functions (`sim.model`: plan_memory for max_running_requests and
-the start failures, decode_step_ms, expected_accept_length, prefill_ms) as a closed form per level: a full batch
-of min(c, max_running_requests) requests, the rest queued (TTFT waits for a slot), 2 % log-normal noise per
-launch drawn from the seed. It is not the event-driven simulator: it is the cheap grid the issue asks for; the
-sim mode runs the real thing. Today's simulator prices only the steps (topk is not simulated; draft tokens only
-change the state pool), so many configurations tie; the physics issue adds the rest.
+Model mode evaluates the simulator's own pure cost model (`sim.startup.memory_plan` for max_running_requests, the
+captured graphs and the start failures; `sim.cost_model` for the tree's accept length, the round's cost and
+prefill) as a closed form per level: a full batch of min(c, max_running_requests) requests, the rest queued (TTFT
+waits for a slot), 2 % log-normal noise per launch drawn from the seed. It is not the event-driven simulator: it
+is the cheap grid the issue asks for; the sim mode runs the real thing.
 """
 
 from __future__ import annotations
@@ -46,7 +45,11 @@ from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.tune import TuneOutcome, TunePlan, run_tune
 from specdec_tui.loop.tune_host import HostLauncher
 from specdec_tui.loop.tune_space import Candidate, candidates
-from specdec_tui.sim import model
+from specdec_tui.sim import cost_model as cm
+from specdec_tui.sim.args import parse_sim_args
+from specdec_tui.sim.cost_model import NO_SPEC, Tree, Workload
+from specdec_tui.sim.profiles import profile_for
+from specdec_tui.sim.startup import memory_plan
 
 STEPS, TOPK, DRAFT = "speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens"
 SPACE = {STEPS: ("0", "1", "3", "5", "7"), TOPK: ("0", "1", "2", "4", "8"), DRAFT: ("0", "2", "4", "8", "16", "32")}
@@ -87,46 +90,58 @@ def grid_candidates(base: str) -> tuple[list[Candidate], int]:
 @dataclass(frozen=True, slots=True)
 class ModelProfile:
     name: str
-    alpha: float
-    mem_fraction: float
+    base: tuple[str, ...]  # the server's flags but the speculative ones
+    algorithm: str
+    workload: Workload
+    temperature: float
+    ignore_eos: bool
     prompt_tokens: int
     max_tokens: int
     binding: Slo  # an SLO under which the grid's best is lower than without it
 
 
 PROFILES = (
-    # the seed: greedy, ignore_eos, repetitive prompts (acceptance 0.95), mem fraction 0.85
-    ModelProfile("seed", model.ALPHA_TRAP, 0.85, 200, 512, Slo(ttft_p99_ms=2000.0)),
-    # chat at temperature 0.7 on ordinary text, mem fraction 0.90: deep drafts fail to capture their graphs
-    ModelProfile("chat-0.90", model.acceptance_alpha(temperature=0.7, ignore_eos=False, prompt_repetition=0.1),
-                 0.90, 800, 256, Slo(ttft_p99_ms=160.0)),
+    # the seed: Qwen3.5-122B-A10B on 4 GPUs, NEXTN, greedy with ignore_eos on repetitive prompts, mem fraction 0.85
+    ModelProfile("seed", ("--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4", "--mem-fraction-static", "0.85"),
+                 "NEXTN", Workload.REPETITIVE, 0.0, True, 200, 512, Slo(ttft_p99_ms=2000.0)),
+    # chat at temperature 0.7 on Llama-3.1-8B with EAGLE3, a larger static fraction (less room for graphs)
+    ModelProfile("chat-0.90", ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static", "0.90"),
+                 "EAGLE3", Workload.CHAT, 0.7, False, 800, 256, Slo(ttft_p99_ms=45.0)),
 )
 LOOSE = Slo(ttft_p99_ms=60000.0)
 
 
 def model_launch(point: Point, profile: ModelProfile, seed: int) -> LaunchResult:
+    """One launch on the simulator's cost model (sim.cost_model, sim.startup.memory_plan): a full batch of
+    min(c, max_running_requests) at each level, the rest queued; 2 % log-normal noise from the seed."""
     v = dict(point)
-    steps, draft = int(v.get(STEPS, "0")), int(v.get(DRAFT, "0"))
-    plan = model.plan_memory(gpu_mem_gb=model.DEFAULT_GPU_MEM_GB, tp=4, mem_fraction_static=profile.mem_fraction,
-                             spec_steps=steps, num_draft_tokens=max(draft, 1), requested_max_running=None,
-                             max_total_tokens=None, cuda_graph_max_bs=None, disable_cuda_graph=False)
+    steps, topk, draft = int(v.get(STEPS, "0")), int(v.get(TOPK, "0")), int(v.get(DRAFT, "0"))
+    spec = ["--speculative-algorithm", profile.algorithm, "--speculative-num-steps", str(steps),
+            "--speculative-eagle-topk", str(topk), "--speculative-num-draft-tokens", str(draft)] if steps else []
+    args = parse_sim_args([*profile.base, *spec])
+    plan = memory_plan(args)
     if not plan.fits_pool:
         return LaunchResult(point, failure="Not enough memory", failure_kind=FailureKind.MEMORY)
     if not plan.fits_graphs:
         return LaunchResult(point, failure="Capture cuda graph failed", failure_kind=FailureKind.CAPTURE)
+    sim = profile_for(args.server["model_path"]).profile
+    alpha, decay = cm.request_acceptance(sim, profile.algorithm if steps else "", profile.workload,
+                                         temperature=profile.temperature, ignore_eos=profile.ignore_eos)
+    tree = Tree(steps, topk, draft) if steps else NO_SPEC
+    accept = cm.expected_accept_length(alpha, tree, decay)
     rng = random.Random(f"{seed}:{point}")
-    accept = model.expected_accept_length(profile.alpha, steps)
     levels = []
     for c in LEVELS:
         running = min(c, plan.max_running_requests)
+        graph = plan.graph_bs >= running
         context = running * (profile.prompt_tokens + profile.max_tokens // 2)
-        step_ms = model.decode_step_ms(running, steps, context)
-        tok_s = running * accept / step_ms * 1000.0
-        service_ms = profile.max_tokens / accept * step_ms
+        step = cm.step_ms(sim, running, tree, context, graph=graph)
+        tok_s = cm.steady_tok_s(sim, running, tree, alpha, context, graph=graph, decay=decay)
+        service_ms = profile.max_tokens / accept * step
         waves = math.ceil((c - running) / running) if c > running else 0
-        prefill = model.prefill_ms(profile.prompt_tokens)
-        ttft = prefill + step_ms + waves * service_ms
-        itl = step_ms + (prefill if c > 1 else 0.0)
+        prefill = cm.prefill_ms(sim, profile.prompt_tokens)
+        ttft = prefill + step + waves * service_ms
+        itl = step + (prefill if c > 1 else 0.0)
 
         def noisy(x: float) -> float:
             return x * math.exp(rng.gauss(0.0, MODEL_NOISE))

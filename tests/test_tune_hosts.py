@@ -125,8 +125,8 @@ def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_pat
 
 
 async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_path: Path) -> None:
-    # At --mem-fraction-static 0.90 the simulated server's CUDA graphs for 4+ steps do not fit (sim.model): the
-    # first such start fails with SGLang's own "Capture cuda graph failed", the deeper ones are never launched.
+    # At --mem-fraction-static 0.93 the simulated server's CUDA graphs for 2+ steps do not fit (sim.startup's memory
+    # plan): the first such start fails with SGLang's own "Capture cuda graph failed", deeper ones are not launched.
     from specdec_tui.core.config import BenchProfile
     from specdec_tui.core.session import Session
     from specdec_tui.core.tune_objective import FailureKind, Slo, point_label
@@ -141,7 +141,7 @@ async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_pat
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="h")
     runner = TrialLoop(host=host, session=Session(host="h", unit=ws.unit_name, profile=profile), profile=profile,
                        base_url=ws.base_url, session_path=tmp_path / "s.toml", healthy_timeout_s=120)
-    space = {"speculative-num-steps": ("1", "2", "4", "5", "6", "7"), "mem-fraction-static": ("0.90",)}
+    space = {"speculative-num-steps": ("1", "2", "4", "5", "6", "7"), "mem-fraction-static": ("0.93",)}
     before = ws.unit_path.read_bytes()
     try:
         await host.connect()
@@ -159,5 +159,5 @@ async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_pat
     spared = {dict(c.point)["speculative-num-steps"] for c, _ in outcome.predicted_failures}
     steps_launched = {dict(p)["speculative-num-steps"] for p in launched}
     assert spared | steps_launched == set(space["speculative-num-steps"]), [point_label(p) for p in launched]
-    assert len(failed) <= 2 and all(int(s) >= 4 for s in spared), (spared, [point_label(p) for p in launched])
+    assert len(failed) <= 2 and all(int(s) >= 2 for s in spared), (spared, [point_label(p) for p in launched])
     assert ws.unit_path.read_bytes() == before
