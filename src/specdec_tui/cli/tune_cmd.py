@@ -20,7 +20,7 @@ from specdec_tui.cli.errors import CliError
 from specdec_tui.cli.sweep_cmd import _Hosts, add_host_options, host_names, open_session, phase_line, sweep_profile
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the `tune` command."""
     p = sub.add_parser("tune", help="search the speculative configuration with the most throughput under an SLO",
                        conflict_handler="resolve",

@@ -125,9 +125,9 @@ class TuneScreen(Screen[object]):
     def _start(self) -> None:
         if self.running or self.outcome is not None:
             return
-        fields = (self.query_one(f"#tune-{n}", Input).value for n in ("space", "slo", "budget"))
+        space, slo, budget = (self.query_one(f"#tune-{n}", Input).value for n in ("space", "slo", "budget"))
         try:
-            self.plan = parse_form(*fields, self.runner.profile.concurrency)
+            self.plan = parse_form(space, slo, budget, self.runner.profile.concurrency)
         except (ValueError, WorkflowError) as err:
             self._say("status", f"Cannot start: {err}")
             return
