@@ -151,3 +151,15 @@ async def test_a_cluster_is_one_row_beside_its_nodes(tmp_path: Path) -> None:
     row = rows[DEMO_CLUSTER]
     assert row.state == "down" and row.address.startswith("cluster: ")
     assert row.spec_text.startswith("NEXTN steps=1")
+
+
+def test_fleet_status_knows_the_demo_like_every_other_verb(tmp_path: Path) -> None:
+    """Issue 35 (11): `fleet status --host demo` was refused, and with no config it said there were no hosts,
+    while `--host demo` works in every other headless verb and the panel's Fleet tab lists the demo."""
+    env = {**os.environ, "COLUMNS": "160"}
+    for extra in (["--host", "demo"], []):
+        run = subprocess.run([sys.executable, "-m", "specdec_tui", "fleet", "status", "--json", *extra],
+                             capture_output=True, text=True, timeout=60, env=env)
+        assert run.returncode == 0, run.stderr
+        rows = json.loads(run.stdout)
+        assert [r["name"] for r in rows] == ["demo"] and rows[0]["state"] == "down"

@@ -98,3 +98,17 @@ def test_diff_shows_the_line_and_the_flag_change(tmp_path: Path, capsys: pytest.
     out = capsys.readouterr().out
     assert "-    --speculative-num-steps 3 \\\n+    --speculative-num-steps 4 \\\n" in out
     assert "# --speculative-num-steps: 3 -> 4" in out
+
+
+@pytest.mark.parametrize("value", ["abc", "0"])
+def test_set_refuses_an_edit_that_adds_an_error_and_leaves_the_file(tmp_path: Path, value: str) -> None:
+    """Issue 35 (11): `unit set speculative-num-steps=abc` printed `error:`, exited 0 and wrote the file."""
+    target = tmp_path / "sglang-qwen.service"
+    target.write_bytes(SEED.read_bytes())
+    result = run_cli("unit", "set", str(target), f"speculative-num-steps={value}", "--in-place")
+    assert result.returncode != 0
+    assert target.read_bytes() == SEED.read_bytes()
+    err = result.stderr.decode()
+    assert "--speculative-num-steps" in err and "not written" in err
+    printed = run_cli("unit", "set", str(SEED), f"speculative-num-steps={value}")
+    assert printed.returncode != 0 and printed.stdout == b""

@@ -13,6 +13,7 @@ from specdec_tui.cli.errors import CliError
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from specdec_tui.core.config import Config
     from specdec_tui.loop.fleet import FleetRow
 
 STATE_STYLES = {"ready": "bold green", "failing": "bold red", "unreachable": "bold red", "down": "dim",
@@ -48,10 +49,10 @@ def run_status(args: argparse.Namespace) -> int:
         config = load_config(find_config_path(getattr(args, "config", None)))
     except ConfigError as err:
         raise CliError(str(err)) from None
+    if (not fleet_names(config) or "demo" in (args.hosts or ())) and "demo" not in config.hosts:
+        config = with_demo_host(config)  # as every other verb's --host demo, and as the panel's Fleet tab
     known = fleet_names(config)
     names = args.hosts or known
-    if not names:
-        raise CliError("the config names no hosts — add [hosts.NAME] tables to it (see config.example.toml)")
     unknown = [n for n in names if n not in known]
     if unknown:
         raise CliError(f"no host named {', '.join(map(repr, unknown))} in the config "
@@ -78,6 +79,15 @@ def run_status(args: argparse.Namespace) -> int:
 
         make_console().print(fleet_table(rows))
     return 3 if any(r.state in ("unreachable", "failing") for r in rows) else 0
+
+
+def with_demo_host(config: Config) -> Config:
+    """The config with the demo host added (its workspace created if it is not there yet; nothing started)."""
+    import dataclasses
+
+    from specdec_tui.hosts.local.workspace import demo_host_config, ensure_demo_workspace
+
+    return dataclasses.replace(config, hosts={**config.hosts, "demo": demo_host_config(ensure_demo_workspace())})
 
 
 def fleet_table(rows: list[FleetRow]) -> Table:

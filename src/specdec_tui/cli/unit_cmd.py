@@ -153,8 +153,14 @@ def run_set(args: argparse.Namespace) -> int:
         issues = validate(edited.flags())
     except (UnitSyntaxError, UnitEditError) as err:
         raise CliError(f"{args.file}: {err}") from None
+    before = {(i.flag, i.message) for i in validate(unit.flags()) if i.level == "error"}
+    added = [i for i in issues if i.level == "error" and (i.flag, i.message) not in before]
     for issue in issues:
         print(terminal_safe(f"{issue.level}: {issue.message}"), file=sys.stderr)
+    if added:  # errors this edit brings in: nothing is written (errors already in the file do not block it)
+        where = args.file if in_place else output or "stdout"
+        raise CliError(f"not written ({where} untouched): the edit adds {len(added)} error(s) SGLang would stop on; "
+                       "correct the value (`unit check` lists what the file already has)")
     _write_text(edited.text, args.file if in_place else output)
     return 0
 
