@@ -156,3 +156,17 @@ def test_capacity_rules() -> None:
                 if "batch sizes do nothing" in i.message]
     assert graphs.flag == "cuda-graph-max-bs" and graphs.remove == ("cuda-graph-max-bs",)
     assert only(validate({"port": "30000"}), "model-path").level == "error"
+
+
+def test_a_value_out_of_range_is_not_the_ground_of_another_flags_fix() -> None:
+    """Issue 35 (4): steps 0 with topk 1 offered "--speculative-num-draft-tokens 1" (a chain of 0 tokens), so `f`
+    applied that while the steps error stayed; and "must be >= 1." ended the push refusal with "..\"."""
+    from specdec_tui.core.flags import listed
+
+    flags = {"model-path": "m", "speculative-algorithm": "NEXTN", "speculative-num-steps": "0",
+             "speculative-eagle-topk": "1", "speculative-num-draft-tokens": "2"}
+    issues = validate(flags)
+    assert [(i.flag, i.level) for i in issues] == [("speculative-num-steps", "error")]
+    assert not any(i.fixable for i in issues)
+    assert f"refused: {listed(issues)}. Fix" == ("refused: --speculative-num-steps 0 is out of range: it must be "
+                                               ">= 1. Fix")

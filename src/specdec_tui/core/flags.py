@@ -35,7 +35,7 @@ from specdec_tui.core.flag_table import (
 
 __all__ = [
     "BUILTIN_ALGORITHMS", "EAGLE_FAMILY", "FLAGS", "SPEC_ALGORITHMS", "TREE_FLAGS", "FlagEditable", "FlagSpec",
-    "FlagType", "Group", "Issue", "Level", "apply_fix", "canonical_name", "groups", "spec_for", "validate",
+    "FlagType", "Group", "Issue", "Level", "apply_fix", "canonical_name", "groups", "listed", "spec_for", "validate",
 ]
 
 
@@ -108,6 +108,7 @@ def validate(flags: Mapping[str, str | None]) -> list[Issue]:
     """
     issues: list[Issue] = []
     canonical: dict[str, str | None] = {}
+    unreadable: dict[str, str | None] = {}
     written_as: dict[str, str] = {}
     for written, value in flags.items():
         name = canonical_name(written)
@@ -124,11 +125,23 @@ def validate(flags: Mapping[str, str | None]) -> list[Issue]:
         problem = _check_value(name, spec, value) if spec is not None else None
         if problem:
             issues.append(problem)
+            if spec is not None and not spec.is_switch and problem.level == "error":
+                unreadable[name] = ""  # the rules across flags read it as a value error already reported
         elif name in DEPRECATIONS:
             issues.append(_deprecation(name, value, canonical))
-    issues.extend(speculative_rules(canonical))
-    issues.extend(capacity_rules(canonical))
+    # Rules across flags see only values that passed their own check: a rule (and its fix) built on
+    # "--speculative-num-steps 0" would be about a number SGLang never runs with (issue 35: `f` then "fixed"
+    # the draft tokens to 1 while the steps error stayed).
+    checked = {**canonical, **unreadable}
+    issues.extend(speculative_rules(checked))
+    issues.extend(capacity_rules(checked))
     return issues
+
+
+def listed(issues: Iterable[Issue]) -> str:
+    """The issues' messages as one clause list ("a; b"), without their closing full stops, for a sentence that
+    goes on after them."""
+    return "; ".join(issue.message.rstrip(".") for issue in issues)
 
 
 class FlagEditable(Protocol):

@@ -25,7 +25,7 @@ def api_key_from(host_config: HostConfig | None) -> str | None:
 
 def check_unit(text: str) -> UnitFile:
     """Parse and validate an edited unit; raise WorkflowError listing the errors that block a push."""
-    from specdec_tui.core.flags import validate
+    from specdec_tui.core.flags import listed, validate
     from specdec_tui.core.unit import UnitFile
 
     try:
@@ -34,6 +34,5 @@ def check_unit(text: str) -> UnitFile:
         raise WorkflowError(f"the unit does not parse: {err} — fix the raw unit before pushing") from err
     errors = [issue for issue in validate(unit.flags()) if issue.level == "error"]
     if errors:
-        listed = "; ".join(issue.message for issue in errors)
-        raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed}")
+        raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed(errors)}")
     return unit

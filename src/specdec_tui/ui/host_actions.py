@@ -42,8 +42,9 @@ class HostActions:
             self.app.notify(f"Not pushed: the unit is still being read from {self.app.host_name}.", severity="warning")
             return
         if pane.errors:
-            listed = "; ".join(i.message for i in pane.errors)
-            self.app.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed}. "
+            from specdec_tui.core.flags import listed
+
+            self.app.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed(pane.errors)}. "
                             "Fix them first (f applies a suggested fix).", severity="error", title="Push refused")
             return
         if not pane.dirty:
