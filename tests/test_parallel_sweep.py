@@ -14,12 +14,15 @@ import pytest
 
 from specdec_tui.cli.main import main
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.config_file import load_config
 from specdec_tui.core.session import Session, load_session
 from specdec_tui.core.sweep_rules import choose, sweep_groups
 from specdec_tui.core.unit import UnitFile
+from specdec_tui.hosts.factory import open_host
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, run_parallel_sweep, split_values
+from specdec_tui.loop.same_server import refuse_same_server
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import (
     OnHost,
@@ -283,3 +286,22 @@ def test_sweep_command_refuses_hosts_whose_units_differ(capsys: pytest.CaptureFi
     assert {n: ws.unit_path.read_bytes() for n, ws in workspaces.items()} == before  # nothing pushed
     code = main(["sweep", "--host", "a", "--host", "a", "--config", str(config), "--values", "1..4", *SMALL])
     assert code == 1 and "--host a is given twice" in capsys.readouterr().err
+
+
+def test_rehearsal_hosts_sharing_the_demo_unit_are_refused_naming_them(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path: Path) -> None:
+    """Issue 35 (6): three rehearsal hosts without their own workspace are one demo unit; a sweep on them drove it
+    three times at once and recorded trials measured on another value's server. A configured `unit` is the unit
+    each runs (every one reported sglang-demo.service)."""
+    config = tmp_path / "config.toml"
+    config.write_text("".join(f'[hosts.{n}]\naddress = "local"\n' for n in ("a", "b", "c")))
+    code = main(["sweep", "--host", "a", "--host", "b", "--host", "c", "--config", str(config), "--values", "1..3",
+                 "--session", str(tmp_path / "s.toml"), *SMALL])
+    _, err = capsys.readouterr()
+    assert code == 1 and "hosts a, b and c are one server" in err and "sglang-demo.service" in err, err
+    assert "Traceback" not in err and not (tmp_path / "s.toml").exists()
+    config.write_text("".join(f'[hosts.{n}]\naddress = "local"\nunit = "sglang-{n}.service"\n' for n in ("a", "b")))
+    opened = [open_host(load_config(config), n) for n in ("a", "b")]
+    assert [h.info.unit for h in opened] == ["sglang-a.service", "sglang-b.service"]
+    assert [Path(h.info.unit_path).name for h in opened] == ["sglang-a.service", "sglang-b.service"]
+    refuse_same_server([(h.info.name, h.info) for h in opened])  # two units: two servers, not refused

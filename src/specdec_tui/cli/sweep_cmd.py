@@ -177,6 +177,12 @@ def run(args: argparse.Namespace) -> int:
     if repeated is not None:
         raise CliError(f"--host {repeated} is given twice; name each host once")
     hosts = [open_cli_host(config, name) for name in names]
+    from specdec_tui.loop.same_server import SameServer, refuse_same_server
+
+    try:  # before the session is opened: nothing is written for a sweep that cannot run
+        refuse_same_server([(name, host.info) for name, host in zip(names, hosts, strict=True)])
+    except SameServer as err:
+        raise CliError(str(err)) from None
     return asyncio.run(_run(args, config, names, hosts, profile, plan))
 
 

@@ -6,6 +6,7 @@ must work without asyncssh being importable or configured.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from specdec_tui.core.config import ClusterConfig, Config, HostConfig
@@ -13,6 +14,7 @@ from specdec_tui.hosts.base import Host, TwoPhaseHost
 from specdec_tui.hosts.errors import HostError
 
 LOCAL_ADDRESSES = ("", "local")
+_DEFAULT_UNIT = HostConfig(name="").unit  # a local host that leaves `unit` unset runs the demo's unit
 
 
 def is_local(host: HostConfig) -> bool:
@@ -36,13 +38,15 @@ def pick_host_name(config: Config, name: str | None) -> str:
 
 
 def open_demo_host(
-    name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False
+    name: str = "demo", root: Path | None = None, *, time_scale: float = 1.0, keep_running: bool = False,
+    unit: str | None = None,
 ) -> Host:
-    """A LocalHost on the demo workspace (created on first use); see `LocalHost` for `keep_running`."""
+    """A LocalHost on the demo workspace (created on first use), running `unit` (default: the demo's unit);
+    see `LocalHost` for `keep_running`."""
     from specdec_tui.hosts.local.host import LocalHost
-    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+    from specdec_tui.hosts.local.workspace import DEMO_UNIT, ensure_demo_workspace
 
-    ws = ensure_demo_workspace(root, time_scale=time_scale)
+    ws = ensure_demo_workspace(root, time_scale=time_scale, unit=unit or DEMO_UNIT)
     return LocalHost(ws.root, ws.unit_name, ws.base_url, name=name, keep_running=keep_running)
 
 
@@ -85,7 +89,11 @@ def _open_configured(config: Config, host_config: HostConfig, *, keep_running: b
     chosen = host_config.name
     if is_local(host_config):
         root = Path(host_config.workspace).expanduser() if host_config.workspace else None
-        return open_demo_host(host_config.name, root, keep_running=keep_running)
+        unit = None if host_config.unit == _DEFAULT_UNIT else host_config.unit  # unset: the demo's unit
+        if unit is not None and (not re.fullmatch(r"[A-Za-z0-9:_.@-]+", unit) or unit in (".", "..")):
+            raise HostError(f"host {chosen!r}: unit {unit!r} is not a unit name",
+                            "name the unit with letters, digits and :_.-@ only (e.g. sglang-a.service)")
+        return open_demo_host(host_config.name, root, keep_running=keep_running, unit=unit)
     from specdec_tui.hosts.ssh.host import SSHHost  # asyncssh loads only when an SSH host is opened
     from specdec_tui.hosts.ssh.jump import resolve_jump
 

@@ -22,17 +22,19 @@ from specdec_tui.core.session import Session, SessionError, load_session
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import ErrorRecord, cause_rank
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import Host, ServiceStatus
+from specdec_tui.hosts.base import Host, HostInfo, ServiceStatus
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.current_session import current_session_of
 from specdec_tui.loop.health import HealthState, derive_state, facts_from, new_probe_client, probe_http
+from specdec_tui.loop.same_server import describe_same_server, same_server_groups
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
     import httpx
 
 UNREACHABLE = "unreachable"
+SAME_SERVER = "same server"  # a name for a server another row already shows (loop.same_server)
 SPEC_FLAGS = {
     "algorithm": "--speculative-algorithm",
     "steps": "--speculative-num-steps",
@@ -75,6 +77,7 @@ class _Seen:
     """What the poller remembers of one host between polls."""
 
     host: Host | None = None
+    connected: bool = False
     client: httpx.AsyncClient | None = None  # the host's HTTP probe client, with its API key
     journal_cursor: str | None = None
     started: datetime | None = None  # the unit's ActiveEnterTimestamp the error count belongs to
@@ -128,7 +131,31 @@ class FleetPoller:
         """One row per host, in name order; a host that does not answer within `timeout_s` is UNREACHABLE."""
         if self._shared_client is None:  # built off the loop: httpx's import and TLS setup take ~150 ms
             self._shared_client = await asyncio.to_thread(new_probe_client, None)
-        return list(await asyncio.gather(*(self._poll_one(name) for name in self.names)))
+        shared = self._same_server()
+        polls = (self._shared(name, shared[name]) if name in shared else self._poll_one(name) for name in self.names)
+        return list(await asyncio.gather(*polls))
+
+    def _same_server(self) -> dict[str, str]:
+        """The names that drive the same server as an earlier name, with that name (`loop.same_server`): polled
+        once, under the first name; the others say whose server they are."""
+        infos: list[tuple[str, HostInfo]] = []
+        for name in self.names:
+            seen = self._seen[name]
+            if name in self.config.clusters:
+                continue  # a cluster's row stands beside its nodes' rows by design
+            if seen.host is None:
+                try:
+                    seen.host = self._open(self.config, name)
+                except HostError:
+                    continue  # said by its poll
+            infos.append((name, seen.host.info))
+        return {other: group[0] for group in same_server_groups(infos) for other in group[1:]}
+
+    async def _shared(self, name: str, first: str) -> FleetRow:
+        info = self._seen[name].host
+        assert info is not None  # opened by _same_server
+        detail = describe_same_server([first, name], info.info).split(":", 1)[0] + f"; shown as {first}"
+        return FleetRow(name, SAME_SERVER, detail, address=_address(self.config, name))
 
     async def close(self) -> None:
         for name, seen in self._seen.items():
@@ -163,7 +190,7 @@ class FleetPoller:
     async def _forget(self, name: str) -> None:
         """Drops a host's connection after a failure, so the next poll opens a fresh one."""
         seen = self._seen[name]
-        host, seen.host = seen.host, None
+        host, seen.host, seen.connected = seen.host, None, False
         if host is not None:
             try:
                 await asyncio.wait_for(host.close(), 1.0)
@@ -174,7 +201,9 @@ class FleetPoller:
         seen = self._seen[name]
         if seen.host is None:
             seen.host = self._open(self.config, name)
+        if not seen.connected:
             await seen.host.connect()
+            seen.connected = True
         host = seen.host
         if seen.client is None:
             seen.client = await self._client_for(name)

@@ -26,6 +26,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
+from specdec_tui.loop.same_server import SameServer, refuse_same_server
 from specdec_tui.loop.sweep import EventSink, SweepError, SweepHost, SweepOutcome, SweepPlan, plan_units, sweep_hosts
 from specdec_tui.loop.trial import TrialLoop
 
@@ -151,6 +152,10 @@ async def run_parallel_sweep(runners: Sequence[TrialLoop], plan: SweepPlan, *,
     if len(set(names)) != len(names):
         repeated = next(n for n in names if names.count(n) > 1)
         raise SweepError(f"host {repeated} is named twice; give each host once")
+    try:
+        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
+    except SameServer as err:
+        raise SweepError(str(err)) from None
     bases = await asyncio.gather(*(_read_unit(r) for r in runners))
     units: list[tuple[str, dict[str, str]]] = []
     for name, base in zip(names, bases, strict=True):

@@ -105,21 +105,23 @@ def unit_port(text: str) -> int | None:
     return int(found.group(2)) if found else None
 
 
-def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) -> DemoWorkspace:
+def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0,
+                          unit: str = DEMO_UNIT) -> DemoWorkspace:
     """Create the demo workspace, or keep an existing one (with its unit edits and history).
 
     An existing unit is only touched when its --port is taken by something else (a free port is written in
     place of the old one), or when its Python no longer exists (a deleted venv: the current interpreter is
     written in its place, every flag kept); both atomically, not as a history entry, since neither is a user's
-    edit. `time_scale` applies to a new workspace only.
+    edit. `time_scale` applies to a new workspace only. `unit` is the unit's name (a rehearsal host's configured
+    `unit`): one workspace can hold several units, each its own server.
     """
     root = Path(root) if root is not None else paths.demo_dir()
     (root / "units").mkdir(parents=True, exist_ok=True)
-    ws_unit = root / "units" / DEMO_UNIT
+    ws_unit = root / "units" / unit
     if not ws_unit.exists():
         port = free_port()
         write_atomic(ws_unit, demo_unit_text(port, time_scale=time_scale, workdir=root))
-        return DemoWorkspace(root, DEMO_UNIT, port)
+        return DemoWorkspace(root, unit, port)
     text = ws_unit.read_text(encoding="utf-8")
     repaired = with_current_python(text)
     if repaired != text:
@@ -127,19 +129,19 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0) 
         text = repaired
     written_port = unit_port(text)
     if written_port is None:
-        return DemoWorkspace(root, DEMO_UNIT, 30000)
+        return DemoWorkspace(root, unit, 30000)
     port = written_port
-    if not port_is_free(port) and not _demo_server_runs(root):
+    if not port_is_free(port) and not _demo_server_runs(root, unit):
         port = free_port()
         write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
-    return DemoWorkspace(root, DEMO_UNIT, port)
+    return DemoWorkspace(root, unit, port)
 
 
-def _demo_server_runs(root: Path) -> bool:
+def _demo_server_runs(root: Path, unit: str) -> bool:
     """The demo's own server holds its port (its state file says so); asked only when the port is taken."""
     from specdec_tui.hosts.local.state import service_running  # its records are not needed on a usual start
 
-    return service_running(root, DEMO_UNIT)
+    return service_running(root, unit)
 
 
 def with_current_python(text: str) -> str:
