@@ -28,7 +28,7 @@ async def test_full_trial_records_facts_and_results(demo_runner: TrialLoop) -> N
     assert trial.facts.speculative["num_steps"] == 3
     assert [lv.concurrency for lv in trial.levels] == [1, 4]
     assert all(lv.output_tok_s > 0 and lv.errors == 0 for lv in trial.levels)
-    assert trial.label == "steps=3"
+    assert trial.label == "steps=3 draft=4"  # every flag changed against the unit that ran
     # The session on disk has the trial with its results, exactly as pushed.
     saved = load_session(demo_runner.session_path)
     assert saved.trials[0].unit_text == text
@@ -71,3 +71,18 @@ def test_change_labels() -> None:
                         {"speculative-num-steps": "2", "speculative-num-draft-tokens": "3"}) == "steps=2 draft=3"
     assert change_label({"x": "1"}, {"x": "1"}) == "same flags"
     assert change_label({"enable-metrics": None}, {}) == "enable-metrics=off"
+
+
+async def test_a_trial_label_is_the_whole_change_against_the_unit_that_ran_before(demo_runner: TrialLoop) -> None:
+    """Issue 35 (9): `#1 steps=4` hid draft 2→5 (a first trial showed only steps), `steps=2 draft=3` hid topk 2→1
+    (compared with the last ok trial, not what ran), the demo's port rewrite read as a change, and a removed flag
+    read "=off"."""
+    from specdec_tui.core.unit import UnitFile
+
+    running = UnitFile.parse(await demo_runner.read_running())
+    edited = running.set_flags({"speculative-num-steps": "4", "speculative-num-draft-tokens": "5",
+                                "port": "49587"}, unset=["speculative-algorithm"])
+    first = demo_runner.start_trial(edited.text, before=running.text)
+    assert first.label == "algorithm removed steps=4 draft=5"  # in the unit's order; the port is the tool's
+    assert demo_runner.start_trial(edited.text).label == "same flags"  # a benchmark of the unit as it is
+    assert change_label({"enable-metrics": None, "x": "1"}, {}) == "enable-metrics=off x removed"

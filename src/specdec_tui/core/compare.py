@@ -6,6 +6,7 @@ Markdown report, so every view computes deltas the same way.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
@@ -106,22 +107,34 @@ def concurrencies_of(session: Session) -> list[int]:
     return sorted({lv.concurrency for t in session.trials for lv in t.levels})
 
 
+_ABSENT = "\x00absent"  # not a value a unit can hold: a flag the unit does not have
+
+
 def short_flag(name: str) -> str:
     """`speculative-num-steps` → `steps`, for trial labels that fit a chart legend."""
     short = name.removeprefix("speculative-").removeprefix("num-")
     return {"eagle-topk": "topk", "draft-tokens": "draft"}.get(short, short)
 
 
-def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | None]) -> str:
-    """A short name for a trial: the flags that differ from the previous trial, e.g. `steps=3 draft=4`."""
+def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | None], *,
+                 ignore: Collection[str] = ()) -> str:
+    """A short name for a trial: every flag that differs from the unit that ran before it, e.g. `steps=3 draft=4`
+    (a switch turned on `x=on`, off `x=off`; a flag with a value taken out `x removed`, so SGLang's default
+    runs). `ignore`: flags the tool itself rewrites (a demo host's --port), which no one changed."""
     if previous is None:
         steps = flags.get("speculative-num-steps")
         return f"steps={steps}" if steps is not None else "baseline"
     parts = []
     for name in dict.fromkeys([*previous, *flags]):
-        old, new = previous.get(name, "∅"), flags.get(name, "∅")
-        if old != new:
-            parts.append(f"{short_flag(name)}={'off' if new == '∅' else ('on' if new is None else new)}")
+        if name in ignore:
+            continue
+        old, new = previous.get(name, _ABSENT), flags.get(name, _ABSENT)
+        if old == new:
+            continue
+        if new is _ABSENT:
+            parts.append(f"{short_flag(name)}=off" if old is None else f"{short_flag(name)} removed")
+        else:
+            parts.append(f"{short_flag(name)}={'on' if new is None else new}")
     return " ".join(parts) or "same flags"
 
 

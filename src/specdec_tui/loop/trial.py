@@ -155,15 +155,32 @@ class TrialLoop(BusyState):
 
     # ---------------------------------------------------------------- trials and the session
 
-    def start_trial(self, text: str, *, profile: BenchProfile | None = None) -> Trial:
+    def start_trial(self, text: str, *, profile: BenchProfile | None = None, before: str | None = None) -> Trial:
+        """A new trial of the unit `text`. Its label is what changed against `before`, the unit that ran before
+        it (the host's unit a push replaces); without one (a benchmark of the unit as it is), against the last
+        trial's unit, else "baseline"."""
         from specdec_tui.core.unit import UnitFile  # on first use: see loop.unit_checks
 
         flags = UnitFile.parse(text).flags()
-        previous = next((t.flags for t in reversed(self.session.trials) if t.status == "ok"), None)
-        trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags,
-                      profile=profile or self.profile, label=change_label(previous, flags), host=self.host.info.name)
+        previous = self._flags_of(before) if before is not None else None
+        if previous is None:
+            previous = next((t.flags for t in reversed(self.session.trials) if t.host in ("", self.host.info.name)),
+                            None)
+        ignore = ("port",) if self.host.info.kind == "local" else ()  # the demo rewrites its port, no one else
+        label = "baseline" if previous is None else change_label(previous, flags, ignore=ignore)
+        trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags, profile=profile or self.profile,
+                      label=label, host=self.host.info.name)
         self.session.add(trial)
         return trial
+
+    @staticmethod
+    def _flags_of(text: str) -> dict[str, str | None] | None:
+        from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+
+        try:
+            return UnitFile.parse(text).flags()
+        except UnitSyntaxError:
+            return None
 
     def record(self, trial: Trial) -> None:
         """Put the trial in the session and save the file (a crash loses nothing finished): at once, or with
@@ -205,7 +222,13 @@ class TrialLoop(BusyState):
     async def _push_and_restart(self, text: str, *, profile: BenchProfile | None = None) -> Trial:
         if self.trial is not None and self.trial.status == "running":
             self._end(self.trial)  # pushed and healthy but never measured: it ends as it is
-        trial = self.trial = self.start_trial(text, profile=profile)
+        before = self.running_text
+        if before is None:
+            try:
+                before = await self.read_running()
+            except HostError:
+                before = None  # said by the push, which reads it too
+        trial = self.trial = self.start_trial(text, profile=profile, before=before)
         self.emit(Phase("push", trial.label))
         try:
             result = await self.push(text)
