@@ -16,7 +16,8 @@ from specdec_tui.cli.main import main
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.config_file import load_config
 from specdec_tui.core.session import Session, load_session
-from specdec_tui.core.sweep_rules import choose, sweep_groups
+from specdec_tui.core.sweep_rules import choose
+from specdec_tui.core.sweep_runs import separate_sweeps
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.hosts.local.host import LocalHost
@@ -117,7 +118,7 @@ async def test_three_hosts_pick_the_one_host_winner_faster_and_end_where_they_be
         (v, r, h) for v, h in outcome.host_of_value.items() for r in (1, 2))
     assert all(t.status == "ok" for t in saved.trials)
     assert len({t.id for t in saved.trials}) == 6
-    assert choose(sweep_groups(saved.trials)[STEPS], plan.objective).winner.value == outcome.winner
+    assert choose(separate_sweeps(saved.trials)[0].by_value, plan.objective).winner.value == outcome.winner
     # Each host pushed its own unit (its own port): the value's edit of the unit it ran before.
     for t in saved.trials:
         assert t.unit_text == edit_for_value(before[t.host].decode(), STEPS, t.sweep["value"])

@@ -192,3 +192,43 @@ def test_a_session_with_a_figure_that_is_no_figure_is_refused_in_words(figure: s
         assert code == 1, (argv, out, err)
         assert f"{path}: trial #1: malformed trial" in err and field.split(".")[-1] in err, err
         assert not (tmp_path / "out.html").exists()
+
+
+def two_sweeps_of_steps(with_ids: bool) -> Session:
+    """Steps swept over topk 2 (1 and 3), then over topk 1 (1, and 3 not measured yet: mid-sweep)."""
+    profile = BenchProfile(concurrency=(1, 64))
+
+    def trial(tid: int, steps: int, topk: int, c1: float | None, mrr: int, sweep: int) -> Trial:
+        flags = {"speculative-num-steps": str(steps), "speculative-eagle-topk": str(topk),
+                 "speculative-num-draft-tokens": str(steps + 1)}
+        levels = ([LevelResult(concurrency=1, requests=4, output_tok_s=c1),
+                   LevelResult(concurrency=64, requests=64, output_tok_s=c1 * 10)] if c1 else [])
+        return Trial(id=tid, unit_text="[Service]\nExecStart=/x " + " ".join(f"--{k} {v}" for k, v in flags.items()),
+                     flags=flags, status="ok" if c1 else "running", label=f"steps={steps}", profile=profile,
+                     facts=ServerFacts(max_running_requests=mrr), levels=levels,
+                     sweep={"flag": "speculative-num-steps", "value": str(steps), "repeat": 1,
+                            **({"id": sweep} if with_ids else {})})
+    return Session(host="gpu-box", unit="sglang.service", profile=profile,
+                   trials=[trial(1, 1, 2, 100.0, 26, 1), trial(2, 3, 2, 140.0, 17, 1), trial(3, 1, 1, 111.0, 30, 2),
+                           trial(4, 3, 1, None, 20, 2)])
+
+
+@pytest.mark.parametrize("with_ids", [True, False])
+def test_show_gives_each_sweep_its_own_table(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                             with_ids: bool) -> None:
+    """Issue 35 (7): two sweeps of steps (topk 2, then topk 1) read as one ("steps=1 2/0 runs", capacity from one
+    sweep, figures from the other), and a sweep still running named its columns "c=None"."""
+    path = tmp_path / "two.toml"
+    save_session(two_sweeps_of_steps(with_ids), path)
+    code, out, err = run(capsys, "session", "show", str(path))
+    assert code == 0, err
+    assert "sweep 1 of --speculative-num-steps" in out and "sweep 2 of --speculative-num-steps" in out
+    assert "c=None" not in out and "2/0" not in out
+    first, second = out.split("sweep 2 of")
+    assert "26" in first.split("sweep 1 of")[1] and "30" not in first.split("sweep 1 of")[1]
+    assert "30" in second and "26" not in second
+    mid = two_sweeps_of_steps(with_ids)
+    mid.trials = mid.trials[3:]  # only the value being measured now
+    save_session(mid, path)
+    code, out, err = run(capsys, "session", "show", str(path))
+    assert code == 0 and "c=None" not in out and "tok/s c=64" in out, out

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from specdec_tui.core.session import load_session
-from specdec_tui.core.sweep_rules import choose, sweep_groups
+from specdec_tui.core.sweep_rules import choose
+from specdec_tui.core.sweep_runs import separate_sweeps
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import demo_unit_text
 from specdec_tui.loop.sweep import (
@@ -58,7 +59,7 @@ async def test_steps_sweep_finds_the_seeds_trade_off(demo_runner: TrialLoop) -> 
     assert isinstance(events[-1], SweepDone) and events[-1].outcome is outcome
 
     # The winner is what the rules say about the figures on disk, and it is explained.
-    again = choose(sweep_groups(saved.trials)[STEPS], outcome.plan.objective)
+    again = choose(separate_sweeps(saved.trials)[0].by_value, outcome.plan.objective)
     assert outcome.winner is not None and outcome.winner == again.winner.value
     assert outcome.winner != "1"
     assert any(outcome.winner in r and "wins" in r for r in outcome.reasons)

@@ -168,15 +168,17 @@ def comparison_lines(cmp: TrialComparison) -> list[str]:
     return lines
 
 
-def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | None) -> Table:
+def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | None, *, number: int = 0,
+                levels: Sequence[int] = ()) -> Table:
     """One row per swept value: the seed's trade-off (speed of one request vs capacity vs throughput)
-    and the verdict of the choice rules."""
+    and the verdict of the choice rules. `levels`: the concurrencies the sweep set out to measure, which name
+    the columns while nothing is measured yet (mid-sweep); `number`: the sweep's number in its session."""
     stats = {s.value: s for s in (choice.stats if choice else [])}
     winner = choice.winner.value if choice and choice.winner else None
     points = list(points)
-    low = next((p.low_c for p in points if p.low_c is not None), None)
-    high = next((p.high_c for p in points if p.high_c is not None), None)
-    table = Table(title=f"sweep of --{flag}")
+    low = next((p.low_c for p in points if p.low_c is not None), min(levels, default=None))
+    high = next((p.high_c for p in points if p.high_c is not None), max(levels, default=None))
+    table = Table(title=f"sweep {number} of --{flag}" if number else f"sweep of --{flag}")
     table.add_column(flag.removeprefix("speculative-"), justify="right")
     table.add_column("runs ok/failed", justify="right")
     table.add_column("max run req", justify="right")

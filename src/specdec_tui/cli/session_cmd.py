@@ -115,7 +115,8 @@ def run_show(args: argparse.Namespace) -> int:
         sweep_table,
     )
     from specdec_tui.core.profile_words import session_settings
-    from specdec_tui.core.sweep_rules import choose, curve, sweep_groups
+    from specdec_tui.core.sweep_rules import choose, curve
+    from specdec_tui.core.sweep_runs import separate_sweeps
 
     session, path = open_session_file(args.file)
     console = make_console()
@@ -129,8 +130,10 @@ def run_show(args: argparse.Namespace) -> int:
     for t in session.trials:
         if t.failure:
             console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
-    for flag, by_value in sweep_groups([t for t in session.trials if t.replay_of is None]).items():
-        console.print(sweep_table(flag, curve(by_value), choose(by_value)))
+    runs = separate_sweeps([t for t in session.trials if t.replay_of is None])
+    for run in runs:  # each sweep its own table, numbered when there are several
+        console.print(sweep_table(run.flag, curve(run.by_value), choose(run.by_value),
+                                  number=run.number if len(runs) > 1 else 0, levels=run.concurrency))
     return 0
 
 

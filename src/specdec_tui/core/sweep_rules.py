@@ -273,12 +273,3 @@ def curve(trials_by_value: Mapping[str, Sequence[Trial]]) -> list[CurvePoint]:
                                    if (a := lv.accept_length_server or lv.accept_length_client)]),
         ))
     return points
-
-
-def sweep_groups(trials: Sequence[Trial]) -> dict[str, dict[str, list[Trial]]]:
-    """A saved session's sweep trials by flag, then by value (in the order they were run)."""
-    groups: dict[str, dict[str, list[Trial]]] = {}
-    for t in trials:
-        if t.sweep and "flag" in t.sweep and "value" in t.sweep:
-            groups.setdefault(str(t.sweep["flag"]), {}).setdefault(str(t.sweep["value"]), []).append(t)
-    return groups

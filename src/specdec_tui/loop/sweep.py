@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from specdec_tui.core.compare import short_flag
 from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
@@ -28,6 +28,7 @@ from specdec_tui.core.sweep_rules import (
     stop_reason,
     summarise,
 )
+from specdec_tui.core.sweep_runs import next_sweep_id
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
@@ -59,6 +60,7 @@ class SweepPlan:
     stop_after_worse: bool = True
     apply_best: bool = False
     hosts: tuple[str, ...] = ()
+    sweep_id: int = 0  # its number in the session (core.sweep_runs), given when it starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +271,7 @@ def _label(plan: SweepPlan, value: str, repeat: int | None = None) -> str:
 
 
 def _tag(trial: Trial, plan: SweepPlan, value: str, repeat: int) -> None:
-    trial.sweep = {"flag": canonical_name(plan.flag), "value": value, "repeat": repeat}
+    trial.sweep = {"flag": canonical_name(plan.flag), "value": value, "repeat": repeat, "id": plan.sweep_id}
     trial.label = _label(plan, value, repeat)
 
 
@@ -467,6 +469,8 @@ async def sweep_hosts(hosts: Sequence[SweepHost], plan: SweepPlan, *,
     The units and shares are checked by the caller (`run_sweep`, `parallel_sweep.run_parallel_sweep`).
     On cancel every host gets the unit that ran before, then CancelledError propagates."""
     emit = on_event or (lambda _event: None)
+    if not plan.sweep_id:  # the hosts share one session (parallel_sweep.loops_like)
+        plan = replace(plan, sweep_id=next_sweep_id(hosts[0].runner.session.trials))
     outcome = SweepOutcome(plan=plan, unit_by_value=_units_by_value(hosts, plan),
                            units_by_host={h.name: h.units for h in hosts})
     schedule = _Schedule(plan, outcome, emit, len(hosts))
