@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from specdec_tui.core.config import Config, HostConfig
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, save_session
+from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.fleet import UNREACHABLE, FleetPoller
 from tests.hostlab.fixtures import UNIT
@@ -70,13 +71,24 @@ async def test_one_silent_host_shows_unreachable_and_slows_no_other(tmp_path: Pa
 async def test_a_ready_host_shows_what_it_serves_its_last_trial_and_its_errors(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
-    trial = Trial(id=1, unit_text="", levels=[LevelResult(concurrency=1, output_tok_s=123.4),
-                                              LevelResult(concurrency=16, output_tok_s=812.5)])
-    save_session(Session(host="a", unit="sglang-demo.service", trials=[trial]), sessions / "a.toml")
-    save_session(Session(host="b", unit="sglang-demo.service", trials=[]), sessions / "b.toml")
     config = Config(hosts={"a": demo_host(tmp_path, "a")})
     poller = FleetPoller(config, sessions_dir=sessions)
     host = poller._open(config, "a")
+    running = UnitFile.parse(await host.read_unit())
+    other = running.set_flag("speculative-num-steps", "3")
+
+    def trial(tid: int, unit: UnitFile, c1: float, c16: float, c64: float, status: str = "ok") -> Trial:
+        return Trial(id=tid, unit_text=unit.text, flags=unit.flags(), status=status, levels=[
+            LevelResult(concurrency=1, output_tok_s=c1, ttft_ms=Dist(p99=150.0)),
+            LevelResult(concurrency=16, output_tok_s=c16, ttft_ms=Dist(p99=900.0)),
+            LevelResult(concurrency=64, output_tok_s=c64, ttft_ms=Dist(p99=13400.0))])  # the peak: a queue
+
+    # Issue 35 (8): "best tok/s" was the peak of any trial, another configuration's among them; it is the best
+    # within the TTFT limit of the latest finished trial of the unit the host runs.
+    trials = [trial(1, running, 123.4, 812.5, 900.0), trial(2, other, 200.0, 1000.0, 1100.0),
+              trial(3, running, 99.0, 99.0, 99.0, status="cancelled")]
+    save_session(Session(host="a", unit="sglang-demo.service", trials=trials), sessions / "a.toml")
+    save_session(Session(host="b", unit="sglang-demo.service", trials=[]), sessions / "b.toml")
     try:
         await host.restart()
         ready = await wait_state(poller, "a", "ready")

@@ -23,10 +23,15 @@ CURVES = {
 }
 
 
+# TTFT p99 per level (ms): within the default 2 s up to c=32; c=64 queues (13.4 s, as the seed's peak did).
+TTFT_P99_MS = {1: 150.0, 4: 300.0, 16: 900.0, 32: 1800.0, 64: 13400.0}
+
+
 def seed_session() -> Session:
     trials = []
     for i, (steps, (c1, curve)) in enumerate(CURVES.items(), start=1):
-        levels = [LevelResult(concurrency=c, requests=8, output_tok_s=tok, per_request_tok_s=Dist(p50=c1 if c == 1 else tok / c))
+        levels = [LevelResult(concurrency=c, requests=8, output_tok_s=tok, per_request_tok_s=Dist(p50=c1 if c == 1 else tok / c),
+                              ttft_ms=Dist(p99=TTFT_P99_MS[c]))
                   for c, tok in curve.items()]
         trials.append(Trial(id=i, unit_text="", flags={"speculative-num-steps": str(steps),
                                                        "speculative-num-draft-tokens": str(steps + 1)},
@@ -37,8 +42,28 @@ def seed_session() -> Session:
 def test_the_pareto_front_is_the_trials_nothing_beats_on_both_axes() -> None:
     points = trade_off_points(seed_session())
     assert [(p.trial_id, p.c1_tok_s, p.best_tok_s, p.best_at) for p in points] == [
-        (1, 123.0, 1400.0, 64), (2, 186.0, 1335.0, 64), (3, 234.0, 1263.0, 64), (4, 230.0, 1212.0, 64)]
+        (1, 123.0, 1390.0, 32), (2, 186.0, 1330.0, 32), (3, 234.0, 1262.0, 32), (4, 230.0, 1210.0, 32)]
     assert pareto_front(points) == {1, 2, 3}  # trial 4 is slower than 3 at c=1 and at the top
+
+
+def test_best_is_one_thing_on_every_view_and_an_unfinished_trial_is_no_point() -> None:
+    """Issue 35 (8): the bench summary's best was the best within the TTFT limit, the trade-off chart's, the
+    report's and the Pareto front's the peak (TTFT p99 13.4 s); cancelled and partial trials were plotted."""
+    from specdec_tui.core.latency import trial_pick
+    from specdec_tui.core.report_charts import trade_off_chart_svg
+    from specdec_tui.core.trade_off import best_axis_name
+
+    session = seed_session()
+    session.trials[3].status = "cancelled"
+    points = trade_off_points(session)
+    assert [p.trial_id for p in points] == [1, 2, 3]
+    for p, trial in zip(points, session.trials, strict=False):
+        best = trial_pick(trial).best
+        assert best is not None and (p.best_tok_s, p.best_at) == (best.output_tok_s, best.concurrency)
+        assert f"{best.output_tok_s:,.1f} tok/s at c={best.concurrency}" in trial_pick(trial).summary()
+    assert best_axis_name(points) == "best tok/s (TTFT p99 ≤ 2 s)"
+    svg = trade_off_chart_svg(session)
+    assert "TTFT p99 ≤ 2 s" in svg and "per-request tok/s (p50)" in svg
 
 
 def test_session_export_html_writes_one_self_contained_report(tmp_path: Path) -> None:

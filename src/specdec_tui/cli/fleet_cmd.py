@@ -1,5 +1,6 @@
 """Headless `fleet status [--json]`: every configured host at a glance (health, model, speculative settings, max
-running requests, the last trial's c=1 and best tok/s, journal errors since the unit last started), polled at once."""
+running requests, the running configuration's c=1 and best tok/s (within the TTFT limit), journal errors since the
+unit last started), polled at once."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def fleet_table(rows: list[FleetRow]) -> Table:
 
     table = Table(title=f"fleet: {len(rows)} host{'s' if len(rows) != 1 else ''}")
     for column, justify in (("host", "left"), ("state", "left"), ("model", "left"), ("speculative", "left"),
-                            ("max run", "right"), ("c=1 tok/s", "right"), ("best tok/s", "right"), ("errors", "right")):
+                            ("max run", "right"), ("c=1 tok/s", "right"), ("best tok/s ≤TTFT", "right"), ("errors", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         state = Text(r.state, style=STATE_STYLES.get(r.state, ""))

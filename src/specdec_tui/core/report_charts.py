@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Session
-from specdec_tui.core.trade_off import pareto_front, trade_off_points
+from specdec_tui.core.trade_off import X_AXIS_NAME, best_axis_name, pareto_front, trade_off_points
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -75,7 +75,7 @@ def trade_off_chart_svg(session: Session) -> str:
                     label="Pareto front")
             ax.legend(fontsize=8)
         ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
-        ax.set_xlabel("c=1 per-request tok/s (p50)")
-        ax.set_ylabel("best total tok/s")
+        ax.set_xlabel(X_AXIS_NAME)
+        ax.set_ylabel(best_axis_name(points) if points else "best tok/s")
         ax.grid(True, alpha=0.3)
         return _svg(fig)

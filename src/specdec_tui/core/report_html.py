@@ -68,7 +68,7 @@ def session_html(session: Session) -> str:
         parts.append(f'<p class="warn">{escape(QUEUE_LEGEND)}.</p>')
     if front:
         parts.append(f"<p>Bold ids are on the Pareto front of the trade-off (no other trial is better at both c=1 and "
-                     f"best total tok/s): {', '.join(f'#{i}' for i in sorted(front))}.</p>")
+                     f"best total tok/s within its TTFT p99 limit): {', '.join(f'#{i}' for i in sorted(front))}.</p>")
     if cs:
         best1 = best_by_concurrency(session, cs[0])
         if best1 is not None and (lv := best1.level(cs[0])) is not None:

@@ -1,12 +1,17 @@
 """The trade-off every speculative setting makes: what one request gets (c=1 per-request tok/s) against what the
 server delivers at its best level (total tok/s). Each finished trial is a point; the Pareto front is the set no other
-trial beats on both (the seed: steps 1 → 3 raise c=1 from 123 to 234 tok/s while max running requests fall 26 → 17)."""
+trial beats on both (the seed: steps 1 → 3 raise c=1 from 123 to 234 tok/s while max running requests fall 26 → 17).
+
+"Best" is the one best every view shows (`core.latency.pick`): the highest total tok/s among the levels whose TTFT
+p99 stays within the trial's limit, not the peak (which may come from a queue with a TTFT p99 of 13 s). A trial
+with no such level, or one not finished (cancelled, failed part-way, running), is no point."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from specdec_tui.core.compare import trial_label
+from specdec_tui.core.latency import trial_pick
 from specdec_tui.core.session import Session
 
 
@@ -15,21 +20,37 @@ class TradeOffPoint:
     trial_id: int
     label: str
     c1_tok_s: float  # per-request tok/s (p50) at concurrency 1
-    best_tok_s: float  # the highest total tok/s over the trial's levels
+    best_tok_s: float  # the best total tok/s: the highest within the trial's TTFT p99 limit (core.latency.pick)
     best_at: int  # the concurrency where it was reached
+    ttft_limit_s: float = 0.0  # that limit
 
 
 def trade_off_points(session: Session) -> list[TradeOffPoint]:
-    """One point per trial that measured both c=1 and at least one level, in session order."""
+    """One point per finished trial with a c=1 level and a best level, in session order."""
     points: list[TradeOffPoint] = []
     for trial in session.trials:
+        if trial.status != "ok":
+            continue
         c1 = trial.level(1)
         per_request = c1.per_request_tok_s.p50 if c1 is not None else None
-        if per_request is None or not trial.levels:
+        chosen = trial_pick(trial)
+        if per_request is None or chosen.best is None:
             continue
-        best = max(trial.levels, key=lambda lv: lv.output_tok_s)
-        points.append(TradeOffPoint(trial.id, trial_label(trial), per_request, best.output_tok_s, best.concurrency))
+        best = chosen.best
+        points.append(TradeOffPoint(trial.id, trial_label(trial), per_request, best.output_tok_s, best.concurrency,
+                                    chosen.limit.ttft_limit_s))
     return points
+
+
+def best_axis_name(points: list[TradeOffPoint]) -> str:
+    """The y axis's name, with the limit that defines "best": "best tok/s (TTFT p99 ≤ 2 s)"."""
+    limits = {p.ttft_limit_s for p in points}
+    if len(limits) == 1:
+        return f"best tok/s (TTFT p99 ≤ {limits.pop():g} s)"
+    return "best tok/s (within each trial's TTFT p99 limit)"
+
+
+X_AXIS_NAME = "c=1 per-request tok/s (p50)"  # not the trials table's total tok/s at c=1: each says which
 
 
 def pareto_front(points: list[TradeOffPoint]) -> set[int]:

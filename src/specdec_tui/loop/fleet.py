@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specdec_tui.core.config import Config
+from specdec_tui.core.latency import trial_pick
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, SessionError, load_session
 from specdec_tui.core.sglang.parse import parse_line
@@ -85,8 +86,15 @@ class _Seen:
     cause: str = ""
     cause_rank: int = 0
     facts: ServerFacts | None = None
-    session_key: tuple[Path, float] | None = None
+    session_key: tuple[object, ...] | None = None
     session_figures: tuple[float | None, float | None] = (None, None)
+
+
+def _flags_of(text: str) -> dict[str, str | None] | None:
+    try:
+        return UnitFile.parse(text).flags()
+    except ValueError:  # UnitSyntaxError
+        return None
 
 
 def _spec_from_unit(text: str) -> dict[str, str]:
@@ -98,13 +106,19 @@ def _spec_from_unit(text: str) -> dict[str, str]:
     return {key: value for key, value in found.items() if value}
 
 
-def session_figures(session: Session) -> tuple[float | None, float | None]:
-    """The last finished trial's c=1 tok/s and the best total tok/s any trial reached."""
-    measured = [t for t in session.trials if t.levels]
+def session_figures(session: Session, running: Mapping[str, str | None] | None = None
+                    ) -> tuple[float | None, float | None]:
+    """The c=1 tok/s and the best tok/s (`core.latency.pick`: within the TTFT limit) of the latest finished trial
+    of the configuration the host runs now (`running`, its unit's flags; None: the latest finished trial), so a row
+    never shows the figure of another configuration than the one its other columns describe."""
+    measured = [t for t in session.trials if t.levels and t.status == "ok"]
+    if running is not None:
+        measured = [t for t in measured if t.flags == dict(running)]
     last = measured[-1] if measured else None
-    c1 = last.level(1) if last else None
-    best = max((lv.output_tok_s for t in measured for lv in t.levels), default=None)
-    return (c1.output_tok_s if c1 else None), best
+    if last is None:
+        return None, None
+    c1, best = last.level(1), trial_pick(last).best
+    return (c1.output_tok_s if c1 else None), (best.output_tok_s if best else None)
 
 
 class FleetPoller:
@@ -216,7 +230,7 @@ class FleetPoller:
         elif state is not HealthState.READY:
             seen.facts = None
         await self._count_errors(seen, host, status)
-        c1, best = self._session_figures(name, seen)
+        c1, best = self._session_figures(name, seen, _flags_of(text))
         facts = seen.facts
         return FleetRow(
             name, state.value, detail, address=_address(self.config, name),
@@ -244,16 +258,17 @@ class FleetPoller:
                 if not seen.cause or rank < seen.cause_rank:
                     seen.cause, seen.cause_rank = parsed.message[:200], rank
 
-    def _session_figures(self, name: str, seen: _Seen) -> tuple[float | None, float | None]:
+    def _session_figures(self, name: str, seen: _Seen, running: dict[str, str | None] | None
+                         ) -> tuple[float | None, float | None]:
         if self.sessions_dir is None:
             return None, None
         path = current_session_of(name, self.sessions_dir)
         if path is None:
             return None, None
-        key = (path, path.stat().st_mtime)
+        key = (path, path.stat().st_mtime, tuple(sorted((running or {}).items(), key=lambda kv: kv[0])))
         if key != seen.session_key:
             try:
-                seen.session_figures = session_figures(load_session(path))
+                seen.session_figures = session_figures(load_session(path), running)
             except SessionError:
                 seen.session_figures = (None, None)
             seen.session_key = key

@@ -24,7 +24,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("state", "state"),
     ("spec", "speculative"),
     ("c1", "c=1 tok/s"),
-    ("best", "best tok/s"),
+    ("best", "best tok/s ≤TTFT"),  # core.latency.pick: within the TTFT p99 limit, of the running unit
     ("mrr", "max run"),
     ("errors", "errors"),
     ("model", "model"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from specdec_tui.core.trade_off import TradeOffPoint
+from specdec_tui.core.trade_off import X_AXIS_NAME, TradeOffPoint, best_axis_name
 
 FRONT_COLOR = "orange"
 OTHER_COLOR = "gray"
@@ -51,10 +51,10 @@ class TradeOffChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.xlabel("c=1 per-request tok/s")
-        plt.ylabel("best tok/s")
+        plt.xlabel(X_AXIS_NAME)
+        plt.ylabel(best_axis_name(self.points) if self.points else "best tok/s")
         if not self.points:
-            plt.title("trade-off — no trial with a c=1 level yet")
+            plt.title("trade-off — no finished trial with a c=1 level and a level within its TTFT limit yet")
             self.refresh()
             return
         plt.title("trade-off: one request vs the whole server (◆ Pareto front)")

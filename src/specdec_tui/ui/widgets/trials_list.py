@@ -31,7 +31,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "#"),
     ("time", "time"),
     ("change", "changed"),
-    ("c1", "tok/s c=1"),
+    ("c1", "total tok/s c=1"),  # not the trade-off's per-request p50: each names its figure
     ("cmax", "tok/s max c"),
     ("mrr", "max_run_req"),
     ("status", "status"),
