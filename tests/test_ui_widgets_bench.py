@@ -192,3 +192,31 @@ async def test_a_table_reset_for_a_run_still_answers_as_a_running_widget() -> No
         table.show_results([level(1, 200.0)])
         await pilot.pause()
         assert table.is_running is True and table.cell_text(1, "tok_s") == "200.0"
+
+
+async def test_a_level_where_every_request_failed_is_no_figure_and_no_point() -> None:
+    """Issue 35 (10): a level where every request failed read "0.0" tok/s, the summary "Peak 0.0 tok/s at c=1",
+    and the chart drew its line down to 0 and back across it."""
+    from specdec_tui.ui.widgets.tok_chart import TokChart, _measured_runs
+
+    class Both(App):
+        def compose(self) -> ComposeResult:
+            yield BenchTable(id="bench")
+            yield TokChart(id="chart")
+
+    failed = LevelResult(concurrency=4, requests=8, errors=8, error_kinds={"http 500": 8})
+    app = Both()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.query_one(BenchTable)
+        table.show_results([failed])
+        await pilot.pause()
+        assert table.cell_text(4, "tok_s") == "failed" and "0.0" not in table.status
+        assert "Every request failed at c=4" in table.status, table.status
+        table.show_results([level(1, 200.0), failed, level(16, 900.0)])
+        await pilot.pause()
+        assert "Peak 0.0" not in table.status and "every request failed at c=4" in table.status
+        chart = app.query_one(TokChart)
+        chart.set_trials([("steps=3", [level(1, 200.0), failed, level(16, 900.0)])])
+        await pilot.pause()
+        assert [c for c, tok_s in chart.series[0][1] if tok_s == tok_s] == [1, 16]  # NaN: not a point
+        assert [[c for c, _ in run] for run in _measured_runs(chart.series[0][1])] == [[1], [16]]  # two lines

@@ -164,7 +164,7 @@ def summary_rows(session: Session) -> list[SummaryRow]:
                        if (lv.accept_length_server or lv.accept_length_client)), None)
         rows.append(SummaryRow(
             trial=trial,
-            tok_s={c: (lv.output_tok_s if (lv := trial.level(c)) else None) for c in cs},
+            tok_s={c: (lv.output_tok_s if (lv := trial.level(c)) and lv.measured else None) for c in cs},
             max_running_requests=trial.facts.max_running_requests if trial.facts else None,
             accept_length=accept,
             errors=trial.errors,

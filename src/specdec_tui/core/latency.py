@@ -78,6 +78,7 @@ class LatencyPick:
     best: LevelResult | None  # highest tok/s among levels within the limit
     peak: LevelResult | None  # highest tok/s of all
     measured: bool = True  # some level has a TTFT p99 (files from before it was measured may have none)
+    failed: tuple[int, ...] = ()  # the levels where every request failed: no tok/s was measured there
 
     def _cost(self, level: LevelResult) -> str:
         parts = ["queueing"] if self.limit.queues(level.concurrency) else []
@@ -95,7 +96,13 @@ class LatencyPick:
         """"Best within TTFT p99 ≤ 2 s: 402.1 tok/s at c=16; peak 426.2 at c=64 (queueing, TTFT p99 14.1 s)"."""
         peak, best = self.peak, self.best
         if peak is None:
+            if self.failed:
+                return f"Every request failed at c={','.join(map(str, self.failed))}: no tok/s was measured."
             return "No level finished."
+        return self._peak_words(peak, best) + (f"; every request failed at c={','.join(map(str, self.failed))}"
+                                               if self.failed else "")
+
+    def _peak_words(self, peak: LevelResult, best: LevelResult | None) -> str:
         if not self.measured:
             return f"Peak {peak.output_tok_s:,.1f} tok/s at c={peak.concurrency}{self._cost(peak)}; TTFT p99 not measured"
         if best is None:
@@ -110,9 +117,11 @@ class LatencyPick:
 def pick(levels: Iterable[LevelResult], limit: LatencyLimit) -> LatencyPick:
     """The one choice of "best level" every view shows (ties go to the lower concurrency)."""
     ordered = sorted(levels, key=lambda lv: lv.concurrency)
-    peak = max(ordered, key=lambda lv: lv.output_tok_s, default=None)
-    best = max((lv for lv in ordered if limit.within(lv)), key=lambda lv: lv.output_tok_s, default=None)
-    return LatencyPick(limit, best, peak, measured=any(lv.ttft_ms.p99 is not None for lv in ordered))
+    failed = tuple(lv.concurrency for lv in ordered if not lv.measured)
+    served = [lv for lv in ordered if lv.concurrency not in failed]  # "0.0 tok/s" there would be no measurement
+    peak = max(served, key=lambda lv: lv.output_tok_s, default=None)
+    best = max((lv for lv in served if limit.within(lv)), key=lambda lv: lv.output_tok_s, default=None)
+    return LatencyPick(limit, best, peak, measured=any(lv.ttft_ms.p99 is not None for lv in served), failed=failed)
 
 
 def trial_limit(trial: Trial) -> LatencyLimit:

@@ -129,6 +129,11 @@ class LevelResult:
         return asdict(self)
 
     @property
+    def measured(self) -> bool:
+        """False when every request of the level failed: its 0 tok/s is no measurement (shown "–", not drawn)."""
+        return not (self.errors and not self.output_tokens and not self.output_tok_s)
+
+    @property
     def accept_length(self) -> float | None:
         """The figure to show for the level: the server's own, else the stream's estimate."""
         return self.accept_length_server if self.accept_length_server is not None else self.accept_length_client

@@ -244,7 +244,8 @@ class BenchTable(Vertical):
         previous = self._previous.get(concurrency)
         cells: dict[str, Text] = {key: self._styled(PENDING, "pending") for key, _ in COLUMNS}
         cells["c"] = Text(str(concurrency), justify="right")
-        cells["prev"] = Text(fmt_num(previous.output_tok_s) if previous else MISSING, justify="right")
+        cells["prev"] = Text(fmt_num(previous.output_tok_s) if previous and previous.measured else MISSING,
+                             justify="right")
         queue = self._limit.note(concurrency)  # known before it runs: the server's capacity is
         cells["progress"] = self._styled(queue, "queued") if queue else self._styled(" " * BAR_WIDTH + "   –", "pending")
         self._cells[concurrency] = cells
@@ -268,11 +269,12 @@ class BenchTable(Vertical):
     def _fill_done(self, level: LevelResult) -> None:
         self.results[level.concurrency] = level
         previous = self._previous.get(level.concurrency)
-        change = delta_pct(previous.output_tok_s if previous else None, level.output_tok_s)
+        change = (delta_pct(previous.output_tok_s if previous and previous.measured else None, level.output_tok_s)
+                  if level.measured else None)
         accept = f"{_fmt_opt(level.accept_length_server)}/{_fmt_opt(level.accept_length_client)}"
         if (source := level.accept_source) is not None:  # where the level's own figure came from
             accept += f" {source.short}"
-        tok_s = fmt_num(level.output_tok_s) + ("~" if level.estimated else "")
+        tok_s = (fmt_num(level.output_tok_s) + ("~" if level.estimated else "")) if level.measured else "failed"
         self._update(
             level.concurrency,
             tok_s=Text(tok_s, justify="right", style="bold"),

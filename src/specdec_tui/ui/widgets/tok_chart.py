@@ -40,8 +40,9 @@ class TokChart(PlotextPlot):
         self._draw()
 
     def set_trials(self, trials: list[tuple[str, list[LevelResult]]]) -> None:
-        self.series = [
-            (label, sorted((lv.concurrency, lv.output_tok_s) for lv in levels if lv.concurrency > 0))
+        self.series = [  # a level where every request failed measured nothing: no point, and no line across it
+            (label, sorted((lv.concurrency, lv.output_tok_s if lv.measured else math.nan) for lv in levels
+                           if lv.concurrency > 0))
             for label, levels in trials
             if levels
         ][-MAX_LINES:]
@@ -60,9 +61,9 @@ class TokChart(PlotextPlot):
         elif not concurrencies:
             plt.title("tok/s vs concurrency — no benchmark yet")
         for label, points in self.series:
-            xs = [math.log2(c) for c, _ in points]
-            ys = [tok_s for _, tok_s in points]
-            plt.plot(xs, ys, label=label, marker="braille")
+            for i, run in enumerate(_measured_runs(points)):  # one line per run of measured levels
+                plt.plot([math.log2(c) for c, _ in run], [tok_s for _, tok_s in run], label=label if i == 0 else None,
+                         marker="braille")
         self._ticked_width = -1  # the ticks depend on the width: set at the next render
         self.refresh()
 
@@ -82,7 +83,7 @@ class TokChart(PlotextPlot):
         levels = sorted({c for _, points in self.series for c, _ in points})
         if len(levels) < 2:
             return levels
-        top = max((tok_s for _, points in self.series for _, tok_s in points), default=0.0)
+        top = max((tok_s for _, points in self.series for _, tok_s in points if not math.isnan(tok_s)), default=0.0)
         plot_w = max(1, width - len(f"{top:.1f}") - 3)  # y labels, the axis and the frame
         span = math.log2(levels[-1]) - math.log2(levels[0]) or 1.0
         kept = [levels[-1]]
@@ -92,3 +93,14 @@ class TokChart(PlotextPlot):
             if right - col >= (len(str(level)) + len(str(kept[-1]))) / 2 + 1:
                 kept.append(level)
         return sorted(kept)
+
+
+def _measured_runs(points: list[tuple[int, float]]) -> list[list[tuple[int, float]]]:
+    """The points split where a level measured nothing (NaN), so no line is drawn across it."""
+    runs: list[list[tuple[int, float]]] = [[]]
+    for c, tok_s in points:
+        if math.isnan(tok_s):
+            runs.append([])
+        else:
+            runs[-1].append((c, tok_s))
+    return [run for run in runs if run]

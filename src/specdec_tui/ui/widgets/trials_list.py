@@ -107,7 +107,7 @@ class TrialsList(Vertical):
 
     def _cells(self, trial: Trial, previous: Trial | None) -> list[Text]:
         levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
-        at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1), None)
+        at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1 and lv.measured), None)
         at_max = levels[-1] if levels else None
         when = trial.pushed_at or trial.started_at
         mrr = trial.facts.max_running_requests if trial.facts else None
@@ -118,7 +118,8 @@ class TrialsList(Vertical):
             Text(when.astimezone().strftime("%H:%M:%S") if when else MISSING),
             Text(trial_label(trial, previous)),
             Text(fmt_num(at_one), justify="right"),
-            Text(f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max else MISSING, justify="right"),
+            Text(f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING,
+                 justify="right"),
             Text(fmt_int(mrr), justify="right"),
             Text(status[:40], style=status_style),
         ]
