@@ -88,3 +88,16 @@ def test_drift_is_percent_per_concurrency_and_status_must_match() -> None:
     assert pair.within(10.0) and not pair.within(9.0)
     assert ReplayPair(_trial("failed"), _trial("failed")).within(1.0)  # a failure reproduced by failing again
     assert not ReplayPair(_trial("ok", 200.0), _trial("failed")).within(50.0)
+
+
+def test_a_trial_that_failed_again_is_said_so_not_reproduced(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 (10): replay said "failed → failed … reproduced" for a trial with nothing measured either time."""
+    from specdec_tui.cli.render import make_console, replay_table
+    from specdec_tui.loop.replay import ReplayOutcome
+
+    pairs = [ReplayPair(_trial("failed"), _trial("failed")), ReplayPair(_trial("ok", 200.0), _trial("ok", 205.0)),
+             ReplayPair(_trial("failed"), _trial("ok", 100.0))]
+    assert [p.verdict(10.0) for p in pairs] == ["failed again", "within ±10%", "was failed, now ok"]
+    make_console().print(replay_table(ReplayOutcome(pairs=pairs), 10.0))
+    out = capsys.readouterr().out
+    assert "failed again" in out and "reproduced" not in out

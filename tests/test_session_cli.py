@@ -70,7 +70,7 @@ def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.Captur
     code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo", "--trials", "3",
                          "--tolerance", "35")
     assert code == 0, err
-    assert "1 of 1 trial(s) reproduced" in out
+    assert "1 of 1 measured trial(s) reproduced" in out
     saved = load_session(path)
     assert [(t.id, t.replay_of) for t in saved.trials][-1] == (4, 3)
     assert (Path(os.environ["SPECDEC_TUI_DATA_DIR"]) / "demo" / "units" / "sglang-demo.service").read_bytes() == demo_unit

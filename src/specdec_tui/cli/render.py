@@ -210,15 +210,15 @@ def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
     table.add_column("status then → now")
     for c in cs:
         table.add_column(f"c={c} tok/s then → now", justify="right")
-    table.add_column(f"within ±{tolerance_pct:g}%")
+    table.add_column("verdict")
     for p in outcome.pairs:
         cells = []
         for c in cs:
             a, b = p.original.level(c), p.replay.level(c)
             cells.append(f"{num(a.output_tok_s if a else None)} → {num(b.output_tok_s if b else None)} "
                          f"({pct(p.drift.get(c))})")
-        ok = p.within(tolerance_pct)
+        verdict = p.verdict(tolerance_pct)
+        style = "green" if p.within(tolerance_pct) and not p.failed_again else "yellow"
         table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),
-                      f"{p.original.status} → {status_text(p.replay.status)}", *cells,
-                      "[green]yes[/]" if ok else "[yellow]no[/]")
+                      f"{p.original.status} → {status_text(p.replay.status)}", *cells, f"[{style}]{escape(verdict)}[/]")
     return table

@@ -230,9 +230,12 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
         await host.close()
     console = make_console()
     console.print(replay_table(outcome, args.tolerance))
-    drifted = [p for p in outcome.pairs if not p.within(args.tolerance)]
-    console.print(f"{len(outcome.pairs) - len(drifted)} of {len(outcome.pairs)} trial(s) reproduced within "
-                  f"±{args.tolerance:g}%", markup=False)
+    measured = [p for p in outcome.pairs if not p.failed_again]
+    held = sum(1 for p in measured if p.within(args.tolerance))
+    again = len(outcome.pairs) - len(measured)
+    console.print(f"{held} of {len(measured)} measured trial(s) reproduced within ±{args.tolerance:g}%"
+                  + (f"; {again} failed again, as they did then (no figures to compare)" if again else ""),
+                  markup=False)
     if outcome.left_on == "best" and outcome.kept is not None:
         console.print(f"the host runs the best replayed trial {outcome.kept.id} ({outcome.kept.label})", markup=False)
     elif outcome.left_on == "original":

@@ -48,6 +48,20 @@ class ReplayPair:
         values = [abs(d) for d in self.drift.values() if d is not None]
         return max(values) if values else None
 
+    @property
+    def failed_again(self) -> bool:
+        """Both runs failed: nothing was measured, so there are no figures that could have been reproduced."""
+        return self.original.status == "failed" and self.replay.status == "failed"
+
+    def verdict(self, tolerance_pct: float) -> str:
+        """In words: "within ±10%", "drifted", "failed again" or "was failed, now ok"."""
+        if self.failed_again:
+            same = (self.original.failure or "").split(":")[0] == (self.replay.failure or "").split(":")[0]
+            return "failed again" + ("" if same else " (at another step)")
+        if self.original.status != self.replay.status:
+            return f"was {self.original.status}, now {self.replay.status}"
+        return f"within ±{tolerance_pct:g}%" if self.within(tolerance_pct) else "drifted"
+
     def within(self, tolerance_pct: float) -> bool:
         """Same status and every concurrency within ±tolerance (a failed trial reproduces by failing again)."""
         if self.original.status != self.replay.status:
