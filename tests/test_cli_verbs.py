@@ -184,6 +184,23 @@ def test_bench_right_after_restart_waits_until_the_server_is_ready(demo: DemoWor
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["errors"] == 0 and summary["error"] is None and summary["best_output_tok_s"] > 0
     assert done.stderr == ""  # --json: silent while waiting
+    # Issue 35 (8, 10): the summary's best is the one best, named; no figure carries noise digits.
+    assert summary["best_rule"] == "highest output tok/s with TTFT p99 ≤ 2 s" and summary["peak_output_tok_s"] > 0
+    floats: list[float] = []
+
+    def collect(value: object) -> None:
+        if isinstance(value, float):
+            floats.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+
+    for line in done.stdout.splitlines():
+        collect(json.loads(line))
+    assert floats and all(round(f, 3) == f for f in floats), [f for f in floats if round(f, 3) != f]
 
     ok("host", "restart", "--host", "demo")
     done = cli("bench", "--host", "demo", "--concurrency", "1", "--requests", "2", "--max-tokens", "8")
