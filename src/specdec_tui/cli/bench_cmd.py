@@ -19,6 +19,7 @@ from specdec_tui.cli.common import (
     load_cli_config,
     open_cli_host,
     parse_concurrency,
+    rounded,
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
@@ -64,13 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from specdec_tui.bench import run_benchmark
     from specdec_tui.bench.events import RunDone
 
-    out = JsonOut() if args.json else LiveTable(profile)
+    out = JsonOut(profile) if args.json else LiveTable(profile)
     done: RunDone | None = None
 
     async def go() -> None:
         nonlocal done
-        if isinstance(out, LiveTable):
-            out.set_facts(await server_facts(base_url, api_key))
+        out.set_facts(await server_facts(base_url, api_key))
         async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
             if isinstance(ev, RunDone):
                 ev = dataclasses.replace(ev, error=run_error(ev, base_url))
@@ -298,6 +298,19 @@ def level_json(lv: LevelResult) -> dict[str, Any]:
 
 
 class JsonOut:
+    """--json: one line per level, then a summary line whose best is the one best (`core.latency.pick`)."""
+
+    def __init__(self, profile: BenchProfile) -> None:
+        from specdec_tui.core.latency import LatencyLimit
+
+        self.profile = profile
+        self.limit = LatencyLimit(None, profile.ttft_limit_s)
+
+    def set_facts(self, facts: ServerFacts | None) -> None:
+        from specdec_tui.core.latency import LatencyLimit
+
+        self.limit = LatencyLimit.of(facts, self.profile)
+
     def __enter__(self) -> JsonOut:
         return self
 
@@ -308,26 +321,32 @@ class JsonOut:
         import orjson
 
         from specdec_tui.bench.events import LevelDone, RunDone
+        from specdec_tui.core.latency import pick
         from specdec_tui.loop.events import unwrap_bench
 
         ev = unwrap_bench(ev)  # the trial loop wraps each benchmark event with its run number
         if isinstance(ev, LevelDone):
-            print(orjson.dumps(level_json(ev.result)).decode(), flush=True)
+            print(orjson.dumps(rounded(level_json(ev.result))).decode(), flush=True)
         elif isinstance(ev, RunDone):
-            best = max(ev.levels, key=lambda lv: lv.output_tok_s, default=None)
+            chosen = pick(ev.levels, self.limit)  # the one "best" (core.latency), named in best_rule
+            best, peak = chosen.best, chosen.peak
             summary = {
                 "summary": True,
                 "levels": len(ev.levels),
                 "cancelled": ev.cancelled,
                 "error": ev.error,
                 "errors": sum(lv.errors for lv in ev.levels),
-                "best_output_tok_s": round(best.output_tok_s, 3) if best else None,
+                "best_rule": f"highest output tok/s with {self.limit.limit_words}",
+                "best_output_tok_s": best.output_tok_s if best else None,
                 "best_concurrency": best.concurrency if best else None,
+                "peak_output_tok_s": peak.output_tok_s if peak else None,
+                "peak_concurrency": peak.concurrency if peak else None,
+                "failed_concurrency": list(chosen.failed),
                 "single_request_tok_s": next(
-                    (lv.per_request_tok_s.p50 for lv in ev.levels if lv.concurrency == 1), None
+                    (lv.per_request_tok_s.p50 for lv in ev.levels if lv.concurrency == 1 and lv.measured), None
                 ),
             }
-            print(orjson.dumps(summary).decode(), flush=True)
+            print(orjson.dumps(rounded(summary)).decode(), flush=True)
 
     def finish_cancelled(self) -> None:
         print('{"summary": true, "cancelled": true}', flush=True)

@@ -104,3 +104,15 @@ class StepClock:
 
         eta = eta_words(index, total, self._now() - self.started)
         return f"[{index + 1}/{total}] {what}" + (f" · {eta}" if eta else "")
+
+
+def rounded(value: Any, digits: int = 3) -> Any:
+    """`value` (JSON-shaped: dicts, lists, numbers, text) with every float rounded to `digits` decimals, for a
+    --json line: a figure's last digits (233.84615384615384) are noise the measurement cannot vouch for."""
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value

@@ -119,7 +119,8 @@ async def _run(args: argparse.Namespace) -> int:
     facts = trial.facts
     if facts is not None:
         print(terminal_safe(f"server: {facts.model}, max_running_requests={facts.max_running_requests}, "
-                            f"max_total_num_tokens={facts.max_total_num_tokens}, speculative={facts.speculative}"))
+                            f"max_total_num_tokens={facts.max_total_num_tokens}, "
+                            f"speculative {facts.speculative_words or '–'}"))
     print(terminal_safe(f"trial {trial.id} ({trial.label}): {trial.status}" + (f" — {trial.failure}" if trial.failure else "")))
     print(f"session saved to {session_path}")
     return 0 if trial.status == "ok" else 1

@@ -258,13 +258,15 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
 def trial_json(trial: Any) -> str:
     import orjson
 
-    return orjson.dumps({
+    from specdec_tui.cli.common import rounded
+
+    return orjson.dumps(rounded({
         "trial": trial.id, "host": trial.host, "label": trial.label, "status": trial.status, "sweep": trial.sweep,
         "max_running_requests": trial.facts.max_running_requests if trial.facts else None,
-        "output_tok_s": {str(lv.concurrency): round(lv.output_tok_s, 3) for lv in trial.levels},
+        "output_tok_s": {str(lv.concurrency): lv.output_tok_s for lv in trial.levels},
         "per_request_tok_s_p50": {str(lv.concurrency): lv.per_request_tok_s.p50 for lv in trial.levels},
         "failure": trial.failure or None,
-    }).decode()
+    })).decode()
 
 
 def where_left(outcome: Any) -> list[str]:
@@ -284,14 +286,16 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     if as_json:
         import orjson
 
-        print(orjson.dumps({
+        from specdec_tui.cli.common import rounded
+
+        print(orjson.dumps(rounded({
             "summary": True, "flag": plan.flag, "winner": outcome.winner, "reasons": outcome.reasons,
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],
             "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,
             "left_on_by_host": outcome.left_on_by_host, "host_failures": outcome.host_failures,
             "not_judged": outcome.past_stop,
-        }).decode(), flush=True)
+        })).decode(), flush=True)
         return
     from specdec_tui.bench.validity import trials_sweep_warnings
     from specdec_tui.cli.render import make_console, sweep_table

@@ -184,6 +184,23 @@ class ServerFacts:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def speculative_words(self) -> str:
+        """"EAGLE steps=3 topk=1 draft=4" from the server's speculative settings (names as the server gives
+        them); "off" without any; "" when it named settings but none with a value."""
+        spec = self.speculative
+        if not spec:
+            return "off"
+        algorithm = str(spec.get("algorithm") or spec.get("speculative_algorithm") or "")
+        short = {"num_steps": "steps", "eagle_topk": "topk", "num_draft_tokens": "draft"}
+        parts = [algorithm] if algorithm else []
+        for key, value in spec.items():
+            if key in ("algorithm", "speculative_algorithm") or value is None:
+                continue
+            name = key.removeprefix("speculative_")
+            parts.append(f"{short.get(name, name)}={value}")
+        return " ".join(parts)
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServerFacts:
         known = {f.name for f in fields(cls)}

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -181,7 +180,7 @@ class HealthPane(VerticalScroll):
             ("max_running_requests", fmt_int(max_running) + (f", bound by {bound}" if bound else "")),
             ("max_total_num_tokens", fmt_int(facts.max_total_num_tokens or stats.max_total_num_tokens)),
             ("context length", fmt_int(facts.context_len or stats.context_len)),
-            ("speculative", speculative_summary(facts.speculative) if known else MISSING),
+            ("speculative", (facts.speculative_words or MISSING) if known else MISSING),
         ]
         self._set("facts", _table("Server", rows))
 
@@ -241,21 +240,6 @@ class HealthPane(VerticalScroll):
 
 
 _BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
-
-
-def speculative_summary(spec: dict[str, Any]) -> str:
-    """"EAGLE steps=3 topk=1 draft=4" from the server's speculative settings (names as the server gives them)."""
-    if not spec:
-        return "off"
-    algorithm = str(spec.get("algorithm") or spec.get("speculative_algorithm") or "")
-    short = {"num_steps": "steps", "eagle_topk": "topk", "num_draft_tokens": "draft"}
-    parts = [algorithm] if algorithm else []
-    for key, value in spec.items():
-        if key in ("algorithm", "speculative_algorithm") or value is None:
-            continue
-        name = key.removeprefix("speculative_")
-        parts.append(f"{short.get(name, name)}={value}")
-    return " ".join(parts) or MISSING
 
 
 def _service_line(snapshot: HealthSnapshot) -> str:
