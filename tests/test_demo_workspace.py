@@ -156,3 +156,33 @@ def test_a_unit_that_runs_this_python_is_told_without_the_unit_parser_and_others
     gone = text.replace(quote_arg(sys.executable), str(tmp_path / "deleted-venv" / "bin" / "python3"), 1)
     assert not _runs_this_python(gone)
     assert with_current_python(gone) == text  # repaired: this Python again
+
+
+def test_the_demo_benchmarks_a_workload_to_tune_for_and_names_the_seeds_trap_beside_it(tmp_path: Path) -> None:
+    """Issue 35 (12): the demo's default profile was one the tool itself flags as no tuning target (warnings on
+    every demo run); the trap is a named profile beside a realistic default."""
+    from specdec_tui.bench.validity import profile_sweep_warnings
+    from specdec_tui.hosts.local.workspace import demo_config
+
+    config = demo_config(ensure_demo_workspace(tmp_path / "ws"))
+    assert config.profile().name == "demo" and profile_sweep_warnings(config.profile()) == []
+    trap = config.profiles["seed-trap"]
+    assert (trap.temperature, trap.ignore_eos, trap.prompts) == (0.0, True, "repetitive")
+    assert profile_sweep_warnings(trap)
+
+
+async def test_a_sessions_profile_is_the_one_its_trials_ran(tmp_path: Path) -> None:
+    """Issue 35 (12): a panel's demo session said [profile] "default" while its trials ran "demo"."""
+    from specdec_tui.core.session import Session
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.hosts.local.workspace import DEMO_PROFILE
+    from specdec_tui.loop.trial import TrialLoop
+
+    ws = ensure_demo_workspace(tmp_path / "ws")
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    runner = TrialLoop(host=host, session=Session(host="demo", unit=ws.unit_name), profile=DEMO_PROFILE,
+                       base_url=ws.base_url)
+    assert runner.session.profile.name == "default"  # a fresh session, no trial yet
+    runner.start_trial(await runner.read_running())
+    assert runner.session.profile.name == "demo"
+    await host.close()

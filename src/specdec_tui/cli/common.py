@@ -33,7 +33,9 @@ def add_target_options(parser: argparse.ArgumentParser, *, host_group: Any = Non
 def add_time_scale_option(parser: argparse.ArgumentParser, default: float = 25.0) -> None:
     parser.add_argument("--time-scale", type=float, default=default, metavar="X",
                         help=f"with --host demo: a new demo workspace's simulated server runs X times faster "
-                             f"(default {default:g})")
+                             f"(default {default:g}: a sweep or a replay runs many trials, so minutes, not an hour; "
+                             "`demo` and the panel's demo default to real time, 1). An existing workspace keeps "
+                             "the speed it was made with")
 
 
 def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:

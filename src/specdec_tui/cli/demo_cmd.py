@@ -19,7 +19,7 @@ from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import save_session
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.local.workspace import DEMO_PROFILE
+from specdec_tui.hosts.local.workspace import DEMO_PROFILES
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,7 +33,12 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, metavar="N",
                    help="set --speculative-num-steps N (and draft tokens N+1) before pushing")
     p.add_argument("--time-scale", type=float, default=1.0, metavar="X",
-                   help="a new demo workspace runs its simulated server X times faster (default 1)")
+                   help="a new demo workspace runs its simulated server X times faster (default 1: real time, "
+                        "as the panel's demo; `sweep` and `session replay` default to 25, since they run many "
+                        "trials). An existing workspace keeps the speed it was made with")
+    p.add_argument("--profile", choices=sorted(DEMO_PROFILES), default="demo",
+                   help="benchmark profile: demo (default: temperature 0.7, realistic prompts) or seed-trap "
+                        "(the seed's temperature 0, ignore_eos, repetitive prompts: inflated acceptance)")
     p.add_argument("--concurrency", metavar="LIST", help="comma-separated levels (default 1,4,16)")
     p.add_argument("--requests", type=int, metavar="N", help="measured requests per level (default 8)")
     p.add_argument("--max-tokens", type=int, metavar="M", help="max_tokens per request (default 128)")
@@ -46,7 +51,10 @@ def add_demo_options(p: argparse.ArgumentParser) -> None:
 
 
 def demo_profile(args: argparse.Namespace) -> BenchProfile:
-    profile = replace(DEMO_PROFILE, concurrency=(1, 4, 16))
+    name = getattr(args, "profile", None) or "demo"
+    if name not in DEMO_PROFILES:
+        raise CliError(f"the demo has no benchmark profile {name!r}; its profiles: {', '.join(sorted(DEMO_PROFILES))}")
+    profile = replace(DEMO_PROFILES[name], concurrency=(1, 4, 16))
     if getattr(args, "concurrency", None):
         profile = replace(profile, concurrency=parse_concurrency(args.concurrency))
     if getattr(args, "requests", None):

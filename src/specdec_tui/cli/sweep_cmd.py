@@ -140,9 +140,11 @@ def parse_objective(text: str, floor_ratio: float, profile: BenchProfile) -> Obj
 
 def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> BenchProfile:
     from specdec_tui.cli.bench_cmd import apply_overrides
-    from specdec_tui.hosts.local.workspace import DEMO_PROFILE
+    from specdec_tui.hosts.local.workspace import DEMO_PROFILE, DEMO_PROFILES
 
     name = getattr(args, "profile", None)
+    if host_name == "demo":  # the demo's profiles by name, beside the config's
+        config = dataclasses.replace(config, profiles={**DEMO_PROFILES, **config.profiles})
     if name:
         if name not in config.profiles:
             raise CliError(f"no benchmark profile {name!r} in the config (profiles: {', '.join(sorted(config.profiles))})")

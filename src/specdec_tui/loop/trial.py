@@ -170,6 +170,8 @@ class TrialLoop(BusyState):
         label = "baseline" if previous is None else change_label(previous, flags, ignore=ignore)
         trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags, profile=profile or self.profile,
                       label=label, host=self.host.info.name)
+        if not self.session.trials:  # a session's [profile] is the one its trials ran, not a default no trial ran
+            self.session.profile = trial.profile
         self.session.add(trial)
         return trial
 

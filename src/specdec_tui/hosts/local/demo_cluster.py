@@ -14,7 +14,7 @@ from specdec_tui.core import paths
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.cluster_units import node_units
 from specdec_tui.core.config import ClusterConfig, Config, HostConfig
-from specdec_tui.hosts.local.workspace import DEMO_PROFILE, DemoWorkspace, ensure_demo_workspace, free_port
+from specdec_tui.hosts.local.workspace import DEMO_PROFILES, DemoWorkspace, ensure_demo_workspace, free_port
 
 DEMO_CLUSTER = "demo-cluster"
 
@@ -39,7 +39,7 @@ def ensure_demo_cluster(root: Path | None = None, nodes: int = 2, *, time_scale:
             write_atomic(ws.unit_path, unit.text)
     defaults = Config()
     return Config(hosts=hosts, clusters={DEMO_CLUSTER: cluster}, default_host=DEMO_CLUSTER,
-                  profiles={**defaults.profiles, "demo": DEMO_PROFILE}, default_profile="demo")
+                  profiles={**defaults.profiles, **DEMO_PROFILES}, default_profile="demo")
 
 
 def _node_config(name: str, ws: DemoWorkspace, head: DemoWorkspace) -> HostConfig:
