@@ -373,3 +373,34 @@ async def test_palette_and_help_offer_the_session_actions() -> None:
         await compare.run()  # the palette awaits what it runs
         await pilot.pause()
         assert isinstance(app.screen, CompareScreen)
+
+
+async def test_the_sweep_form_keeps_what_was_typed_and_remembers_it(tmp_path: Path) -> None:
+    """Issue 35 (12): "1..3" typed in the runs field became 13 (an integer field drops the dots), and the form
+    forgot its values each time it opened."""
+    app = demo_app(tmp_path, time_scale=200.0)
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and any(n.startswith("Server is healthy") for n in seen),
+                       "the demo's own start to end", steps=1200)
+        await pilot.press("escape")
+        app.sessions.sweep()
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, SweepFormScreen)
+        form.query_one("#sweep-values").value = "2..3"
+        form.query_one("#sweep-repeats").focus()
+        form.query_one("#sweep-repeats").value = ""
+        await pilot.press(*"1..3", "enter")
+        await pilot.pause()
+        assert form.query_one("#sweep-repeats").value == "1..3"
+        error = str(form.query_one("#sweep-form-error").render())
+        assert "1..3 is not a whole number of runs per value (a range goes in the values field)" in error, error
+        await pilot.press("escape")
+        await pilot.pause()
+        app.sessions.sweep()
+        await pilot.pause()
+        again = app.screen
+        assert isinstance(again, SweepFormScreen) and again is not form
+        assert (again.query_one("#sweep-values").value, again.query_one("#sweep-repeats").value) == ("2..3", "1..3")

@@ -69,7 +69,9 @@ def plan_from_form(form: SweepForm, profile: BenchProfile, *, configured: Sequen
     try:
         repeats = int(form.repeats.strip())
     except ValueError:
-        raise FormError(f"repeats: {form.repeats.strip() or 'nothing'} is not a whole number; write e.g. 3") from None
+        ranged = " (a range goes in the values field)" if ".." in form.repeats or "," in form.repeats else ""
+        raise FormError(f"repeats: {form.repeats.strip() or 'nothing'} is not a whole number of runs per value"
+                        f"{ranged}; write e.g. 3") from None
     if not 1 <= repeats <= 20:
         raise FormError("repeats: between 1 and 20 runs per value")
     if form.objective == "throughput":

@@ -19,6 +19,7 @@ from specdec_tui.loop.states import Busy
 
 if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
     from specdec_tui.loop.sweep import SweepPlan
+    from specdec_tui.loop.sweep_form import SweepForm
     from specdec_tui.ui.app import SpecdecApp
 
 # The session screens (and the sweep, replay and chart modules behind them) are imported where a key opens
@@ -43,6 +44,7 @@ class SessionSide:
     def __init__(self, app: SpecdecApp) -> None:
         self.app = app
         self.open_sessions_from: Path | None = None  # set before run: start on the sessions list of this folder
+        self.last_sweep_form: SweepForm | None = None  # the sweep form as last left, shown again when it reopens
 
     def start(self) -> None:
         """Called once the main screen is up: show the session's last trial (its levels in the Bench tab, beside
@@ -185,13 +187,16 @@ class SessionSide:
         from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
         from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
+        form = SweepFormScreen(app.config.profile(), configured=sorted(app.config.hosts), active=app.host_name,
+                               last=self.last_sweep_form)
+
         def start(plan: SweepPlan | None) -> None:
+            self.last_sweep_form = form.left or self.last_sweep_form  # shown as it was left, the next time
             if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:
                 return
             app.push_screen(SweepScreen(app.loop, plan, config=app.config), self._task_closed)
 
-        app.push_screen(SweepFormScreen(app.config.profile(), configured=sorted(app.config.hosts), active=app.host_name),
-                        start)
+        app.push_screen(form, start)
 
     def replay(self) -> None:
         app = self.app

@@ -41,11 +41,14 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
     """
 
     def __init__(self, profile: BenchProfile, *, flag: str = "speculative-num-steps", values: str = "1..4",
-                 repeats: int = 3, configured: Sequence[str] = (), active: str = "") -> None:
+                 repeats: int = 3, configured: Sequence[str] = (), active: str = "",
+                 last: SweepForm | None = None) -> None:
         super().__init__()
         self.profile = profile
         self.configured, self.active = tuple(configured), active
-        self.initial = SweepForm(flag, values, str(repeats), "c1", active)
+        # `last`: what the form held when it was last left (started or cancelled), shown again as it was typed
+        self.initial = last or SweepForm(flag, values, str(repeats), "c1", active)
+        self.left: SweepForm | None = None  # what it holds when it is left: the opener keeps it for next time
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -57,9 +60,11 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
                 yield Label("Values")
                 yield Input(self.initial.values, placeholder="1..6 or 1,2,3", id="sweep-values", compact=True)
                 yield Label("Runs per value")
-                yield Input(self.initial.repeats, id="sweep-repeats", type="integer", compact=True)
+                # not type="integer": that drops the dots of a mistyped "1..3" and reads 13; the plan says what is wrong
+                yield Input(self.initial.repeats, placeholder="3", id="sweep-repeats", compact=True)
                 yield Label("Objective")
-                yield Select([(label, key) for label, key in OBJECTIVES], value="c1", allow_blank=False,
+                objective = self.initial.objective if self.initial.objective in {k for _, k in OBJECTIVES} else "c1"
+                yield Select([(label, key) for label, key in OBJECTIVES], value=objective, allow_blank=False,
                              id="sweep-objective", compact=True)
                 if len(self.configured) > 1:  # several hosts in the config: the sweep may run on some at once
                     yield Label("Hosts")
@@ -85,12 +90,17 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
         )
 
     def submit(self) -> None:
+        self.left = self.form()
         try:
-            plan = plan_from_form(self.form(), self.profile, configured=self.configured, active=self.active)
+            plan = plan_from_form(self.left, self.profile, configured=self.configured, active=self.active)
         except FormError as err:
             self.query_one("#sweep-form-error", Static).update(str(err))
             return
         self.dismiss(plan)
+
+    def cancel(self) -> None:
+        self.left = self.form()
+        self.dismiss(None)
 
     @on(Input.Submitted)
     def _submitted(self, _: Input.Submitted) -> None:
@@ -101,7 +111,7 @@ class SweepFormScreen(ModalScreen[SweepPlan | None]):
         if event.button.id == "start":
             self.submit()
         else:
-            self.dismiss(None)
+            self.cancel()
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.cancel()
