@@ -232,3 +232,13 @@ def test_show_gives_each_sweep_its_own_table(capsys: pytest.CaptureFixture[str],
     save_session(mid, path)
     code, out, err = run(capsys, "session", "show", str(path))
     assert code == 0 and "c=None" not in out and "tok/s c=64" in out, out
+
+
+def test_compare_says_first_which_trial_is_a_and_which_is_b(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 (10): `session compare` began with "A ..." lines and a table without saying which trial is which."""
+    save_session(synthetic_session(), sessions_dir() / "20260101-120000-gpu-box.toml")
+    code, out, err = run(capsys, "session", "compare", "20260101-120000-gpu-box", "2", "1")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith("20260101-120000-gpu-box.toml: trial 2 (A) against trial 1 (B)"), lines[0]
+    assert lines[1].startswith("A = trial 2 steps=3 (ok, ") and lines[2].startswith("B = trial 1 steps=1 (ok, ")

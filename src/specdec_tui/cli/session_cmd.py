@@ -149,6 +149,9 @@ def run_compare(args: argparse.Namespace) -> int:
         raise CliError(f"no trial {' or '.join(missing)} in {args.file} (trials: {known})")
     cmp = compare_trials(trials[0], trials[1])  # type: ignore[arg-type]
     console = make_console()
+    console.print(f"{_path}: trial {args.a} (A) against trial {args.b} (B)", markup=False, soft_wrap=True)
+    for line in cmp.header():
+        console.print(line, markup=False, soft_wrap=True)
     for line in comparison_lines(cmp):
         console.print(line, markup=False)
     console.print(comparison_table(cmp))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC
 
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
@@ -86,6 +87,16 @@ class TrialComparison:
         notes = [(side, limit.note(level.concurrency)) for side, limit, lv in
                  (("A", limit_a, level.a), ("B", limit_b, level.b)) if lv is not None]
         return ", ".join(f"{side} {note}" for side, note in notes if note)
+
+    def header(self) -> list[str]:
+        """Which trial is A and which is B, before anything says "A" or "B": id, name, status, host, when."""
+        lines = []
+        for side, t in (("A", self.a), ("B", self.b)):
+            when = t.pushed_at or t.started_at
+            where = [t.status] + ([f"on {t.host}"] if t.host else []) + (
+                [when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")] if when else [])
+            lines.append(f"{side} = trial {t.id} {trial_label(t)} ({', '.join(where)})")
+        return lines
 
     def latency_lines(self) -> list[str]:
         """Each side's best level within its TTFT limit and what its peak cost, with the settings it ran."""
