@@ -128,3 +128,23 @@ async def test_the_report_opens_in_headless_chromium_with_both_charts_drawn(tmp_
         print(f"screenshot: {shot}")
     finally:
         await browser.close()
+
+
+def test_no_trade_off_label_runs_past_the_pictures_edge() -> None:
+    """Issue 35 (10): the HTML trade-off cut off the label of its right-most point at the picture's edge."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from specdec_tui.core.report_charts import _figure, draw_trade_off
+
+    session = seed_session()
+    session.trials[2].label = "steps=3 topk=1 draft=4 with a long name"  # the right-most point (234 tok/s at c=1)
+    with _figure("t") as fig:
+        draw_trade_off(fig, session)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        boxes = {t.get_text(): t.get_window_extent(renderer) for t in fig.axes[0].texts}
+        inside = fig.bbox
+    assert len(boxes) == 4
+    for text, box in boxes.items():
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (text, box, inside)

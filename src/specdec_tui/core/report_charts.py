@@ -59,23 +59,32 @@ def tok_s_chart_svg(session: Session) -> str:
 
 def trade_off_chart_svg(session: Session) -> str:
     """Each trial as a point (c=1 per-request tok/s, best total tok/s); the Pareto front joined and labelled."""
+    with _figure("Trade-off: one request vs the whole server") as fig:
+        draw_trade_off(fig, session)
+        return _svg(fig)
+
+
+def draw_trade_off(fig: Figure, session: Session) -> None:
+    """The trade-off on `fig`. A point's label goes towards the middle of the chart (left of a point in the right
+    half), so no label runs past the picture's edge and is cut off."""
     points = trade_off_points(session)
     front = pareto_front(points)
-    with _figure("Trade-off: one request vs the whole server") as fig:
-        ax = fig.add_subplot()
-        for p in points:
-            on_front = p.trial_id in front
-            ax.scatter([p.c1_tok_s], [p.best_tok_s], s=60 if on_front else 30, marker="D" if on_front else "o",
-                       color="tab:orange" if on_front else "tab:blue", zorder=3)
-            ax.annotate(f"#{p.trial_id} {p.label}", (p.c1_tok_s, p.best_tok_s), textcoords="offset points",
-                        xytext=(5, 4), fontsize=8)
-        edge = sorted((p for p in points if p.trial_id in front), key=lambda p: p.c1_tok_s)
-        if len(edge) > 1:
-            ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
-                    label="Pareto front")
-            ax.legend(fontsize=8)
-        ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
-        ax.set_xlabel(X_AXIS_NAME)
-        ax.set_ylabel(best_axis_name(points) if points else "best tok/s")
-        ax.grid(True, alpha=0.3)
-        return _svg(fig)
+    ax = fig.add_subplot()
+    xs = [p.c1_tok_s for p in points]
+    middle = (min(xs) + max(xs)) / 2 if xs else 0.0
+    for p in points:
+        on_front = p.trial_id in front
+        ax.scatter([p.c1_tok_s], [p.best_tok_s], s=60 if on_front else 30, marker="D" if on_front else "o",
+                   color="tab:orange" if on_front else "tab:blue", zorder=3)
+        right = p.c1_tok_s > middle
+        ax.annotate(f"#{p.trial_id} {p.label}", (p.c1_tok_s, p.best_tok_s), textcoords="offset points",
+                    xytext=(-5 if right else 5, 4), ha="right" if right else "left", fontsize=8)
+    edge = sorted((p for p in points if p.trial_id in front), key=lambda p: p.c1_tok_s)
+    if len(edge) > 1:
+        ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
+                label="Pareto front")
+        ax.legend(fontsize=8)
+    ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
+    ax.set_xlabel(X_AXIS_NAME)
+    ax.set_ylabel(best_axis_name(points) if points else "best tok/s")
+    ax.grid(True, alpha=0.3)
