@@ -136,8 +136,7 @@ def test_no_trade_off_label_runs_past_the_pictures_edge() -> None:
 
     from specdec_tui.core.report_charts import _figure, draw_trade_off
 
-    session = seed_session()
-    session.trials[2].label = "steps=3 topk=1 draft=4 with a long name"  # the right-most point (234 tok/s at c=1)
+    session = seed_session()  # trial 3 is the right-most point (234 tok/s at c=1)
     with _figure("t") as fig:
         draw_trade_off(fig, session)
         canvas = FigureCanvasAgg(fig)
@@ -146,5 +145,8 @@ def test_no_trade_off_label_runs_past_the_pictures_edge() -> None:
         boxes = {t.get_text(): t.get_window_extent(renderer) for t in fig.axes[0].texts}
         inside = fig.bbox
     assert len(boxes) == 4
+    # The SVG's text is set in the browser's font, wider than matplotlib's measure: a label that ended a few
+    # pixels inside the edge ran past it. Each keeps a tenth of the width clear.
+    room = 0.1 * inside.width
     for text, box in boxes.items():
-        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (text, box, inside)
+        assert inside.x0 + room <= box.x0 and box.x1 <= inside.x1 - room, (text, box, inside)
