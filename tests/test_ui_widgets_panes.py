@@ -207,3 +207,24 @@ async def test_the_last_error_shows_the_servers_words_as_written() -> None:
         shown = pane.section_text("error")
         assert "ValueError: bad shape [b]x[/] from rank 3" in shown
         assert "\x1b" not in shown
+
+
+async def test_a_fresh_start_shows_neither_the_old_phase_nor_the_old_error() -> None:
+    """Issue 35 (10): during a restart Health read "LOADING … · ready" (the stopped server's phase) and kept the
+    stopped server's red "Last error" on the freshly started one."""
+    ready = "[2025-03-01 14:00:00] The server is fired up and ready to roll!"
+    begin = "[2025-03-01 14:05:00 TP0] Load weight begin. avail mem=93.10 GB"
+    app = Host(HealthPane())
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_log_stats(LogStats().feed([ready, OOM]))
+        await pilot.pause(0.3)
+        assert "out of memory" in pane.section_text("error")
+        pane.update_health(HealthSnapshot(state=HealthState.LOADING, status=None, http_ok=False))
+        pane.start_wait(60.0)
+        await pilot.pause(0.3)
+        assert pane.wait_text.endswith("· waiting for the journal"), pane.wait_text
+        pane.update_log_stats(LogStats().feed([ready, OOM, begin]))
+        await pilot.pause(0.3)
+        assert pane.wait_text.endswith("· loading weights"), pane.wait_text
+        assert "out of memory" not in pane.section_text("error")

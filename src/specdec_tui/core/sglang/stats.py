@@ -197,6 +197,7 @@ class LogStats:
             self.phase = "loading weights"
             self.ready = False
             self._restarted = True
+            self.last_error = None  # the stopped server's: a fresh start showed it in red as if it were its own
             self._forget_live()  # the server that logged them has stopped: none of them is this start's
             self.concurrency_limit = None  # the new start resolves it again
         elif isinstance(record, ReadyRecord):

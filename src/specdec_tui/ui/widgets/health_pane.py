@@ -73,6 +73,7 @@ class HealthPane(VerticalScroll):
         self._stats: LogStats | None = None
         self._stats_timer: Timer | None = None
         self._wait: tuple[float, float] | None = None  # (time.monotonic() the wait began, its timeout in s)
+        self._stats_before_wait: LogStats | None = None  # the journal figures when the wait began
         self._wait_timer: Timer | None = None
         self._shown: dict[str, str | Text] = {}  # what each section shows now, or once the pane is shown (`_set`)
         self._unshown: set[str] = set()  # sections changed while the pane was off screen
@@ -133,6 +134,7 @@ class HealthPane(VerticalScroll):
         """A restart is waiting for the server to turn ready: show elapsed / timeout and the journal's last
         start-up step, redrawn every second until `end_wait`."""
         self._wait = (self.clock() if began is None else began, timeout_s)
+        self._stats_before_wait = self._stats  # its phase is the stopped server's ("ready"): not this start's
         if self._wait_timer is None:
             self._wait_timer = self.set_interval(1.0, self._render_wait)
         self._render_wait()
@@ -152,7 +154,8 @@ class HealthPane(VerticalScroll):
             return
         began, timeout_s = self._wait
         elapsed = max(0.0, self.clock() - began)
-        phase = self._stats.phase if self._stats and self._stats.phase else "waiting for the journal"
+        stats = self._stats if self._stats is not self._stats_before_wait else None  # none since the wait began
+        phase = stats.phase if stats and stats.phase and stats.phase != "ready" else "waiting for the journal"
         bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
         self._set("wait", f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
         widget.set_class(False, "-empty")
