@@ -316,3 +316,26 @@ async def test_a_coloured_line_shows_its_words_and_sends_no_escape_codes_to_the_
         pane.set_filter("is deprecated and")
         await pilot.pause()
         assert len(pane.shown_lines) == 1
+
+
+async def test_the_healthy_marker_goes_below_the_servers_ready_line() -> None:
+    """Issue 35 (10): "healthy" landed above "The server is fired up and ready to roll!": the health probe
+    answers before the journal's batch with that line arrives."""
+    ready = "[2025-03-01 14:03:09] The server is fired up and ready to roll!"
+    app = JournalHost()
+    async with app.run_test(size=(100, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_marker("restart: done", when=T0)
+        pane.add_records([rec(1)], ["text"])
+        pane.add_marker("healthy", when=T0, after="ready")
+        await pilot.pause(0.1)
+        pane.add_records([rec(2, ready), rec(3)], ["ready", "text"])
+        await pilot.pause(0.1)
+        shown = [line.split("] ")[-1] for line in pane.shown_lines]
+        assert shown.index("──── 14:03:07 healthy ────") == shown.index("The server is fired up and ready to roll!") + 1
+        # the line came first this time: the marker goes in at once, below it
+        pane.add_marker("restart: done", when=T0)
+        pane.add_records([rec(4, ready)], ["ready"])
+        pane.add_marker("healthy again", when=T0, after="ready")
+        await pilot.pause(0.1)
+        assert pane.shown_lines[-1] == "──── 14:03:07 healthy again ────"

@@ -82,8 +82,8 @@ class LoopScreen(Screen[None]):
         await self.mount_tabs()
         return self.app.is_running and self.is_attached
 
-    def marker(self, text: str) -> None:
-        self.journal_pane.add_marker(text)
+    def marker(self, text: str, *, after: str | None = None) -> None:
+        self.journal_pane.add_marker(text, after=after)
 
     @on(lm.UnitLoadedMessage)
     async def _unit_loaded(self, message: lm.UnitLoadedMessage) -> None:
@@ -121,7 +121,7 @@ class LoopScreen(Screen[None]):
         if not await self._shown():
             return
         self._end_wait()
-        self.marker("healthy")
+        self.marker("healthy", after="ready")  # below the server's "fired up" line, which the journal may bring later
         self.notify("Server is healthy." + ("" if self.auto_bench else " Press b to benchmark."))
         self._bench_when_idle = self.auto_bench and self.busy is Busy.PUSH
 

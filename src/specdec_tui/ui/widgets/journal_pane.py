@@ -26,6 +26,7 @@ status line, shown with "h", and found by a filter like every other line.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable
 from datetime import datetime
@@ -38,7 +39,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from specdec_tui.core.sglang.journal_text import format_record, marker_line
+from specdec_tui.core.sglang.journal_text import MARKER_RULE, format_record, marker_line
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
@@ -46,6 +47,7 @@ from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
 from specdec_tui.ui.widgets.journal_lines import is_panel_probe
 from specdec_tui.ui.widgets.journal_log import JournalLog
 
+MARKER_HOLD_S = 2.0  # how long a marker waits for the journal line it follows (the journal is read in batches)
 FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines arrive
 # While the log floods (the last two writes each brought more lines than a screen holds, so nobody reads them as
 # they pass), at most 5 a second: each write re-renders every visible line, and frames are what keys wait behind.
@@ -96,6 +98,8 @@ class JournalPane(Vertical):
                                known_kind=self._known_kind)
         self._flooding = False  # the last two flushes each wrote more lines than the view shows (FLOOD_FLUSH_INTERVAL_S)
         self._last_big = False
+        self._held: tuple[str, str] | None = None  # a marker waiting for the line it follows: (marker, that kind)
+        self._held_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: text, or /regex/  (enter: keep, escape: clear)", id="journal-filter")
@@ -127,7 +131,10 @@ class JournalPane(Vertical):
         if lines is None or len(lines) != len(records):
             lines = [format_record(record) for record in records]
         self.received += sum(record.kind == "line" for record in records)
+        start = len(self._pending)
         self._pending.extend(lines)
+        if self._held is not None and kinds is not None and self._held[1] in kinds:
+            self._pending.insert(start + list(kinds).index(self._held[1]) + 1, self._release_held(write=False))
         if kinds is not None:
             self._kinds.update(zip(lines, kinds, strict=False))
             if len(self._kinds) > 2 * self.max_lines:  # forget lines that scrolled out of what is kept
@@ -135,15 +142,46 @@ class JournalPane(Vertical):
                 self._kinds = {line: self._kinds[line] for line in live if line in self._kinds}
         self._schedule_flush()
 
-    def add_marker(self, text: str, when: datetime | None = None) -> None:
-        """A rule line marking an event (push, restart, reconnect, gap) in the flow of the log."""
-        self._pending.append(marker_line(text, when))
+    def add_marker(self, text: str, when: datetime | None = None, *, after: str | None = None) -> None:
+        """A rule line marking an event (push, restart, reconnect, gap) in the flow of the log. `after`: the kind of
+        journal line the event follows (the server's "fired up" line for "healthy"): the marker waits for that line,
+        which the journal may deliver after the event is known, and goes right below it (below what came, if the
+        line is not there within MARKER_HOLD_S, or was there already)."""
+        line = marker_line(text, when)
+        self._release_held()
+        if after is not None and not self._seen_since_last_marker(after):
+            self._held = (line, after)
+            self._held_timer = self.set_timer(MARKER_HOLD_S, self._release_held) if self.is_mounted else None
+            return
+        self._pending.append(line)
         self._schedule_flush()
+
+    def _seen_since_last_marker(self, kind: str) -> bool:
+        for line in itertools.islice(reversed((*self._kept, *self._pending)), 2000):
+            if self._kinds.get(line) == kind:
+                return True
+            if line.startswith(MARKER_RULE):
+                return False
+        return False
+
+    def _release_held(self, *, write: bool = True) -> str:
+        """The held marker, out of waiting (appended to what is pending unless `write` is False); "" when none."""
+        if self._held_timer is not None:
+            self._held_timer.stop()
+            self._held_timer = None
+        held, self._held = self._held, None
+        if held is None:
+            return ""
+        if write:
+            self._pending.append(held[0])
+            self._schedule_flush()
+        return held[0]
 
     def _known_kind(self, line: str) -> str | None:
         return self._kinds.get(line)
 
     def clear(self) -> None:
+        self._release_held(write=False)
         self._kinds.clear()
         self._pending.clear()
         self._kept.clear()
