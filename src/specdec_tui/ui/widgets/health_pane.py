@@ -154,8 +154,11 @@ class HealthPane(VerticalScroll):
             return
         began, timeout_s = self._wait
         elapsed = max(0.0, self.clock() - began)
-        stats = self._stats if self._stats is not self._stats_before_wait else None  # none since the wait began
-        phase = stats.phase if stats and stats.phase and stats.phase != "ready" else "waiting for the journal"
+        stats = self._stats
+        # "ready" from before the wait is the stopped server's (it read "LOADING … · ready"); a start-up step
+        # already under way when the wait began (the panel opened mid-start) is this start's and stays
+        stale = stats is self._stats_before_wait and stats is not None and stats.phase == "ready"
+        phase = stats.phase if stats and stats.phase and not stale else "waiting for the journal"
         bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
         self._set("wait", f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
         widget.set_class(False, "-empty")
