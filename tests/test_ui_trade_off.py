@@ -108,3 +108,33 @@ async def test_one_trial_is_a_point_inside_the_chart_with_its_whole_label() -> N
         plot_left = marker_row.index("┤") + 1
         marker_at = (marker_row.index("●") - plot_left) / (len(marker_row.rstrip()) - plot_left)
         assert 0.2 < marker_at < 0.8, marker_row  # the point well inside the plot, not on its edge
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_y_axis_ticks_are_round_and_evenly_spaced(size: tuple[int, int]) -> None:
+    """Issue 35 (10): at 80×24 the y axis read 2340.0, 2187.9, 1883.8, 1731.8, 1427.7: plotext left out ticks
+    that would share a row, so the gaps had two sizes, and the values had noise digits."""
+    from specdec_tui.ui.widgets.tok_chart import TokChart
+
+    class Charts(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TradeOffChart(id="trade")
+            yield TokChart(id="tok")
+
+        def on_mount(self) -> None:
+            points = trade_off_points(seed_session())
+            self.query_one(TradeOffChart).set_points(points, pareto_front(points))
+            self.query_one(TokChart).set_trials([(f"#{t.id}", t.levels) for t in seed_session().trials])
+
+    app = Charts()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for chart in (app.query_one(TradeOffChart), app.query_one(TokChart)):
+            lines = str(chart.render()).splitlines()
+            ticks = [(row, line.split("┤")[0].strip()) for row, line in enumerate(lines) if "┤" in line]
+            assert len(ticks) >= 2, lines
+            values = [float(label.replace(",", "")) for _, label in ticks]
+            assert all(v == round(v, 1) for v in values), values
+            gaps = {round(a - b, 6) for a, b in zip(values, values[1:], strict=False)}
+            rows = {b - a for (a, _), (b, _) in zip(ticks, ticks[1:], strict=False)}
+            assert len(gaps) == 1 and max(rows) - min(rows) <= 1, (values, ticks)

@@ -19,6 +19,7 @@ from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from specdec_tui.core.results import LevelResult
+from specdec_tui.ui.widgets.chart_ticks import PLOT_FRAME_ROWS, nice_ticks, tick_labels
 
 MAX_LINES = 8  # more curves than this is unreadable in a terminal: keep the newest
 
@@ -35,6 +36,7 @@ class TokChart(PlotextPlot):
         self.series: list[tuple[str, list[tuple[int, float]]]] = []
         self.starting: str | None = None  # a run's label while its first level is on its way
         self._ticked_width = -1
+        self._ticked_height = -1
 
     def on_mount(self) -> None:
         self._draw()
@@ -64,15 +66,19 @@ class TokChart(PlotextPlot):
             for i, run in enumerate(_measured_runs(points)):  # one line per run of measured levels
                 plt.plot([math.log2(c) for c, _ in run], [tok_s for _, tok_s in run], label=label if i == 0 else None,
                          marker="braille")
-        self._ticked_width = -1  # the ticks depend on the width: set at the next render
+        self._ticked_width = -1  # the ticks depend on the size: set at the next render
         self.refresh()
 
     def render(self) -> RenderResult:
-        if self._ticked_width != self.size.width:
-            self._ticked_width = self.size.width
+        if self._ticked_width != self.size.width or self._ticked_height != self.size.height:
+            self._ticked_width, self._ticked_height = self.size.width, self.size.height
             ticks = self.tick_levels(self.size.width)
             if ticks:
                 self.plt.xticks([math.log2(c) for c in ticks], [str(c) for c in ticks])
+            ys = [tok_s for _, points in self.series for _, tok_s in points if not math.isnan(tok_s)]
+            y_ticks = nice_ticks(min(ys), max(ys), self.size.height - PLOT_FRAME_ROWS) if ys else []
+            if y_ticks:  # round values, a row apart at least (plotext's own skipped some at 80×24)
+                self.plt.yticks(y_ticks, tick_labels(y_ticks))
         return super().render()
 
     def tick_levels(self, width: int) -> list[int]:

@@ -7,9 +7,11 @@ Public API: TradeOffChart(id=...); .set_points(points, front); .select(trial_id)
 
 from __future__ import annotations
 
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from specdec_tui.core.trade_off import X_AXIS_NAME, TradeOffPoint, best_axis_name
+from specdec_tui.ui.widgets.chart_ticks import PLOT_FRAME_ROWS, nice_ticks, tick_labels
 
 FRONT_COLOR = "orange"
 OTHER_COLOR = "gray"
@@ -28,9 +30,20 @@ class TradeOffChart(PlotextPlot):
         self.points: list[TradeOffPoint] = []
         self.front: set[int] = set()
         self.selected: int | None = None
+        self._ticked_height = -1
+        self._y_range = (0.0, 1.0)
 
     def on_mount(self) -> None:
         self._draw()
+
+    def render(self) -> RenderResult:
+        """The y ticks depend on the height: set here, where the size is known (`chart_ticks`)."""
+        if self._ticked_height != self.size.height and self.points:
+            self._ticked_height = self.size.height
+            ticks = nice_ticks(*self._y_range, self.size.height - PLOT_FRAME_ROWS)
+            if ticks:
+                self.plt.yticks(ticks, tick_labels(ticks))
+        return super().render()
 
     def on_resize(self) -> None:
         """The label's offset from its point is one cell of the chart's width: drawn while the tab was hidden
@@ -72,8 +85,8 @@ class TradeOffChart(PlotextPlot):
         # one trial (or all alike): plotext's axis would span the label alone, the point on its edge
         if x_range != (min(xs), max(xs)):
             plt.xlim(*x_range)
-        if y_range != (min(ys), max(ys)):
-            plt.ylim(*y_range)
+        plt.ylim(*y_range)  # the ticks (render) are placed within it
+        self._y_range, self._ticked_height = y_range, -1
         chosen = next((p for p in self.points if p.trial_id == self.selected), None)
         if chosen is not None:
             right_half = chosen.c1_tok_s > sum(x_range) / 2  # label towards the middle, never off the edge
