@@ -85,4 +85,6 @@ async def test_a_trial_label_is_the_whole_change_against_the_unit_that_ran_befor
     first = demo_runner.start_trial(edited.text, before=running.text)
     assert first.label == "algorithm removed steps=4 draft=5"  # in the unit's order; the port is the tool's
     assert demo_runner.start_trial(edited.text).label == "same flags"  # a benchmark of the unit as it is
+    demo_runner.session.trials.clear()
+    assert demo_runner.start_trial(running.text, before=running.text).label == "baseline"  # the first, unchanged
     assert change_label({"enable-metrics": None, "x": "1"}, {}) == "enable-metrics=off x removed"

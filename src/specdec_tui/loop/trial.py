@@ -162,12 +162,14 @@ class TrialLoop(BusyState):
         from specdec_tui.core.unit import UnitFile  # on first use: see loop.unit_checks
 
         flags = UnitFile.parse(text).flags()
+        earlier = next((t.flags for t in reversed(self.session.trials) if t.host in ("", self.host.info.name)), None)
         previous = self._flags_of(before) if before is not None else None
         if previous is None:
-            previous = next((t.flags for t in reversed(self.session.trials) if t.host in ("", self.host.info.name)),
-                            None)
+            previous = earlier
         ignore = ("port",) if self.host.info.kind == "local" else ()  # the demo rewrites its port, no one else
         label = "baseline" if previous is None else change_label(previous, flags, ignore=ignore)
+        if label == "same flags" and earlier is None:
+            label = "baseline"  # the host's first trial, of the unit it ran: nothing changed yet
         trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags, profile=profile or self.profile,
                       label=label, host=self.host.info.name)
         if not self.session.trials:  # a session's [profile] is the one its trials ran, not a default no trial ran
