@@ -161,3 +161,16 @@ async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_pat
     assert spared | steps_launched == set(space["speculative-num-steps"]), [point_label(p) for p in launched]
     assert len(failed) <= 2 and all(int(s) >= 2 for s in spared), (spared, [point_label(p) for p in launched])
     assert ws.unit_path.read_bytes() == before
+
+
+def test_a_tune_refuses_hosts_that_are_one_server_naming_them(capsys: pytest.CaptureFixture[str],
+                                                               tmp_path: Path) -> None:
+    """Issue 35 (6): rehearsal hosts without their own workspace are one demo unit; a tune on them would launch
+    several candidates into that one unit at once."""
+    config = tmp_path / "config.toml"
+    config.write_text('default_profile = "tiny"\n[profiles.tiny]\nconcurrency = [1, 4]\nrequests = 4\n'
+                      'max_tokens = 32\n' + "".join(f'[hosts.{n}]\naddress = "local"\n' for n in ("a", "b")))
+    code = main(["tune", "--host", "a", "--host", "b", "--config", str(config), *TUNE, "--budget", "2",
+                 "--session", str(tmp_path / "t.toml")])
+    _, err = capsys.readouterr()
+    assert code != 0 and "hosts a and b are one server" in err and "Traceback" not in err, err

@@ -29,6 +29,7 @@ from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
+from specdec_tui.loop.same_server import SameServer, refuse_same_server
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import OnHost, UnitGuard, settle_unit
 from specdec_tui.loop.trial import TrialLoop
@@ -133,6 +134,10 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
     names = [r.host.info.name for r in runners]
     if len(set(names)) != len(names):
         raise SpaceError("a host is named twice; give each host once")
+    try:  # two names for one server would launch two candidates into one unit at once (loop.same_server)
+        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
+    except SameServer as err:
+        raise SpaceError(str(err)) from None
     bases = await asyncio.gather(*(_read(r) for r in runners))
     for name, base in zip(names[1:], bases[1:], strict=True):
         difference = unit_difference((names[0], bases[0]), (name, base))
