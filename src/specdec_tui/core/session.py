@@ -8,6 +8,7 @@ compared and replayed without a host.
 from __future__ import annotations
 
 import math
+import secrets
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
 from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
 
 SCHEMA_VERSION = 1
 
@@ -51,6 +53,7 @@ class Trial:
     replay_of: int | None = None  # id of the trial this one re-ran
     sweep: dict[str, Any] = field(default_factory=dict)  # {"flag": ..., "value": ..., "repeat": n} for sweep trials
     host: str = ""  # the host it ran on ("" in files written before the panel could switch hosts: the session's)
+    uid: str = field(default_factory=lambda: secrets.token_hex(8))  # which trial this is across writers ("" before)
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -70,6 +73,7 @@ class Session:
     trials: list[Trial] = field(default_factory=list)
     created: datetime = field(default_factory=utcnow)
     notes: str = ""
+    disk_stamp: DiskStamp | None = field(default=None, compare=False, repr=False)  # the file as last read/written
 
     def next_trial_id(self) -> int:
         return max((t.id for t in self.trials), default=0) + 1
@@ -114,6 +118,8 @@ def _flags_value(flags: dict[str, str | None]) -> dict[str, Any]:
 
 def _trial_doc(trial: Trial) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": trial.id}
+    if trial.uid:
+        doc["uid"] = trial.uid
     if trial.label:
         doc["label"] = trial.label
     doc["status"] = trial.status
@@ -167,11 +173,27 @@ def _has_carriage_return(value: object) -> bool:
 
 
 def save_session(session: Session, path: Path | str) -> None:
-    """Write the session atomically (temp file + fsync + rename)."""
+    """Write the session atomically (temp file + fsync + rename), under the file's lock, first merging the
+    trials other writers saved since this one last read or wrote it (`core.session_merge`)."""
+    path = Path(path)
     try:
-        write_atomic(path, dumps_session(session))
+        with session_lock(path):
+            stamp = disk_stamp(path)
+            if stamp is not None and stamp != session.disk_stamp:
+                _merge_from_disk(session, path)
+            write_atomic(path, dumps_session(session))
+            session.disk_stamp = disk_stamp(path)
     except OSError as err:
         raise SessionError(f"could not save session {path}: {err.strerror or err} — check the directory exists and is writable") from err
+
+
+def _merge_from_disk(session: Session, path: Path) -> None:
+    try:
+        disk = load_session(path)
+    except SessionError:
+        return  # not a session we can read: this save replaces it, as before
+    if same_session(session, disk):
+        merge_into(session, disk)
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -217,6 +239,7 @@ def _trial_from(d: Any, where: str) -> Trial:
             replay_of=int(d["replay_of"]) if "replay_of" in d else None,
             sweep=dict(d.get("sweep", {})),
             host=str(d.get("host", "")),
+            uid=str(d.get("uid", "")),
         )
     except SessionError:
         raise
@@ -269,6 +292,7 @@ def loads_session(text: str, source: str = "<session>") -> Session:
 
 def load_session(path: Path | str) -> Session:
     path = Path(path)
+    stamp = disk_stamp(path)  # before the read: a file replaced meanwhile is merged at the next save
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:
@@ -277,7 +301,9 @@ def load_session(path: Path | str) -> Session:
         raise SessionError(f"{path}: not a text file") from err
     except OSError as err:
         raise SessionError(f"{path}: cannot read: {err.strerror or err}") from err
-    return loads_session(text, str(path))
+    session = loads_session(text, str(path))
+    session.disk_stamp = stamp
+    return session
 
 
 def default_session_path(host: str, when: datetime | None = None) -> Path:
