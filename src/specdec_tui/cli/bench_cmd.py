@@ -146,6 +146,9 @@ def run_error(done: RunDone, base_url: str) -> str | None:
         for kind, n in lv.error_kinds.items():
             kinds[kind] = kinds.get(kind, 0) + n
     listed = ", ".join(f"{kind} ×{n}" for kind, n in kinds.items())
+    if set(kinds) == {"bad_usage"}:
+        return (f"all {total} requests failed ({listed}): the server at {base_url} answered, but its token counts "
+                "(usage) contradict its streams; the figures measure nothing — see the level's warning")
     why = (f"nothing accepted the connection at {base_url}" if set(kinds) == {"connect"}
            else f"the server at {base_url} did not answer them")
     return (f"all {total} requests failed ({listed or 'errors'}): {why}; the figures measure nothing — "
