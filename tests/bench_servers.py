@@ -41,9 +41,12 @@ class ServerSpec:
     metrics: bool = True  # /metrics answers (SGLang's --enable-metrics); False: 404
     spec_details: bool = True  # honours return_spec_tokens_details
     role_chunk: bool = True  # chat: first chunk with only the role, like SGLang
+    health_drip: bool = False  # /health answers 200 and then one byte a second, for an hour
+    metrics_endless: bool = False  # /metrics answers 200 and then 1 MB chunks (up to ENDLESS_CAP)
 
 
 USAGE_LIES = ("usage_inflated", "usage_decreasing", "usage_negative", "usage_far")
+ENDLESS_CAP = 2 * 1024 ** 3  # the "endless" body stops here, so a client without a cap is not killed by the OOM killer
 LIFETIME_ACCEPT = 9.5  # the server's lifetime average: wrong for any one level on purpose
 
 
@@ -160,10 +163,32 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
         state = {"avg_spec_accept_length": LIFETIME_ACCEPT} if spec.accept_length is not None else {}
         return web.json_response({"internal_states": [state]})
 
-    async def metrics(request: web.Request) -> web.Response:
+    async def health(request: web.Request) -> web.StreamResponse:
+        stats.gets.append(request.path)
+        if not spec.health_drip:
+            return web.Response(text="")
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await resp.prepare(request)
+        for _ in range(3600):
+            await resp.write(b".")
+            await asyncio.sleep(1.0)
+        return resp
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain; version=0.0.4"})
+        await resp.prepare(request)
+        line = b"# HELP sglang:filler " + b"x" * 1000 + b"\n"
+        chunk = line * 1024
+        for _ in range(ENDLESS_CAP // len(chunk)):
+            await resp.write(chunk)
+        return resp
+
+    async def metrics(request: web.Request) -> web.StreamResponse:
         stats.gets.append(request.path)
         if not spec.metrics:
             raise web.HTTPNotFound()
+        if spec.metrics_endless:
+            return await endless(request)
         # as prometheus_client writes SGLang's collectors (labels sorted, values floatToGoString)
         sched = 'engine_type="unified",model_name="test-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
         tok = 'engine_type="unified",is_streaming="true",model_name="test-model"'
@@ -193,6 +218,7 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
     app.router.add_get("/server_info", server_info)
     app.router.add_get("/get_server_info", server_info)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
     return app
 
