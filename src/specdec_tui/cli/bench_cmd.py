@@ -81,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         with out:
             asyncio.run(go())
     except KeyboardInterrupt:
+        from specdec_tui.cli.interrupts import interrupted_by
+
         out.finish_cancelled()
-        return 130
+        return 128 + interrupted_by()
     if done is None:
         raise CliError("the benchmark ended without a result")
     if getattr(args, "record", False):

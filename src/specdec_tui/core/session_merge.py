@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from specdec_tui.core.session import Session, Trial
 
+LOCK_NAME = ".specdec-sessions.lock"
 DiskStamp = tuple[int, int, int]  # (inode, size, mtime_ns): the file as a writer last saw it
 
 
@@ -26,8 +27,9 @@ def disk_stamp(path: Path) -> DiskStamp | None:
 
 @contextmanager
 def session_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on a sidecar file (the session itself is replaced by rename, so it cannot hold one)."""
-    lock_path = path.parent / f".{path.name}.lock"
+    """An exclusive lock on one hidden file of the session's directory (the session itself is replaced by
+    rename, so it cannot hold one; one file for the directory, so locks do not pile up beside the sessions)."""
+    lock_path = path.parent / LOCK_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:

@@ -1,0 +1,33 @@
+"""SIGTERM and SIGHUP end a headless command the way Ctrl+C does: an interrupt, not a kill. A sweep, a demo
+or a benchmark then restores the unit that ran before, records the trial under way cancelled and exits
+non-zero (128 + the signal), where the default action ended the process on the spot (the host left on an
+experimental unit, the trial "running" for ever)."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+AS_INTERRUPT = (signal.SIGTERM, signal.SIGHUP)
+_received: list[signal.Signals] = []
+
+
+def treat_as_interrupt() -> None:
+    """From now on SIGTERM and SIGHUP do what SIGINT's handler does: inside asyncio.run, cancel the command's
+    task (its cleanup runs); outside it, raise KeyboardInterrupt."""
+    for sig in AS_INTERRUPT:
+        signal.signal(sig, _interrupt)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    _received.append(signal.Signals(signum))
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):  # Python's default_int_handler or asyncio.run's own
+        handler(signal.SIGINT, frame)
+    else:  # SIGINT ignored (a process started in the background by a shell): still an interrupt
+        raise KeyboardInterrupt
+
+
+def interrupted_by() -> signal.Signals:
+    """The signal that interrupted the command: the first SIGTERM/SIGHUP received, else SIGINT."""
+    return _received[0] if _received else signal.SIGINT
