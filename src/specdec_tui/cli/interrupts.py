@@ -19,13 +19,13 @@ def treat_as_interrupt() -> None:
         signal.signal(sig, _interrupt)
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
+def _interrupt(signum: int, _frame: FrameType | None) -> None:
     _received.append(signal.Signals(signum))
-    handler = signal.getsignal(signal.SIGINT)
-    if callable(handler):  # Python's default_int_handler or asyncio.run's own
-        handler(signal.SIGINT, frame)
-    else:  # SIGINT ignored (a process started in the background by a shell): still an interrupt
-        raise KeyboardInterrupt
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        raise KeyboardInterrupt  # SIGINT ignored (a process started in the background by a shell): still one
+    # Python's default_int_handler, asyncio.run's, or a loop's add_signal_handler (aiohttp's run_app, which
+    # reads it from the wakeup fd): raising the signal reaches whichever it is
+    signal.raise_signal(signal.SIGINT)
 
 
 def interrupted_by() -> signal.Signals:
