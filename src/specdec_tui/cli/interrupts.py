@@ -14,15 +14,17 @@ _received: list[signal.Signals] = []
 
 def treat_as_interrupt() -> None:
     """From now on SIGTERM and SIGHUP do what SIGINT's handler does: inside asyncio.run, cancel the command's
-    task (its cleanup runs); outside it, raise KeyboardInterrupt."""
+    task (its cleanup runs); outside it, raise KeyboardInterrupt. A SIGINT ignored on start (a job a shell
+    started in the background) gets Python's handler back: asyncio.run only cancels its task through that one,
+    and a KeyboardInterrupt raised into the loop lands in whichever task runs (a traceback, cleanup skipped)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for sig in AS_INTERRUPT:
         signal.signal(sig, _interrupt)
 
 
 def _interrupt(signum: int, _frame: FrameType | None) -> None:
     _received.append(signal.Signals(signum))
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
-        raise KeyboardInterrupt  # SIGINT ignored (a process started in the background by a shell): still one
     # Python's default_int_handler, asyncio.run's, or a loop's add_signal_handler (aiohttp's run_app, which
     # reads it from the wakeup fd): raising the signal reaches whichever it is
     signal.raise_signal(signal.SIGINT)
