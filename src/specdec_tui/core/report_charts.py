@@ -16,7 +16,15 @@ from specdec_tui.core.session import Session
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from specdec_tui.core.session import Trial
+
+# Past this many trials a chart names only the newest (tok/s) or the Pareto front (trade-off) and draws the rest
+# as one unlabelled collection: a legend or a label per trial of a 10,000-trial session took matplotlib minutes
+# (and showed nothing readable).
+LABELLED_TRIALS = 12
 
 @contextmanager
 def _figure(title: str) -> Iterator[Figure]:
@@ -40,11 +48,14 @@ def tok_s_chart_svg(session: Session) -> str:
     """Total output tok/s against concurrency, one line per trial with results (log-2 concurrency axis)."""
     with _figure("Output tok/s by concurrency") as fig:
         ax = fig.add_subplot()
-        for trial in session.trials:
+        measured = [t for t in session.trials if t.levels]
+        named = measured[-LABELLED_TRIALS:]
+        if len(measured) > len(named):
+            _faint_lines(ax, measured[: len(measured) - len(named)])
+        for trial in named:
             levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
-            if levels:
-                ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
-                        label=f"#{trial.id} {trial_label(trial)}")
+            ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
+                    label=f"#{trial.id} {trial_label(trial)}")
         ax.set_xscale("log", base=2)
         concurrencies = sorted({lv.concurrency for t in session.trials for lv in t.levels})
         if concurrencies:
@@ -63,6 +74,11 @@ def trade_off_chart_svg(session: Session) -> str:
     front = pareto_front(points)
     with _figure("Trade-off: one request vs the whole server") as fig:
         ax = fig.add_subplot()
+        if len(points) > LABELLED_TRIALS:  # one collection for the points off the front, labels on the front only
+            rest = [p for p in points if p.trial_id not in front]
+            ax.scatter([p.c1_tok_s for p in rest], [p.best_tok_s for p in rest], s=12, color="tab:blue", alpha=0.4,
+                       zorder=2, label=f"{len(rest)} trials off the front")
+            points = [p for p in points if p.trial_id in front]
         for p in points:
             on_front = p.trial_id in front
             ax.scatter([p.c1_tok_s], [p.best_tok_s], s=60 if on_front else 30, marker="D" if on_front else "o",
@@ -73,9 +89,23 @@ def trade_off_chart_svg(session: Session) -> str:
         if len(edge) > 1:
             ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
                     label="Pareto front")
-            ax.legend(fontsize=8)
+        if len(edge) > 1 or ax.collections and ax.get_legend_handles_labels()[1]:
+            ax.legend(fontsize=8, loc="lower right")
         ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
         ax.set_xlabel("c=1 per-request tok/s (p50)")
         ax.set_ylabel("best total tok/s")
         ax.grid(True, alpha=0.3)
         return _svg(fig)
+
+
+def _faint_lines(ax: Axes, trials: list[Trial]) -> None:
+    """The older trials' tok/s lines as one grey collection with one legend entry."""
+    from matplotlib.collections import LineCollection
+
+    segments = []
+    for trial in trials:
+        levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
+        segments.append([(lv.concurrency, lv.output_tok_s) for lv in levels])
+    ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.6, alpha=0.3,
+                                     label=f"{len(trials)} earlier trials"))
+    ax.autoscale_view()

@@ -19,6 +19,7 @@ from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
 from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session_cache import read_cache, write_cache
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
 
 SCHEMA_VERSION = 1
@@ -146,16 +147,22 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     return doc
 
 
-def dumps_session(session: Session) -> str:
-    """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
-    import tomli_w  # the first save comes after the panel's first frame; a start only reads sessions
-
+def session_doc(session: Session) -> dict[str, Any]:
+    """The document the TOML holds (and its cache, `core.session_cache`)."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "created": session.created,
                            "host": session.host, "unit": session.unit}
     if session.notes:
         doc["notes"] = session.notes
     doc["profile"] = _tidy(asdict(session.profile))
     doc["trials"] = [_trial_doc(trial) for trial in session.trials]
+    return doc
+
+
+def dumps_session(session: Session, doc: dict[str, Any] | None = None) -> str:
+    """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
+    import tomli_w  # the first save comes after the panel's first frame; a start only reads sessions
+
+    doc = doc if doc is not None else session_doc(session)
     header = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
     # Multi-line strings keep a unit readable in the file, but tomli-w writes the CR of a CRLF there raw and a
     # TOML reader turns a raw CRLF into LF (hukkin/tomli-w#81): a text with a CR is written escaped instead.
@@ -181,8 +188,10 @@ def save_session(session: Session, path: Path | str) -> None:
             stamp = disk_stamp(path)
             if stamp is not None and stamp != session.disk_stamp:
                 _merge_from_disk(session, path)
-            write_atomic(path, dumps_session(session))
+            doc = session_doc(session)
+            write_atomic(path, dumps_session(session, doc))
             session.disk_stamp = disk_stamp(path)
+            write_cache(path, doc, session.disk_stamp)
     except OSError as err:
         raise SessionError(f"could not save session {path}: {err.strerror or err} — check the directory exists and is writable") from err
 
@@ -199,10 +208,13 @@ def _merge_from_disk(session: Session, path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- reading
 
 
+_PROFILE_FIELDS = frozenset(f.name for f in fields(BenchProfile))
+
+
 def _profile_from(d: Any, where: str) -> BenchProfile:
     if not isinstance(d, dict):
         return BenchProfile()
-    known = {f.name for f in fields(BenchProfile)}
+    known = _PROFILE_FIELDS
     kw = {k: v for k, v in d.items() if k in known}
     if "concurrency" in kw:
         kw["concurrency"] = tuple(int(c) for c in kw["concurrency"])
@@ -252,12 +264,20 @@ def _trial_from(d: Any, where: str) -> Trial:
 
 def loads_session(text: str, source: str = "<session>") -> Session:
     """Parse session TOML. Raises SessionError (only) with the file name and what is wrong."""
+    return session_from_doc(parse_toml(text, source), source)
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
     try:
-        doc = tomllib.loads(text)  # stdlib: ~10x faster than tomlkit on a long session
+        return tomllib.loads(text)  # stdlib: ~10x faster than tomlkit on a long session
     except (tomllib.TOMLDecodeError, ValueError) as err:
         raise SessionError(f"{source}: not valid TOML: {err}") from err
     except Exception as err:  # hostile input may raise other errors; keep the contract
         raise SessionError(f"{source}: not valid TOML: {err}") from err
+
+
+def session_from_doc(doc: dict[str, Any], source: str) -> Session:
+    """The session a parsed document holds (from the TOML or its cache), checked the same way."""
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise SessionError(f"{source}: not a specdec-tui session (no integer schema_version)")
@@ -293,6 +313,11 @@ def loads_session(text: str, source: str = "<session>") -> Session:
 def load_session(path: Path | str) -> Session:
     path = Path(path)
     stamp = disk_stamp(path)  # before the read: a file replaced meanwhile is merged at the next save
+    cached = read_cache(path, stamp)
+    if cached is not None:
+        session = session_from_doc(cached, str(path))
+        session.disk_stamp = stamp
+        return session
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:
@@ -301,8 +326,10 @@ def load_session(path: Path | str) -> Session:
         raise SessionError(f"{path}: not a text file") from err
     except OSError as err:
         raise SessionError(f"{path}: cannot read: {err.strerror or err}") from err
-    session = loads_session(text, str(path))
+    doc = parse_toml(text, str(path))
+    session = session_from_doc(doc, str(path))
     session.disk_stamp = stamp
+    write_cache(path, doc, stamp)  # the next read of this file is fast
     return session
 
 
