@@ -211,9 +211,20 @@ def _merge_from_disk(session: Session, path: Path) -> None:
 _PROFILE_FIELDS = frozenset(f.name for f in fields(BenchProfile))
 
 
-def _profile_from(d: Any, where: str) -> BenchProfile:
+def _profile_from(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
+    """The profile a table holds. `last`: the previous table read and its profile (frozen, so shared): the
+    trials of a session mostly ran with one profile, and 10,000 of them were 10,000 profiles built."""
     if not isinstance(d, dict):
         return BenchProfile()
+    if last and last[0][0] == d:
+        return last[0][1]
+    profile = _build_profile(d, where)
+    if last is not None:
+        last[:] = [(d, profile)]
+    return profile
+
+
+def _build_profile(d: dict[str, Any], where: str) -> BenchProfile:
     known = _PROFILE_FIELDS
     kw = {k: v for k, v in d.items() if k in known}
     if "concurrency" in kw:
@@ -230,7 +241,7 @@ def _as_datetime(value: Any, where: str) -> datetime:
     raise SessionError(f"{where}: expected a date-time, found {value!r}")
 
 
-def _trial_from(d: Any, where: str) -> Trial:
+def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
     if not isinstance(d, dict):
         raise SessionError(f"{where}: a [[trials]] entry must be a table")
     try:
@@ -244,7 +255,7 @@ def _trial_from(d: Any, where: str) -> Trial:
             status=str(d.get("status", "ok")),  # type: ignore[arg-type]
             failure=str(d.get("failure", "")),
             facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
-            profile=_profile_from(d.get("profile"), where),
+            profile=_profile_from(d.get("profile"), where, last_profile),
             levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
             notes=str(d.get("notes", "")),
             label=str(d.get("label", "")),
@@ -305,8 +316,9 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         )
     except (TypeError, ValueError) as err:
         raise SessionError(f"{source}: malformed session header: {err}") from err
+    last_profile: list[tuple[dict[str, Any], BenchProfile]] = []
     for i, raw in enumerate(trials_raw, start=1):
-        session.trials.append(_trial_from(raw, f"{source}: trial #{i}"))
+        session.trials.append(_trial_from(raw, f"{source}: trial #{i}", last_profile))
     return session
 
 
