@@ -64,7 +64,8 @@ def tok_s_chart_svg(session: Session) -> str:
         ax.set_ylabel("output tok/s")
         ax.grid(True, alpha=0.3)
         if ax.lines:
-            ax.legend(fontsize=8)
+            # "best" placement tries every spot against every drawn point: fixed once trials are many
+            ax.legend(fontsize=8, loc="best" if len(measured) <= LABELLED_TRIALS else "upper left")
         return _svg(fig)
 
 
@@ -99,13 +100,12 @@ def trade_off_chart_svg(session: Session) -> str:
 
 
 def _faint_lines(ax: Axes, trials: list[Trial]) -> None:
-    """The older trials' tok/s lines as one grey collection with one legend entry."""
-    from matplotlib.collections import LineCollection
-
-    segments = []
+    """The older trials as one grey band, from the lowest to the highest tok/s they reached at each concurrency
+    (one polygon: a line per trial made matplotlib transform and legend-place 10,000 paths)."""
+    reached: dict[int, list[float]] = {}
     for trial in trials:
-        levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
-        segments.append([(lv.concurrency, lv.output_tok_s) for lv in levels])
-    ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.6, alpha=0.3,
-                                     label=f"{len(trials)} earlier trials"))
-    ax.autoscale_view()
+        for lv in trial.levels:
+            reached.setdefault(lv.concurrency, []).append(lv.output_tok_s)
+    cs = sorted(reached)
+    ax.fill_between(cs, [min(reached[c]) for c in cs], [max(reached[c]) for c in cs], color="0.6", alpha=0.3,
+                    linewidth=0, label=f"{len(trials)} earlier trials (their range)")
