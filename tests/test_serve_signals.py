@@ -19,7 +19,7 @@ from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
 from tests.cdp_browser import Chromium
 from tests.conftest import require
 from tests.proc_helpers import running
-from tests.test_serve_browser import wait_until_serving
+from tests.test_serve_browser import printed_url, wait_until_serving
 from tests.tmux_session import program
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -58,7 +58,6 @@ def descendants(pid: int) -> set[int]:
 async def test_a_signal_to_serve_leaves_no_process_behind(browser: Chromium, tmp_path: Path, sig: signal.Signals) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
     port = free_port()
-    url = f"http://127.0.0.1:{port}/"
     log = tmp_path / "serve.log"
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     with log.open("wb") as out:
@@ -66,6 +65,7 @@ async def test_a_signal_to_serve_leaves_no_process_behind(browser: Chromium, tmp
                                  stderr=subprocess.STDOUT, env=env, start_new_session=True)
     ours: set[int] = set()
     try:
+        url = printed_url(serve, log)  # with this start's token
         wait_until_serving(serve, url, log)
         await browser.open(url)
         await browser.wait_for_screen(lambda s: "specdec-tui — demo" in s and "4 Bench" in s, "the panel's first frame")

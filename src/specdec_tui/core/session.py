@@ -196,6 +196,17 @@ def save_session(session: Session, path: Path | str) -> None:
         raise SessionError(f"could not save session {path}: {err.strerror or err} — check the directory exists and is writable") from err
 
 
+def merge_from_disk(session: Session, path: Path) -> bool:
+    """Under the file's lock (`session_merge.session_lock`): take in what other writers saved to `path` since
+    `session` last read or wrote it; True when the file held trials this writer did not have."""
+    stamp = disk_stamp(path)
+    if stamp is None or stamp == session.disk_stamp:
+        return False
+    before = {(t.uid, t.id) for t in session.trials}
+    _merge_from_disk(session, path)
+    return any((t.uid, t.id) not in before for t in session.trials)
+
+
 def _merge_from_disk(session: Session, path: Path) -> None:
     try:
         disk = load_session(path)

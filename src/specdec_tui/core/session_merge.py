@@ -56,7 +56,10 @@ def merge_into(mine: Session, disk: Session) -> None:
     held = {_key(t): t for t in mine.trials}
     merged: list[Trial] = []
     for trial in disk.trials:
-        merged.append(held.pop(_key(trial), trial))
+        own = held.pop(_key(trial), None)
+        if own is not None:
+            own.id = trial.id  # the file's id for a trial already in it (another writer's save renumbered it)
+        merged.append(own if own is not None else trial)
     taken = {t.id for t in merged}
     for trial in mine.trials:
         if _key(trial) not in held:

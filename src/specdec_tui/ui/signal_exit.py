@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
@@ -38,7 +38,7 @@ def _interrupted(app: SpecdecApp, sig: signal.Signals) -> None:
 async def _stop(app: SpecdecApp, sig: signal.Signals) -> None:
     from specdec_tui.ui.screens.task_screen import TaskScreen
 
-    pending: list[Worker[object]] = []
+    pending: list[Worker[Any]] = []
     link = app.built_link
     if link is not None and link.bench_worker is not None:
         pending.append(link.bench_worker)
