@@ -32,6 +32,8 @@ WORDS = (
 @dataclass
 class ServerSpec:
     mode: str = "normal"  # normal|nousage|final_usage|http500|reset|stall|event_error|error_json|garbage|degenerate|odd_sse
+    # or a usage that lies (USAGE_LIES): inflated (1,000× the tokens), decreasing, negative, far (ends early
+    # claiming max_tokens)
     pattern: tuple[int, ...] = (1, 3, 2, 4)
     delay_s: float = 0.01
     fail_after_chunks: int = 2  # for reset/stall/event_error/garbage: good chunks before the fault
@@ -39,8 +41,12 @@ class ServerSpec:
     metrics: bool = True  # /metrics answers (SGLang's --enable-metrics); False: 404
     spec_details: bool = True  # honours return_spec_tokens_details
     role_chunk: bool = True  # chat: first chunk with only the role, like SGLang
+    health_drip: bool = False  # /health answers 200 and then one byte a second, for an hour
+    metrics_endless: bool = False  # /metrics answers 200 and then 1 MB chunks (up to ENDLESS_CAP)
 
 
+USAGE_LIES = ("usage_inflated", "usage_decreasing", "usage_negative", "usage_far")
+ENDLESS_CAP = 2 * 1024 ** 3  # the "endless" body stops here, so a client without a cap is not killed by the OOM killer
 LIFETIME_ACCEPT = 9.5  # the server's lifetime average: wrong for any one level on purpose
 
 
@@ -58,6 +64,12 @@ def verify_steps(spec: ServerSpec, tokens: int) -> int:
     """The verify steps the server says it took for `tokens` completion tokens."""
     assert spec.accept_length is not None
     return max(1, round(tokens / spec.accept_length))
+
+
+def claimed_usage(mode: str, produced: int, max_tokens: int) -> int:
+    """completion_tokens as the server says it: the truth, or the lie `mode` tells."""
+    return {"usage_inflated": produced * 1000, "usage_decreasing": max_tokens - produced,
+            "usage_negative": -produced, "usage_far": max_tokens}.get(mode, produced)
 
 
 def _text(i: int, degenerate: bool) -> str:
@@ -92,7 +104,7 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
         if chat and spec.role_chunk:
             await resp.write(_event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
         for k in itertools.cycle(spec.pattern):
-            if produced >= max_tokens:
+            if produced >= max_tokens or (spec.mode == "usage_far" and n_chunk == 2):
                 break
             if n_chunk == spec.fail_after_chunks and spec.mode in ("reset", "stall", "event_error", "error_json", "garbage"):
                 await _fail(resp, request)
@@ -111,7 +123,8 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
                 choice["text"] = text
             obj: dict = {"id": "x", "object": "chunk", "choices": [choice]}
             if usage_each:
-                obj["usage"] = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
+                claim = claimed_usage(spec.mode, produced, max_tokens)
+                obj["usage"] = {"prompt_tokens": 5, "completion_tokens": claim, "total_tokens": 5 + claim}
             await resp.write(_odd_event(obj) if spec.mode == "odd_sse" else _event(obj))
         verify = verify_steps(spec, produced) if spec.accept_length is not None else 0
         stats.generation_tokens += produced
@@ -127,7 +140,8 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
             await resp.write(_event({"id": "x", "object": obj, "created": 1, "model": "test-model", "choices": [],
                                      "usage": None, "sglext": {"spec_tokens_details": details}}))
         if spec.mode != "nousage":
-            usage = {"prompt_tokens": 5, "completion_tokens": produced, "total_tokens": 5 + produced}
+            claim = claimed_usage(spec.mode, produced, max_tokens)
+            usage = {"prompt_tokens": 5, "completion_tokens": claim, "total_tokens": 5 + claim}
             await resp.write(_event({"id": "x", "choices": [], "usage": usage}))
         await resp.write(b"data: [DONE]\n\n")
 
@@ -149,10 +163,32 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
         state = {"avg_spec_accept_length": LIFETIME_ACCEPT} if spec.accept_length is not None else {}
         return web.json_response({"internal_states": [state]})
 
-    async def metrics(request: web.Request) -> web.Response:
+    async def health(request: web.Request) -> web.StreamResponse:
+        stats.gets.append(request.path)
+        if not spec.health_drip:
+            return web.Response(text="")
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await resp.prepare(request)
+        for _ in range(3600):
+            await resp.write(b".")
+            await asyncio.sleep(1.0)
+        return resp
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/plain; version=0.0.4"})
+        await resp.prepare(request)
+        line = b"# HELP sglang:filler " + b"x" * 1000 + b"\n"
+        chunk = line * 1024
+        for _ in range(ENDLESS_CAP // len(chunk)):
+            await resp.write(chunk)
+        return resp
+
+    async def metrics(request: web.Request) -> web.StreamResponse:
         stats.gets.append(request.path)
         if not spec.metrics:
             raise web.HTTPNotFound()
+        if spec.metrics_endless:
+            return await endless(request)
         # as prometheus_client writes SGLang's collectors (labels sorted, values floatToGoString)
         sched = 'engine_type="unified",model_name="test-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
         tok = 'engine_type="unified",is_streaming="true",model_name="test-model"'
@@ -182,6 +218,7 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
     app.router.add_get("/server_info", server_info)
     app.router.add_get("/get_server_info", server_info)
     app.router.add_get("/metrics", metrics)
+    app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
     return app
 

@@ -85,6 +85,7 @@ def test_a_typo_ending_in_token_is_a_typo_not_a_secret() -> None:
         ("[hosts.a]\napi_key_env = \"sk-abc-123\"\n", 2, "hosts.a.api_key_env", "NAME of an environment variable"),
         ("[profiles.p]\nconcurrency = [1, 0, 4]\n", 2, "profiles.p.concurrency", "positive"),
         ("[profiles.p]\nconcurrency = [1, 1]\n", 2, "profiles.p.concurrency", "twice"),
+        ("[profiles.p]\nconcurrency = [1, 10000000]\n", 2, "profiles.p.concurrency", "more than the 4096 parallel"),
         ("[profiles.p]\nconcurrency = [1.5]\n", 2, "profiles.p.concurrency", "list of whole numbers"),
         ("[profiles.p]\ntemperature = -0.1\n", 2, "profiles.p.temperature", "0 or more"),
         ("[profiles.p]\nrequests = 4\nduration_s = 30\n", 3, "profiles.p.duration_s", "exactly one of"),

@@ -18,6 +18,7 @@ import aiohttp
 import orjson
 
 from specdec_tui.bench.sse import SseSplitter, parse_block
+from specdec_tui.bench.usage_check import BAD_USAGE, check_usage, usage_step_error
 
 ERROR_BODY_LIMIT = 2048
 _SLOW = object()  # marks an event block the fast path did not decode
@@ -102,9 +103,11 @@ def classify_exception(exc: BaseException) -> str:
 
 
 async def stream_request(
-    session: aiohttp.ClientSession, url: str, body: bytes, chat: bool, rec: RequestRecord, timeout_s: float
+    session: aiohttp.ClientSession, url: str, body: bytes, chat: bool, rec: RequestRecord, timeout_s: float,
+    max_tokens: int | None = None,
 ) -> RequestRecord:
-    """Send one streaming request and fill `rec`. Never raises except on cancellation."""
+    """Send one streaming request and fill `rec`. Never raises except on cancellation. A usage that
+    contradicts the stream (`bench.usage_check`) fails the request."""
     rec.start_ns = perf_counter_ns()
     try:
         async with asyncio.timeout(timeout_s):
@@ -128,6 +131,7 @@ async def stream_request(
     if rec.error is None and len(rec.times) == 0:
         rec.error = "empty"
         rec.error_detail = "stream carried no content"
+    check_usage(rec, max_tokens)
     if rec.error is not None and rec.end_ns == 0:
         rec.end_ns = perf_counter_ns()
     return rec
@@ -204,6 +208,9 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
                         rec.error_detail = _error_message(obj)
                         return
                     if ct is not None:
+                        if (bad := usage_step_error(ct, last_ct)) is not None:
+                            rec.error, rec.error_detail = BAD_USAGE, bad
+                            return
                         last_ct, saw_ct = ct, True
                     ext = obj.get("sglext")
                     if ext:
@@ -219,6 +226,9 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
                 if fr:
                     rec.finish_reason = fr
                 if ct is not None:
+                    if type(ct) is not int or ct < last_ct:  # ct < 0 too: last_ct starts at 0
+                        rec.error, rec.error_detail = BAD_USAGE, usage_step_error(ct, last_ct) or ""
+                        return
                     k = ct - last_ct
                     last_ct, saw_ct = ct, True
                 else:

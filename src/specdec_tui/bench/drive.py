@@ -124,7 +124,7 @@ async def run_level(
         body = bodies[next(prompt_cycle) % len(bodies)]
         if measured and lv.w0 is None:
             lv.w0 = perf_counter_ns()
-        await stream_request(client, url, body, chat, rec, profile.request_timeout_s)
+        await stream_request(client, url, body, chat, rec, profile.request_timeout_s, profile.max_tokens)
         if measured:
             lv.done += 1
             if rec.ok:

@@ -31,6 +31,7 @@ import aiohttp
 from specdec_tui.core.results import AcceptSource
 
 PROBE_TIMEOUT_S = 5.0
+BODY_LIMIT = 16 * 1024 * 1024  # bytes of /metrics or /v1/models read at most: SGLang's /metrics is a few hundred KB
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 GENERATION_TOKENS = "sglang:generation_tokens_total"
 VERIFY_CALLS = "sglang:spec_verify_calls_total"
@@ -64,10 +65,18 @@ def parse_metrics(text: str) -> Counters:
 
 
 async def get_body(session: aiohttp.ClientSession, url: str, timeout_s: float = PROBE_TIMEOUT_S) -> bytes | None:
-    """The body of a 200 answer to GET `url`; None for any other status or any failure."""
+    """The body of a 200 answer to GET `url`; None for any other status, any failure, or a body longer than
+    BODY_LIMIT (an endless /metrics grew the client past 600 MB before its timeout)."""
     try:
         async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
-            return await resp.read() if resp.status == 200 else None
+            if resp.status != 200:
+                return None
+            body = bytearray()
+            while part := await resp.content.read(1 << 16):
+                body += part
+                if len(body) > BODY_LIMIT:
+                    return None
+            return bytes(body)
     except (TimeoutError, aiohttp.ClientError, OSError):
         return None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from specdec_tui.bench.client import RequestRecord
 from specdec_tui.bench.server_stats import accept_from_details, level_acceptance
+from specdec_tui.bench.usage_check import BAD_USAGE
 from specdec_tui.bench.validity import content_warnings
 from specdec_tui.core.metrics import (
     NS_PER_S,
@@ -72,6 +73,9 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     res.error_kinds = dict(Counter(r.error or "unknown" for r in failed))
     res.finish_reasons = dict(Counter(r.finish_reason or "none" for r in ok))
     warnings = list(inp.warnings)
+    if lies := [r for r in failed if r.error == BAD_USAGE]:
+        warnings.append(f"{len(lies)} request(s) failed: the server's usage contradicts its stream "
+                        f"({lies[0].error_detail}); their tokens are not counted")
 
     resolved: dict[int, list[int]] = {}
     estimated = False

@@ -81,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
         with out:
             asyncio.run(go())
     except KeyboardInterrupt:
+        from specdec_tui.cli.interrupts import interrupted_by
+
         out.finish_cancelled()
-        return 130
+        return 128 + interrupted_by()
     if done is None:
         raise CliError("the benchmark ended without a result")
     if getattr(args, "record", False):
@@ -146,6 +148,9 @@ def run_error(done: RunDone, base_url: str) -> str | None:
         for kind, n in lv.error_kinds.items():
             kinds[kind] = kinds.get(kind, 0) + n
     listed = ", ".join(f"{kind} ×{n}" for kind, n in kinds.items())
+    if set(kinds) == {"bad_usage"}:
+        return (f"all {total} requests failed ({listed}): the server at {base_url} answered, but its token counts "
+                "(usage) contradict its streams; the figures measure nothing — see the level's warning")
     why = (f"nothing accepted the connection at {base_url}" if set(kinds) == {"connect"}
            else f"the server at {base_url} did not answer them")
     return (f"all {total} requests failed ({listed or 'errors'}): {why}; the figures measure nothing — "

@@ -78,12 +78,16 @@ def healthy_timeout_of(host_config: HostConfig | None) -> float:
 
 def parse_concurrency(text: str) -> tuple[int, ...]:
     """`--concurrency 1,4,16` → (1, 4, 16); a CliError in words for anything else."""
+    from specdec_tui.core.config import MAX_CONCURRENCY
     try:
         levels = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise CliError(f"--concurrency takes whole numbers separated by commas (got {text!r})") from None
     if not levels or min(levels) < 1:
         raise CliError("--concurrency levels must be ≥ 1")
+    if max(levels) > MAX_CONCURRENCY:
+        raise CliError(f"--concurrency {max(levels)} is more than the {MAX_CONCURRENCY} parallel requests a "
+                       "benchmark opens (each is a connection of its own); give levels up to that")
     return levels
 
 

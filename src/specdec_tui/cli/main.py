@@ -103,13 +103,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return tui_cmd.run(args)
             finally:
                 resume_collections()  # also when the import failed (tui_cmd.run resumes them for a panel that ran)
+        from specdec_tui.cli.interrupts import treat_as_interrupt
+
+        treat_as_interrupt()
         return int(args.func(args) or 0)
     except CliError as err:
         print(f"specdec-tui: {terminal_safe(str(err))}", file=sys.stderr)
         return err.code
     except KeyboardInterrupt:
-        print("specdec-tui: interrupted", file=sys.stderr)
-        return 130
+        from specdec_tui.cli.interrupts import interrupted_by
+
+        sig = interrupted_by()
+        print(f"specdec-tui: interrupted ({sig.name})", file=sys.stderr)
+        return 128 + sig
     except BrokenPipeError:
         return 0
     except Exception as err:

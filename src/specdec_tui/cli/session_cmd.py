@@ -124,10 +124,14 @@ def run_show(args: argparse.Namespace) -> int:
                   f"{session_settings(session)}", markup=False)  # the trials' own settings, not the session's default
     for line in settings_lines(session):
         console.print(line, markup=False)
-    console.print(session_table(session))
+    listed = listed_trials(session)
+    console.print(session_table(listed))
+    if len(listed.trials) < len(session.trials):
+        console.print(f"{len(session.trials) - len(listed.trials)} earlier trial(s) not listed; "
+                      f"`specdec-tui session export {path} --format csv` lists every one", markup=False)
     for line in best_lines(session):
         console.print(line, markup=False)
-    for t in session.trials:
+    for t in listed.trials:
         if t.failure:
             console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
     runs = separate_sweeps([t for t in session.trials if t.replay_of is None])
@@ -135,6 +139,16 @@ def run_show(args: argparse.Namespace) -> int:
         console.print(sweep_table(run.flag, curve(run.by_value), choose(run.by_value),
                                   number=run.number if len(runs) > 1 else 0, levels=run.concurrency))
     return 0
+
+
+SHOW_TRIALS = 200  # `show` lists the newest this many: a 10,000-row table took Rich 20 s and no one reads it
+
+
+def listed_trials(session: Session) -> Session:
+    """The session with only the trials `show` lists (its figures and bests still come from every trial)."""
+    import dataclasses
+
+    return dataclasses.replace(session, trials=session.trials[-SHOW_TRIALS:])
 
 
 def run_compare(args: argparse.Namespace) -> int:

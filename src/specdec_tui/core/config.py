@@ -49,6 +49,11 @@ class ClusterConfig:
     dist_init_port: int = 50000
 
 
+# The most parallel requests one benchmark level opens: every one is a connection and a task of its own (the
+# client needs a file descriptor each), and a server's --max-running-requests is rarely above a few thousand.
+MAX_CONCURRENCY = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class BenchProfile:
     """How one benchmark run is shaped. Either `requests` per level or `duration_s` per level."""

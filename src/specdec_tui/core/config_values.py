@@ -9,6 +9,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from specdec_tui.core.config import MAX_CONCURRENCY
+
 # Patterns are text, compiled by `re` on first use: this module loads before the panel's first frame.
 # Names that mean "I am pasting a secret here". A bare `…_token` is left alone: `max_token` is a typo.
 SECRET_KEY = (
@@ -70,6 +72,8 @@ def _concurrency(value: tuple[int, ...]) -> str | None:
         return "every level must be a positive number of parallel requests, e.g. [1, 4, 16, 32, 64]"
     if len(set(value)) != len(value):
         return "lists a level twice; give each concurrency level once"
+    if max(value) > MAX_CONCURRENCY:
+        return f"a level of {max(value)} is more than the {MAX_CONCURRENCY} parallel requests a benchmark opens"
     return None
 
 

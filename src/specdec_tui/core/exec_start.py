@@ -8,8 +8,10 @@ for a quoted argument that spans a line continuation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from specdec_tui.core.flag_table import spec_for
 from specdec_tui.core.systemd_quote import Word, quote_arg
 from specdec_tui.core.unit_errors import UnitEditError
 from specdec_tui.core.unit_syntax import CONTINUATION_TAIL, Entry, is_comment, split_eol
@@ -77,7 +79,33 @@ class Command:
         return line, start, last + 1
 
 
+ENV_WORD = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")  # what systemd expands later
+
+
+def value_words(name: str) -> int | None:
+    """How many words after `--name` argparse takes as its value: 0 for a switch, 1 for a one-value flag,
+    None for a list (nargs="+") or a flag the table does not know."""
+    spec = spec_for(name)
+    if spec is None or spec.type == "int_list":
+        return None
+    return 0 if spec.is_switch else 1
+
+
+def _takes(word: str, taken: int, limit: int | None) -> bool:
+    """Whether the next word is still the flag's value. An environment expansion ($EXTRA_ARGS, ${OPTS}) is the
+    value only of a one-value flag that has none yet (`--model-path $MODEL`), as argparse would take it; after a
+    value, a switch or a list it is words of their own (more flags, often), which an edit of the flag keeps.
+    Other words up to the next flag stay the flag's, so a stray word (`--tp 2 3`, `--enable-metrics 1`) is
+    seen and refused by the checks, as SGLang would refuse it."""
+    if is_flag(word):
+        return False
+    if ENV_WORD.fullmatch(word):
+        return limit == 1 and taken == 0
+    return True
+
+
 def occurrences(words: list[Word]) -> list[Occurrence]:
+    """Each `--flag [value...]` with the words that are its value (`_takes`)."""
     result: list[Occurrence] = []
     k = 1
     while k < len(words):
@@ -91,7 +119,8 @@ def occurrences(words: list[Word]) -> list[Occurrence]:
             k += 1
             continue
         j = k + 1
-        while j < len(words) and not is_flag(words[j].value):
+        limit = value_words(value[2:])
+        while j < len(words) and _takes(words[j].value, j - k - 1, limit):
             j += 1
         result.append(Occurrence(value[2:], k, tuple(range(k + 1, j)), None))
         k = j

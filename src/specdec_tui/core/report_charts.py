@@ -16,7 +16,15 @@ from specdec_tui.core.session import Session
 from specdec_tui.core.trade_off import X_AXIS_NAME, best_axis_name, pareto_front, trade_off_points
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from specdec_tui.core.session import Trial
+
+# Past this many trials a chart names only the newest (tok/s) or the Pareto front (trade-off) and draws the rest
+# as one unlabelled collection: a legend or a label per trial of a 10,000-trial session took matplotlib minutes
+# (and showed nothing readable).
+LABELLED_TRIALS = 12
 
 @contextmanager
 def _figure(title: str) -> Iterator[Figure]:
@@ -40,11 +48,14 @@ def tok_s_chart_svg(session: Session) -> str:
     """Total output tok/s against concurrency, one line per trial with results (log-2 concurrency axis)."""
     with _figure("Output tok/s by concurrency") as fig:
         ax = fig.add_subplot()
-        for trial in session.trials:
+        measured = [t for t in session.trials if t.levels]
+        named = measured[-LABELLED_TRIALS:]
+        if len(measured) > len(named):
+            _faint_lines(ax, measured[: len(measured) - len(named)])
+        for trial in named:
             levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
-            if levels:
-                ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
-                        label=f"#{trial.id} {trial_label(trial)}")
+            ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
+                    label=f"#{trial.id} {trial_label(trial)}")
         ax.set_xscale("log", base=2)
         concurrencies = sorted({lv.concurrency for t in session.trials for lv in t.levels})
         if concurrencies:
@@ -53,7 +64,8 @@ def tok_s_chart_svg(session: Session) -> str:
         ax.set_ylabel("output tok/s")
         ax.grid(True, alpha=0.3)
         if ax.lines:
-            ax.legend(fontsize=8)
+            # "best" placement tries every spot against every drawn point: fixed once trials are many
+            ax.legend(fontsize=8, loc="best" if len(measured) <= LABELLED_TRIALS else "upper left")
         return _svg(fig)
 
 
@@ -70,6 +82,11 @@ def draw_trade_off(fig: Figure, session: Session) -> None:
     points = trade_off_points(session)
     front = pareto_front(points)
     ax = fig.add_subplot()
+    if len(points) > LABELLED_TRIALS:  # one collection for the points off the front, labels on the front only
+        rest = [p for p in points if p.trial_id not in front]
+        ax.scatter([p.c1_tok_s for p in rest], [p.best_tok_s for p in rest], s=12, color="tab:blue", alpha=0.4,
+                   zorder=2, label=f"{len(rest)} trials off the front")
+        points = [p for p in points if p.trial_id in front]
     xs = [p.c1_tok_s for p in points]
     middle = (min(xs) + max(xs)) / 2 if xs else 0.0
     for p in points:
@@ -83,8 +100,21 @@ def draw_trade_off(fig: Figure, session: Session) -> None:
     if len(edge) > 1:
         ax.plot([p.c1_tok_s for p in edge], [p.best_tok_s for p in edge], color="tab:orange", linestyle="--",
                 label="Pareto front")
-        ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(fontsize=8, loc="lower right")
     ax.margins(x=0.12, y=0.15)  # room for the point labels at the edges
     ax.set_xlabel(X_AXIS_NAME)
     ax.set_ylabel(best_axis_name(points) if points else "best tok/s")
     ax.grid(True, alpha=0.3)
+
+
+def _faint_lines(ax: Axes, trials: list[Trial]) -> None:
+    """The older trials as one grey band, from the lowest to the highest tok/s they reached at each concurrency
+    (one polygon: a line per trial made matplotlib transform and legend-place 10,000 paths)."""
+    reached: dict[int, list[float]] = {}
+    for trial in trials:
+        for lv in trial.levels:
+            reached.setdefault(lv.concurrency, []).append(lv.output_tok_s)
+    cs = sorted(reached)
+    ax.fill_between(cs, [min(reached[c]) for c in cs], [max(reached[c]) for c in cs], color="0.6", alpha=0.3,
+                    linewidth=0, label=f"{len(trials)} earlier trials (their range)")

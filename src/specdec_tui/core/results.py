@@ -77,6 +77,17 @@ def figure(name: str, value: Any, *, whole: bool = False) -> Any:
     return value
 
 
+_FIELD_NAMES: dict[str, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """A dataclass's field names, once (dataclasses.fields walks the class on every call)."""
+    names = _FIELD_NAMES.get(cls.__qualname__)
+    if names is None:
+        names = _FIELD_NAMES[cls.__qualname__] = frozenset(f.name for f in fields(cls))
+    return names
+
+
 @dataclass(slots=True)
 class Dist:
     """Summary of a distribution; None when there were no samples."""
@@ -144,7 +155,7 @@ class LevelResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LevelResult:
-        known = {f.name for f in fields(cls)}
+        known = _field_names(cls)
         kw: dict[str, Any] = {}
         for k, v in d.items():
             if k not in known:
@@ -203,5 +214,5 @@ class ServerFacts:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServerFacts:
-        known = {f.name for f in fields(cls)}
+        known = _field_names(cls)
         return cls(**{k: v for k, v in d.items() if k in known})

@@ -8,6 +8,7 @@ compared and replayed without a host.
 from __future__ import annotations
 
 import math
+import secrets
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -18,6 +19,8 @@ from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
 from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.session_cache import read_cache, write_cache
+from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
 
 SCHEMA_VERSION = 1
 
@@ -51,6 +54,7 @@ class Trial:
     replay_of: int | None = None  # id of the trial this one re-ran
     sweep: dict[str, Any] = field(default_factory=dict)  # {"flag": ..., "value": ..., "repeat": n} for sweep trials
     host: str = ""  # the host it ran on ("" in files written before the panel could switch hosts: the session's)
+    uid: str = field(default_factory=lambda: secrets.token_hex(8))  # which trial this is across writers ("" before)
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -70,6 +74,7 @@ class Session:
     trials: list[Trial] = field(default_factory=list)
     created: datetime = field(default_factory=utcnow)
     notes: str = ""
+    disk_stamp: DiskStamp | None = field(default=None, compare=False, repr=False)  # the file as last read/written
 
     def next_trial_id(self) -> int:
         return max((t.id for t in self.trials), default=0) + 1
@@ -114,6 +119,8 @@ def _flags_value(flags: dict[str, str | None]) -> dict[str, Any]:
 
 def _trial_doc(trial: Trial) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": trial.id}
+    if trial.uid:
+        doc["uid"] = trial.uid
     if trial.label:
         doc["label"] = trial.label
     doc["status"] = trial.status
@@ -140,16 +147,22 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     return doc
 
 
-def dumps_session(session: Session) -> str:
-    """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
-    import tomli_w  # the first save comes after the panel's first frame; a start only reads sessions
-
+def session_doc(session: Session) -> dict[str, Any]:
+    """The document the TOML holds (and its cache, `core.session_cache`)."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "created": session.created,
                            "host": session.host, "unit": session.unit}
     if session.notes:
         doc["notes"] = session.notes
     doc["profile"] = _tidy(asdict(session.profile))
     doc["trials"] = [_trial_doc(trial) for trial in session.trials]
+    return doc
+
+
+def dumps_session(session: Session, doc: dict[str, Any] | None = None) -> str:
+    """TOML with tomli-w (fast, correct quoting); read back with the stdlib's tomllib."""
+    import tomli_w  # the first save comes after the panel's first frame; a start only reads sessions
+
+    doc = doc if doc is not None else session_doc(session)
     header = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
     # Multi-line strings keep a unit readable in the file, but tomli-w writes the CR of a CRLF there raw and a
     # TOML reader turns a raw CRLF into LF (hukkin/tomli-w#81): a text with a CR is written escaped instead.
@@ -167,20 +180,63 @@ def _has_carriage_return(value: object) -> bool:
 
 
 def save_session(session: Session, path: Path | str) -> None:
-    """Write the session atomically (temp file + fsync + rename)."""
+    """Write the session atomically (temp file + fsync + rename), under the file's lock, first merging the
+    trials other writers saved since this one last read or wrote it (`core.session_merge`)."""
+    path = Path(path)
     try:
-        write_atomic(path, dumps_session(session))
+        with session_lock(path):
+            stamp = disk_stamp(path)
+            if stamp is not None and stamp != session.disk_stamp:
+                _merge_from_disk(session, path)
+            doc = session_doc(session)
+            write_atomic(path, dumps_session(session, doc))
+            session.disk_stamp = disk_stamp(path)
+            write_cache(path, doc, session.disk_stamp)
     except OSError as err:
         raise SessionError(f"could not save session {path}: {err.strerror or err} — check the directory exists and is writable") from err
+
+
+def merge_from_disk(session: Session, path: Path) -> bool:
+    """Under the file's lock (`session_merge.session_lock`): take in what other writers saved to `path` since
+    `session` last read or wrote it; True when the file held trials this writer did not have."""
+    stamp = disk_stamp(path)
+    if stamp is None or stamp == session.disk_stamp:
+        return False
+    before = {(t.uid, t.id) for t in session.trials}
+    _merge_from_disk(session, path)
+    return any((t.uid, t.id) not in before for t in session.trials)
+
+
+def _merge_from_disk(session: Session, path: Path) -> None:
+    try:
+        disk = load_session(path)
+    except SessionError:
+        return  # not a session we can read: this save replaces it, as before
+    if same_session(session, disk):
+        merge_into(session, disk)
 
 
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def _profile_from(d: Any, where: str) -> BenchProfile:
+_PROFILE_FIELDS = frozenset(f.name for f in fields(BenchProfile))
+
+
+def _profile_from(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
+    """The profile a table holds. `last`: the previous table read and its profile (frozen, so shared): the
+    trials of a session mostly ran with one profile, and 10,000 of them were 10,000 profiles built."""
     if not isinstance(d, dict):
         return BenchProfile()
-    known = {f.name for f in fields(BenchProfile)}
+    if last and last[0][0] == d:
+        return last[0][1]
+    profile = _build_profile(d, where)
+    if last is not None:
+        last[:] = [(d, profile)]
+    return profile
+
+
+def _build_profile(d: dict[str, Any], where: str) -> BenchProfile:
+    known = _PROFILE_FIELDS
     kw = {k: v for k, v in d.items() if k in known}
     if "concurrency" in kw:
         kw["concurrency"] = tuple(int(c) for c in kw["concurrency"])
@@ -196,7 +252,7 @@ def _as_datetime(value: Any, where: str) -> datetime:
     raise SessionError(f"{where}: expected a date-time, found {value!r}")
 
 
-def _trial_from(d: Any, where: str) -> Trial:
+def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
     if not isinstance(d, dict):
         raise SessionError(f"{where}: a [[trials]] entry must be a table")
     try:
@@ -210,13 +266,14 @@ def _trial_from(d: Any, where: str) -> Trial:
             status=str(d.get("status", "ok")),  # type: ignore[arg-type]
             failure=str(d.get("failure", "")),
             facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
-            profile=_profile_from(d.get("profile"), where),
+            profile=_profile_from(d.get("profile"), where, last_profile),
             levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
             notes=str(d.get("notes", "")),
             label=str(d.get("label", "")),
             replay_of=int(d["replay_of"]) if "replay_of" in d else None,
             sweep=dict(d.get("sweep", {})),
             host=str(d.get("host", "")),
+            uid=str(d.get("uid", "")),
         )
     except SessionError:
         raise
@@ -229,12 +286,20 @@ def _trial_from(d: Any, where: str) -> Trial:
 
 def loads_session(text: str, source: str = "<session>") -> Session:
     """Parse session TOML. Raises SessionError (only) with the file name and what is wrong."""
+    return session_from_doc(parse_toml(text, source), source)
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
     try:
-        doc = tomllib.loads(text)  # stdlib: ~10x faster than tomlkit on a long session
+        return tomllib.loads(text)  # stdlib: ~10x faster than tomlkit on a long session
     except (tomllib.TOMLDecodeError, ValueError) as err:
         raise SessionError(f"{source}: not valid TOML: {err}") from err
     except Exception as err:  # hostile input may raise other errors; keep the contract
         raise SessionError(f"{source}: not valid TOML: {err}") from err
+
+
+def session_from_doc(doc: dict[str, Any], source: str) -> Session:
+    """The session a parsed document holds (from the TOML or its cache), checked the same way."""
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise SessionError(f"{source}: not a specdec-tui session (no integer schema_version)")
@@ -262,13 +327,20 @@ def loads_session(text: str, source: str = "<session>") -> Session:
         )
     except (TypeError, ValueError) as err:
         raise SessionError(f"{source}: malformed session header: {err}") from err
+    last_profile: list[tuple[dict[str, Any], BenchProfile]] = []
     for i, raw in enumerate(trials_raw, start=1):
-        session.trials.append(_trial_from(raw, f"{source}: trial #{i}"))
+        session.trials.append(_trial_from(raw, f"{source}: trial #{i}", last_profile))
     return session
 
 
 def load_session(path: Path | str) -> Session:
     path = Path(path)
+    stamp = disk_stamp(path)  # before the read: a file replaced meanwhile is merged at the next save
+    cached = read_cache(path, stamp)
+    if cached is not None:
+        session = session_from_doc(cached, str(path))
+        session.disk_stamp = stamp
+        return session
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:
@@ -277,7 +349,11 @@ def load_session(path: Path | str) -> Session:
         raise SessionError(f"{path}: not a text file") from err
     except OSError as err:
         raise SessionError(f"{path}: cannot read: {err.strerror or err}") from err
-    return loads_session(text, str(path))
+    doc = parse_toml(text, str(path))
+    session = session_from_doc(doc, str(path))
+    session.disk_stamp = stamp
+    write_cache(path, doc, stamp)  # the next read of this file is fast
+    return session
 
 
 def default_session_path(host: str, when: datetime | None = None) -> Path:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.hosts.base import Host, ServiceStatus
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.bounded_get import AnswerTooLarge, AnswerTooSlow, bounded_get
 
 if TYPE_CHECKING:  # httpx (with httpcore, its TLS setup and more) is loaded by the first probe, not the first frame
     import httpx
@@ -148,9 +149,9 @@ def dead_subprocess_from(body: bytes) -> str:
 async def server_info_of(client: httpx.AsyncClient, base: str) -> dict[str, Any] | None:
     """GET /server_info; /get_server_info only when that is 404 (an older server), since a current server writes
     a deprecation WARNING into its journal on every /get_server_info call."""
-    resp = await client.get(f"{base}/server_info")
+    resp = await bounded_get(client, f"{base}/server_info")
     if resp.status_code == 404:
-        resp = await client.get(f"{base}/get_server_info")
+        resp = await bounded_get(client, f"{base}/get_server_info")
     info = resp.json() if resp.status_code == 200 else None
     return info if isinstance(info, dict) else None
 
@@ -165,11 +166,13 @@ async def probe_http(
 
     base = base_url.rstrip("/")
     try:
-        resp = await client.get(f"{base}/health")
+        resp = await bounded_get(client, f"{base}/health")
     except httpx.ConnectError as err:
         return HttpProbe(reachable=False, error=f"connection refused ({_short(err)})")
     except httpx.TimeoutException:
         return HttpProbe(reachable=True, error="/health timed out")
+    except (AnswerTooSlow, AnswerTooLarge) as err:
+        return HttpProbe(reachable=True, error=str(err))
     except httpx.HTTPError as err:
         return HttpProbe(reachable=False, error=_short(err))
     if resp.status_code != 200:
@@ -182,7 +185,7 @@ async def probe_http(
     max_len: int | None = None
     info: dict[str, Any] | None = None
     try:
-        mresp = await client.get(f"{base}/v1/models")
+        mresp = await bounded_get(client, f"{base}/v1/models")
         if mresp.status_code == 200:
             answer = mresp.json()
             data = answer.get("data") if isinstance(answer, dict) else None  # a list, a string: no models
@@ -193,7 +196,7 @@ async def probe_http(
                 max_len = _int_or_none(data[0].get("max_model_len"))
         if want_info:
             info = await server_info_of(client, base)
-    except (httpx.HTTPError, ValueError) as err:
+    except (httpx.HTTPError, ValueError, AnswerTooSlow, AnswerTooLarge) as err:
         return HttpProbe(reachable=True, health_status=200, models=models, error=f"server info: {_short(err)}")
     return HttpProbe(reachable=True, health_status=200, models=models, max_model_len=max_len, server_info=info)
 

@@ -30,7 +30,9 @@ from specdec_tui.core.session import (
     _has_carriage_return,
     _tidy,
     _trial_doc,
+    merge_from_disk,
 )
+from specdec_tui.core.session_merge import disk_stamp, session_lock
 
 _SAVERS: dict[Path, SessionSaver] = {}
 _SAVERS_LOCK = threading.Lock()
@@ -100,7 +102,7 @@ class SessionSaver:
         self.path = path
         self._text = SessionText()  # the writer thread's own
         self._lock = threading.Lock()
-        self._pending: Session | None = None
+        self._pending: tuple[Session, Session] | None = None  # (the caller's session, its snapshot)
         self._writer: threading.Thread | None = None
         self._idle = threading.Event()
         self._idle.set()
@@ -110,9 +112,15 @@ class SessionSaver:
     def save(self, session: Session) -> None:
         """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
         self._raise_error()
+        if disk_stamp(self.path) not in (None, session.disk_stamp):  # a stat: the lock only when the file moved
+            try:  # what other processes saved meanwhile joins this session first (issue 36: no trial lost)
+                with session_lock(self.path):
+                    merge_from_disk(session, self.path)
+            except OSError:
+                pass  # the write says it in words
         taken = snapshot(session)
         with self._lock:
-            self._pending = taken
+            self._pending = (session, taken)
             self._idle.clear()
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_pending, name=f"session-saver {self.path.name}",
@@ -134,13 +142,20 @@ class SessionSaver:
     def _write_pending(self) -> None:
         while True:
             with self._lock:
-                session, self._pending = self._pending, None
-                if session is None:  # nothing newer came while the last one was written: done until the next save
+                pending, self._pending = self._pending, None
+                if pending is None:  # nothing newer came while the last one was written: done until the next save
                     self._writer = None
                     self._idle.set()
                     return
+            live, session = pending
             try:
-                write_atomic(self.path, self._text.dumps(session))
+                with session_lock(self.path):
+                    # another process saved since the caller's merge: its trials go in too (the caller's session
+                    # takes them at its next save, when the file's stamp is not the one it knows)
+                    foreign = merge_from_disk(session, self.path)
+                    write_atomic(self.path, self._text.dumps(session))
+                    if not foreign:
+                        live.disk_stamp = disk_stamp(self.path)
                 self.writes += 1
             except OSError as err:
                 with self._lock:

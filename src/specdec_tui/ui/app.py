@@ -109,6 +109,7 @@ class SpecdecApp(PanelState):
         # The real program (and the flood bench) freezes the start-up heap after the first frame (gc_policy);
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
         self.settles_heap = False
+        self.signals_stop = False  # the real program: SIGTERM/SIGHUP stop it in order (ui/signal_exit.py)
         self.heap: HeapKeeper | None = None
         self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later, handled=self._input_handled)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
@@ -130,6 +131,10 @@ class SpecdecApp(PanelState):
         return [*super().get_line_filters(), self._terminal_safe]
 
     def on_mount(self) -> None:
+        if self.signals_stop:
+            from specdec_tui.ui.signal_exit import install
+
+            install(self)
         if self.settles_heap:  # the collector is held while the panel starts (gc_policy); back by then at the latest
             self.set_timer(START_HOLD_MAX_S, resume_collections)
         if self._theme_load.problems:

@@ -159,6 +159,11 @@ class PanelState(App[None]):
         return self._trial_loop
 
     @property
+    def built_link(self) -> HostLink | None:
+        """The link if it was built (`link` builds one): what a stop has to cancel."""
+        return self._host_link
+
+    @property
     def link(self) -> HostLink | None:
         """The host link that runs `loop`'s steps for the panel; None offline. Built with `loop`."""
         if self._host_link is None and self.host is not None:

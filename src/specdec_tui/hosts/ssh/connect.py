@@ -26,7 +26,7 @@ from asyncssh.known_hosts import KnownHostsArg
 from specdec_tui.core.config import HostConfig
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts import commands as rc
-from specdec_tui.hosts.errors import HostError, HostKeyError, PrivilegeError
+from specdec_tui.hosts.errors import ConnectionLost, HostError, HostKeyError, PrivilegeError
 from specdec_tui.hosts.ssh.known_hosts import load_known_hosts, names_host
 
 DEFAULT_SSH_DIR = Path("~/.ssh")
@@ -263,14 +263,30 @@ class SSHConnector:
             f.write(f"{name} ".encode() + key.export_public_key("openssh").strip() + b"\n")
 
     # --- privileges --------------------------------------------------------------------------------
-    @staticmethod
-    async def is_root(conn: asyncssh.SSHClientConnection) -> bool:
-        return (await run_on(conn, rc.cmd("id", "-u"))).stdout.strip() == b"0"
+    async def probe(self, conn: asyncssh.SSHClientConnection, command: rc.RemoteCommand) -> RemoteResult:
+        """A post-login probe's result; ConnectionLost (words, the connection closed) when the link drops
+        under it: an answer the link cut short is no answer (it read as "not root", or "sudo refused")."""
+        try:
+            result = await run_on(conn, command)
+        except (asyncssh.Error, OSError) as err:
+            conn.close()
+            raise self.lost_after_login(str(err) or type(err).__name__) from err
+        if result.exit_status is None and result.exit_signal is None:
+            conn.close()
+            raise self.lost_after_login(f"while running {command.argv[0]}")
+        return result
+
+    def lost_after_login(self, detail: str) -> ConnectionLost:
+        return ConnectionLost(f"the SSH connection to {self.config.address} dropped right after login ({detail})",
+                              "nothing was done on the host; try again")
+
+    async def is_root(self, conn: asyncssh.SSHClientConnection) -> bool:
+        return (await self.probe(conn, rc.cmd("id", "-u"))).stdout.strip() == b"0"
 
     async def require_sudo(self, conn: asyncssh.SSHClientConnection) -> None:
         """A non-root login with sudo configured must pass `sudo -n true`; else `conn` is closed and
         the PrivilegeError says why (a password is needed, or sudo refused)."""
-        probe = await run_on(conn, rc.cmd("true").with_sudo())
+        probe = await self.probe(conn, rc.cmd("true").with_sudo())
         if probe.returncode != 0:
             conn.close()
             raise self.sudo_error(probe.stderr)

@@ -1,0 +1,57 @@
+"""Issue 36, point 13: a session of thousands of trials stays usable. Its parsed form is cached beside the TOML
+(and never used once the TOML changed), `session show` lists the newest trials and says how to see the rest, and
+the HTML report's charts name a few trials and draw the others as one collection. (The times are bench/
+huge_session.py's: 10,000 trials, beside a 3-trial session.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from specdec_tui.cli.session_cmd import SHOW_TRIALS
+from specdec_tui.core.report_charts import LABELLED_TRIALS, tok_s_chart_svg, trade_off_chart_svg
+from specdec_tui.core.results import Dist, LevelResult
+from specdec_tui.core.session import Session, Trial, load_session, save_session
+from specdec_tui.core.session_cache import cache_path
+
+
+def long_session(n: int) -> Session:
+    trials = [Trial(id=i, unit_text=f"u{i}", label=f"t{i}", status="ok",
+                    levels=[LevelResult(concurrency=c, requests=4, output_tok_s=100.0 + (i * 37) % 101 + c,
+                                       per_request_tok_s=Dist(p50=50.0 + (i * 53) % 97)) for c in (1, 4)])
+              for i in range(1, n + 1)]
+    return Session(host="h", unit="u.service", trials=trials)
+
+
+def test_a_saved_session_is_read_back_from_its_cache_until_the_toml_changes(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    session = long_session(30)
+    save_session(session, path)
+    assert cache_path(path).is_file()
+    assert load_session(path) == session
+    cache_path(path).write_bytes(cache_path(path).read_bytes().replace(b'"t7"', b'"from the cache"'))
+    assert load_session(path).trials[6].label == "from the cache"  # read from the cache, not the TOML
+    path.write_text(path.read_text().replace('label = "t7"', 'label = "edited by hand"'))
+    assert load_session(path).trials[6].label == "edited by hand"  # the TOML changed: the cache is not used
+    assert load_session(path).trials[6].label == "edited by hand"  # and the cache was written again from it
+
+
+def test_show_lists_the_newest_trials_and_says_how_to_see_every_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    save_session(long_session(SHOW_TRIALS + 50), path)
+    done = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "show", str(path)], capture_output=True,
+                          text=True, timeout=120, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│") and " t" in line]
+    assert len(rows) == SHOW_TRIALS and " t51 " in rows[0] and f" t{SHOW_TRIALS + 50} " in rows[-1]
+    assert "50 earlier trial(s) not listed" in done.stdout and "--format csv" in done.stdout
+
+
+def test_the_reports_charts_name_a_few_trials_and_draw_the_rest_together() -> None:
+    session = long_session(500)
+    tok_s = tok_s_chart_svg(session)
+    assert tok_s.count("#500 ") == 1 and "#1 " not in tok_s and tok_s.count("<text") < 2 * LABELLED_TRIALS + 30
+    assert f"{500 - LABELLED_TRIALS} earlier trials" in tok_s
+    trade_off = trade_off_chart_svg(session)
+    assert "trials off the front" in trade_off and trade_off.count("<text") < 2 * LABELLED_TRIALS + 30

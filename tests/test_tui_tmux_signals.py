@@ -1,0 +1,55 @@
+"""Issue 36, point 7 (the panel): SIGTERM or SIGHUP to the real `specdec-tui --demo` in a terminal while it
+benchmarks is an interrupt: the benchmark's trial is recorded cancelled, the program exits non-zero, and the
+demo's simulated server and the journal child do not outlive it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.core import paths
+from specdec_tui.core.session import load_session
+from specdec_tui.hosts.local.state import read_state, state_path
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from tests.proc_helpers import running
+from tests.test_serve_signals import descendants
+from tests.tmux_session import Tmux
+
+pytestmark = [pytest.mark.tmux, pytest.mark.timeout(240)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_while_the_panel_benchmarks_cancels_the_trial_and_stops_everything(tmux: Tmux,
+                                                                                     sig: signal.Signals) -> None:
+    ws = ensure_demo_workspace(paths.demo_dir(), time_scale=5)
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start([sys.executable, "-m", "specdec_tui", "--demo"], env)
+    tmux.wait_for(lambda s: "specdec-tui" in s and "Push" in s, "the panel's first frame")
+    tmux.keys("4")
+    tmux.wait_for(lambda s: "READY" in s, "the demo server READY", timeout_s=90)
+    tmux.keys("b")
+    tmux.wait_for(lambda s: "%" in s and "c=1" not in s or "running" in s.lower(), "the benchmark running")
+    shell = int(tmux.run("display", "-p", "-t", "t", "#{pane_pid}").strip())
+    below = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in descendants(shell) | {shell}}
+    panel = next((p for p, cmd in below.items()
+                  if cmd.split(b"\0")[1:4] == [b"-m", b"specdec_tui", b"--demo"]), None)  # python -m specdec_tui
+    assert panel is not None, below
+    state = read_state(state_path(ws.root, ws.unit_name))
+    assert state is not None and running(state.main_pid)
+    ours = descendants(panel) | {p for p in (state.supervisor_pid, state.main_pid) if p} | {panel}
+    os.kill(panel, sig)
+    final = tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit", timeout_s=60)
+    assert f"EXITED:{128 + sig}" in final and "Traceback" not in final, final
+    deadline = time.monotonic() + 20
+    while any(running(p) for p in ours) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in ours if running(p)], "a process outlived the panel"
+    (path,) = sorted(paths.sessions_dir().glob("*.toml"))
+    statuses = [t.status for t in load_session(path).trials]
+    assert statuses and statuses[-1] == "cancelled" and "running" not in statuses, statuses
