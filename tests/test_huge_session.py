@@ -19,7 +19,8 @@ from specdec_tui.core.session_cache import cache_path
 def long_session(n: int) -> Session:
     trials = [Trial(id=i, unit_text=f"u{i}", label=f"t{i}", status="ok",
                     levels=[LevelResult(concurrency=c, requests=4, output_tok_s=100.0 + (i * 37) % 101 + c,
-                                       per_request_tok_s=Dist(p50=50.0 + (i * 53) % 97)) for c in (1, 4)])
+                                       per_request_tok_s=Dist(p50=50.0 + (i * 53) % 97),
+                                       ttft_ms=Dist(p99=300.0)) for c in (1, 4)])  # within the limit: 'best'
               for i in range(1, n + 1)]
     return Session(host="h", unit="u.service", trials=trials)
 
