@@ -1,0 +1,155 @@
+"""One SGLang release's flag schema (every option of `ServerArgs.add_cli_args`), and the releases bundled here.
+
+The JSON is what `extract_snippet.py` prints; `tools/sglang_schema.py` writes the bundled files into `schemas/`.
+0.5.23 is the default: the demo, an offline session and a host whose SGLang version is unknown are judged by it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+DEFAULT_VERSION = "0.5.23"
+FORMAT = 1
+JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+class SchemaError(ValueError):
+    """A schema text that is not one (a host's snippet failed, or printed something else)."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One argparse option as the release declares it. `action`: store, store_true, store_const, append, count,
+    boolean_optional, or custom (then `action_class` names upstream's class, e.g. DeprecatedStoreTrueAction)."""
+
+    option_strings: tuple[str, ...]
+    dest: str
+    action: str
+    action_class: str
+    nargs: int | str | None
+    type: str | None
+    choices: tuple[JsonValue, ...] | None
+    default: JsonValue
+    const: JsonValue
+    required: bool
+    help: str | None
+    new_flag: str | None = None
+    const_value: JsonValue = None
+    error_message: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The option's first spelling without dashes: the name the panel shows and keys it by."""
+        return self.option_strings[0].lstrip("-")
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple(s.lstrip("-") for s in self.option_strings[1:])
+
+    @property
+    def takes_value(self) -> bool:
+        return self.nargs != 0
+
+    @property
+    def is_list(self) -> bool:
+        return self.nargs in ("+", "*") or (isinstance(self.nargs, int) and self.nargs > 1)
+
+    @property
+    def deprecated(self) -> bool:
+        """Upstream marks a retired flag by its action (Deprecated*Action) or by its help's first word."""
+        return "Deprecated" in self.action_class or (self.help or "").lstrip("(").startswith("Deprecated")
+
+
+@dataclass(frozen=True)
+class ReleaseSchema:
+    """The schema of one release: its options in declaration order and the parser's own settings."""
+
+    version: str
+    prog: str
+    allow_abbrev: bool
+    options: tuple[OptionSpec, ...]
+    source: str = "bundled"  # "bundled", or where it came from ("host gpu-box", "cache")
+    by_string: dict[str, OptionSpec] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for option in self.options:
+            for string in option.option_strings:
+                self.by_string[string] = option
+
+    def option(self, name: str) -> OptionSpec | None:
+        """The option spelled exactly `name` (with or without "--"); None otherwise (prefixes: argv_parser)."""
+        return self.by_string.get(name if name.startswith("-") else f"--{name}")
+
+    def resolve(self, name: str) -> tuple[OptionSpec | None, tuple[str, ...]]:
+        """What argparse makes of `--name`: the option (exact, or the one option it is a prefix of when the
+        parser allows abbreviations) and, when it matches none or several, the spellings it could mean."""
+        string = name if name.startswith("-") else f"--{name}"
+        exact = self.by_string.get(string)
+        if exact is not None or not self.allow_abbrev:
+            return exact, ()
+        matches = tuple(s for s in self.by_string if s.startswith(string))
+        if len(matches) == 1:  # argparse (3.11) calls two matching spellings ambiguous, even of one option
+            return self.by_string[matches[0]], ()
+        return None, matches
+
+
+def _option(raw: dict[str, JsonValue]) -> OptionSpec:
+    choices = raw.get("choices")
+    nargs = raw.get("nargs")
+    return OptionSpec(
+        option_strings=tuple(str(s) for s in raw["option_strings"]),  # type: ignore[union-attr]
+        dest=str(raw["dest"]),
+        action=str(raw.get("action") or "store"),
+        action_class=str(raw.get("action_class") or ""),
+        nargs=nargs if nargs is None or isinstance(nargs, (int, str)) else str(nargs),
+        type=None if raw.get("type") is None else str(raw["type"]),
+        choices=None if choices is None else tuple(choices),  # type: ignore[arg-type]
+        default=raw.get("default"),
+        const=raw.get("const"),
+        required=bool(raw.get("required")),
+        help=None if raw.get("help") is None else str(raw["help"]),
+        new_flag=None if raw.get("new_flag") is None else str(raw["new_flag"]),
+        const_value=raw.get("const_value"),
+        error_message=None if raw.get("error_message") is None else str(raw["error_message"]),
+    )
+
+
+def parse_schema(text: str, source: str = "bundled") -> ReleaseSchema:
+    """The schema in a JSON text (the snippet's output); SchemaError when it is not one, with the snippet's error."""
+    try:
+        raw = json.loads(text)
+    except ValueError as err:
+        raise SchemaError(f"the schema is not JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise SchemaError("the schema is not a JSON object")
+    if raw.get("error"):
+        raise SchemaError(f"SGLang's parser could not be built: {raw['error']}")
+    if raw.get("format") != FORMAT or not isinstance(raw.get("options"), list):
+        raise SchemaError(f"the schema's format is {raw.get('format')!r}, this panel reads format {FORMAT}")
+    try:
+        options = tuple(_option(o) for o in raw["options"])
+    except (KeyError, TypeError) as err:
+        raise SchemaError(f"an option of the schema lacks {err}") from None
+    return ReleaseSchema(version=str(raw.get("version") or "unknown"), prog=str(raw.get("prog") or "sglang serve"),
+                         allow_abbrev=bool(raw.get("allow_abbrev", True)), options=options, source=source)
+
+
+def bundled_versions() -> tuple[str, ...]:
+    files = resources.files("specdec_tui.core.sglang_schema").joinpath("schemas").iterdir()
+    return tuple(sorted(f.name.removesuffix(".json") for f in files if f.name.endswith(".json")))
+
+
+@cache
+def bundled_schema(version: str = DEFAULT_VERSION) -> ReleaseSchema:
+    """A bundled release's schema (read once); KeyError for a release not bundled."""
+    path = resources.files("specdec_tui.core.sglang_schema").joinpath("schemas", f"{version}.json")
+    if not path.is_file():
+        raise KeyError(version)
+    return parse_schema(path.read_text(encoding="utf-8"))
+
+
+def default_schema() -> ReleaseSchema:
+    return bundled_schema(DEFAULT_VERSION)
