@@ -1,8 +1,9 @@
-"""The deprecated CUDA-graph flags reach the user the same way everywhere: `unit check` names the rewrite, and
-the panel's `f` performs it (both through core.flags.apply_fix).
+"""Old CUDA-graph flags reach the user the same way everywhere: `unit check` names the rewrite, and the panel's `f`
+performs it (both through core.flags.apply_fix).
 
-# upstream: python/sglang/srt/server_args.py (--cuda-graph-max-bs: dest cuda_graph_max_bs_decode,
-#   new_flag "--cuda-graph-max-bs-decode"), python/sglang/srt/arg_groups/argparse_actions.py (the warning text)
+# upstream 0.5.23: --cuda-graph-max-bs is gone (argparse: an ambiguous prefix, exit 2; earlier releases stored it
+#   into cuda_graph_max_bs_decode); --disable-cuda-graph is a DeprecatedStoreTrueAction (server_args.py,
+#   arg_groups/argparse_actions.py: the warning text)
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from specdec_tui.ui.widgets.unit_editor import UnitEditor
 from .ui_helpers import offline_app, started, wait_for
 
 SEED = Path(__file__).parent / "data" / "units" / "sglang-qwen.service"
-WARNING = ("'--cuda-graph-max-bs' is deprecated and will be removed in a future release. "
-           "Use '--cuda-graph-max-bs-decode' instead.")
+REFUSAL = ("SGLang 0.5.23 refuses the command line (exit 2): ambiguous option: --cuda-graph-max-bs could match "
+           "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill")
 
 
 def test_unit_check_names_sglangs_warning_and_the_rewrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     unit = tmp_path / "old.service"
     unit.write_text(SEED.read_text().replace("--port 30000", "--port 30000 \\\n    --cuda-graph-max-bs 64"))
-    assert main(["unit", "check", str(unit)]) == 0  # a warning: SGLang still starts
+    assert main(["unit", "check", str(unit)]) == 1  # 0.5.23 stops at argument parsing (it was a warning)
     out = capsys.readouterr().out
-    assert WARNING in out
+    assert REFUSAL in out
     assert "(fix: --cuda-graph-max-bs-decode 64, remove --cuda-graph-max-bs)" in out
 
 

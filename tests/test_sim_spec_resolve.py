@@ -165,16 +165,27 @@ def graph_line(old: str, new: str) -> str:
     return f"\x1b[1;33m'{old}' is deprecated and will be removed in a future release. Use '{new}' instead.\x1b[0m"
 
 
-def test_the_old_cuda_graph_flags_still_work_and_get_sglangs_deprecation_line() -> None:
-    a = parse_sim_args([*seed_flags(3), "--cuda-graph-max-bs", "16", "--cuda-graph-bs", "1", "2", "4",
-                        "--disable-cuda-graph"])
-    assert a.server["cuda_graph_max_bs_decode"] == 16 and a.server["cuda_graph_bs_decode"] == [1, 2, 4]
+def test_the_deprecated_switches_still_work_and_get_sglangs_deprecation_line() -> None:
+    a = parse_sim_args([*seed_flags(3), "--cuda-graph-max-bs-decode", "16", "--disable-cuda-graph",
+                        "--dp-size", "2", "--enable-dp-attention"])
     assert a.decode_graph_disabled and a.decode_graph_max_bs == 16
     assert deprecation_warnings(a) == [
-        graph_line("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
-        graph_line("--cuda-graph-bs", "--cuda-graph-bs-decode"),
         graph_line("--disable-cuda-graph", "--cuda-graph-backend-{decode,prefill}=disabled"),
+        graph_line("--enable-dp-attention", "--attn-dp-size <dp-size>"),
     ]
+
+
+@pytest.mark.parametrize("old, matches", [
+    ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill"),
+    ("--cuda-graph-bs", "--cuda-graph-bs-decode, --cuda-graph-bs-prefill")])
+def test_the_removed_graph_flags_stop_the_sim_as_they_stop_0_5_23(old: str, matches: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # 0.5.23 no longer declares them; argparse's prefix matching finds two flags and exits 2 (the sim used to
+    # take them as deprecated aliases)
+    with pytest.raises(SystemExit) as exc:
+        parse_sim_args([*seed_flags(3), old, "16"])
+    assert exc.value.code == 2
+    assert f"error: ambiguous option: {old} could match {matches}" in capsys.readouterr().err
 
 
 def test_the_per_phase_flags_say_the_same_without_a_warning() -> None:
@@ -209,18 +220,18 @@ def test_graph_memory_follows_the_decode_phase_whichever_flag_set_it() -> None:
     # at 0.94 the seed's steps-3 graphs (17 requests) do not fit outside the static fraction
     tight = [*seed_flags(3), "--mem-fraction-static", "0.94"]
     assert not memory_plan(parse_sim_args(tight)).fits_graphs
-    for extra in (["--cuda-graph-max-bs", "4"], ["--cuda-graph-max-bs-decode", "4"],
+    for extra in (["--cuda-graph-max-bs-decode", "4"],
                   ["--cuda-graph-backend-decode", "disabled"], ["--disable-decode-cuda-graph"]):
         assert memory_plan(parse_sim_args([*tight, *extra])).fits_graphs, extra
     assert not memory_plan(parse_sim_args([*tight, "--cuda-graph-max-bs-prefill", "4"])).fits_graphs
 
 
 def test_the_startup_log_opens_with_the_deprecation_line_before_server_args() -> None:
-    a = parse_sim_args([*seed_flags(3), "--cuda-graph-max-bs", "16", "--time-scale", "1000", "--load-seconds", "0"])
+    a = parse_sim_args([*seed_flags(3), "--disable-cuda-graph", "--time-scale", "1000", "--load-seconds", "0"])
     out = io.StringIO()
     asyncio.run(run_startup(a, SimLog(4, out=out)))
     lines = out.getvalue().splitlines()
-    assert lines[0] == graph_line("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode")  # bare: logged pre-config
+    assert lines[0] == graph_line("--disable-cuda-graph", "--cuda-graph-backend-{decode,prefill}=disabled")  # bare: pre-config
     assert lines[1].endswith(MSG_MAX_RUNNING_48)
     assert "] server_args={'model_path': " in lines[2]  # 0.5.23 logs the resolved dict
     assert MSG_DRAFT_TOKENS_ADJUSTED not in out.getvalue()

@@ -73,12 +73,13 @@ async def test_validation_error_blocks_push(tmp_path: Path) -> None:
                        and any(n.startswith("Server is healthy") for n in seen), "the unit to load and the start to end",
                        steps=1200)
         editor = app.screen.query_one(UnitEditor)
-        editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 0")
+        # 0.5.23 gone: --cuda-graph-max-bs is an ambiguous prefix there (the push is refused with argparse's words)
+        editor.text = editor.text.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 1 --cuda-graph-max-bs 8")
         await pilot.pause()
         await pilot.press("escape", "p")
         await pilot.pause()
         refused = [n for n in seen if n.startswith("Push refused")]
-        assert refused and "--speculative-eagle-topk 0 is out of range" in refused[0]
+        assert refused and "ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode" in refused[0]
         assert app.busy is Busy.IDLE
         assert (tmp_path / "demo" / "units" / "sglang-demo.service").read_text() == app.config_pane.running_text
 

@@ -6,7 +6,7 @@ batches, log stats) and the widgets' public APIs: no clocks, ports that vary, PI
     ready     health READY: max_running_requests 17, steps 3            (Health tab)
     bench     a finished benchmark against the previous trial, caveats, the chart of three trials (Bench tab)
     failed    health FAILING with SGLang's "Not enough memory", the rollback marker (Journal tab)
-    invalid   the Config tab with a flag out of range                   (Config tab)
+    invalid   the Config tab with a flag SGLang refuses                 (Config tab)
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ async def failed_start(pilot: Pilot) -> None:
 async def invalid_config(pilot: Pilot) -> None:
     app = pilot.app
     await pilot.pause()
-    await app.config_pane.set_flag("speculative-num-steps", "0")
+    await app.config_pane.set_flag("speculative-num-steps", "three")  # 0.5.23's parser refuses it
     await show(pilot, "config")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.atomic_file import write_atomic
-from specdec_tui.core.flags import Issue, spec_for, validate
+from specdec_tui.core.flags import Issue, spec_for, validate_unit
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
@@ -150,7 +150,7 @@ def run_set(args: argparse.Namespace) -> int:
     unit = load_unit(args.file)
     try:
         edited = unit.set_flags(assignments, unset=unset)
-        issues = validate(edited.flags())
+        issues = validate_unit(edited)
     except (UnitSyntaxError, UnitEditError) as err:
         raise CliError(f"{args.file}: {err}") from None
     before = {(i.flag, i.message) for i in validate(unit.flags()) if i.level == "error"}
@@ -227,7 +227,7 @@ def format_issue(issue: Issue) -> str:
 
 def run_check(args: argparse.Namespace) -> int:
     unit = load_unit(args.file)
-    issues = validate(unit.flags())
+    issues = validate_unit(unit)
     for issue in issues:
         print(terminal_safe(format_issue(issue)))
     errors = sum(1 for i in issues if i.level == "error")

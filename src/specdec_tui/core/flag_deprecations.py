@@ -1,17 +1,16 @@
-"""The flags SGLang still accepts but deprecates, what replaces each, and the line SGLang prints for them.
+"""The rewrites the panel offers (`f`) for flags a release deprecates or no longer has: what the schema cannot say.
 
-Source read (not copied), sgl-project/sglang:
-  - `python/sglang/srt/server_args.py` (add_cli_args, "Deprecated argument registrations"):
-    `--cuda-graph-max-bs` stores into `cuda_graph_max_bs_decode` (new_flag "--cuda-graph-max-bs-decode": the
-    decode phase only), `--cuda-graph-bs` into `cuda_graph_bs_decode` ("--cuda-graph-bs-decode"),
-    `--disable-cuda-graph` stores True with new_flag "--cuda-graph-backend-{decode,prefill}=disabled",
-    `--speculative-dflash-draft-window-size` into `speculative_draft_window_size`.
-  - `python/sglang/srt/arg_groups/argparse_actions.py`: DeprecatedAliasStoreAction / DeprecatedStoreTrueAction log
-    "'{option_string}' is deprecated and will be removed in a future release. Use '{new_flag}' instead."
-    through `print_deprecated_warning`, which wraps it in bold yellow (ESC[1;33m ... ESC[0m).
-  - `python/sglang/srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: the legacy `disable_cuda_graph`
-    has the lowest precedence; an explicit `--cuda-graph-backend-{phase}` wins over it.
-Before the per-phase split (v0.5.x) the old names were the only ones, so a rewrite needs a current SGLang.
+The schema says THAT a flag is deprecated and prints upstream's own warning (its action's `new_flag`), and argparse
+says that a removed flag is unknown or an ambiguous prefix; neither says how to write the unit now. That is here,
+read (not copied) from SGLang's sources:
+  - 0.5.23 `srt/server_args.py` "Deprecated argument registrations": `--disable-cuda-graph` → the per-phase
+    backends disabled; `--enable-dp-attention` → `--attn-dp-size <dp-size>` (`parallel_hook.py`
+    `_handle_deprecated_dp_attention`: with attn_dp_size 1, attn_dp_size takes dp_size and dp_size becomes 1);
+    `--monokernel-backend amd` → `--enable-amd-monokernel`.
+  - releases before the per-phase CUDA graphs had `--cuda-graph-max-bs` / `--cuda-graph-bs` (the decode phase's,
+    later deprecated aliases of `--cuda-graph-{max-bs,bs}-decode`; gone in 0.5.23, where `--cuda-graph-max-bs` is
+    an ambiguous prefix), and `--speculative-dflash-draft-window-size` (now `--speculative-draft-window-size`).
+A rewrite is offered only when the release has every flag it writes.
 """
 
 from __future__ import annotations
@@ -23,19 +22,20 @@ VALUE = "{value}"  # stands for the old flag's value in `replacements`
 
 
 @dataclass(frozen=True)
-class Deprecation:
-    """An old flag: upstream's `new_flag` text (verbatim, it is what SGLang prints) and the flags that say
-    the same thing now; a replacement value of VALUE carries the old flag's value over."""
+class Rewrite:
+    """An old flag and the flags that say the same thing in a current release; a replacement value of VALUE
+    carries the old flag's value over. `drop`: flags the new spelling makes redundant (removed with the old)."""
 
     old: str
-    new_flag: str
     replacements: tuple[tuple[str, str | None], ...]
+    drop: tuple[str, ...] = ()
 
     def rewrite(self, value: str | None, present: Mapping[str, str | None]) -> dict[str, str | None]:
         """The new flags for `--old value` in a unit whose flags (canonical names, in command-line order) are
         `present`. A new flag the unit already sets is left alone, except where it shares the old flag's argparse
-        destination and comes first: SGLang keeps the later of the two, so the old flag's value is the one to keep.
-        An explicit per-phase backend always wins over --disable-cuda-graph (it has the higher precedence)."""
+        destination and comes first: SGLang keeps the later of the two, so the old flag's value is the one to keep."""
+        if self.old == "enable-dp-attention":
+            return {} if "attn-dp-size" in present else {"attn-dp-size": present.get("dp-size") or "1"}
         order = list(present)
         result: dict[str, str | None] = {}
         for name, new in self.replacements:
@@ -45,19 +45,15 @@ class Deprecation:
                 result[name] = value
         return result
 
+    def writes(self) -> tuple[str, ...]:
+        return ("attn-dp-size",) if self.old == "enable-dp-attention" else tuple(n for n, _ in self.replacements)
 
-DEPRECATIONS: dict[str, Deprecation] = {d.old: d for d in (
-    Deprecation("cuda-graph-max-bs", "--cuda-graph-max-bs-decode", (("cuda-graph-max-bs-decode", VALUE),)),
-    Deprecation("cuda-graph-bs", "--cuda-graph-bs-decode", (("cuda-graph-bs-decode", VALUE),)),
-    Deprecation("disable-cuda-graph", "--cuda-graph-backend-{decode,prefill}=disabled",
-                (("cuda-graph-backend-decode", "disabled"), ("cuda-graph-backend-prefill", "disabled"))),
-    Deprecation("speculative-dflash-draft-window-size", "--speculative-draft-window-size",
-                (("speculative-draft-window-size", VALUE),)),
+
+REWRITES: dict[str, Rewrite] = {r.old: r for r in (
+    Rewrite("disable-cuda-graph", (("cuda-graph-backend-decode", "disabled"), ("cuda-graph-backend-prefill", "disabled"))),
+    Rewrite("enable-dp-attention", (), drop=("dp-size",)),
+    Rewrite("monokernel-backend", (("enable-amd-monokernel", None),)),
+    Rewrite("cuda-graph-max-bs", (("cuda-graph-max-bs-decode", VALUE),)),
+    Rewrite("cuda-graph-bs", (("cuda-graph-bs-decode", VALUE),)),
+    Rewrite("speculative-dflash-draft-window-size", (("speculative-draft-window-size", VALUE),)),
 )}
-
-
-def deprecation_message(option_string: str) -> str:
-    """SGLang's deprecation warning for a flag as written on the command line (e.g. "--cuda-graph-max-bs")."""
-    deprecation = DEPRECATIONS[option_string.removeprefix("--")]
-    return (f"'{option_string}' is deprecated and will be removed in a future release. "
-            f"Use '{deprecation.new_flag}' instead.")

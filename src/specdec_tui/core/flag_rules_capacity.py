@@ -1,13 +1,10 @@
-"""Rules for the capacity flags: memory fraction, the per-phase CUDA graphs, and what SGLang needs to start.
+"""Rules for the capacity flags: memory fraction and the per-phase CUDA graphs.
 
-Source read (not copied), sgl-project/sglang:
-  - `python/sglang/srt/model_executor/cuda_graph_config.py`: `parse_cuda_graph_config_arg` (the JSON of
-    --cuda-graph-config: an object of phases "decode"/"prefill", each an object of ALLOWED_KEYS_PER_PHASE) and its
-    ArgumentTypeError texts. The newest copy allows "full" for prefill ("Opt-in: the padding waste is the
-    operator's call") and the prefill keys full_prefill_max_req / full_prefill_prefix_chunk_tokens; an earlier
-    copy (same flags) rejected full for prefill ("full is decode-only").
-  - `python/sglang/srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: precedence JSON > per-phase
-    flags > --disable-{phase}-cuda-graph > legacy --disable-cuda-graph > defaults.
+The value of --cuda-graph-config is checked by the release's own argparse type (core/sglang_schema/arg_types.py,
+0.5.23's `parse_cuda_graph_config_arg`); this reads the settings it gives.
+Source read (not copied), SGLang 0.5.23 `srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: precedence
+JSON > per-phase flags > --disable-{phase}-cuda-graph > the deprecated --disable-cuda-graph > defaults.
+The memory warning is the panel's own hint, not a start-up check.
 """
 
 from __future__ import annotations
@@ -21,38 +18,16 @@ from specdec_tui.core.flag_issue import Issue
 Flags = Mapping[str, str | None]
 
 PHASES = ("decode", "prefill")
-PHASE_KEYS = {
-    "decode": ("backend", "max_bs", "bs", "tc_compiler"),
-    "prefill": ("backend", "max_bs", "bs", "tc_compiler", "full_prefill_max_req", "full_prefill_prefix_chunk_tokens"),
-}
-DECODE_SIZE_FLAGS = ("cuda-graph-max-bs", "cuda-graph-bs", "cuda-graph-max-bs-decode", "cuda-graph-bs-decode")
-
-
-def cuda_graph_config_error(raw: str) -> str | None:
-    """SGLang's argparse error for a --cuda-graph-config value, or None when SGLang accepts it."""
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as e:
-        return f"--cuda-graph-config must be JSON: {e}"
-    if not isinstance(parsed, dict):
-        return f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}"
-    for phase, settings in parsed.items():
-        if phase not in PHASES:
-            return f"--cuda-graph-config: unknown phase '{phase}', expected one of {PHASES}"
-        if not isinstance(settings, dict):
-            return f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}"
-        for key in settings:
-            if key not in PHASE_KEYS[phase]:
-                return f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {PHASE_KEYS[phase]}"
-    return None
+DECODE_SIZE_FLAGS = ("cuda-graph-max-bs-decode", "cuda-graph-bs-decode")
 
 
 def _json_phases(flags: Flags) -> dict[str, dict[str, Any]]:
     raw = flags.get("cuda-graph-config")
-    if raw is None or cuda_graph_config_error(raw) is not None:
+    try:
+        parsed = json.loads(raw) if raw is not None else {}
+    except ValueError:
         return {}
-    parsed: dict[str, dict[str, Any]] = json.loads(raw)
-    return parsed
+    return {k: v for k, v in parsed.items() if isinstance(v, dict)} if isinstance(parsed, dict) else {}
 
 
 def _ints(text: str | None) -> list[int] | None:
@@ -65,8 +40,7 @@ def _ints(text: str | None) -> list[int] | None:
 def graph_phase_settings(flags: Flags) -> dict[str, dict[str, Any]]:
     """Per phase, the CUDA-graph settings the unit's flags set (backend, max_bs, bs; a key is absent when SGLang's
     default applies), by SGLang's precedence: --cuda-graph-config JSON > --cuda-graph-{backend,max-bs,bs}-{phase} >
-    --disable-{phase}-cuda-graph > the deprecated --disable-cuda-graph. `flags` holds canonical names; the
-    deprecated --cuda-graph-max-bs/--cuda-graph-bs stand for the decode flags they alias."""
+    --disable-{phase}-cuda-graph > the deprecated --disable-cuda-graph. `flags` holds canonical names."""
     settings: dict[str, dict[str, Any]] = {phase: {} for phase in PHASES}
     for phase in PHASES:
         current = settings[phase]
@@ -74,18 +48,17 @@ def graph_phase_settings(flags: Flags) -> dict[str, dict[str, Any]]:
             current["backend"] = "disabled"
         if flags.get(f"cuda-graph-backend-{phase}"):
             current["backend"] = flags[f"cuda-graph-backend-{phase}"]
-        legacy = phase == "decode"
-        max_bs = flags.get(f"cuda-graph-max-bs-{phase}") or (flags.get("cuda-graph-max-bs") if legacy else None)
+        max_bs = flags.get(f"cuda-graph-max-bs-{phase}")
         if max_bs is not None and max_bs.isdigit():
             current["max_bs"] = int(max_bs)
-        sizes = _ints(flags.get(f"cuda-graph-bs-{phase}") or (flags.get("cuda-graph-bs") if legacy else None))
+        sizes = _ints(flags.get(f"cuda-graph-bs-{phase}"))
         if sizes:
             current["bs"] = sizes
         current.update(_json_phases(flags).get(phase, {}))
     return settings
 
 
-def capacity_rules(flags: Flags) -> list[Issue]:
+def capacity_rules(flags: Flags, release: str = "0.5.23") -> list[Issue]:
     """Cross-flag rules for the capacity flags (names canonical, without "--")."""
     issues: list[Issue] = []
     try:
@@ -101,12 +74,4 @@ def capacity_rules(flags: Flags) -> list[Issue]:
     if sizes and phases["decode"].get("backend") == "disabled":
         issues.append(Issue("warning", sizes[0], "decode CUDA graph batch sizes do nothing while the decode CUDA "
                             "graph is disabled.", remove=sizes))
-    if phases["prefill"].get("backend") == "full":
-        json_backend = "backend" in _json_phases(flags).get("prefill", {})
-        where = "cuda-graph-config" if json_backend else "cuda-graph-backend-prefill"
-        issues.append(Issue("warning", where, "a full prefill CUDA graph is opt-in in current SGLang (each batch is "
-                            "padded up to a captured token bucket) and SGLang releases from before it took full as "
-                            "decode-only and refuse it; breakable, tc_piecewise and disabled work on both."))
-    if "model-path" not in flags:
-        issues.append(Issue("error", "model-path", "SGLang needs --model-path (or --model) to start."))
     return issues

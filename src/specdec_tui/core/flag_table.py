@@ -1,30 +1,24 @@
-"""SGLang's flags as this tool knows them: name, type, limits, SGLang's default and help, by group.
+"""The flags the panel groups and shows, with their type, choices, default and help taken from a release's schema.
 
-Source read (not copied), sgl-project/sglang:
-  - `python/sglang/srt/arg_groups/fields/spec.py` (2026 main): every `--speculative-*` flag with its type, default
-    and choices; `speculative_algorithm` is a plain `Optional[str]` (no argparse choices) whose help lists the
-    builtins "EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH, DSPARK, UNO. Or any name registered via
-    `SpeculativeAlgorithm.register`".
-  - `python/sglang/srt/speculative/spec_info.py`: `SpeculativeAlgorithm.from_string` upper-cases the name, looks it
-    up among the enum members (which include FROZEN_KV_MTP), then the plugin registry, else raises
-    "Unknown speculative algorithm name: ...".
-  - `python/sglang/srt/arg_groups/fields/exec_.py` (ExecGraph): `--cuda-graph-config` (JSON),
-    `--cuda-graph-backend-{decode,prefill}` (full, breakable, tc_piecewise, disabled),
-    `--cuda-graph-max-bs-{decode,prefill}` (int), `--cuda-graph-bs-{decode,prefill}` (list of int),
-    `--cuda-graph-tc-compiler`, `--disable-{decode,prefill}-cuda-graph`.
-  - `python/sglang/srt/server_args.py`: the old `--cuda-graph-max-bs`, `--cuda-graph-bs`, `--disable-cuda-graph` are
-    deprecated aliases now (see core/flag_deprecations.py); v0.5.x had them as the only names, with argparse
-    choices ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"] for the algorithm.
-`--tp` and `--dp` are not declared by SGLang; argparse's prefix matching accepts them for --tp-size/--dp-size.
+What a flag is (its spellings, type, nargs, choices, default, help, whether it is deprecated) comes from the SGLang
+release's own parser (core/sglang_schema; 0.5.23 bundled and the default). What the schema cannot say is kept here:
+  - which flags the panel shows, and in which group (speculative / capacity / server): the panel's layout;
+  - the speculative algorithms SGLang builds in: `--speculative-algorithm` is a free string in the parser (plugins
+    register names), and its builtins are in the help text and in `speculative/spec_info.py`'s enum
+    (0.5.23: EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH, DSPARK, UNO; `from_string` also takes FROZEN_KV_MTP).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
-FlagType = Literal["int", "float", "str", "bool", "choice", "int_list", "json"]
-Group = Literal["speculative", "capacity", "server"]
+from specdec_tui.core.sglang_schema.schema import OptionSpec, ReleaseSchema, default_schema
+
+FlagType = Literal["int", "float", "str", "bool", "choice", "int_list", "list", "json"]
+Group = Literal["speculative", "capacity", "server", "other"]
 
 # The builtins SGLang's help names, in its order; the dropdown offers these.
 SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
@@ -32,15 +26,27 @@ SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", 
 BUILTIN_ALGORITHMS = (*SPEC_ALGORITHMS, "FROZEN_KV_MTP")
 EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
 TREE_FLAGS = ("speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens")
-CUDA_GRAPH_BACKENDS = ("full", "breakable", "tc_piecewise", "disabled")
+ALGORITHM_FLAG = "speculative-algorithm"
+
+# The panel's groups: every `--speculative-*` flag of the release is "speculative"; these others are named.
+_CAPACITY = ("mem-fraction-static", "max-running-requests", "max-total-tokens", "max-prefill-tokens",
+             "chunked-prefill-size", "context-length", "cuda-graph-config", "cuda-graph-backend-decode",
+             "cuda-graph-backend-prefill", "cuda-graph-max-bs-decode", "cuda-graph-max-bs-prefill",
+             "cuda-graph-bs-decode", "cuda-graph-bs-prefill", "disable-decode-cuda-graph",
+             "disable-prefill-cuda-graph", "disable-cuda-graph", "page-size", "attention-backend",
+             "prefill-attention-backend", "decode-attention-backend", "tp-size", "dp-size", "attn-dp-size",
+             "enable-dp-attention", "disable-overlap-schedule", "enable-mixed-chunk", "enable-deterministic-inference")
+_SERVER = ("model-path", "served-model-name", "host", "port", "enable-metrics", "decode-log-interval", "log-level",
+           "trust-remote-code")
+_EXTRA_SPECULATIVE = ("enable-multi-layer-eagle", "uno-lora-path")
 
 
 @dataclass(frozen=True)
 class FlagSpec:
-    """One SGLang flag: its type and limits, SGLang's default (None = decided by SGLang at startup).
+    """One SGLang flag as the panel shows it: the schema's facts in the panel's terms.
 
     `open_choices`: the choices are what SGLang ships, but other values are legal (plugins register more).
-    `deprecated`: SGLang still accepts the flag but warns; core/flag_deprecations.py says what replaces it."""
+    `deprecated`: the release still accepts the flag but warns (its deprecation action or help says so)."""
 
     name: str
     type: FlagType
@@ -48,209 +54,76 @@ class FlagSpec:
     help: str
     default: str | int | float | bool | None = None
     choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_min: bool = False
-    exclusive_max: bool = False
     aliases: tuple[str, ...] = ()
-    special: tuple[str, ...] = ()  # values allowed outside the range, e.g. "-1" for "disabled"
     open_choices: bool = False
     deprecated: bool = False
+    option: OptionSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_switch(self) -> bool:
         return self.type == "bool"
 
     def describe_range(self) -> str:
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        if self.minimum is None and self.maximum is None:
-            return ""
-        lo = "" if self.minimum is None else f"{'>' if self.exclusive_min else '>='} {self.minimum:g}"
-        hi = "" if self.maximum is None else f"{'<' if self.exclusive_max else '<='} {self.maximum:g}"
-        text = " and ".join(part for part in (lo, hi) if part)
-        return text + ("" if not self.special else " (or " + ", ".join(self.special) + ")")
+        return "one of " + ", ".join(self.choices) if self.choices else ""
 
 
-def _spec(name: str, type_: FlagType, group: Group, help_: str, **kw: object) -> FlagSpec:
-    return FlagSpec(name, type_, group, help_, **kw)  # type: ignore[arg-type]
+def _group(name: str) -> Group:
+    if name.startswith("speculative-") or name in _EXTRA_SPECULATIVE:
+        return "speculative"
+    if name in _CAPACITY:
+        return "capacity"
+    return "server" if name in _SERVER else "other"
 
 
-_SPECULATIVE = [
-    _spec("speculative-algorithm", "choice", "speculative",
-          "Speculative algorithm (SGLang upper-cases it). NEXTN is an alias of EAGLE (the model's own MTP head "
-          "drafts); plugins may register other names.", choices=SPEC_ALGORITHMS, open_choices=True),
-    _spec("uno-lora-path", "str", "speculative", "Path to the UNO draft LoRA checkpoint."),
-    _spec("speculative-draft-model-path", "str", "speculative",
-          "The path of the draft model weights: a local folder or a Hugging Face repo ID.",
-          aliases=("speculative-draft-model",)),
-    _spec("speculative-draft-model-revision", "str", "speculative",
-          "The draft model version to use: a branch name, a tag name, or a commit id."),
-    _spec("speculative-draft-load-format", "str", "speculative",
-          "The format of the draft model weights (defaults to --load-format)."),
-    _spec("speculative-num-steps", "int", "speculative",
-          "The number of steps sampled from the draft model in speculative decoding.", minimum=1),
-    _spec("speculative-eagle-topk", "int", "speculative",
-          "The number of tokens sampled from the draft model in EAGLE-2 each step.", minimum=1),
-    _spec("speculative-num-draft-tokens", "int", "speculative",
-          "The number of draft tokens verified per step (with topk 1 SGLang forces steps + 1).", minimum=1),
-    _spec("speculative-dflash-block-size", "int", "speculative",
-          "DFLASH only. Block size (verify window length); must match --speculative-num-draft-tokens.", minimum=1),
-    _spec("speculative-dspark-block-size", "int", "speculative",
-          "DSPARK only. Draft block size gamma; the verify window (draft tokens) is gamma + 1.", minimum=1),
-    _spec("speculative-dspark-sps-table-path", "str", "speculative",
-          "DSPARK only. A pre-profiled SPS cost table (JSON) for the ragged-verify scheduler."),
-    _spec("speculative-dspark-confidence-sts-path", "str", "speculative",
-          "DSPARK only. A per-position STS calibration JSON for the confidence head."),
-    _spec("speculative-dspark-align-verify-tokens-to-graph-tier", "bool", "speculative",
-          "DSPARK compact ragged-verify only. Fill verify lengths up to the CUDA-graph tier.", default=False),
-    _spec("speculative-domino-candidate-pool-size", "int", "speculative",
-          "Domino only. Size of the block-shared base-logit candidate pool; 0 scores the full vocabulary.",
-          default=2048, minimum=0),
-    _spec("speculative-accept-threshold-single", "float", "speculative",
-          "Accept a draft token if its probability in the target model is greater than this threshold.",
-          default=1.0, minimum=0.0, maximum=1.0),
-    _spec("speculative-accept-threshold-acc", "float", "speculative",
-          "The accept probability of a draft token is raised from p to min(1, p / threshold_acc).",
-          default=1.0, minimum=0.0, maximum=1.0, exclusive_min=True),
-    _spec("speculative-use-rejection-sampling", "bool", "speculative",
-          "Use rejection sampling for speculative decoding (requires topk=1).", default=False),
-    _spec("speculative-use-block-verification", "bool", "speculative",
-          "Use block verification for EAGLE/EAGLE3/NEXTN on CUDA or ROCm (requires topk=1).", default=False),
-    _spec("speculative-token-map", "str", "speculative", "The path of the draft model's small vocab table."),
-    _spec("speculative-attention-mode", "choice", "speculative",
-          "Attention backend mode for target verify and draft extend.", default="prefill",
-          choices=("prefill", "decode")),
-    _spec("speculative-draft-attention-backend", "str", "speculative",
-          "Attention backend for speculative decoding drafting."),
-    _spec("speculative-dsa-topk-backend", "choice", "speculative",
-          "DSA indexer top-k backend for speculative draft workers.", default="sgl-kernel",
-          choices=("sgl-kernel", "torch", "flashinfer")),
-    _spec("speculative-draft-kv-cache-dtype", "choice", "speculative",
-          "KV cache dtype for the draft model only (default follows --kv-cache-dtype); fp8_e4m3 halves the "
-          "draft pool.", choices=("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16")),
-    _spec("speculative-draft-window-size", "int", "speculative",
-          "Sliding window size for the draft model (honored by Llama EAGLE-3, DFLASH and the built-in "
-          "EAGLE/MTP draft on Triton/FlashInfer).", minimum=1),
-    _spec("speculative-draft-sink-size", "int", "speculative",
-          "Attention-sink tokens the draft always attends to besides --speculative-draft-window-size.", minimum=0),
-    _spec("speculative-moe-runner-backend", "str", "speculative",
-          "The runner backend for MoE in speculative decoding."),
-    _spec("speculative-moe-a2a-backend", "choice", "speculative",
-          "The backend for MoE A2A in speculative decoding.",
-          choices=("none", "deepep", "mooncake", "nixl", "mori", "ascend_fuseep", "flashinfer", "megamoe",
-                   "deepep_v2", "pplx", "ascend_tp")),
-    _spec("speculative-draft-model-quantization", "str", "speculative",
-          "The quantization method for the draft model."),
-    _spec("speculative-skip-dp-mlp-sync", "bool", "speculative",
-          "Skip the extra MLP sync before merging a new batch with speculative decoding + DP attention.",
-          default=False),
-    _spec("enable-multi-layer-eagle", "bool", "speculative",
-          "Enable multi-layer Eagle speculative decoding.", default=False),
-    _spec("speculative-adaptive", "bool", "speculative",
-          "Adaptive speculative decoding: adjusts num_steps at run time from the acceptance rate.", default=False),
-    _spec("speculative-adaptive-config", "str", "speculative",
-          "A JSON config file for adaptive speculative decoding (its 'strategy': 'ema' or 'throughput_aware')."),
-    _spec("speculative-ngram-min-bfs-breadth", "int", "speculative",
-          "The minimum breadth for BFS in ngram speculative decoding.", default=1, minimum=1),
-    _spec("speculative-ngram-max-bfs-breadth", "int", "speculative",
-          "The maximum breadth for BFS in ngram speculative decoding (NGRAM's topk).", default=10, minimum=1),
-    _spec("speculative-ngram-match-type", "choice", "speculative", "The match type for the cache tree.",
-          default="BFS", choices=("BFS", "PROB")),
-    _spec("speculative-ngram-max-trie-depth", "int", "speculative",
-          "The max trie depth for ngram speculative decoding.", default=18, minimum=1),
-    _spec("speculative-ngram-capacity", "int", "speculative",
-          "The cache capacity for ngram speculative decoding.", default=10_000_000, minimum=1),
-    _spec("speculative-ngram-external-corpus-path", "str", "speculative",
-          "An external JSONL corpus to pre-load into SAM at startup."),
-    _spec("speculative-ngram-external-sam-budget", "int", "speculative",
-          "Draft nodes reserved for the external SAM subtree in ngram speculative decoding.", default=0, minimum=0),
-    _spec("speculative-ngram-external-corpus-max-tokens", "int", "speculative",
-          "Fail startup if the tokenized external ngram corpus exceeds this many tokens.",
-          default=10_000_000, minimum=1),
-]
+def _type(option: OptionSpec) -> FlagType:
+    if not option.takes_value:
+        return "bool"
+    if option.choices:
+        return "choice"
+    if option.is_list:
+        return "int_list" if option.type == "int" else "list"
+    if option.type in ("int", "float"):
+        return option.type  # type: ignore[return-value]
+    if option.type is not None and option.type.endswith("human_readable_int"):
+        return "int"
+    if option.type is not None and ("json" in option.type or option.type.endswith("config_arg")):
+        return "json"
+    return "str"
 
-_CAPACITY = [
-    _spec("mem-fraction-static", "float", "capacity",
-          "The fraction of GPU memory for static allocation (weights and KV cache pool). Lower it on OOM.",
-          minimum=0.0, maximum=1.0, exclusive_min=True, exclusive_max=True),
-    _spec("max-running-requests", "int", "capacity",
-          "The maximum number of running requests (SGLang derives it from the KV pool when unset).", minimum=1),
-    _spec("max-total-tokens", "int", "capacity",
-          "The maximum number of tokens in the memory pool (computed from the memory fraction when unset).",
-          minimum=1),
-    _spec("max-prefill-tokens", "int", "capacity", "The maximum number of tokens in a prefill batch.",
-          default=16384, minimum=1),
-    _spec("chunked-prefill-size", "int", "capacity",
-          "The maximum number of tokens in a chunk for chunked prefill; -1 disables chunked prefill.",
-          minimum=1, special=("-1",)),
-    _spec("context-length", "int", "capacity",
-          "The model's maximum context length (defaults to the model's config.json).", minimum=1),
-    _spec("cuda-graph-config", "json", "capacity",
-          "Per-phase CUDA graph settings as JSON, e.g. "
-          '{"decode":{"backend":"full","max_bs":256},"prefill":{"backend":"tc_piecewise"}}; wins over the '
-          "per-phase --cuda-graph-* flags."),
-    _spec("cuda-graph-backend-decode", "choice", "capacity", "CUDA graph backend for the decode phase.",
-          choices=CUDA_GRAPH_BACKENDS),
-    _spec("cuda-graph-backend-prefill", "choice", "capacity",
-          "CUDA graph backend for the prefill phase (full is opt-in there; older releases refuse it).",
-          choices=CUDA_GRAPH_BACKENDS),
-    _spec("cuda-graph-max-bs-decode", "int", "capacity",
-          "Maximum batch size captured for the decode CUDA graph.", minimum=1),
-    _spec("cuda-graph-max-bs-prefill", "int", "capacity",
-          "Maximum batch size captured for the prefill CUDA graph.", minimum=1),
-    _spec("cuda-graph-bs-decode", "int_list", "capacity",
-          "Explicit list of batch sizes to capture for the decode CUDA graph."),
-    _spec("cuda-graph-bs-prefill", "int_list", "capacity",
-          "Explicit list of batch sizes to capture for the prefill CUDA graph."),
-    _spec("cuda-graph-tc-compiler", "choice", "capacity", "Compiler used by the tc_piecewise backend.",
-          choices=("eager", "inductor")),
-    _spec("disable-decode-cuda-graph", "bool", "capacity",
-          "Disable the decode-phase CUDA graph (--cuda-graph-backend-decode=disabled).", default=False),
-    _spec("disable-prefill-cuda-graph", "bool", "capacity",
-          "Disable the prefill-phase CUDA graph (--cuda-graph-backend-prefill=disabled).", default=False),
-    _spec("cuda-graph-max-bs", "int", "capacity",
-          "Deprecated alias for --cuda-graph-max-bs-decode.", minimum=1, deprecated=True),
-    _spec("cuda-graph-bs", "int_list", "capacity", "Deprecated alias for --cuda-graph-bs-decode.",
-          deprecated=True),
-    _spec("disable-cuda-graph", "bool", "capacity",
-          "Deprecated. Use --cuda-graph-backend-{decode,prefill}=disabled instead.", default=False,
-          deprecated=True),
-    _spec("page-size", "int", "capacity", "The number of tokens in a KV cache page.", minimum=1),
-    _spec("attention-backend", "str", "capacity", "The attention kernel backend (chosen by SGLang when unset)."),
-    _spec("prefill-attention-backend", "str", "capacity", "The attention backend for prefill (overrides "
-          "--attention-backend)."),
-    _spec("decode-attention-backend", "str", "capacity", "The attention backend for decode (overrides "
-          "--attention-backend)."),
-    _spec("tp-size", "int", "capacity", "The tensor parallelism size.", default=1, minimum=1,
-          aliases=("tp", "tensor-parallel-size")),
-    _spec("dp-size", "int", "capacity", "The data parallelism size.", default=1, minimum=1,
-          aliases=("dp", "data-parallel-size")),
-    _spec("enable-dp-attention", "bool", "capacity", "Data parallelism for attention.", default=False),
-    _spec("disable-overlap-schedule", "bool", "capacity",
-          "Disable the overlap scheduler (CPU scheduling overlapped with the GPU worker).", default=False),
-    _spec("enable-mixed-chunk", "bool", "capacity", "Mix prefill and decode in a batch.", default=False),
-    _spec("enable-deterministic-inference", "bool", "capacity", "Batch-invariant, deterministic inference.",
-          default=False),
-]
 
-_SERVER = [
-    _spec("model-path", "str", "server",
-          "The path of the model weights: a local folder or a Hugging Face repo ID.", aliases=("model",)),
-    _spec("served-model-name", "str", "server", "The model name returned by /v1/models."),
-    _spec("host", "str", "server", "The host of the HTTP server.", default="127.0.0.1"),
-    _spec("port", "int", "server", "The port of the HTTP server.", default=30000, minimum=1, maximum=65535),
-    _spec("enable-metrics", "bool", "server", "Enable Prometheus metrics.", default=False),
-    _spec("decode-log-interval", "int", "server",
-          "The log and metrics interval (in decode iterations) for decode batches.", default=40, minimum=1),
-    _spec("log-level", "str", "server", "The logging level of all loggers.", default="info"),
-    _spec("trust-remote-code", "bool", "server", "Allow custom model code from the Hub.", default=False),
-]
+def flag_spec(option: OptionSpec) -> FlagSpec:
+    default = option.default if isinstance(option.default, (str, int, float, bool)) else None
+    if option.name == ALGORITHM_FLAG:
+        return FlagSpec(option.name, "choice", "speculative", option.help or "", None, SPEC_ALGORITHMS,
+                        option.aliases, open_choices=True, option=option)
+    return FlagSpec(option.name, _type(option), _group(option.name), option.help or "", default,
+                    tuple(str(c) for c in option.choices or ()), option.aliases, deprecated=option.deprecated,
+                    option=option)
 
-_TABLE = [*_SPECULATIVE, *_CAPACITY, *_SERVER]
 
-FLAGS: dict[str, FlagSpec] = {spec.name: spec for spec in _TABLE}
-_ALIASES: dict[str, str] = {alias: spec.name for spec in _TABLE for alias in spec.aliases}
+@cache
+def release_flags(schema: ReleaseSchema) -> dict[str, FlagSpec]:
+    """Every option of a release as a FlagSpec, by name, in the release's declaration order."""
+    return {option.name: flag_spec(option) for option in schema.options}
+
+
+class _DefaultFlags(Mapping[str, FlagSpec]):
+    """The default release's flags, read from its schema on first use (not at import: the panel's start)."""
+
+    def _flags(self) -> dict[str, FlagSpec]:
+        return release_flags(default_schema())
+
+    def __getitem__(self, key: str) -> FlagSpec:
+        return self._flags()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flags())
+
+    def __len__(self) -> int:
+        return len(self._flags())
+
+
+FLAGS: Mapping[str, FlagSpec] = _DefaultFlags()
 
 
 def bare(name: str) -> str:
@@ -258,20 +131,35 @@ def bare(name: str) -> str:
     return name[2:] if name.startswith("--") else name
 
 
-def canonical_name(name: str) -> str:
-    """The table's name for a flag written as an alias (tp -> tp-size); unknown names come back bare."""
-    name = bare(name)
-    return _ALIASES.get(name, name)
+def canonical_name(name: str, schema: ReleaseSchema | None = None) -> str:
+    """The release's name for a flag as written (an alias or a prefix argparse takes: tp -> tp-size); a name the
+    release does not know, or an ambiguous prefix, comes back bare."""
+    option, _ = (schema or default_schema()).resolve(bare(name))
+    return option.name if option is not None else bare(name)
 
 
-def spec_for(name: str) -> FlagSpec | None:
-    """The FlagSpec for a name, alias or `--name`; None when the table does not know it."""
-    return FLAGS.get(canonical_name(name))
+def spec_for(name: str, schema: ReleaseSchema | None = None) -> FlagSpec | None:
+    """The FlagSpec for a name, alias, prefix or `--name`; None when the release does not know it."""
+    release = schema or default_schema()
+    option, _ = release.resolve(bare(name))
+    return release_flags(release)[option.name] if option is not None else None
 
 
-def groups() -> dict[str, list[FlagSpec]]:
-    """The table by group, in table order (for forms and `unit show`)."""
+def groups(schema: ReleaseSchema | None = None) -> dict[str, list[FlagSpec]]:
+    """The panel's groups of the release's flags (for forms and `unit show`); the rest of the release is "other"."""
     result: dict[str, list[FlagSpec]] = {}
-    for spec in _TABLE:
-        result.setdefault(spec.group, []).append(spec)
+    for spec in release_flags(schema or default_schema()).values():
+        if spec.group != "other":
+            result.setdefault(spec.group, []).append(spec)
     return result
+
+
+def takes_list(name: str, schema: ReleaseSchema | None = None) -> bool:
+    """Whether the flag's value is several words (nargs "+"): its option's, or for an ambiguous prefix (an old
+    name like --cuda-graph-bs) every option it could mean."""
+    release = schema or default_schema()
+    option, candidates = release.resolve(bare(name))
+    if option is not None:
+        return option.is_list
+    owners = [release.by_string[c] for c in candidates]
+    return bool(owners) and all(o.is_list for o in owners)

@@ -1,12 +1,14 @@
-"""Checking a unit's SGLang flags: each value against the flag table, then SGLang's startup rules, as Issues;
-and applying an Issue's fix to a unit.
+"""Checking a unit's SGLang flags as the release judges them, as Issues; and applying an Issue's fix to a unit.
 
-The table lives in core/flag_table.py, the deprecated aliases in core/flag_deprecations.py, the cross-flag rules in
-core/flag_rules.py (speculative) and core/flag_rules_capacity.py; this module is the one entry point the panel,
-the CLI and the sweep call (its names below are re-exported for them).
+Each flag is parsed by the release's own parser rebuilt from its schema (core/sglang_schema: unknown options,
+ambiguous prefixes, missing values, types, choices, removed values, in argparse's and SGLang's words), then the
+release's start-up checks run on the flags it took (core/flag_rules.py for the speculative hooks,
+core/flag_rules_capacity.py for the CUDA graphs and memory). The rewrites the panel offers for old flags are in
+core/flag_deprecations.py. This module is the one entry point the panel, the CLI and the sweep call (its names
+below are re-exported for them).
 
 Errors: nothing here raises on user input; `validate` reports problems as Issue records. `spec_for` returns
-None for an unknown name.
+None for a name the release does not know.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol, Self, TypeVar
 
-from specdec_tui.core.flag_deprecations import DEPRECATIONS, deprecation_message
+from specdec_tui.core.exec_start import ExecStart
+from specdec_tui.core.flag_deprecations import REWRITES
 from specdec_tui.core.flag_issue import Issue, Level
 from specdec_tui.core.flag_rules import speculative_rules
-from specdec_tui.core.flag_rules_capacity import capacity_rules, cuda_graph_config_error
+from specdec_tui.core.flag_rules_capacity import capacity_rules
 from specdec_tui.core.flag_table import (
     BUILTIN_ALGORITHMS,
     EAGLE_FAMILY,
@@ -31,110 +34,98 @@ from specdec_tui.core.flag_table import (
     canonical_name,
     groups,
     spec_for,
+    takes_list,
 )
+from specdec_tui.core.sglang_schema.argv_parser import check_flag
+from specdec_tui.core.sglang_schema.schema import ReleaseSchema, default_schema
+from specdec_tui.core.sglang_schema.sim_options import SIM_MODULE, with_simulator
 
 __all__ = [
     "BUILTIN_ALGORITHMS", "EAGLE_FAMILY", "FLAGS", "SPEC_ALGORITHMS", "TREE_FLAGS", "FlagEditable", "FlagSpec",
-    "FlagType", "Group", "Issue", "Level", "apply_fix", "canonical_name", "groups", "listed", "spec_for", "validate",
+    "FlagType", "Group", "Issue", "Level", "apply_fix", "canonical_name", "groups", "listed", "spec_for", "takes_list",
+    "validate", "validate_unit", "schema_for",
 ]
 
 
-def _check_choice(name: str, spec: FlagSpec, value: str) -> Issue | None:
-    flag = f"--{name}"
-    if value in spec.choices:
+def _offered_rewrite(schema: ReleaseSchema, name: str, value: str | None,
+                     flags: Mapping[str, str | None]) -> tuple[dict[str, str | None], tuple[str, ...]] | None:
+    """The panel's rewrite of an old flag (sets, removals), when the release has every flag it writes."""
+    rewrite = REWRITES.get(name)
+    if rewrite is None or any(schema.option(new) is None for new in rewrite.writes()):
         return None
-    if spec.open_choices and value != value.upper() and value.upper() in BUILTIN_ALGORITHMS:
-        return Issue("warning", name, f"{flag} {value}: SGLang upper-cases it to {value.upper()}; older releases "
-                     "(v0.5.x, fixed argparse choices) reject other spellings.", fix={name: value.upper()})
-    if spec.open_choices:
-        if value.upper() in BUILTIN_ALGORITHMS:
-            return None
-        return Issue("warning", name, f"{flag} {value} is not built in to SGLang (ok if a plugin registers it; "
-                     f"otherwise SGLang stops with 'Unknown speculative algorithm name: {value}'). Built in: "
-                     + ", ".join(spec.choices) + ".")
-    return Issue("error", name, f"{flag} {value} is not a choice SGLang knows; use {spec.describe_range()}.")
+    return rewrite.rewrite(value, flags), (name, *(d for d in rewrite.drop if d in flags))
 
 
-def _check_value(name: str, spec: FlagSpec, value: str | None) -> Issue | None:
-    flag = f"--{name}"
-    if spec.is_switch:
-        if value is not None:
-            return Issue("error", name, f"{flag} is a switch and takes no value; SGLang would stop with "
-                         f"'unrecognized arguments: {value}'. Write it bare to turn it on, or remove it.",
-                         fix={name: None})
-        return None
-    if value is None:
-        return Issue("error", name, f"{flag} needs a value; SGLang would stop at startup.")
-    if spec.type == "choice":
-        return _check_choice(name, spec, value)
-    if spec.type == "json":
-        error = cuda_graph_config_error(value)
-        return Issue("error", name, f"SGLang would stop at startup: {error}") if error else None
-    if spec.type == "int_list":
-        bad = [part for part in value.split() if not part.lstrip("-").isdigit()]
-        return Issue("error", name, f"{flag} takes whole numbers separated by spaces, not {bad[0]!r}.") if bad else None
-    if spec.type not in ("int", "float"):
-        return None
-    try:
-        number = int(value) if spec.type == "int" else float(value)
-    except ValueError:
-        kind = "a whole number" if spec.type == "int" else "a number"
-        return Issue("error", name, f"{flag} needs {kind}, not {value!r}.")
-    if value in spec.special:
-        return None
-    too_low = spec.minimum is not None and (number <= spec.minimum if spec.exclusive_min else number < spec.minimum)
-    too_high = spec.maximum is not None and (number >= spec.maximum if spec.exclusive_max else number > spec.maximum)
-    if too_low or too_high:
-        return Issue("error", name, f"{flag} {value} is out of range: it must be {spec.describe_range()}.")
-    return None
+def _refusal(schema: ReleaseSchema, written: str, value: str | None, error: str,
+             flags: Mapping[str, str | None]) -> Issue:
+    """argparse's refusal of one flag, with the rewrite (an old flag) or the removal (a flag the release does not
+    have) that `f` applies."""
+    text = f"SGLang {schema.version} refuses the command line (exit 2): {error}"
+    option, candidates = schema.resolve(written)
+    rewrite = _offered_rewrite(schema, bare(written), value, flags) if option is None else None
+    if rewrite is not None:
+        sets, removes = rewrite
+        new = ", ".join(f"--{n}" for n in sets) or "the flags already set"
+        return Issue("error", bare(written), f"{text}. Older releases took --{bare(written)}; the fix writes {new}.",
+                     fix=sets or None, remove=removes)
+    if option is None and not candidates:
+        return Issue("error", bare(written), f"{text}. The fix removes it.", remove=(bare(written),))
+    if option is None:
+        return Issue("error", bare(written), f"{text}. Write the whole name of the one you mean.")
+    if option.takes_value is False and value is not None:
+        return Issue("error", option.name, f"{text}. --{option.name} is a switch and takes no value; the fix "
+                     "writes it bare.", fix={option.name: None})
+    return Issue("error", option.name, text)
 
 
-def _deprecation(name: str, value: str | None, flags: Mapping[str, str | None]) -> Issue:
-    """The deprecated alias, in SGLang's words, with the rewrite to the flags that replace it."""
-    deprecation = DEPRECATIONS[name]
-    rewrite = deprecation.rewrite(value, flags)
-    kept = [f"--{new}" for new, _ in deprecation.replacements if new not in rewrite]
+def _deprecation(schema: ReleaseSchema, name: str, value: str | None, lines: list[str],
+                 flags: Mapping[str, str | None]) -> Issue:
+    """The deprecated flag, in SGLang's words, with the rewrite to the flags that replace it."""
+    said = " ".join(lines)
+    rewrite = _offered_rewrite(schema, name, value, flags)
+    if rewrite is None:
+        return Issue("warning", name, f"SGLang {schema.version} warns at startup: {said} It still works.")
+    sets, removes = rewrite
+    kept = [f"--{n}" for n in REWRITES[name].writes() if n not in sets]
     note = " " + " and ".join(kept) + " is also set, so the fix only removes the old flag." if kept else ""
-    return Issue("warning", name, f"SGLang warns at startup: {deprecation_message('--' + name)} It still works; "
-                 "older SGLang releases know only the old name, so rewrite it when the host runs a current SGLang."
-                 + note, fix=rewrite or None, remove=(name,))
+    return Issue("warning", name, f"SGLang {schema.version} warns at startup: {said} It still works; the fix "
+                 "rewrites it (releases before the new flag know only the old one)." + note,
+                 fix=sets or None, remove=removes)
 
 
-def validate(flags: Mapping[str, str | None]) -> list[Issue]:
-    """Checks a flag set (names with or without "--", aliases allowed) against the table and SGLang's rules.
-
-    Unknown flags are kept and reported as warnings; value errors and deprecations come first, then cross-flag
-    rules.
-    """
+def validate(flags: Mapping[str, str | None], schema: ReleaseSchema | None = None) -> list[Issue]:
+    """Checks a flag set (names with or without "--", as written in the unit) as the release does: first each
+    flag as its parser takes it (errors stop SGLang before anything loads; deprecations are warnings), then the
+    release's start-up checks on the flags it took. `schema`: the host's release (default: the bundled 0.5.23)."""
+    release = schema or default_schema()
     issues: list[Issue] = []
     canonical: dict[str, str | None] = {}
-    unreadable: dict[str, str | None] = {}
     written_as: dict[str, str] = {}
+    refused: set[str] = set()
     for written, value in flags.items():
-        name = canonical_name(written)
+        error, deprecations = check_flag(release, bare(written), value)
+        if error is not None:
+            issues.append(_refusal(release, written, value, error, flags))
+            option, _ = release.resolve(bare(written))
+            if option is not None:  # the rules see it as given but unreadable (""), never as missing, and build
+                refused.add(option.name)  # no fix on a value SGLang never runs with (issue 35)
+                canonical[option.name] = "" if option.takes_value else value
+                written_as[option.name] = bare(written)
+            continue
+        name = canonical_name(written, release)
         if name in canonical:
             issues.append(Issue("warning", name, f"--{written_as[name]} and --{bare(written)} set the same "
                                 "thing; SGLang keeps the last one.", remove=(written_as[name],)))
         canonical[name], written_as[name] = value, bare(written)
-    for name, value in canonical.items():
-        spec = FLAGS.get(name)
-        if spec is None and name not in DEPRECATIONS:
-            issues.append(Issue("warning", name, f"--{name} is not in this tool's SGLang flag table; it is kept "
-                                "as written and not checked."))
-            continue
-        problem = _check_value(name, spec, value) if spec is not None else None
-        if problem:
-            issues.append(problem)
-            if spec is not None and not spec.is_switch and problem.level == "error":
-                unreadable[name] = ""  # the rules across flags read it as a value error already reported
-        elif name in DEPRECATIONS:
-            issues.append(_deprecation(name, value, canonical))
-    # Rules across flags see only values that passed their own check: a rule (and its fix) built on
-    # "--speculative-num-steps 0" would be about a number SGLang never runs with (issue 35: `f` then "fixed"
-    # the draft tokens to 1 while the steps error stayed).
-    checked = {**canonical, **unreadable}
-    issues.extend(speculative_rules(checked))
-    issues.extend(capacity_rules(checked))
+        if deprecations:
+            issues.append(_deprecation(release, name, value, deprecations, {canonical_name(k, release): v
+                                                                             for k, v in flags.items()}))
+    for option in release.options:
+        if option.required and option.name not in canonical and option.name not in refused:
+            issues.append(Issue("error", option.name, f"SGLang {release.version} refuses the command line (exit 2): "
+                                "the following arguments are required: " + "/".join(option.option_strings)))
+    issues.extend(speculative_rules(canonical, release.version))
+    issues.extend(capacity_rules(canonical, release.version))
     return issues
 
 
@@ -142,6 +133,27 @@ def listed(issues: Iterable[Issue]) -> str:
     """The issues' messages as one clause list ("a; b"), without their closing full stops, for a sentence that
     goes on after them."""
     return "; ".join(issue.message.rstrip(".") for issue in issues)
+
+
+class UnitLike(Protocol):
+    """What `validate_unit` needs of a unit (`unit.UnitFile` is one)."""
+
+    @property
+    def exec_start(self) -> ExecStart: ...
+
+    def flags(self) -> dict[str, str | None]: ...
+
+
+def schema_for(unit: UnitLike, schema: ReleaseSchema | None = None) -> ReleaseSchema:
+    """The parser a unit's program has: the release's, plus the simulator's own options when it runs the
+    simulator (the demo's and the lab's units)."""
+    release = schema or default_schema()
+    return with_simulator(release) if unit.exec_start.python_module == SIM_MODULE else release
+
+
+def validate_unit(unit: UnitLike, schema: ReleaseSchema | None = None) -> list[Issue]:
+    """`validate` on a unit's flags, with the parser its program has (see `schema_for`)."""
+    return validate(unit.flags(), schema_for(unit, schema))
 
 
 class FlagEditable(Protocol):

@@ -29,7 +29,7 @@ from specdec_tui.core.exec_start import (
     render_value,
     replace_span,
 )
-from specdec_tui.core.flags import canonical_name, spec_for
+from specdec_tui.core.flags import canonical_name, takes_list
 from specdec_tui.core.systemd_quote import quote_arg, split_prefixes, split_words
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
 from specdec_tui.core.unit_syntax import (
@@ -253,5 +253,4 @@ def _bare(name: str) -> str:
 
 
 def _is_list_flag(name: str) -> bool:
-    spec = spec_for(name)
-    return spec is not None and spec.type == "int_list"
+    return takes_list(name)

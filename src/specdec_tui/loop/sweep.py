@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from specdec_tui.core.compare import short_flag
-from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
+from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate_unit
 from specdec_tui.core.session import Trial
 from specdec_tui.core.sweep_rules import (
     CurvePoint,
@@ -176,7 +176,7 @@ def edit_for_value(base_text: str, flag: str, value: str) -> str:
         changes[DRAFT] = str(int(value) + 1)
     unit = unit.set_flags(changes)
     for _ in range(3):  # a fix can reveal the next rule; three passes settle every tree rule
-        fixes = [issue for issue in validate(unit.flags())
+        fixes = [issue for issue in validate_unit(unit)
                  if issue.flag in TREE_FLAGS and issue.fixable and flag not in (issue.fix or {})
                  and flag not in issue.remove]
         if not fixes:
@@ -196,7 +196,7 @@ def plan_units(base_text: str, plan: SweepPlan) -> dict[str, str]:
             check_unit(text)
         except WorkflowError as err:
             raise SweepError(f"--{canonical_name(plan.flag)} {value}: {err}") from None
-        overridden = [issue for issue in validate(UnitFile.parse(text).flags())
+        overridden = [issue for issue in validate_unit(UnitFile.parse(text))
                       if canonical_name(plan.flag) in (issue.fix or {})]
         if overridden:  # SGLang would replace the value at startup: the point would measure something else
             raise SweepError(f"--{canonical_name(plan.flag)} {value}: {overridden[0].message}")

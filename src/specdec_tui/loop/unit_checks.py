@@ -25,14 +25,14 @@ def api_key_from(host_config: HostConfig | None) -> str | None:
 
 def check_unit(text: str) -> UnitFile:
     """Parse and validate an edited unit; raise WorkflowError listing the errors that block a push."""
-    from specdec_tui.core.flags import listed, validate
+    from specdec_tui.core.flags import listed, validate_unit
     from specdec_tui.core.unit import UnitFile
 
     try:
         unit = UnitFile.parse(text)
     except UnitSyntaxError as err:
         raise WorkflowError(f"the unit does not parse: {err} — fix the raw unit before pushing") from err
-    errors = [issue for issue in validate(unit.flags()) if issue.level == "error"]
+    errors = [issue for issue in validate_unit(unit) if issue.level == "error"]
     if errors:
         raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed(errors)}")
     return unit

@@ -81,6 +81,7 @@ class _Store(argparse.Action):
 
 def _add(parser: argparse.ArgumentParser, spec: OptionSpec, require: bool) -> None:
     common: dict[str, Any] = {"dest": spec.dest, "help": argparse.SUPPRESS, "default": spec.default}
+    typed: dict[str, Any] = {"nargs": spec.nargs, "type": type_function(spec.type)}
     if spec.required and require:
         common["required"] = True
     choices = list(spec.choices) if spec.choices is not None else None
@@ -93,14 +94,12 @@ def _add(parser: argparse.ArgumentParser, spec: OptionSpec, require: bool) -> No
         positive = [s for s in spec.option_strings if not s.startswith("--no-")]
         parser.add_argument(*positive, action=argparse.BooleanOptionalAction, **common)
     elif kind in ("store", "append", "extend"):
-        parser.add_argument(*spec.option_strings, action=kind, nargs=spec.nargs, type=type_function(spec.type),
-                            choices=choices, **({"const": spec.const} if spec.nargs == "?" else {}), **common)
+        const: dict[str, Any] = {"const": spec.const} if spec.nargs == "?" else {}
+        parser.add_argument(*spec.option_strings, action=kind, choices=choices, **typed, **const, **common)
     elif "Deprecated" in spec.action_class:
-        parser.add_argument(*spec.option_strings, action=_Deprecated, spec=spec, nargs=spec.nargs,
-                            type=type_function(spec.type), choices=choices, **common)
+        parser.add_argument(*spec.option_strings, action=_Deprecated, spec=spec, choices=choices, **typed, **common)
     else:
-        parser.add_argument(*spec.option_strings, action=_Store, nargs=spec.nargs, type=type_function(spec.type),
-                            choices=choices, **common)
+        parser.add_argument(*spec.option_strings, action=_Store, choices=choices, **typed, **common)
 
 
 _PARSERS: dict[tuple[int, bool], tuple[ReleaseSchema, argparse.ArgumentParser]] = {}
@@ -113,10 +112,16 @@ def build_parser(schema: ReleaseSchema, require: bool = True) -> argparse.Argume
     kept = _PARSERS.get(key)
     if kept is not None and kept[0] is schema:
         return kept[1]
-    parser = _Parser(prog=schema.prog, allow_abbrev=schema.allow_abbrev, add_help=False)
+    parser = new_parser(schema, require)
+    _PARSERS[key] = (schema, parser)
+    return parser
+
+
+def new_parser(schema: ReleaseSchema, require: bool = True) -> argparse.ArgumentParser:
+    """A fresh parser of the release (for a caller that adds options of its own, like the simulator)."""
+    parser = _Parser(prog=schema.prog, allow_abbrev=schema.allow_abbrev)  # -h/--help: upstream has them
     for spec in schema.options:
         _add(parser, spec, require)
-    _PARSERS[key] = (schema, parser)
     return parser
 
 

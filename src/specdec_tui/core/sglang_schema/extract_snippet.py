@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (a script for another interpreter: it imports the sglang of the Python it runs in, which this project has not)
 """Dump an installed SGLang's flag schema as JSON: its version and `ServerArgs.add_cli_args` on an argparse parser.
 
 This file is a self-contained script (standard library only, no import of specdec_tui): `tools/sglang_schema.py`

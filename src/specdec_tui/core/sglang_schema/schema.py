@@ -20,7 +20,7 @@ class SchemaError(ValueError):
     """A schema text that is not one (a host's snippet failed, or printed something else)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: its defaults may be lists
 class OptionSpec:
     """One argparse option as the release declares it. `action`: store, store_true, store_const, append, count,
     boolean_optional, or custom (then `action_class` names upstream's class, e.g. DeprecatedStoreTrueAction)."""
@@ -63,7 +63,7 @@ class OptionSpec:
         return "Deprecated" in self.action_class or (self.help or "").lstrip("(").startswith("Deprecated")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per release read; kept in caches by identity
 class ReleaseSchema:
     """The schema of one release: its options in declaration order and the parser's own settings."""
 

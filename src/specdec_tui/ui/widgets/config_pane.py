@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
-from specdec_tui.core.flags import Issue, apply_fix, validate
+from specdec_tui.core.flags import Issue, apply_fix, validate_unit
 from specdec_tui.core.redact import (
     REDACTED,
     SECRET_FLAGS,
@@ -233,12 +233,13 @@ class ConfigPane(Vertical):
         if update_editor:
             self._editor.show_text(redact_text(self.text))
         try:
-            parsed = UnitFile.parse(self.text).flags()
+            unit = UnitFile.parse(self.text)
+            parsed = unit.flags()
         except UnitSyntaxError as err:
             self.issues = [syntax_issue(err)]
             flags = None
         else:
-            self.issues = list(validate(parsed))
+            self.issues = list(validate_unit(unit))
             flags = parsed
         form = self.query_one(FlagForm)
         if flags is not None:
