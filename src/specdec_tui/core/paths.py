@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from platformdirs import user_config_path, user_data_path
+from platformdirs import user_cache_path, user_config_path, user_data_path
 
 APP_NAME = "specdec-tui"
 
@@ -33,3 +33,8 @@ def drafts_dir() -> Path:
 
 def demo_dir() -> Path:
     return data_dir() / "demo"
+
+
+def schema_cache_dir() -> Path:
+    """SGLang flag schemas learned from hosts, one file per release (SPECDEC_TUI_CACHE_DIR overrides)."""
+    return Path(os.environ.get("SPECDEC_TUI_CACHE_DIR") or user_cache_path(APP_NAME)) / "sglang-schemas"

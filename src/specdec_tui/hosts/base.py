@@ -155,6 +155,23 @@ class Host(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PythonRun:
+    """What a Python run on a host answered: exit status and its output as text."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@runtime_checkable
+class PythonProbe(Protocol):
+    """A host that can run a short Python source with a given interpreter (unprivileged, source on stdin): how the
+    panel learns the host's SGLang release and its flag schema (core/sglang_schema/host_probe.py)."""
+
+    async def run_python(self, python: str, source: bytes) -> PythonRun: ...
+
+
 @runtime_checkable
 class TwoPhaseHost(Host, Protocol):
     """A host whose push splits in two, so several hosts can be pushed all-or-none (`hosts.cluster`):

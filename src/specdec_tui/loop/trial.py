@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.core.compare import change_label
@@ -43,6 +44,9 @@ from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
 from specdec_tui.loop.unit_push import checked_push
 
+if TYPE_CHECKING:
+    from specdec_tui.loop.sglang_release import Release
+
 
 @dataclass
 class TrialLoop(BusyState):
@@ -62,6 +66,7 @@ class TrialLoop(BusyState):
     bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
     facts: ServerFacts | None = field(default=None, init=False)  # what the server last said about itself
     _health: HealthWatch | None = field(default=None, init=False, repr=False)
+    release: Release | None = field(default=None, init=False)  # the SGLang release that judges the unit
 
     @property
     def health(self) -> HealthWatch:
@@ -97,9 +102,27 @@ class TrialLoop(BusyState):
         self.emit(UnitLoaded(text))
         return text
 
+    async def learn_release(self, text: str | None = None) -> Release:
+        """The host's SGLang release (asked once per loop; see loop/sglang_release.py), for its checks."""
+        if self.release is None:  # imported here: the panel builds its loop before its first frame
+            from specdec_tui.core.exec_start import ExecStart
+            from specdec_tui.core.unit import UnitFile
+            from specdec_tui.core.unit_errors import UnitSyntaxError
+            from specdec_tui.loop.sglang_release import learn_release
+
+            try:
+                exec_start = UnitFile.parse(text or self.running_text or await self.host.read_unit()).exec_start
+            except UnitSyntaxError:
+                exec_start = ExecStart("", [])
+            self.release = await learn_release(self.host, exec_start)
+        return self.release
+
     async def push(self, text: str) -> PushResult:
-        """Push under the rules (`loop.unit_push`: a session file's hidden keys come from the unit on the host)."""
-        self.running_text, result = await checked_push(self.host, text, running=self.running_text or None)
+        """Push under the rules (`loop.unit_push`: a session file's hidden keys come from the unit on the host),
+        judged by the host's SGLang release."""
+        schema = (await self.learn_release(text)).schema
+        self.running_text, result = await checked_push(self.host, text, running=self.running_text or None,
+                                                       schema=schema)
         return result
 
     async def wait_healthy(self, timeout_s: float | None = None) -> HealthSnapshot:
@@ -219,7 +242,7 @@ class TrialLoop(BusyState):
         """push → restart → healthy. The trial is recorded from the push on; a push that fails keeps
         nothing on the host (raises WorkflowError for an invalid edit before anything happens); a start
         that never turns healthy fails the trial and, with auto_rollback, restores the previous unit."""
-        check_unit(text)
+        check_unit(text, (await self.learn_release(text)).schema)
         with self._claimed(Busy.PUSH):
             return await self._push_and_restart(text)
 
@@ -367,7 +390,7 @@ class TrialLoop(BusyState):
                         on_event: EventSink | None = None) -> Trial:
         """push → restart → healthy → bench → record, as the panel's p then b. Never raises for a failed
         trial; raises WorkflowError only when the edit itself is invalid, Refused when busy."""
-        check_unit(text)
+        check_unit(text, (await self.learn_release(text)).schema)
         with self._claimed(Busy.PUSH), self.listening(on_event):
             try:
                 trial = await self._push_and_restart(text, profile=profile)

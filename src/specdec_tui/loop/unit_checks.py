@@ -9,7 +9,8 @@ from specdec_tui.core.config import HostConfig
 from specdec_tui.core.unit_errors import UnitSyntaxError
 
 if TYPE_CHECKING:  # the unit parser and flag tables are imported by check_unit: the panel builds its trial loop
-    from specdec_tui.core.unit import UnitFile  # before its first frame and checks no unit until a push (~15 ms)
+    from specdec_tui.core.sglang_schema.schema import ReleaseSchema  # before its first frame and checks no
+    from specdec_tui.core.unit import UnitFile  # unit until a push (~15 ms)
 
 
 class WorkflowError(Exception):
@@ -23,8 +24,9 @@ def api_key_from(host_config: HostConfig | None) -> str | None:
     return os.environ.get(host_config.api_key_env) or None
 
 
-def check_unit(text: str) -> UnitFile:
-    """Parse and validate an edited unit; raise WorkflowError listing the errors that block a push."""
+def check_unit(text: str, schema: ReleaseSchema | None = None) -> UnitFile:
+    """Parse and validate an edited unit by the host's release (`schema`; default the bundled 0.5.23); raise
+    WorkflowError listing the errors that block a push."""
     from specdec_tui.core.flags import listed, validate_unit
     from specdec_tui.core.unit import UnitFile
 
@@ -32,7 +34,7 @@ def check_unit(text: str) -> UnitFile:
         unit = UnitFile.parse(text)
     except UnitSyntaxError as err:
         raise WorkflowError(f"the unit does not parse: {err} — fix the raw unit before pushing") from err
-    errors = [issue for issue in validate_unit(unit) if issue.level == "error"]
+    errors = [issue for issue in validate_unit(unit, schema) if issue.level == "error"]
     if errors:
         raise WorkflowError(f"the edit has {len(errors)} error(s) that block a push: {listed(errors)}")
     return unit

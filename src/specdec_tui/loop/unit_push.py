@@ -5,9 +5,14 @@ key has nowhere to come from, is refused in words before anything reaches the ho
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from specdec_tui.core.redact import REDACTED, has_redacted, restore_secrets
 from specdec_tui.hosts.base import Host, PushResult
 from specdec_tui.loop.unit_checks import WorkflowError, check_unit
+
+if TYPE_CHECKING:
+    from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 
 
 def with_secrets(shown: str, *sources: str) -> str:
@@ -20,14 +25,15 @@ def with_secrets(shown: str, *sources: str) -> str:
     return shown
 
 
-async def checked_push(host: Host, text: str, *, running: str | None = None) -> tuple[str, PushResult]:
+async def checked_push(host: Host, text: str, *, running: str | None = None,
+                       schema: ReleaseSchema | None = None) -> tuple[str, PushResult]:
     """Push `text` to `host` under the rules: its hidden keys restored (from `running`, else the unit the host has
-    now), then checked (`check_unit`). Raises WorkflowError, in words, when it may not go; returns the text that
+    now), then checked (`check_unit`, by `schema`: the host's SGLang release; default the bundled 0.5.23). Raises WorkflowError, in words, when it may not go; returns the text that
     was pushed (with its keys) and the host's result."""
     if has_redacted(text):
         text = with_secrets(text, running or await host.read_unit())
         if has_redacted(text):
             raise WorkflowError(f"the unit hides an API key ({REDACTED}) and the unit on the host has none to put "
                                 "back: type the key into the unit, then push again")
-    check_unit(text)
+    check_unit(text, schema)
     return text, await host.push(text)

@@ -25,6 +25,7 @@ from specdec_tui.hosts.base import (
     HostInfo,
     JournalRecord,
     PushResult,
+    PythonRun,
     RestartResult,
     ServiceStatus,
     StagedPush,
@@ -35,6 +36,7 @@ from specdec_tui.hosts.ssh.journal import JournalFollow, parse_journal_line
 from specdec_tui.hosts.unit_text import decode_unit
 
 __all__ = ["SSHHost", "job_result_from", "parse_gpu_csv", "parse_journal_line", "parse_show"]
+PYTHON_PROBE_TIMEOUT_S = 60.0  # importing sglang's argument modules takes a few seconds on a real host
 
 
 class SSHHost:
@@ -297,6 +299,18 @@ class SSHHost:
             return []
         result = await self._run(rc.nvidia_smi_query(), privileged=False, check=False)
         return parse_gpu_csv(result.stdout.decode(errors="replace")) if result.returncode == 0 else []
+
+    async def run_python(self, python: str, source: bytes) -> PythonRun:
+        """`python -` with `source` on stdin, as the SSH user (it only reads): the SGLang release probes."""
+        conn = await self._connection()
+        try:
+            result = await asyncio.wait_for(run_on(conn, rc.cmd(python, "-"), stdin=source), PYTHON_PROBE_TIMEOUT_S)
+        except TimeoutError:
+            raise HostError(f"{python} on {self.config.address} did not answer in {PYTHON_PROBE_TIMEOUT_S:g} s") from None
+        except (asyncssh.Error, OSError) as err:
+            self._conn = None
+            raise ConnectionLost(f"the SSH connection to {self.config.address} dropped: {err}", "try again") from err
+        return PythonRun(result.returncode, result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace"))
 
     # --- journal -----------------------------------------------------------------------------------
     async def journal(
