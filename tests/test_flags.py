@@ -182,3 +182,17 @@ def test_a_refused_value_is_not_the_ground_of_another_flags_fix() -> None:
     assert not any(i.fixable for i in issues)
     assert f"refused: {listed(issues)}. Fix" == ("refused: SGLang 0.5.23 refuses the command line (exit 2): argument "
                                                "--speculative-num-steps: invalid int value: 'zero'. Fix")
+
+
+def test_the_forms_rows_are_options_of_the_release_with_its_help() -> None:
+    from specdec_tui.core.sglang_schema.schema import default_schema
+    from specdec_tui.ui.widgets.flag_form import FORM_FLAGS, algorithm_choices, flag_help
+
+    schema = default_schema()
+    for name in FORM_FLAGS:
+        option = schema.option(name)
+        assert option is not None, name
+        assert flag_help(name) == option.help
+    # --speculative-algorithm is a free string in 0.5.23's parser: the dropdown offers the builtins its help names
+    assert algorithm_choices() == ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
+    assert all(a in (schema.option("speculative-algorithm").help or "") for a in algorithm_choices())  # type: ignore[union-attr]

@@ -114,7 +114,8 @@ class TrialLoop(BusyState):
                 exec_start = UnitFile.parse(text or self.running_text or await self.host.read_unit()).exec_start
             except UnitSyntaxError:
                 exec_start = ExecStart("", [])
-            self.release = await learn_release(self.host, exec_start)
+            served = self.facts.version if self.facts is not None and self.facts.version else None
+            self.release = await learn_release(self.host, exec_start, version=served)  # /server_info's, once it serves
         return self.release
 
     async def push(self, text: str) -> PushResult:
