@@ -159,9 +159,14 @@ def test_cuda_graph_config_errors_are_sglangs(raw: str, error: str) -> None:
     assert issue.level == "error" and issue.message.endswith(f"argument --cuda-graph-config: {error}")
 
 
-def test_full_prefill_is_a_choice_of_0_5_23() -> None:
-    assert validate({**NEXTN, "cuda-graph-backend-prefill": "full"}) == []
-    assert validate({**NEXTN, "cuda-graph-config": '{"prefill": {"backend": "full", "full_prefill_max_req": 8}}'}) == []
+def test_full_prefill_is_a_choice_of_0_5_23_with_its_warning() -> None:
+    # cuda_graph_hook.py warns for it at start-up (experimental); it starts
+    words = "cuda_graph_config[prefill].backend='full' is experimental. Use breakable for production workloads."
+    flag = on(validate({**NEXTN, "cuda-graph-backend-prefill": "full"}), "cuda-graph-backend-prefill")
+    assert flag.level == "warning" and flag.message.endswith(words)
+    json_full = on(validate({**NEXTN, "cuda-graph-config": '{"prefill": {"backend": "full", "full_prefill_max_req": 8}}'}),
+                   "cuda-graph-config")
+    assert json_full.level == "warning" and json_full.message.endswith(words)
     assert validate({**NEXTN, "cuda-graph-backend-prefill": "breakable"}) == []
     removed = on(validate({**NEXTN, "cuda-graph-backend-prefill": "tc_piecewise"}), "cuda-graph-backend-prefill")
     assert removed.level == "error" and removed.message.endswith(
@@ -348,3 +353,14 @@ def test_an_old_flag_after_its_new_flag_is_the_value_older_releases_kept() -> No
     assert later.fix == {"cuda-graph-max-bs-decode": "64"} and later.remove == ("cuda-graph-max-bs",)
     earlier = on(validate({**NEXTN, "cuda-graph-max-bs": "64", "cuda-graph-max-bs-decode": "32"}), "cuda-graph-max-bs")
     assert earlier.fix is None and earlier.remove == ("cuda-graph-max-bs",)
+
+
+def test_flex_attention_refuses_speculative_decoding_and_the_prefill_context_must_be_positive() -> None:
+    # attention_hook.py (an assert) and cuda_graph_hook.py _resolve_max_context_size
+    flex = on(validate({**NEXTN, "attention-backend": "flex_attention"}), "attention-backend")
+    assert flex.level == "error" and flex.message.endswith(
+        "Speculative decoding is currently not supported with Flex Attention backend")
+    assert validate({**BASE, "attention-backend": "flex_attention"}) == []
+    zero = on(validate({**NEXTN, "cuda-graph-prefill-max-context": "0"}), "cuda-graph-prefill-max-context")
+    assert zero.message.endswith("--cuda-graph-prefill-max-context must be a positive integer")
+    assert validate({**NEXTN, "cuda-graph-prefill-max-context": "4k"}) == []

@@ -4,6 +4,9 @@ The value of --cuda-graph-config is checked by the release's own argparse type (
 0.5.23's `parse_cuda_graph_config_arg`); this reads the settings it gives.
 Source read (not copied), SGLang 0.5.23 `srt/arg_groups/cuda_graph_hook.py` parse_cuda_graph_config: precedence
 JSON > per-phase flags > --disable-{phase}-cuda-graph > the deprecated --disable-cuda-graph > defaults.
+and its `validate_cuda_graph_config` (the backends a phase allows: the argparse choices already hold them), the
+warning for a full prefill graph and `_resolve_max_context_size` (--cuda-graph-prefill-max-context must be > 0);
+`attention_hook.py`: the Flex Attention backend refuses speculative decoding (an assert).
 The memory warning is the panel's own hint, not a start-up check.
 """
 
@@ -14,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specdec_tui.core.flag_issue import Issue
+from specdec_tui.core.flag_rules import checks_of
 
 Flags = Mapping[str, str | None]
 
@@ -60,7 +64,8 @@ def graph_phase_settings(flags: Flags) -> dict[str, dict[str, Any]]:
 
 def capacity_rules(flags: Flags, release: str = "0.5.23") -> list[Issue]:
     """Cross-flag rules for the capacity flags (names canonical, without "--")."""
-    issues: list[Issue] = []
+    who = f"SGLang {checks_of(release)}"
+    issues: list[Issue] = _startup_checks(who, flags)
     try:
         fraction = float(flags["mem-fraction-static"] or "")
     except (KeyError, ValueError):
@@ -75,3 +80,28 @@ def capacity_rules(flags: Flags, release: str = "0.5.23") -> list[Issue]:
         issues.append(Issue("warning", sizes[0], "decode CUDA graph batch sizes do nothing while the decode CUDA "
                             "graph is disabled.", remove=sizes))
     return issues
+
+
+def _startup_checks(who: str, flags: Flags) -> list[Issue]:
+    issues: list[Issue] = []
+    if graph_phase_settings(flags)["prefill"].get("backend") == "full":
+        json_backend = "backend" in _json_phases(flags).get("prefill", {})
+        where = "cuda-graph-config" if json_backend else "cuda-graph-backend-prefill"
+        issues.append(Issue("warning", where, f"{who} warns at start-up: cuda_graph_config[prefill].backend='full' is "
+                            "experimental. Use breakable for production workloads."))
+    context = flags.get("cuda-graph-prefill-max-context")
+    size = _size(context)
+    if size is not None and size <= 0:
+        issues.append(Issue("error", "cuda-graph-prefill-max-context", f"{who} stops at start-up: "
+                            "--cuda-graph-prefill-max-context must be a positive integer"))
+    if flags.get("attention-backend") == "flex_attention" and flags.get("speculative-algorithm"):
+        issues.append(Issue("error", "attention-backend", f"{who} stops at start-up (an assert): Speculative decoding "
+                            "is currently not supported with Flex Attention backend"))
+    return issues
+
+
+def _size(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None  # a suffixed size (4k) is positive, or argparse refused it already
