@@ -256,3 +256,16 @@ def test_the_cli_modules_import_each_other_without_a_cycle() -> None:
 
     cycles = [c for name in sorted(graph) if (c := cycle_from(name, []))]
     assert not cycles, "import cycle: " + " → ".join(cycles[0])
+
+
+def test_host_push_refuses_what_the_hosts_release_refuses(demo: DemoWorkspace, tmp_path: Path) -> None:
+    # the demo's release is the bundled 0.5.23, where --cuda-graph-max-bs is an ambiguous prefix: nothing is pushed
+    before = demo.unit_path.read_text()
+    edited = tmp_path / "old-flag.service"
+    edited.write_text(UnitFile.parse(before).text.replace("--enable-metrics", "--enable-metrics --cuda-graph-max-bs 8"))
+    done = cli("host", "push", "--host", "demo", str(edited))
+    assert done.returncode == 1, done.stderr
+    assert ("SGLang 0.5.23 refuses the command line (exit 2): ambiguous option: --cuda-graph-max-bs could match "
+            "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill") in done.stderr
+    assert "nothing was pushed" in done.stderr and "Traceback" not in done.stderr
+    assert demo.unit_path.read_text() == before

@@ -77,13 +77,13 @@ def test_follow_wrapper_is_one_quoted_sh_script():
     command = rc.journal("sglang.service", after_cursor=None, lines=10, follow=True)
     assert command.argv[:2] == ("sh", "-c")
     assert shlex.split(command.line) == list(command.argv)
-    assert "journalctl -u sglang.service -o json --no-pager -n 10 -f" in command.argv[2]
+    assert "journalctl -u sglang.service -o json --all --no-pager -n 10 -f" in command.argv[2]
 
 
 def test_follow_wrapper_kills_the_follower_when_stdin_closes():
     """The real wrapper with `sleep` standing in for journalctl: EOF on stdin ends it at once."""
     script = rc.journal("sglang.service", after_cursor=None, lines=1, follow=True).argv[2]
-    follower = "journalctl -u sglang.service -o json --no-pager -n 1 -f"
+    follower = "journalctl -u sglang.service -o json --all --no-pager -n 1 -f"
     assert follower in script
     proc = subprocess.Popen(["sh", "-c", script.replace(follower, "sleep 30")], stdin=subprocess.PIPE)
     with pytest.raises(subprocess.TimeoutExpired):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Input
 
+from specdec_tui.core.sglang_schema.schema import parse_schema
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import offline_app, started
+from .ui_helpers import offline_app, started, wait_for
 
 
 async def test_editing_steps_field_changes_unit_text_and_diff() -> None:
@@ -231,3 +234,19 @@ async def test_values_shown_while_the_form_is_still_being_mounted_wait_for_its_f
             steps = form.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input)
             assert steps.value == "2", turns
         assert app.return_code in (None, 0), turns
+
+
+async def test_the_form_judges_by_the_hosts_release_once_it_is_learned(tmp_path: Path) -> None:
+    from specdec_tui.core.sglang_schema.host_probe import schema_source
+    from tests.test_sglang_release import STANDIN, FakeHost
+
+    newer = parse_schema((await FakeHost(STANDIN).run_python("python3", schema_source())).stdout)
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        editor = app.screen.query_one(UnitEditor)
+        editor.text = editor.text.replace("--enable-metrics", "--enable-metrics \\\n    --cuda-graph-max-bs 8")
+        await wait_for(pilot, lambda: any("ambiguous option: --cuda-graph-max-bs" in e.message
+                                          for e in app.config_pane.errors), "0.5.23's refusal")
+        await app.config_pane.use_release(newer)  # the host runs a release that still has the flag
+        assert not any(i.flag == "cuda-graph-max-bs" for i in app.config_pane.issues)

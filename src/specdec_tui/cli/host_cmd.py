@@ -24,6 +24,7 @@ from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
+    from specdec_tui.loop.sglang_release import Release
     from specdec_tui.core.config import HostConfig
 
 ACTIONS = ("status", "cat", "push", "restart", "stop", "rollback", "journal")
@@ -105,16 +106,33 @@ async def _push(host: Host, args: argparse.Namespace, _target: Target) -> int:
     from specdec_tui.loop.unit_push import checked_push
 
     text = read_unit_text(args.file)
+    release = await _hosts_release(host, text)
     try:  # the panel's rules: hidden keys from the host's unit, a unit that cannot run refused
-        _, result = await checked_push(host, text)
+        _, result = await checked_push(host, text, schema=release.schema)
     except WorkflowError as err:
-        raise CliError(f"{args.file} was not pushed: {err}") from None
+        raise CliError(f"{args.file} was not pushed (judged by SGLang {release.version}): {err}") from None
     if not result.changed:
         print(f"{result.unit}: unchanged (the host already has this text)")
     else:
         print(f"{result.unit}: pushed; previous version kept as backup {result.backup}" if result.backup
               else f"{result.unit}: pushed (it did not exist before)")
     return 0
+
+
+async def _hosts_release(host: Host, text: str) -> Release:
+    """The release that judges the push, as the panel's `p` has it (said on stderr when it is not the host's)."""
+    from specdec_tui.core.exec_start import ExecStart
+    from specdec_tui.core.unit import UnitFile, UnitSyntaxError
+    from specdec_tui.loop.sglang_release import learn_release
+
+    try:
+        exec_start = UnitFile.parse(text).exec_start
+    except UnitSyntaxError:
+        exec_start = ExecStart("", [])  # checked_push says what is wrong with it
+    release = await learn_release(host, exec_start)
+    if release.note:
+        print(f"note: {release.note}", file=sys.stderr, flush=True)
+    return release
 
 
 async def _restart(host: Host, _args: argparse.Namespace, _target: Target) -> int:

@@ -141,7 +141,9 @@ def make_temp_dir() -> RemoteCommand:
 def journal(unit: str, *, after_cursor: str | None, lines: int | None, follow: bool) -> RemoteCommand:
     """`journalctl -o json`; in follow mode wrapped so journalctl dies when the SSH channel closes:
     the wrapper waits for EOF on stdin (the channel) and then kills it, so nothing is left running."""
-    argv = ["journalctl", "-u", valid_unit_name(unit), "-o", "json", "--no-pager"]
+    # --all: without it `-o json` writes null for a field over 4096 bytes, and SGLang's server_args line (every
+    # option of the release, ~16 KB in 0.5.23) would arrive empty
+    argv = ["journalctl", "-u", valid_unit_name(unit), "-o", "json", "--all", "--no-pager"]
     if after_cursor is not None:
         argv.append(f"--after-cursor={valid_cursor(after_cursor)}")
     elif lines is not None:

@@ -5,12 +5,16 @@ Textual: the panel wraps each event in a message of its own (`ui.loop_messages`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specdec_tui.bench.events import BenchEvent
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
 from specdec_tui.hosts.base import PushResult, RestartResult
 from specdec_tui.loop.states import Busy, Step
+
+if TYPE_CHECKING:
+    from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +98,19 @@ class TrialEnded:
     trial: Trial
 
 
+@dataclass(frozen=True, slots=True)
+class ReleaseLearned:
+    """The SGLang release that judges the host's unit (loop/sglang_release.py): its version, where its schema came
+    from, and a note when it is not the host's own (the bundled 0.5.23 stands in)."""
+
+    version: str
+    source: str
+    note: str
+    schema: ReleaseSchema
+
+
 LoopEvent = (
-    Phase | BusyChanged | UnitLoaded | Pushed | Restarted | Healthy | RolledBack | StepFailed | BenchStarted
+    Phase | BusyChanged | UnitLoaded | ReleaseLearned | Pushed | Restarted | Healthy | RolledBack | StepFailed | BenchStarted
     | BenchUpdate | TrialChanged | TrialEnded
 )
 

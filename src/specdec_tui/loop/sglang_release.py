@@ -79,8 +79,8 @@ async def learn_release(host: object, exec_start: ExecStart, *, version: str | N
     """The release that judges the unit on `host` (see the module's note). `version`: already known (e.g. from
     `/server_info`), so only the schema is asked for."""
     where = cache or schema_cache_dir()
-    if not isinstance(host, PythonProbe):
-        return _fallback("this host's SGLang cannot be asked (it runs no Python over a connection)")
+    if not isinstance(host, PythonProbe):  # the demo: it runs the simulator, whose default is 0.5.23
+        return Release(default_schema(), "bundled")
     version = version or await host_version(host, exec_start)
     if version is None:
         return _fallback(f"the SGLang version of {unit_python(exec_start)} on the host is unknown")

@@ -30,6 +30,7 @@ from specdec_tui.loop.events import (
     Healthy,
     Phase,
     Pushed,
+    ReleaseLearned,
     Restarted,
     RolledBack,
     StepFailed,
@@ -116,6 +117,7 @@ class TrialLoop(BusyState):
                 exec_start = ExecStart("", [])
             served = self.facts.version if self.facts is not None and self.facts.version else None
             self.release = await learn_release(self.host, exec_start, version=served)  # /server_info's, once it serves
+            self.emit(ReleaseLearned(self.release.version, self.release.source, self.release.note, self.release.schema))
         return self.release
 
     async def push(self, text: str) -> PushResult:

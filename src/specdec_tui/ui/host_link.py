@@ -60,6 +60,7 @@ class HostLink:
             return
         self._run(self._follow_journal(self.host.journal(follow=True, lines=min(self.journal_lines, 500))), "journal")
         self._run(self._watch_health(), "health")
+        self._run(self._learn_release(), "release")
         if self.host.info.kind != "local":
             return  # never start a production unit implicitly
         try:
@@ -69,6 +70,13 @@ class HostLink:
             return
         if status.active_state == "inactive":
             self.app.post_message(m.ServiceInactive(status))
+
+    async def _learn_release(self) -> None:
+        """The host's SGLang release, for the form's checks (a ReleaseLearned event; failures fall back inside)."""
+        try:
+            await self.loop.learn_release()
+        except HostError as err:
+            self._failed(Step.CONNECT, err)
 
     async def _follow_journal(self, source: AsyncIterator[JournalRecord]) -> None:
         """Batches of parsed lines and the stats folded from them, parsed and formatted in a child process

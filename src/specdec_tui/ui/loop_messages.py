@@ -38,6 +38,10 @@ class UnitLoadedMessage(LoopMessage["ev.UnitLoaded"]):
     """The unit as the host has it now: the Config tab follows (an edit in progress is kept)."""
 
 
+class ReleaseLearnedMessage(LoopMessage["ev.ReleaseLearned"]):
+    """The SGLang release that judges the host's unit: the form checks by it (and says when 0.5.23 stands in)."""
+
+
 class PushedMessage(LoopMessage["ev.Pushed"]):
     """The edit is on the host (a trial started): the form follows, the draft is cleared, a journal marker."""
 
@@ -84,7 +88,8 @@ def message_table() -> dict[type, Callable[[ev.LoopEvent], Message]]:
 
         pairs: list[tuple[type, type[LoopMessage[object]]]] = [
             (events.Phase, PhaseMessage), (events.BusyChanged, BusyChangedMessage),
-            (events.UnitLoaded, UnitLoadedMessage), (events.Pushed, PushedMessage),
+            (events.UnitLoaded, UnitLoadedMessage), (events.ReleaseLearned, ReleaseLearnedMessage),
+            (events.Pushed, PushedMessage),
             (events.Restarted, RestartedMessage), (events.Healthy, HealthyMessage),
             (events.RolledBack, RolledBackMessage), (events.StepFailed, StepFailedMessage),
             (events.BenchStarted, BenchStartedMessage), (events.BenchUpdate, BenchUpdateMessage),

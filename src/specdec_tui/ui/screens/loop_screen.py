@@ -95,6 +95,14 @@ class LoopScreen(Screen[None]):
             self._draft_offered = True
             self._offer_draft(message.event.text)
 
+    @on(lm.ReleaseLearnedMessage)
+    async def _release_learned(self, message: lm.ReleaseLearnedMessage) -> None:
+        if not await self._shown():
+            return
+        await self.config_pane.use_release(message.event.schema)
+        if message.event.note:
+            self.app.notify(message.event.note, title=f"SGLang {message.event.version}", severity="warning")
+
     @on(lm.PushedMessage)
     async def _pushed(self, message: lm.PushedMessage) -> None:
         if not await self._shown():

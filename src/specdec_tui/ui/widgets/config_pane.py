@@ -33,6 +33,7 @@ from specdec_tui.core.redact import (
     redact_flags,
     redact_text,
 )
+from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
 from specdec_tui.loop.edit_draft import EditDraft
@@ -111,6 +112,7 @@ class ConfigPane(Vertical):
         self.text = running_text
         self.draft = draft
         self.issues: list[Issue] = []
+        self.schema: ReleaseSchema | None = None  # the host's SGLang release once learned; None: the bundled 0.5.23
         self.diff = ""
         self._draft_timer: Timer | None = None
         self._draft_pending = False
@@ -156,6 +158,12 @@ class ConfigPane(Vertical):
         fixable = [i for i in self.issues if i.fixable]
         fixable.sort(key=lambda i: i.level != "error")
         return fixable[0] if fixable else None
+
+    async def use_release(self, schema: ReleaseSchema) -> None:
+        """Judge the unit by the host's SGLang release from now on (loop/sglang_release.py)."""
+        if schema is not self.schema:
+            self.schema = schema
+            await self._refresh_views(update_editor=False)
 
     async def load_running(self, text: str, *, keep_edit: bool = False) -> None:
         """The host's unit changed (connect, push, rollback). The edit follows it unless `keep_edit`."""
@@ -239,7 +247,7 @@ class ConfigPane(Vertical):
             self.issues = [syntax_issue(err)]
             flags = None
         else:
-            self.issues = list(validate_unit(unit))
+            self.issues = list(validate_unit(unit, self.schema))
             flags = parsed
         form = self.query_one(FlagForm)
         if flags is not None:
