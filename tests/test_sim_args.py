@@ -85,3 +85,22 @@ def test_memory_failures_depend_on_fraction_tree_and_graph_batch():
     assert not memory_plan(parse_sim_args(wide)).fits_graphs
     assert memory_plan(parse_sim_args([*wide, "--cuda-graph-max-bs-decode", "4"])).fits_graphs
     assert memory_plan(parse_sim_args([*wide, "--cuda-graph-backend-decode", "disabled"])).fits_graphs
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "d", "--speculative-num-steps", "2",
+      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3", "--speculative-use-block-verification"],
+     "ValueError: --speculative-use-block-verification only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK."),
+    (["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "2", "--speculative-eagle-topk", "1",
+      "--speculative-num-draft-tokens", "3", "--speculative-draft-sink-size", "4"],
+     "ValueError: --speculative-draft-sink-size requires --speculative-draft-window-size."),
+    (["--speculative-algorithm", "NGRAM", "--attn-dp-size", "2"],
+     "ValueError: Currently ngram speculative decoding does not support dp attention."),
+])
+def test_the_sim_stops_at_start_up_where_0_5_23_does(argv: list[str], error: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # upstream 0.5.23: srt/arg_groups/speculative_hook.py (ValueErrors after parsing: exit 1, not argparse's 2)
+    with pytest.raises(SystemExit) as exc:
+        parse_sim_args(["--model-path", "m", *argv])
+    assert exc.value.code == 1
+    assert capsys.readouterr().err.strip().endswith(error)

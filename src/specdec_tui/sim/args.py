@@ -97,7 +97,7 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         _exit_refused(prog, "argument --time-scale: must be > 0")
     _check_nodes(prog, ns)
     warnings: list[str] = []
-    failure = resolve_speculative(ns, warnings)
+    failure = resolve_speculative(ns, warnings) or startup_refusal(sys.argv[1:] if argv is None else argv)
     if failure is not None:
         sys.stderr.write(f"{failure}\n")
         raise SystemExit(1)
@@ -127,6 +127,28 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         warnings=warnings,
         deprecated_options=parsed.deprecations,
     )
+
+
+def startup_refusal(argv: Sequence[str]) -> str | None:
+    """The first of the release's start-up checks (core/flag_rules*) this command line fails, as the last line of
+    SGLang's traceback; the simulator stops there like SGLang (the panel refuses such a unit before a push)."""
+    from specdec_tui.core.flag_rules import speculative_rules
+    from specdec_tui.core.flag_rules_capacity import capacity_rules
+    from specdec_tui.core.flag_table import canonical_name
+
+    flags: dict[str, str | None] = {}
+    name: str | None = None
+    for word in argv:
+        if word.startswith("--"):
+            name, _, inline = word[2:].partition("=")
+            name = canonical_name(name)
+            flags[name] = inline or None
+        elif name is not None:
+            flags[name] = word if flags[name] is None else f"{flags[name]} {word}"
+    for issue in (*speculative_rules(flags), *capacity_rules(flags)):
+        if issue.level == "error" and " stops at start-up: " in issue.message:
+            return "ValueError: " + issue.message.split(" stops at start-up: ", 1)[1]
+    return None
 
 
 def _check_nodes(prog: str, ns: argparse.Namespace) -> None:
