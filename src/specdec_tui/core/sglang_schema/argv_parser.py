@@ -147,11 +147,21 @@ def flag_words(schema: ReleaseSchema, written: str, value: str | None) -> list[s
     return words
 
 
+_CHECKED: dict[tuple[int, str, str | None], tuple[str | None, tuple[str, ...]]] = {}
+
+
 def check_flag(schema: ReleaseSchema, written: str, value: str | None) -> tuple[str | None, list[str]]:
     """One flag of a unit on its own: argparse's error for it (None when the release takes it) and the
-    deprecation lines SGLang would print for it."""
-    try:
-        parsed = parse_argv(schema, flag_words(schema, written, value), build_parser(schema, require=False))
-    except ArgvError as err:
-        return err.message, []
-    return None, parsed.deprecations
+    deprecation lines SGLang would print for it. Kept per (release, flag, value): the form asks on every key."""
+    key = (id(schema), written, value)
+    known = _CHECKED.get(key)
+    if known is None or _PARSERS.get((id(schema), False), (None,))[0] is not schema:
+        try:
+            parsed = parse_argv(schema, flag_words(schema, written, value), build_parser(schema, require=False))
+            known = (None, tuple(parsed.deprecations))
+        except ArgvError as err:
+            known = (err.message, ())
+        if len(_CHECKED) > 4096:
+            _CHECKED.clear()
+        _CHECKED[key] = known
+    return known[0], list(known[1])
