@@ -73,10 +73,12 @@ def test_host_push_follows_the_panels_rules(demo: DemoWorkspace, tmp_path: Path)
     with_key = UnitFile.parse(demo.unit_path.read_text()).set_flags({"api-key": "sk-host-secret"}).text
     demo.unit_path.write_text(with_key)
     bad = tmp_path / "bad.service"
-    bad.write_text(UnitFile.parse(with_key).set_flags({"speculative-num-steps": "-3"}).text)
+    # a value 0.5.23's parser refuses (it takes -3: the hand table's range was the panel's own)
+    bad.write_text(UnitFile.parse(with_key).set_flags({"speculative-num-steps": "three"}).text)
     refused = cli("host", "push", "--host", "demo", str(bad))
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "was not pushed" in refused.stderr and "--speculative-num-steps -3 is out of range" in refused.stderr
+    assert "was not pushed" in refused.stderr
+    assert "argument --speculative-num-steps: invalid int value: 'three'" in refused.stderr
     assert demo.unit_path.read_text() == with_key
     hidden = tmp_path / "hidden.service"
     hidden.write_text(UnitFile.parse(with_key).set_flags({"api-key": "<redacted>", "speculative-num-steps": "2",
@@ -267,5 +269,5 @@ def test_host_push_refuses_what_the_hosts_release_refuses(demo: DemoWorkspace, t
     assert done.returncode == 1, done.stderr
     assert ("SGLang 0.5.23 refuses the command line (exit 2): ambiguous option: --cuda-graph-max-bs could match "
             "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill") in done.stderr
-    assert "nothing was pushed" in done.stderr and "Traceback" not in done.stderr
+    assert "was not pushed (judged by SGLang 0.5.23)" in done.stderr and "Traceback" not in done.stderr
     assert demo.unit_path.read_text() == before

@@ -24,8 +24,8 @@ from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
-    from specdec_tui.loop.sglang_release import Release
     from specdec_tui.core.config import HostConfig
+    from specdec_tui.loop.sglang_release import Release
 
 ACTIONS = ("status", "cat", "push", "restart", "stop", "rollback", "journal")
 

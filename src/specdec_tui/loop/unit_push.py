@@ -28,8 +28,9 @@ def with_secrets(shown: str, *sources: str) -> str:
 async def checked_push(host: Host, text: str, *, running: str | None = None,
                        schema: ReleaseSchema | None = None) -> tuple[str, PushResult]:
     """Push `text` to `host` under the rules: its hidden keys restored (from `running`, else the unit the host has
-    now), then checked (`check_unit`, by `schema`: the host's SGLang release; default the bundled 0.5.23). Raises WorkflowError, in words, when it may not go; returns the text that
-    was pushed (with its keys) and the host's result."""
+    now), then checked (`check_unit`, by `schema`: the host's SGLang release; default the bundled 0.5.23). Raises
+    WorkflowError, in words, when it may not go; returns the text that was pushed (with its keys) and the host's
+    result."""
     if has_redacted(text):
         text = with_secrets(text, running or await host.read_unit())
         if has_redacted(text):
