@@ -129,7 +129,7 @@ async def test_journal_shows_the_new_process_starting(make_ssh_host, lab_service
     async for record in while_unit_runs(stream, lab_service.lab, lab_service.unit):
         if record.pid == new_pid:
             seen.append(record.message)
-        if any("speculative_num_steps=4" in m for m in seen):
+        if any("'speculative_num_steps': 4" in m for m in seen):  # 0.5.23's server_args={...} (a dict)
             break
     await stream.aclose()
     assert seen, "no journal line from the restarted process"
