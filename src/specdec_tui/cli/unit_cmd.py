@@ -153,7 +153,7 @@ def run_set(args: argparse.Namespace) -> int:
         issues = validate_unit(edited)
     except (UnitSyntaxError, UnitEditError) as err:
         raise CliError(f"{args.file}: {err}") from None
-    before = {(i.flag, i.message) for i in validate(unit.flags()) if i.level == "error"}
+    before = {(i.flag, i.message) for i in validate_unit(unit) if i.level == "error"}
     added = [i for i in issues if i.level == "error" and (i.flag, i.message) not in before]
     for issue in issues:
         print(terminal_safe(f"{issue.level}: {issue.message}"), file=sys.stderr)
