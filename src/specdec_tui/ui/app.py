@@ -103,6 +103,7 @@ class SpecdecApp(PanelState):
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
         self.fleet = FleetFeed(self, config, sessions_dir())
+        self._trials_redraw_queued = False  # a TrialsStale redraw is queued (`_trials_stale`)
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
         self._saved_theme = config.ui.theme  # what the config file names (a palette pick is saved over it)
@@ -254,6 +255,14 @@ class SpecdecApp(PanelState):
 
     @on(MainScreen.TrialsStale)
     def _trials_stale(self, _: MainScreen.TrialsStale) -> None:
+        """Redrawn once for the stale messages already queued (a sweep's level, trial end and next push come in
+        bursts): after the messages before it, so a key typed meanwhile is not held behind one redraw each."""
+        if not self._trials_redraw_queued:
+            self._trials_redraw_queued = True
+            self.call_later(self._redraw_trials)
+
+    def _redraw_trials(self) -> None:
+        self._trials_redraw_queued = False
         self.show_trials()
 
     @on(MainScreen.ChartStale)

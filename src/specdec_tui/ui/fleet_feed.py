@@ -1,11 +1,16 @@
 """The Fleet tab's feed: a worker that polls every configured host every 2 s while the tab is shown (and at once
-when it is opened), and posts the rows. It only posts `FleetRows`; the app renders them."""
+when it is opened), and posts the rows. It only posts `FleetRows`; the app renders them.
+
+The poll itself (every host's reads, its journal's lines parsed, its unit and session read) runs on an event loop of
+its own, on a thread (`PollThread`): on the panel's loop, 16 hosts' polls held typed keys behind them (issue 34)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual.app import App
 
@@ -16,6 +21,33 @@ if TYPE_CHECKING:
     from specdec_tui.loop.fleet import FleetPoller
 
 POLL_EVERY_S = 2.0
+T = TypeVar("T")
+
+
+class PollThread:
+    """An asyncio loop on a daemon thread, started on first use: what runs there holds the panel's loop only for
+    the GIL. Everything the poller opens (connections, clients) is made and closed on this loop."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    async def run(self, work: Coroutine[object, object, T]) -> T:
+        """`work` run on the thread's loop, awaited from the caller's (cancelling the wait cancels the work)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="fleet-poll", daemon=True)
+            self._thread.start()
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
+    def stop(self) -> None:
+        loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        if not thread.is_alive():
+            loop.close()
 
 
 class FleetFeed:
@@ -30,6 +62,7 @@ class FleetFeed:
         self.shown = False
         self._wake = asyncio.Event()
         self._started = False
+        self._thread = PollThread()
 
     @property
     def poller(self) -> FleetPoller:
@@ -53,7 +86,7 @@ class FleetFeed:
             await self._wake.wait()
             self._wake.clear()
             while self.shown:
-                rows = await self.poller.poll()
+                rows = await self._thread.run(self.poller.poll())
                 self.app.post_message(m.FleetRows(rows))
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_EVERY_S)
@@ -63,4 +96,5 @@ class FleetFeed:
 
     async def close(self) -> None:
         if self._poller is not None:
-            await self._poller.close()
+            await self._thread.run(self._poller.close())
+        self._thread.stop()

@@ -14,6 +14,8 @@ Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -37,6 +39,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "status"),
 )
 _STATUS_CLASS = {"ok": "trials--ok", "failed": "trials--failed", "cancelled": "trials--muted", "running": "trials--running"}
+Cell = tuple[str, "JustifyMethod", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
 
 
 class TrialsList(Vertical):
@@ -72,6 +75,7 @@ class TrialsList(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.trial_ids: list[int] = []
+        self._shown: list[list[Cell]] = []  # the cells on screen, per trial in order
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(id="trials-data", cursor_type="row", zebra_stripes=True)
@@ -84,16 +88,31 @@ class TrialsList(Vertical):
         return self.query_one("#trials-data", DataTable)
 
     def set_trials(self, trials: list[Trial]) -> None:
+        """Show `trials`. When they extend the trials shown (a trial added, a level or an end changed one), only
+        the cells that differ are rewritten and the new rows added: rebuilding all of a 1,000-trial session's rows
+        on every change of a sweep held the panel's keys for seconds (issue 34). Anything else rebuilds."""
+        styles: dict[str, Style] = {}
+        shown = [_shown_cells(trial, previous, self, styles) for previous, trial in zip([None, *trials], trials, strict=False)]
+        ids = [trial.id for trial in trials]
         table = self.table
-        keep_row = table.cursor_row
-        table.clear()
-        self.trial_ids = [trial.id for trial in trials]
-        previous: Trial | None = None
-        for trial in trials:
-            table.add_row(*self._cells(trial, previous), key=str(trial.id))
-            previous = trial
-        if trials:
-            table.move_cursor(row=min(max(keep_row, 0), len(trials) - 1))
+        if not self.trial_ids or ids[: len(self.trial_ids)] != self.trial_ids:
+            keep_row = table.cursor_row
+            table.clear()
+            self._shown = []
+            self.trial_ids = []
+            for trial_id, cells in zip(ids, shown, strict=True):
+                table.add_row(*(_text(cell) for cell in cells), key=str(trial_id))
+            self._shown, self.trial_ids = shown, ids
+            if trials:
+                table.move_cursor(row=min(max(keep_row, 0), len(trials) - 1))
+            return
+        for trial_id, cells, was in zip(ids, shown, self._shown, strict=False):  # the rows shown before
+            for (column, _), cell, old in zip(COLUMNS, cells, was, strict=True):
+                if cell != old:
+                    table.update_cell(str(trial_id), column, _text(cell), update_width=True)
+        for trial_id, cells in zip(ids[len(self._shown):], shown[len(self._shown):], strict=True):
+            table.add_row(*(_text(cell) for cell in cells), key=str(trial_id))
+        self._shown, self.trial_ids = shown, ids
 
     @property
     def current_trial_id(self) -> int | None:
@@ -104,25 +123,6 @@ class TrialsList(Vertical):
     def cell_text(self, trial_id: int, column: str) -> str:
         value = self.table.get_cell(str(trial_id), column)
         return value.plain if isinstance(value, Text) else str(value)
-
-    def _cells(self, trial: Trial, previous: Trial | None) -> list[Text]:
-        levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
-        at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1 and lv.measured), None)
-        at_max = levels[-1] if levels else None
-        when = trial.pushed_at or trial.started_at
-        mrr = trial.facts.max_running_requests if trial.facts else None
-        status_style = foreground_style(self, _STATUS_CLASS.get(trial.status, "trials--muted"))
-        status = trial.status + (f": {trial.failure}" if trial.failure else "")
-        return [
-            Text(str(trial.id), justify="right"),
-            Text(when.astimezone().strftime("%H:%M:%S") if when else MISSING),
-            Text(trial_label(trial, previous)),
-            Text(fmt_num(at_one), justify="right"),
-            Text(f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING,
-                 justify="right"),
-            Text(fmt_int(mrr), justify="right"),
-            Text(status[:40], style=status_style),
-        ]
 
     @on(DataTable.RowHighlighted, "#trials-data")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -138,3 +138,31 @@ class TrialsList(Vertical):
         if key is not None:
             trial_id = int(key)
             self.post_message(self.Selected(self.trial_ids.index(trial_id), trial_id))
+
+
+
+def _shown_cells(trial: Trial, previous: Trial | None, widget: TrialsList, styles: dict[str, Style]) -> list[Cell]:
+    levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
+    at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1 and lv.measured), None)
+    at_max = levels[-1] if levels else None
+    when = trial.pushed_at or trial.started_at
+    mrr = trial.facts.max_running_requests if trial.facts else None
+    status_class = _STATUS_CLASS.get(trial.status, "trials--muted")
+    if status_class not in styles:
+        styles[status_class] = foreground_style(widget, status_class)
+    status = trial.status + (f": {trial.failure}" if trial.failure else "")
+    return [
+        (str(trial.id), "right", None),
+        (when.astimezone().strftime("%H:%M:%S") if when else MISSING, "default", None),
+        (trial_label(trial, previous), "default", None),
+        (fmt_num(at_one), "right", None),
+        (f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING, "right",
+         None),
+        (fmt_int(mrr), "right", None),
+        (status[:40], "default", styles[status_class]),
+    ]
+
+
+def _text(cell: Cell) -> Text:
+    text, justify, style = cell
+    return Text(text, justify=justify, style=style or "")
