@@ -38,6 +38,7 @@ from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
 from specdec_tui.ui.textual_compat import css_updates
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
+from specdec_tui.ui.warm_imports import BenchWarmup
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -103,6 +104,7 @@ class SpecdecApp(PanelState):
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
         self.fleet = FleetFeed(self, config, sessions_dir())
+        self.bench_warmup = BenchWarmup(self)
         self._trials_redraw_queued = False  # a TrialsStale redraw is queued (`_trials_stale`)
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
@@ -284,6 +286,8 @@ class SpecdecApp(PanelState):
     @on(m.HealthChanged)
     async def _health_changed(self, message: m.HealthChanged) -> None:
         self.health = message.snapshot
+        if message.snapshot.state.value == "ready":
+            self.bench_warmup.start()  # the first benchmark's imports, off the event loop
         main = await self._filled_main()
         if main is not None:
             for view in main.health_views:
