@@ -93,3 +93,28 @@ async def test_a_list_that_is_not_the_shown_one_extended_is_shown_as_given() -> 
         long.set_trials([])
         await pilot.pause()
         assert long.trial_ids == [] and long.table.row_count == 0
+
+
+async def test_a_burst_of_stale_messages_redraws_the_panels_trials_once() -> None:
+    from specdec_tui.ui.screens.main_screen import MainScreen
+
+    from .ui_helpers import OFFLINE_UNIT, offline_app, started, wait_for
+
+    app = offline_app(trials=[Trial(id=1, unit_text=OFFLINE_UNIT, label="base")])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(pilot)
+        redraws: list[int] = []
+        show_trials = app.show_trials
+
+        def counted() -> None:
+            redraws.append(len(app.session.trials))
+            show_trials()
+
+        app.show_trials = counted  # type: ignore[method-assign]
+        app.session.trials.append(Trial(id=2, unit_text=OFFLINE_UNIT, label="steps=2"))
+        for _ in range(3):  # a level, the trial's end and the next push, queued together
+            app.main.post_message(MainScreen.TrialsStale())
+        await wait_for(pilot, lambda: app.main.trials_list.trial_ids == [1, 2], "the new trial in the list")
+        await pilot.pause(0.1)
+        assert redraws == [2]
+        assert app.main.trials_list.cell_text(2, "change") == "steps=2"

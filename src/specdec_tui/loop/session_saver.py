@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import copy
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -91,6 +92,7 @@ class SessionText:
             if cached is None or cached[0] != mark:
                 table = {"trials": [_trial_doc(trial)]}
                 cached = (mark, tomli_w.dumps(table, multiline_strings=not _has_carriage_return(table)))
+                time.sleep(0)  # the GIL to the panel's loop between trials (a first save of 1,000 trials held it ~1 s)
             kept[trial.id] = cached
             parts.append("\n" + cached[1])
         self._trials = kept
@@ -103,6 +105,7 @@ class SessionSaver:
         self._text = SessionText()  # the writer thread's own
         self._lock = threading.Lock()
         self._pending: tuple[Session, Session] | None = None  # (the caller's session, its snapshot)
+        self._pending_is_prime = False  # the pending snapshot is only to be made into text (`prime`), not written
         self._writer: threading.Thread | None = None
         self._idle = threading.Event()
         self._idle.set()
@@ -118,9 +121,19 @@ class SessionSaver:
                     merge_from_disk(session, self.path)
             except OSError:
                 pass  # the write says it in words
-        taken = snapshot(session)
+        self._hand_over(session, snapshot(session), prime=False)
+
+    def prime(self, session: Session) -> None:
+        """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
+        the first save: that one then serialises what changed, not every trial (a 1,000-trial session's first
+        save held the GIL ~1 s in the middle of a sweep, issue 34). Nothing is done if a save is on its way."""
+        self._hand_over(session, snapshot(session), prime=True)
+
+    def _hand_over(self, session: Session, taken: Session, *, prime: bool) -> None:
         with self._lock:
-            self._pending = (session, taken)
+            if prime and self._pending is not None:
+                return  # a save is pending: it makes the tables itself
+            self._pending, self._pending_is_prime = (session, taken), prime
             self._idle.clear()
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_pending, name=f"session-saver {self.path.name}",
@@ -142,13 +155,16 @@ class SessionSaver:
     def _write_pending(self) -> None:
         while True:
             with self._lock:
-                pending, self._pending = self._pending, None
+                pending, self._pending, prime = self._pending, None, self._pending_is_prime
                 if pending is None:  # nothing newer came while the last one was written: done until the next save
                     self._writer = None
                     self._idle.set()
                     return
             live, session = pending
             try:
+                if prime:
+                    self._text.dumps(session)
+                    continue
                 with session_lock(self.path):
                     # another process saved since the caller's merge: its trials go in too (the caller's session
                     # takes them at its next save, when the file's stamp is not the one it knows)

@@ -27,6 +27,7 @@ from specdec_tui.core.session import Session
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
+from specdec_tui.ui.first_trial_warmup import FirstTrialWarmup
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
 from specdec_tui.ui.host_actions import HostActions
@@ -38,7 +39,6 @@ from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
 from specdec_tui.ui.textual_compat import css_updates
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
-from specdec_tui.ui.warm_imports import BenchWarmup
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -104,7 +104,7 @@ class SpecdecApp(PanelState):
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
         self.fleet = FleetFeed(self, config, sessions_dir())
-        self.bench_warmup = BenchWarmup(self)
+        self.warmup = FirstTrialWarmup(self)
         self._trials_redraw_queued = False  # a TrialsStale redraw is queued (`_trials_stale`)
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
@@ -287,7 +287,7 @@ class SpecdecApp(PanelState):
     async def _health_changed(self, message: m.HealthChanged) -> None:
         self.health = message.snapshot
         if message.snapshot.state.value == "ready":
-            self.bench_warmup.start()  # the first benchmark's imports, off the event loop
+            self.warmup.start(self.session, self.session_path)  # the first trial's imports and save, off the loop
         main = await self._filled_main()
         if main is not None:
             for view in main.health_views:

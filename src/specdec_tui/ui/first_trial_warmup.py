@@ -1,0 +1,43 @@
+"""What the first trial will need, made ready off the event loop once the server is ready (issue 34).
+
+- The bench engine: `loop.trial` imports it with the first benchmark (aiohttp and its TLS contexts: ~0.3 s on an
+  idle core, over a second on a loaded 2-core machine), on the panel's event loop, and every key typed meanwhile
+  waited (seen with pyinstrument in bench/sweep_keys.py). Imported here on a worker thread first, the loop finds it
+  loaded; a benchmark started before it is done waits on the import lock, as it waited for the import before.
+- The session file's text: the saver keeps each trial's table once made (`loop.session_saver`), but its first save
+  made all of them, ~1 s of a 1,000-trial session holding the GIL mid-sweep. `SessionSaver.prime` has its thread
+  make them now."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from textual.app import App
+
+from specdec_tui.core.session import Session
+
+BENCH_MODULES = ("specdec_tui.bench.engine",)
+
+
+def _import_all() -> None:
+    for name in BENCH_MODULES:
+        importlib.import_module(name)
+
+
+class FirstTrialWarmup:
+    """Starts both once per panel (`start`); later calls do nothing."""
+
+    def __init__(self, app: App[None]) -> None:
+        self.app = app
+        self.started = False
+
+    def start(self, session: Session, session_path: Path | None) -> None:
+        if self.started:
+            return
+        self.started = True
+        self.app.run_worker(_import_all, name="bench warm-up", group="warm-up", thread=True, exit_on_error=False)
+        if session_path is not None and session.trials:
+            from specdec_tui.loop.session_saver import saver_for
+
+            saver_for(session_path).prime(session)
