@@ -39,7 +39,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "status"),
 )
 _STATUS_CLASS = {"ok": "trials--ok", "failed": "trials--failed", "cancelled": "trials--muted", "running": "trials--running"}
-Cell = tuple[str, "JustifyMethod", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
+Cell = tuple[str, "JustifyMethod | None", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
 
 
 class TrialsList(Vertical):
@@ -98,8 +98,6 @@ class TrialsList(Vertical):
         if not self.trial_ids or ids[: len(self.trial_ids)] != self.trial_ids:
             keep_row = table.cursor_row
             table.clear()
-            self._shown = []
-            self.trial_ids = []
             for trial_id, cells in zip(ids, shown, strict=True):
                 table.add_row(*(_text(cell) for cell in cells), key=str(trial_id))
             self._shown, self.trial_ids = shown, ids
@@ -153,13 +151,13 @@ def _shown_cells(trial: Trial, previous: Trial | None, widget: TrialsList, style
     status = trial.status + (f": {trial.failure}" if trial.failure else "")
     return [
         (str(trial.id), "right", None),
-        (when.astimezone().strftime("%H:%M:%S") if when else MISSING, "default", None),
-        (trial_label(trial, previous), "default", None),
+        (when.astimezone().strftime("%H:%M:%S") if when else MISSING, None, None),
+        (trial_label(trial, previous), None, None),
         (fmt_num(at_one), "right", None),
         (f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING, "right",
          None),
         (fmt_int(mrr), "right", None),
-        (status[:40], "default", styles[status_class]),
+        (status[:40], None, styles[status_class]),
     ]
 
 
