@@ -162,3 +162,13 @@ def test_slo_space_and_failure_words() -> None:
                         "try to increase --mem-fraction-static.") is FailureKind.MEMORY
     assert failure_kind("journal: Exception: Capture cuda graph failed: CUDA out of memory.") is FailureKind.CAPTURE
     assert failure_kind("the server did not become ready within 900 s") is FailureKind.OTHER
+
+
+def test_one_launch_is_never_high_confidence() -> None:
+    # Budget 1 over two configurations: the one launched meets the SLO, the other was never tried, so the choice
+    # has beaten nothing (the Tune screen said "Confidence high: no other configuration meets the SLO").
+    space = parse_space(["speculative-num-steps=1,2"])
+    found, _ = candidates(BASE, space)
+    outcome = asyncio.run(run_tune([FakeLauncher()], found, TunePlan(space, LEVELS, SLOS["loose"], budget=1)))
+    assert outcome.launches == 1 and outcome.standing is not None
+    assert outcome.standing.confidence == "low: the only configuration launched (1 of the space not launched)"

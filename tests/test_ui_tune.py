@@ -70,6 +70,9 @@ async def test_the_form_says_what_is_wrong_and_starts_nothing(tmp_path: Path) ->
         for widget in ("#tune-space", "#tune-slo", "#tune-budget", "#tune-status", "#tune-surface"):
             region = screen.query_one(widget).region
             assert region.y >= 0 and region.bottom <= 24, (widget, region)  # fits 80x24
+        shown = app.export_screenshot().replace("&#160;", " ")
+        for name in ("flags to search", "SLO", "budget"):  # each field named on screen, not just "24"
+            assert f">{name}<" in shown or f" {name}" in shown, name
         screen.query_one("#tune-slo", Input).value = "p99=2s"
         screen.query_one("#tune-slo", Input).focus()
         await pilot.press("enter")

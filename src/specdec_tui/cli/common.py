@@ -58,7 +58,22 @@ def load_cli_config(args: argparse.Namespace) -> tuple[Config, str]:
 
         ws = ensure_demo_workspace(time_scale=getattr(args, "time_scale", 1.0))
         config = dataclasses.replace(config, hosts={**config.hosts, "demo": demo_host_config(ws)})
+        warn_time_scale(ws.time_scale)
     return config, name
+
+
+def time_scale_words(scale: float) -> str:
+    """Why the demo's figures are not the modelled GPU's, when its simulator runs faster than real time."""
+    return (f"the demo's simulated server runs {scale:g}× faster than the GPU it models (--time-scale {scale:g} in "
+            f"its unit, kept from the command that created the workspace): its tok/s are {scale:g}× and its "
+            f"latencies 1/{scale:g} of the modelled ones")
+
+
+def warn_time_scale(scale: float) -> None:
+    if scale != 1.0:
+        import sys
+
+        print(f"note: {time_scale_words(scale)}", file=sys.stderr)
 
 
 def open_cli_host(config: Config, name: str, *, keep_running: bool = False) -> Host:

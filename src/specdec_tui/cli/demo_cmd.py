@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from specdec_tui.cli.bench_cmd import LiveTable
+    from specdec_tui.cli.common import warn_time_scale
     from specdec_tui.cli.session_arg import resolve_session
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.hosts.local.host import LocalHost
@@ -113,6 +114,7 @@ async def _run(args: argparse.Namespace) -> int:
     try:
         text = with_steps(await runner.read_running(), args.steps)
         print(f"demo host: {ws.unit_path} → {ws.base_url}", file=sys.stderr)
+        warn_time_scale(ws.time_scale)
         trial = await runner.run_trial(text, on_event=on_event)
     except WorkflowError as err:
         raise CliError(str(err)) from None

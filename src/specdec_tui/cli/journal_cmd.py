@@ -4,6 +4,7 @@ from SGLang's log, one record per input line, so a parser gap is easy to see and
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,11 @@ if TYPE_CHECKING:  # loaded by the command itself: registering it for --help mus
 
     from specdec_tui.core.sglang.records import LogRecord
     from specdec_tui.core.sglang.stats import LogStats
+
+# What `host journal` prints before each message: its local time, a cluster node's tag, a gap's mark. SGLang's own
+# lines never start this way (they start with `[YYYY-MM-DD`, or journald's `Dec 04` / ISO stamp), so a log piped
+# from `host journal` parses like the journal it came from: `host journal --host X | journal parse`.
+_HOST_JOURNAL_STAMP = re.compile(r"^\d{2}:\d{2}:\d{2} (?:\[[^\]\s]+\] )?(?:~~ )?")
 
 KIND_STYLES = {
     "decode": "cyan",
@@ -49,16 +55,20 @@ def _open_lines(name: str) -> Iterator[str]:
     from specdec_tui.cli.errors import CliError
 
     if name == "-":
-        yield from sys.stdin
+        yield from map(_without_host_stamp, sys.stdin)
         return
     path = Path(name).expanduser()
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            yield from handle
+            yield from map(_without_host_stamp, handle)
     except FileNotFoundError:
         raise CliError(f"no such file: {path}") from None
     except OSError as err:
         raise CliError(f"cannot read {path}: {err.strerror or err}") from None
+
+
+def _without_host_stamp(line: str) -> str:
+    return _HOST_JOURNAL_STAMP.sub("", line, count=1)
 
 
 def _record_json(record: LogRecord) -> bytes:

@@ -160,8 +160,12 @@ def demo_app(args: argparse.Namespace) -> Any:
         return LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
 
     session, session_path = resolve_session(args.session, "demo", ws.unit_name, new=_new(args))
-    return build_app(config, None, session, session_path, host_name="demo", unit_name=ws.unit_name,
-                     open_host=open_demo_host)
+    app = build_app(config, None, session, session_path, host_name="demo", unit_name=ws.unit_name,
+                    open_host=open_demo_host)
+    scale = ws.time_scale  # kept from the command that created the workspace (`tune`, `sweep`: 25×)
+    if scale != 1.0:
+        app.sub_title += f" · simulated {scale:g}× fast: tok/s ×{scale:g}"
+    return app
 
 
 def theme_file(user: Config) -> str:

@@ -167,7 +167,7 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
         if adaptive_file is not None and outcome.adaptive is not None and release_supports_adaptive():
             outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)
             text = adaptive_unit(bases[0], outcome.adaptive, str(adaptive_file)) if check else None
-            if text is not None:
+            if text is not None and outcome.launches < plan.budget:  # budget 1: the search took it all
                 emit(AdaptiveCheckStarted(str(adaptive_file)))
                 result = await launchers[0].launch_text(text, adaptive_candidate(text).point)
                 outcome.launches += 1

@@ -136,7 +136,10 @@ class Search:
         (best, value, level), rest = ranked[0], ranked[1:]
         runner, margin = (rest[0][0], value / rest[0][1] - 1.0) if rest else (None, math.inf)
         repeats = len(self.results[best])
-        if margin > self.noise:
+        untried = sum(1 for c in self.candidates if c.point not in self.results)
+        if runner is None and len(self.results) == 1 and untried:  # nothing else measured: nothing beaten yet
+            words = f"low: the only configuration launched ({untried} of the space not launched)"
+        elif margin > self.noise:
             words = f"high: {margin:.1%} ahead of the next best, above the benchmark's noise (~{self.noise:.0%})" \
                 if runner else "high: no other configuration meets the SLO"
         elif runner is not None and repeats > 1 and len(self.results[runner]) > 1:

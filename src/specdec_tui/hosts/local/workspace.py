@@ -22,6 +22,7 @@ from specdec_tui.core.config import BenchProfile, Config, HostConfig
 DEMO_HOST = "demo"
 DEMO_UNIT = "sglang-demo.service"
 _PORT_ARG = re.compile(r"(--port[ \t=]+)(\d+)")
+_TIME_SCALE_ARG = re.compile(r"--time-scale[ \t=]+([0-9.eE+-]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,16 @@ class DemoWorkspace:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def time_scale(self) -> float:
+        """How many times faster than the GPU it models the unit's simulator runs (its --time-scale, else 1):
+        a workspace keeps the scale of the command that created it, whichever command runs it later."""
+        try:
+            found = _TIME_SCALE_ARG.search(self.unit_path.read_text(encoding="utf-8"))
+            return float(found.group(1)) if found else 1.0
+        except (OSError, ValueError):
+            return 1.0
 
 
 def free_port() -> int:

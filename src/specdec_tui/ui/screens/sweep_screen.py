@@ -78,6 +78,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.trials_by_value: dict[str, list[Trial]] = {}
         self.status_by_value: dict[str, str] = {v: "pending" for v in plan.values}
         self.current_by_host: dict[str, str] = {}  # the value each host runs now
+        self.planned_by_level: dict[int, int] = {}  # requests each level measures, for "bench c=64 14/64"
         self.applied: str = ""  # what happened after "apply the winner?"
 
     @property
@@ -183,11 +184,14 @@ class SweepScreen(TaskScreen[SweepOutcome]):
 
     @on(tm.LevelStartedMessage)
     def _level_started(self, message: tm.LevelStartedMessage) -> None:
+        self.planned_by_level[message.event.concurrency] = message.event.planned
         self._level_status(message, f"bench c={message.event.concurrency}")
 
     @on(tm.LevelProgressMessage)
     def _level_progress(self, message: tm.LevelProgressMessage) -> None:
-        self._level_status(message, f"bench c={message.event.concurrency} {message.event.done}")
+        event = message.event
+        planned = self.planned_by_level.get(event.concurrency, 0)  # 0: a level that runs for a duration
+        self._level_status(message, f"bench c={event.concurrency} {event.done}" + (f"/{planned}" if planned else ""))
 
     @on(tm.LevelDoneMessage)
     def _level_done(self, message: tm.LevelDoneMessage) -> None:

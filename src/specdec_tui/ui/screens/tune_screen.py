@@ -69,7 +69,7 @@ class TuneScreen(Screen[object]):
     TuneScreen #tune-title { padding: 0 1; text-style: bold; height: auto; }
     TuneScreen #tune-form { height: 3; }
     TuneScreen #tune-form Input { width: 1fr; }
-    TuneScreen #tune-form #tune-budget { width: 10; }
+    TuneScreen #tune-form #tune-budget { width: 12; }
     TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }
     TuneScreen #tune-body { height: 1fr; }
     TuneScreen #tune-surface { height: 1fr; width: 3fr; }
@@ -97,9 +97,12 @@ class TuneScreen(Screen[object]):
                      id="tune-title", markup=False)
         space, slo, budget = self.defaults
         with Horizontal(id="tune-form"):
-            yield Input(space, id="tune-space", placeholder="FLAG=V1,V2; FLAG=…")
-            yield Input(slo, id="tune-slo", placeholder="ttft_p99=2s itl_p99=50ms")
-            yield Input(budget, id="tune-budget", placeholder="launches")
+            for value, name, hint, title in ((space, "space", "FLAG=V1,V2; FLAG=…", "flags to search"),
+                                              (slo, "slo", "ttft_p99=2s itl_p99=50ms", "SLO"),
+                                              (budget, "budget", "launches", "budget")):
+                field = Input(value, id=f"tune-{name}", placeholder=hint)
+                field.border_title = title  # the fields are unnamed otherwise: "24" alone says nothing
+                yield field
         yield Static("", id="tune-status", markup=False)
         yield Static("", id="tune-best", markup=False)
         yield Static("", id="tune-next", markup=False)
