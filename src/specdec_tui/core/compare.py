@@ -12,6 +12,7 @@ from datetime import UTC
 
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
+from specdec_tui.core.redact import redact_flags
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial
 
@@ -131,7 +132,9 @@ def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | 
                  ignore: Collection[str] = ()) -> str:
     """A short name for a trial: every flag that differs from the unit that ran before it, e.g. `steps=3 draft=4`
     (a switch turned on `x=on`, off `x=off`; a flag with a value taken out `x removed`, so SGLang's default
-    runs). `ignore`: flags the tool itself rewrites (a demo host's --port), which no one changed."""
+    runs). `ignore`: flags the tool itself rewrites (a demo host's --port), which no one changed. A secret's
+    change is named, never its value (`api-key=<redacted>`): a label is saved and shown everywhere."""
+    shown = redact_flags(flags)
     if previous is None:
         steps = flags.get("speculative-num-steps")
         return f"steps={steps}" if steps is not None else "baseline"
@@ -145,7 +148,8 @@ def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | 
         if new is _ABSENT:
             parts.append(f"{short_flag(name)}=off" if old is None else f"{short_flag(name)} removed")
         else:
-            parts.append(f"{short_flag(name)}={'on' if new is None else new}")
+            value = shown.get(name)
+            parts.append(f"{short_flag(name)}={'on' if value is None else value}")
     return " ".join(parts) or "same flags"
 
 
