@@ -15,49 +15,24 @@ import aiohttp
 import orjson
 
 from specdec_tui.bench.client import RequestRecord, make_client, stream_request
+from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit
 from specdec_tui.bench.events import (
-    BenchEvent,
     LevelDone,
     LevelProgress,
     LevelStarted,
     RunDone,
 )
-from specdec_tui.bench.prompts import PromptSet, PromptSetError, load_prompt_set
+from specdec_tui.bench.open_loop import run_open_level
+from specdec_tui.bench.request_plan import PlanError, build_plan
 from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
 from specdec_tui.core.results import LevelResult
+from specdec_tui.core.slo import parse_slos
 
-Emit = Callable[[BenchEvent], None]
-PROGRESS_INTERVAL_S = 0.2  # ≤ 5 progress events per second
-TEXT_SAMPLE_REQUESTS = 32  # per level: enough outputs for a median repetition, no text kept for the rest
 PHASE_HOOK: Callable[[str, int], None] | None = None  # bench/bench_engine.py: ("stream_start"|"stream_end", c)
-ENDPOINT_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 FALLBACK_MODEL = "default"
-
-
-def request_bodies(profile: BenchProfile, model: str, prompts: PromptSet) -> list[bytes]:
-    """Pre-serialised request bodies, one per prompt, so the loop does no JSON work on the way out."""
-    common: dict[str, object] = {
-        "model": model,
-        "max_tokens": profile.max_tokens,
-        "temperature": profile.temperature,
-        "stream": True,
-        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-        # SGLang then ends each stream with the request's own verify-step count (server_stats.py, source 2)
-        "return_spec_tokens_details": True,
-    }
-    if profile.ignore_eos:
-        common["ignore_eos"] = True
-    bodies = []
-    for p in prompts.prompts:
-        if profile.endpoint == "chat":
-            body = {**common, "messages": [{"role": "user", "content": p.text}]}
-        else:
-            body = {**common, "prompt": p.text}
-        bodies.append(orjson.dumps(body))
-    return bodies
 
 
 async def resolve_model(client: aiohttp.ClientSession, base_url: str) -> str:
@@ -108,6 +83,7 @@ async def run_level(
     prompt_cycle: itertools.count[int],
     repetitive_prompts: bool = False,
 ) -> LevelResult:
+    """One closed-loop level: `concurrency` workers, each sending its next request when its last one ends."""
     lv = _Level(profile, concurrency)
     emit(LevelStarted(concurrency, lv.planned, profile.duration_s))
     url = base_url + ENDPOINT_PATHS[profile.endpoint]
@@ -175,6 +151,7 @@ async def run_level(
         accept_from_counters=accept_from_counters(before, after),
         server_avg_accept_length=await server_avg_accept_length(client, base_url),
         warnings=warnings,
+        slo=parse_slos(profile.slo),
     )
     return build_level_result(lv.records, inputs)
 
@@ -186,20 +163,29 @@ async def drive_benchmark(
     base_url = base_url.rstrip("/")
     levels: list[LevelResult] = []
     try:
-        prompts = load_prompt_set(profile.prompts)
-    except PromptSetError as err:
+        plan = build_plan(profile, model or profile.model or FALLBACK_MODEL)  # checked before any request
+        parse_slos(profile.slo)
+    except (PlanError, ValueError) as err:
         emit(RunDone(levels, False, str(err)))
         return levels
-    if not profile.concurrency or min(profile.concurrency) < 1:
+    if profile.rate is None and (not profile.concurrency or min(profile.concurrency) < 1):
         emit(RunDone(levels, False, "concurrency levels must be whole numbers ≥ 1"))
         return levels
-    client = make_client(max(profile.concurrency), profile.stall_timeout_s, api_key)
+    if profile.rate is not None and not profile.rate > 0:
+        emit(RunDone(levels, False, "the request rate must be a number > 0 (requests per second)"))
+        return levels
+    client = make_client(max(profile.concurrency or (1,)) if profile.rate is None else 1024, profile.stall_timeout_s, api_key)
     try:
-        chosen = model or profile.model or await resolve_model(client, base_url)
-        bodies = request_bodies(profile, chosen, prompts)
+        if not (model or profile.model):
+            plan = build_plan(profile, await resolve_model(client, base_url))
         cycle = itertools.count()
-        for c in profile.concurrency:
-            res = await run_level(client, base_url, bodies, profile, c, emit, cycle, prompts.repetitive)
+        for load in ((profile.rate,) if profile.rate is not None else profile.concurrency):
+            if profile.rate is not None:
+                res = await run_open_level(client, base_url, plan.bodies, profile, float(load), emit, cycle,
+                                           plan.repetitive, profile.seed)
+            else:
+                res = await run_level(client, base_url, plan.bodies, profile, int(load), emit, cycle, plan.repetitive)
+            res.workload = dict(plan.workload)
             levels.append(res)
             emit(LevelDone(res))
         emit(RunDone(levels, False))

@@ -23,6 +23,7 @@ class LevelProgress:
     errors: int
     tokens: int
     tok_s: float
+    in_flight: int = 0  # open loop: requests sent and not yet ended (closed loop: the concurrency)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from specdec_tui.core.metrics import (
     tokens_in_window,
 )
 from specdec_tui.core.results import AcceptSource, LevelResult
+from specdec_tui.core.slo import RequestLatency, SloMetric, SloTarget, level_meets, meets
 
 STREAM_ACCEPT_WARNING = (
     "acceptance estimated from the stream (tokens per chunk): the server gave neither its counters "
@@ -51,6 +52,7 @@ class LevelInputs:
     accept_from_counters: float | None = None  # the server's counters over exactly this level, if it has them
     server_avg_accept_length: float | None = None  # /server_info's lifetime mean after the level, shown beside it
     warnings: list[str] = field(default_factory=list)
+    slo: tuple[SloTarget, ...] = ()  # goodput counts the measured requests meeting every one
 
 
 def measured_window(records: Sequence[RequestRecord], duration_s: float | None) -> tuple[int, int] | None:
@@ -88,9 +90,12 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
 
     ttft, e2e, tpot, rate, itl, chunk_itl = [], [], [], [], [], []
     decode_tokens = decode_chunks = 0
+    good = good_tokens = 0
     for r in ok:
         st = request_stats(r.start_ns, r.first_content_ns, r.end_ns, r.times, resolved[id(r)])
         res.output_tokens += st.tokens
+        if inp.slo and meets(RequestLatency(st.ttft_ms, st.e2e_ms, st.itl_ms, st.tokens), inp.slo):
+            good, good_tokens = good + 1, good_tokens + st.tokens
         if st.ttft_ms is not None:
             ttft.append(st.ttft_ms)
         if st.e2e_ms is not None:
@@ -124,6 +129,12 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
         res.output_tok_s = in_window * NS_PER_S / span
         busy = sum(overlap_ns(r.start_ns, r.end_ns, w0, w1) for r in records if r.start_ns)
         res.achieved_concurrency = busy / span
+    if inp.slo:
+        res.good_requests = good
+        if res.duration_s > 0:
+            res.goodput_req_s, res.goodput_tok_s = good / res.duration_s, good_tokens / res.duration_s
+        res.slo_missed = level_meets({SloMetric.TTFT: ttft, SloMetric.E2E: e2e, SloMetric.ITL: itl, SloMetric.TPOT: tpot},
+                                     inp.slo)
 
     if estimated:
         warnings.append(ESTIMATED_WARNING)

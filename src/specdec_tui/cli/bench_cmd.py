@@ -44,6 +44,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--temperature", type=float, metavar="T")
     p.add_argument("--ignore-eos", action="store_true", default=None)
     p.add_argument("--prompts", metavar="SET", help="realistic | repetitive | path to a prompt file")
+    p.add_argument("--workload", metavar="NAME|FILE",
+                   help="chat | code | long-context | trap | a JSONL file of prompts or chat messages (replaces --prompts)")
+    p.add_argument("--seed", type=int, metavar="N", help="seed for lengths, order and arrival times (recorded with the run)")
+    p.add_argument("--input-len", metavar="DIST", help="fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (words)")
+    p.add_argument("--output-len", metavar="DIST", help="fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (tokens)")
+    p.add_argument("--top-p", type=float, metavar="P")
+    p.add_argument("--rate", type=float, metavar="R", help="open loop: R requests/s arrive whatever is in flight")
+    p.add_argument("--arrivals", choices=("poisson", "constant"), help="open-loop arrival times (default poisson)")
+    p.add_argument("--burst", type=float, metavar="B", help="open loop: requests arrive B at a time (mean rate kept)")
+    p.add_argument("--cooldown", type=int, metavar="N", help="open loop: the last N arrivals are not measured")
+    p.add_argument("--slo", action="append", metavar="TARGET",
+                   help="e.g. ttft_p99=2s or itl_p99=50ms (repeatable): goodput counts requests meeting every one")
+    p.add_argument("--find-max-rate", action="store_true",
+                   help="bisect the highest open-loop rate whose levels meet every --slo (≤ 6 probes)")
     p.add_argument("--endpoint", choices=("completions", "chat"))
     p.add_argument("--warmup", type=int, metavar="N", help="warm-up requests per worker per level")
     p.add_argument("--model", help="model name to send (default: the first of /v1/models)")
@@ -264,12 +278,29 @@ def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchPro
         changes["duration_s"], changes["requests"] = args.duration, None
     if args.requests is not None:
         changes["requests"], changes["duration_s"] = args.requests, None
+    if args.slo:
+        changes["slo"] = tuple(args.slo)
     for arg, name in (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("ignore_eos", "ignore_eos"),
-                      ("prompts", "prompts"), ("endpoint", "endpoint"), ("warmup", "warmup")):
+                      ("prompts", "prompts"), ("endpoint", "endpoint"), ("warmup", "warmup"),
+                      ("workload", "workload"), ("seed", "seed"), ("input_len", "input_len"), ("output_len", "output_len"),
+                      ("top_p", "top_p"), ("rate", "rate"), ("arrivals", "arrivals"), ("burst", "burst"),
+                      ("cooldown", "cooldown")):
         value = getattr(args, arg)
         if value is not None:
             changes[name] = value
-    return dataclasses.replace(profile, **changes)
+    profile = dataclasses.replace(profile, **changes)
+    check_load(profile)
+    return profile
+
+
+def check_load(profile: BenchProfile) -> None:
+    """The load options, checked before anything is sent: a bad one is a sentence, not a failed run."""
+    from specdec_tui.core.config_values import RULES
+
+    for key in ("input_len", "output_len", "slo", "burst", "rate", "cooldown"):
+        problem = RULES[key](getattr(profile, key))
+        if problem:
+            raise CliError(f"--{key.replace('_', '-')}: {problem}")
 
 
 def _dist(d: Dist) -> dict[str, float | None]:
@@ -279,6 +310,13 @@ def _dist(d: Dist) -> dict[str, float | None]:
 def level_json(lv: LevelResult) -> dict[str, Any]:
     return {
         "concurrency": lv.concurrency,
+        "rate": lv.rate,
+        "peak_in_flight": lv.peak_in_flight,
+        "good_requests": lv.good_requests,
+        "goodput_req_s": None if lv.goodput_req_s is None else round(lv.goodput_req_s, 4),
+        "goodput_tok_s": None if lv.goodput_tok_s is None else round(lv.goodput_tok_s, 3),
+        "slo_missed": lv.slo_missed,
+        "workload": lv.workload,
         "requests": lv.requests,
         "errors": lv.errors,
         "error_kinds": lv.error_kinds,
@@ -419,6 +457,8 @@ class LiveTable:
             self.current = f"c={ev.concurrency}: starting ({planned})"
         elif isinstance(ev, LevelProgress):
             self.current = f"c={ev.concurrency}: {ev.done} done, {ev.errors} errors, {ev.tok_s:.0f} tok/s"
+            if self.profile.rate is not None:
+                self.current = f"r={self.profile.rate:g}/s: {ev.done} done, {ev.in_flight} in flight, {ev.errors} errors"
         elif isinstance(ev, LevelDone):
             self.rows.append(ev.result)
             self.current = ""
@@ -441,7 +481,8 @@ class LiveTable:
         p = self.profile
         t = Table(
             title=f"{p.endpoint} · max_tokens {p.max_tokens} · temperature {p.temperature:g}"
-            + (" · ignore_eos" if p.ignore_eos else "") + f" · prompts {p.prompts}",
+            + (" · ignore_eos" if p.ignore_eos else "")
+            + (f" · workload {p.workload} seed {p.seed}" if p.workload else f" · prompts {p.prompts}"),
             caption=" · ".join(c for c in (self.current, accept_source_legend(self.rows)) if c) or None,
         )
         for col in ("conc", "reqs", "err", "out tok/s", "req tok/s p50", "TTFT p50/p99 ms", "TPOT p50 ms",
@@ -455,10 +496,12 @@ class LiveTable:
                 [f"{kind}×{n}" for kind, n in lv.error_kinds.items()]
                 + (["estimated"] if lv.estimated else [])
                 + (["⚠ inflated"] if any("inflated" in w for w in lv.warnings) else [])
-                + ([note] if (note := self.limit.note(lv.concurrency)) else [])
+                + ([note] if lv.rate is None and (note := self.limit.note(lv.concurrency)) else [])
+                + ([f"goodput {lv.goodput_req_s:.2f} req/s"] if lv.goodput_req_s is not None else [])
+                + [f"missed {m}" for m in lv.slo_missed]
             )
             t.add_row(
-                str(lv.concurrency),
+                lv.load_label if lv.rate is not None else str(lv.concurrency),
                 str(lv.requests),
                 str(lv.errors) if not lv.errors else f"[red]{lv.errors}[/]",
                 _f(lv.output_tok_s),

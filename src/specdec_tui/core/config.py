@@ -10,6 +10,7 @@ from typing import Literal
 SCHEMA_VERSION = 1  # the config file's schema these dataclasses describe
 
 Endpoint = Literal["completions", "chat"]
+Arrivals = Literal["poisson", "constant"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,17 @@ class BenchProfile:
     level_timeout_s: float = 900.0
     model: str | None = None  # None: first id of /v1/models
     ttft_limit_s: float = 2.0  # the summary's best level keeps TTFT p99 at or under this (peak tok/s may queue)
+    # issue 33: what is sent (a workload replaces `prompts`), how it arrives, and what counts as good
+    workload: str = ""  # "": the `prompts` set; chat | code | long-context | trap | path to a JSONL workload
+    seed: int = 0  # lengths, order and arrival times are drawn from it: the same seed sends the same load
+    input_len: str = ""  # "": the workload's text; fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (words)
+    output_len: str = ""  # "": the workload's output_len, else max_tokens; or a distribution as input_len
+    top_p: float | None = None  # None: the workload's, else the server's default
+    rate: float | None = None  # requests/s: open-loop arrivals instead of the closed loop at `concurrency`
+    arrivals: Arrivals = "poisson"
+    burst: float = 1.0  # open loop: requests arrive in bursts of this many (mean rate unchanged)
+    cooldown: int = 0  # open loop: the last N arrivals are sent but not measured (warm-up: the first `warmup`)
+    slo: tuple[str, ...] = ()  # e.g. ("ttft_p99=2s", "itl_p99=50ms"): goodput counts requests meeting them
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,42 @@ def _concurrency(value: tuple[int, ...]) -> str | None:
     return None
 
 
+def _length(value: str) -> str | None:
+    from specdec_tui.core.lengths import parse_length
+
+    try:
+        parse_length(value)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def _slo(value: tuple[str, ...]) -> str | None:
+    from specdec_tui.core.slo import parse_slos
+
+    try:
+        parse_slos(value)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def _burst(value: float) -> str | None:
+    return None if value >= 1 else "must be ≥ 1 (requests per burst; 1 = no bursts)"
+
+
+def _rate(value: float | None) -> str | None:
+    return None if value is None or value > 0 else "must be a request rate > 0 (requests per second)"
+
+
 RULES: dict[str, Callable[[Any], str | None]] = {
+    "input_len": _length,
+    "output_len": _length,
+    "slo": _slo,
+    "burst": _burst,
+    "rate": _rate,
+    "cooldown": _non_negative,
+    "top_p": _non_negative,
     "port": _port,
     "dist_init_port": _port,
     "dist_init_addr": _host_port,

@@ -56,8 +56,9 @@ SERVER_AVG_LEGEND = (f"{SERVER_AVG_LABEL} = /server_info avg_spec_accept_length,
 # A figure read from a session file is a number, not negative, and below this (no tok/s, ms or count comes near;
 # 1e308 would overflow the sums and charts made from it).
 MAX_FIGURE = 1e15
-_COUNTS = frozenset({"concurrency", "requests", "errors", "output_tokens"})
-_FIGURES = frozenset({"duration_s", "output_tok_s", "achieved_concurrency", "accept_length_server", "accept_length_client"})
+_COUNTS = frozenset({"concurrency", "requests", "errors", "output_tokens", "peak_in_flight"})
+_FIGURES = frozenset({"duration_s", "output_tok_s", "achieved_concurrency", "accept_length_server", "accept_length_client",
+                      "rate", "goodput_req_s", "goodput_tok_s"})
 _DISTS = frozenset({"per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms", "chunk_itl_ms", "e2e_ms"})
 
 
@@ -135,6 +136,18 @@ class LevelResult:
     warnings: list[str] = field(default_factory=list)
     error_kinds: dict[str, int] = field(default_factory=dict)
     finish_reasons: dict[str, int] = field(default_factory=dict)
+    rate: float | None = None  # open loop: the target arrival rate (requests/s); None: closed loop at `concurrency`
+    peak_in_flight: int = 0  # open loop: most requests in flight at once
+    good_requests: int | None = None  # measured requests that met every SLO target; None: no SLO asked
+    goodput_req_s: float | None = None  # those per second of the measured window
+    goodput_tok_s: float | None = None  # their output tokens per second of the window
+    slo_missed: list[str] = field(default_factory=list)  # the level's percentile targets it missed, in words
+    workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed of the load sent
+
+    @property
+    def load_label(self) -> str:
+        """"c=16" for a closed-loop level, "r=12.5/s" for an open-loop one."""
+        return f"r={self.rate:g}/s" if self.rate is not None else f"c={self.concurrency}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,7 +182,11 @@ class LevelResult:
                     kw[k] = Dist.from_dict(v)
                 except ValueError as err:
                     raise ValueError(f"{k}: {err}") from None
-            elif k in ("warnings",):
+            elif k == "good_requests":
+                kw[k] = None if v is None else figure(k, v, whole=True)
+            elif k == "workload":
+                kw[k] = {str(a): (b if type(b) is int else str(b)) for a, b in dict(v).items()}
+            elif k in ("warnings", "slo_missed"):
                 kw[k] = [str(x) for x in v]
             elif k in ("error_kinds", "finish_reasons"):
                 kw[k] = {str(a): int(b) for a, b in dict(v).items()}

@@ -240,6 +240,8 @@ def _build_profile(d: dict[str, Any], where: str) -> BenchProfile:
     kw = {k: v for k, v in d.items() if k in known}
     if "concurrency" in kw:
         kw["concurrency"] = tuple(int(c) for c in kw["concurrency"])
+    if "slo" in kw:
+        kw["slo"] = tuple(str(s) for s in kw["slo"] or ())
     try:
         return BenchProfile(**kw)
     except TypeError as err:

@@ -1,0 +1,117 @@
+"""Open-loop load: requests sent at scheduled times for a target rate (core.arrivals), whatever is in flight —
+as production traffic arrives — unlike the closed loop's C workers. The first `warmup` and the last `cooldown`
+arrivals load the server but are not measured; progress shows the requests in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from time import perf_counter_ns
+
+import aiohttp
+
+from specdec_tui.bench.client import RequestRecord, stream_request
+from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit
+from specdec_tui.bench.events import LevelProgress, LevelStarted
+from specdec_tui.bench.server_stats import accept_from_counters, counters
+from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.core.arrivals import arrival_offsets
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.metrics import NS_PER_S
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.slo import parse_slos
+
+
+def measured_count(profile: BenchProfile, rate: float) -> int:
+    if profile.duration_s:
+        return max(1, round(rate * profile.duration_s))
+    return max(1, profile.requests or 1)
+
+
+async def run_open_level(
+    client: aiohttp.ClientSession,
+    base_url: str,
+    bodies: list[bytes],
+    profile: BenchProfile,
+    rate: float,
+    emit: Emit,
+    prompt_cycle: itertools.count[int],
+    repetitive_prompts: bool = False,
+    seed: int = 0,
+) -> LevelResult:
+    """One level at `rate` requests/s; every sent request has ended (or was cut at the level timeout) on return."""
+    n = measured_count(profile, rate)
+    first, last = profile.warmup, profile.warmup + n
+    offsets = arrival_offsets(last + profile.cooldown, rate, profile.arrivals, burst=profile.burst, seed=seed)
+    emit(LevelStarted(0, n, None))
+    url = base_url + ENDPOINT_PATHS[profile.endpoint]
+    chat = profile.endpoint == "chat"
+    records: list[RequestRecord] = []
+    state = {"in_flight": 0, "peak": 0, "done": 0, "errors": 0, "tokens": 0}
+    warnings: list[str] = []
+    before = await counters(client, base_url)
+
+    async def one(rec: RequestRecord, body: bytes) -> None:
+        state["in_flight"] += 1
+        state["peak"] = max(state["peak"], state["in_flight"])
+        try:
+            await stream_request(client, url, body, chat, rec, profile.request_timeout_s)
+        finally:
+            state["in_flight"] -= 1
+        if rec.measured:
+            state["done"] += 1
+            if rec.ok:
+                state["tokens"] += rec.usage_total if rec.usage_total is not None else len(rec.times)
+            else:
+                state["errors"] += 1
+
+    t0 = perf_counter_ns()
+
+    async def report_progress() -> None:
+        while True:
+            await asyncio.sleep(PROGRESS_INTERVAL_S)
+            elapsed = (perf_counter_ns() - t0) / NS_PER_S
+            emit(LevelProgress(0, state["done"], state["errors"], state["tokens"],
+                               state["tokens"] / elapsed if elapsed > 0 else 0.0, in_flight=state["in_flight"]))
+
+    ticker = asyncio.create_task(report_progress())
+    lateness = 0
+    try:
+        async with asyncio.timeout(profile.level_timeout_s):
+            async with asyncio.TaskGroup() as tg:
+                for i, off in enumerate(offsets):
+                    due = t0 + int(off * NS_PER_S)
+                    wait = due - perf_counter_ns()
+                    if wait > 0:
+                        await asyncio.sleep(wait / NS_PER_S)
+                    else:
+                        lateness = max(lateness, -wait)
+                    measured = first <= i < last
+                    rec = RequestRecord(measured, keep_text=measured and i - first < TEXT_SAMPLE_REQUESTS)
+                    records.append(rec)
+                    tg.create_task(one(rec, bodies[next(prompt_cycle) % len(bodies)]))
+    except TimeoutError:
+        cut = 0
+        for rec in records:
+            if rec.error == "cancelled":
+                rec.error, cut = "level_timeout", cut + 1
+        warnings.append(f"level stopped after its {profile.level_timeout_s:g} s limit; {cut} requests were cut off")
+    finally:
+        ticker.cancel()
+    if lateness > 0.05 * NS_PER_S:
+        warnings.append(f"the client sent some requests up to {lateness / 1e6:.0f} ms late: this machine could not keep "
+                        f"{rate:g} requests/s; the arrivals were burstier than asked")
+    after = await counters(client, base_url)
+    inputs = LevelInputs(
+        concurrency=0,
+        temperature=profile.temperature,
+        ignore_eos=profile.ignore_eos,
+        repetitive_prompts=repetitive_prompts,
+        accept_from_counters=accept_from_counters(before, after),
+        warnings=warnings,
+        slo=parse_slos(profile.slo),
+    )
+    res = build_level_result(records, inputs)
+    res.rate = rate
+    res.peak_in_flight = state["peak"]
+    return res

@@ -1,0 +1,84 @@
+"""What a run sends: pre-serialised request bodies drawn from the profile's workload (or its legacy prompt set)
+with their input/output lengths and sampling, and the facts that name that load in a trial (name, version,
+content hash, seed). Bodies are built before the run so the hot loop does no JSON work on the way out."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+
+import orjson
+
+from specdec_tui.bench.prompts import PromptSetError, load_prompt_set
+from specdec_tui.bench.workloads import WorkItem, Workload, WorkloadError, load_workload
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.lengths import fit_words, parse_length
+
+MIN_BODIES = 256  # distinct bodies per run: enough draws of the length distributions, still cheap to build
+
+
+class PlanError(Exception):
+    """The load cannot be built, in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPlan:
+    bodies: list[bytes]
+    repetitive: bool
+    workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed: kept with the trial
+    temperature: float = 0.0
+
+
+def _from_prompts(profile: BenchProfile) -> Workload:
+    try:
+        ps = load_prompt_set(profile.prompts)
+    except PromptSetError as err:
+        raise PlanError(str(err)) from None
+    items = tuple(WorkItem(prompt=p.text, kind=p.kind) for p in ps.prompts)
+    digest = hashlib.sha256(orjson.dumps([p.text for p in ps.prompts])).hexdigest()[:12]
+    return Workload(ps.name, items, repetitive=ps.repetitive, content_hash=digest)
+
+
+def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
+    """The bodies of a run of `profile` against `model`; PlanError in words."""
+    try:
+        wl = load_workload(profile.workload) if profile.workload else _from_prompts(profile)
+        in_dist, out_dist = parse_length(profile.input_len), parse_length(profile.output_len)
+    except (WorkloadError, ValueError) as err:
+        raise PlanError(str(err)) from None
+    temperature = wl.temperature if wl.temperature is not None and profile.workload else profile.temperature
+    top_p = profile.top_p if profile.top_p is not None else wl.top_p
+    common: dict[str, object] = {
+        "model": model,
+        "temperature": temperature,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        # SGLang then ends each stream with the request's own verify-step count (server_stats.py, source 2)
+        "return_spec_tokens_details": True,
+    }
+    if top_p is not None:
+        common["top_p"] = top_p
+    if profile.ignore_eos:
+        common["ignore_eos"] = True
+    rng = random.Random(profile.seed)
+    shuffled = profile.workload != "" and profile.seed != 0  # seed 0 keeps the file's order
+    order = list(range(len(wl.items)))
+    if shuffled:
+        rng.shuffle(order)
+    varied = in_dist is not None or out_dist is not None
+    n = max(len(order), MIN_BODIES) if varied else len(order)
+    bodies = []
+    for i in range(n):
+        item = wl.items[order[i % len(order)]]
+        max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
+        body = {**common, "max_tokens": max_tokens}
+        if in_dist is not None:
+            item = WorkItem(prompt=fit_words(item.as_prompt(), in_dist.draw(rng)), kind=item.kind)
+        if profile.endpoint == "chat":
+            body["messages"] = item.as_messages()
+        else:
+            body["prompt"] = item.as_prompt()
+        bodies.append(orjson.dumps(body))
+    info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
+    return RequestPlan(bodies, wl.repetitive, info, temperature)

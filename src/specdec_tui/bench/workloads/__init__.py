@@ -1,0 +1,145 @@
+"""Workloads: versioned prompt sets with their lengths and sampling, shipped or the operator's JSONL file.
+
+A workload file is JSON lines. An optional first line is a header object with "workload" (its name),
+"version", "description", "temperature", "top_p" and "repetitive"; every other line is one request: {"prompt": str}
+or {"messages": [{"role", "content"}, ...]}, with an optional "output_len" (tokens) and "kind". The shipped
+ones (`SHIPPED`) live beside this file. A workload's `content_hash` covers every request and its sampling, so
+two trials with the same name but different text never pass for the same load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SHIPPED = ("chat", "code", "long-context", "trap")
+MAX_ITEMS = 100_000
+
+
+class WorkloadError(Exception):
+    """A workload that cannot be loaded, in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One request of a workload: a prompt, or chat messages as (role, content) pairs."""
+
+    prompt: str | None = None
+    messages: tuple[tuple[str, str], ...] = ()
+    output_len: int | None = None
+    kind: str = "prompt"
+
+    def as_prompt(self) -> str:
+        """The text for the completions endpoint: the prompt, or the messages one per line."""
+        if self.prompt is not None:
+            return self.prompt
+        return "\n".join(f"{role}: {content}" for role, content in self.messages) + "\nassistant:"
+
+    def as_messages(self) -> list[dict[str, str]]:
+        if self.messages:
+            return [{"role": r, "content": c} for r, c in self.messages]
+        return [{"role": "user", "content": self.prompt or ""}]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    items: tuple[WorkItem, ...]
+    version: int = 1
+    description: str = ""
+    temperature: float | None = None  # None: the profile's
+    top_p: float | None = None
+    repetitive: bool = False  # by design: acceptance on it is inflated
+    content_hash: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.version} #{self.content_hash}"
+
+
+def load_workload(name_or_path: str) -> Workload:
+    """A shipped workload by name, or the operator's JSONL file by path."""
+    if name_or_path in SHIPPED:
+        text = resources.files(__package__).joinpath(f"{name_or_path}.jsonl").read_text(encoding="utf-8")
+        return parse_workload(text, name_or_path, name_or_path)
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        raise WorkloadError(f"workload {name_or_path!r} is neither one of {', '.join(SHIPPED)} nor a readable file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise WorkloadError(f"{path}: cannot read it: {err}") from None
+    return parse_workload(text, path.stem, str(path))
+
+
+def parse_workload(text: str, default_name: str, where: str) -> Workload:
+    header: dict[str, Any] = {}
+    items: list[WorkItem] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise WorkloadError(f"{where} line {n}: not a JSON object ({err.msg})") from None
+        if not isinstance(obj, dict):
+            raise WorkloadError(f"{where} line {n}: expected a JSON object")
+        if not items and not header and "workload" in obj:
+            header = obj
+            continue
+        items.append(_item(obj, f"{where} line {n}"))
+        if len(items) > MAX_ITEMS:
+            raise WorkloadError(f"{where}: more than {MAX_ITEMS} requests")
+    if not items:
+        raise WorkloadError(f"{where}: holds no requests")
+    temperature, top_p = _opt_float(header, "temperature", where), _opt_float(header, "top_p", where)
+    version = header.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise WorkloadError(f"{where}: header version must be a whole number")
+    digest = hashlib.sha256(json.dumps([temperature, top_p, [_canon(i) for i in items]], sort_keys=True).encode())
+    return Workload(
+        name=str(header.get("workload") or default_name),
+        items=tuple(items),
+        version=version,
+        description=str(header.get("description", "")),
+        temperature=temperature,
+        top_p=top_p,
+        repetitive=bool(header.get("repetitive", False)),
+        content_hash=digest.hexdigest()[:12],
+    )
+
+
+def _item(obj: dict[str, Any], where: str) -> WorkItem:
+    out_len = obj.get("output_len")
+    if out_len is not None and (not isinstance(out_len, int) or isinstance(out_len, bool) or out_len < 1):
+        raise WorkloadError(f"{where}: output_len must be a whole number ≥ 1")
+    kind = str(obj.get("kind", "prompt"))
+    prompt = obj.get("prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        return WorkItem(prompt=prompt, output_len=out_len, kind=kind)
+    msgs = obj.get("messages")
+    if isinstance(msgs, list) and msgs:
+        pairs = []
+        for m in msgs:
+            if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
+                raise WorkloadError(f"{where}: each message must be an object with string 'role' and 'content'")
+            pairs.append((m["role"], m["content"]))
+        return WorkItem(messages=tuple(pairs), output_len=out_len, kind=kind)
+    raise WorkloadError(f"{where}: each request needs a non-empty 'prompt' or a 'messages' list")
+
+
+def _opt_float(header: dict[str, Any], key: str, where: str) -> float | None:
+    v = header.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+        raise WorkloadError(f"{where}: header {key} must be a number ≥ 0")
+    return float(v)
+
+
+def _canon(item: WorkItem) -> list[Any]:
+    return [item.prompt, [list(m) for m in item.messages], item.output_len]
