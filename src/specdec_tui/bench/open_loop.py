@@ -114,4 +114,24 @@ async def run_open_level(
     res = build_level_result(records, inputs)
     res.rate = rate
     res.peak_in_flight = state["peak"]
+    res.saturated = saturation(records, rate)
     return res
+
+
+def saturation(records: list[RequestRecord], rate: float) -> str:
+    """Why the server could not keep up with `rate`, in words, or "": requests served well under the rate
+    asked (the queue grows), or the time to first token rising through the level (no steady state)."""
+    ok = sorted((r for r in records if r.measured and r.ok and r.first_content_ns), key=lambda r: r.start_ns)
+    if len(ok) < 6:
+        return ""
+    span = (max(r.end_ns for r in ok) - ok[0].start_ns) / NS_PER_S
+    served = len(ok) / span if span > 0 else rate
+    third = len(ok) // 3
+    early = sorted((r.first_content_ns or 0) - r.start_ns for r in ok[:third])[third // 2] / 1e6
+    late = sorted((r.first_content_ns or 0) - r.start_ns for r in ok[-third:])[third // 2] / 1e6
+    if late > 3 * early and late - early > 50:
+        return (f"queue growing: TTFT p50 rose from {early:.0f} ms to {late:.0f} ms through the level "
+                f"(served {served:.3g} of {rate:g} requests/s)")
+    if served < 0.8 * rate:
+        return f"queue growing: served {served:.3g} of {rate:g} requests/s"
+    return ""

@@ -76,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "record", False) and (args.url or not getattr(args, "host", None)):
         raise CliError("--record needs --host NAME: the run is recorded with that host's unit in its session")
     base_url, api_key, profile = resolve(args)
+    if args.find_max_rate:
+        from specdec_tui.cli.rate_search_out import run_rate_search
+
+        return run_rate_search(base_url, profile, api_key=api_key, model=args.model, as_json=args.json)
     from specdec_tui.bench import run_benchmark
     from specdec_tui.bench.events import RunDone
 

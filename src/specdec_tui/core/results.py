@@ -143,6 +143,7 @@ class LevelResult:
     goodput_tok_s: float | None = None  # their output tokens per second of the window
     slo_missed: list[str] = field(default_factory=list)  # the level's percentile targets it missed, in words
     workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed of the load sent
+    saturated: str = ""  # open loop: why the server could not keep up at this rate, in words; "" when it did
 
     @property
     def load_label(self) -> str:

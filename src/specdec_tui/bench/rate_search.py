@@ -1,0 +1,110 @@
+"""`bench --find-max-rate`: the highest open-loop request rate whose level meets every SLO target, by
+geometric bisection in at most `max_probes` levels.
+
+The first probe runs at the profile's rate (or START_RATE). While probes pass, the rate quadruples; once one
+fails, a saturated probe's served rate caps the next guess. When a passing and a failing rate bracket the
+answer, each probe halves the bracket in log space; the answer is the bracket's geometric middle, so a
+bracket within 1.1× puts it within ±5 % of the boundary. Saturation (queue growing) is named in words.
+Every probe draws its arrivals from the same seed (common random numbers): the same pattern, only time-scaled,
+so a probe's verdict moves with the rate and not with the luck of its draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from specdec_tui.bench.client import make_client
+from specdec_tui.bench.drive import FALLBACK_MODEL, resolve_model
+from specdec_tui.bench.drive_common import Emit
+from specdec_tui.bench.events import LevelDone
+from specdec_tui.bench.open_loop import run_open_level
+from specdec_tui.bench.request_plan import build_plan
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.results import LevelResult
+
+START_RATE = 8.0
+MAX_PROBES = 6
+CLOSE_ENOUGH = 1.1  # hi/lo: the geometric middle is then within ±5 % of either end
+
+
+@dataclass(slots=True)
+class Probe:
+    rate: float
+    met: bool
+    level: LevelResult
+
+
+@dataclass(slots=True)
+class RateSearch:
+    max_rate: float | None  # None: even the lowest rate probed missed the SLO
+    probes: list[Probe] = field(default_factory=list)
+    saturated: bool = False  # some probe saturated the server
+    saturation: str = ""  # the first saturation, in words
+    lo: float | None = None  # highest rate that met the SLO
+    hi: float | None = None  # lowest rate that missed it
+
+    def to_json(self) -> dict[str, object]:
+        return {"max_rate": None if self.max_rate is None else round(self.max_rate, 4), "probes": len(self.probes),
+                "saturated": self.saturated, "saturation": self.saturation, "met_at": self.lo, "missed_at": self.hi,
+                "rates": [round(p.rate, 4) for p in self.probes], "met": [p.met for p in self.probes]}
+
+
+def met(level: LevelResult) -> bool:
+    return level.requests > 0 and level.errors == 0 and not level.slo_missed and not level.saturated
+
+
+def next_rate(lo: float | None, hi: float | None, hi_served: float | None) -> float:
+    """The next rate to probe, given the bracket so far."""
+    if lo is None:
+        assert hi is not None
+        cap = hi_served if hi_served is not None and hi_served < hi else hi
+        return 0.5 * cap if cap >= hi * 0.99 else 0.9 * cap
+    if hi is None:
+        return lo * 4
+    top = min(hi, 1.1 * hi_served) if hi_served is not None and 1.1 * hi_served > lo else hi  # nothing beyond capacity
+    return math.sqrt(lo * top)
+
+
+async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api_key: str | None = None,
+                        model: str | None = None, max_probes: int = MAX_PROBES) -> RateSearch:
+    """Probe open-loop levels until the bracket is within CLOSE_ENOUGH or `max_probes` ran."""
+    if not profile.slo:
+        raise ValueError("--find-max-rate needs at least one --slo target, e.g. --slo ttft_p99=2s")
+    base_url = base_url.rstrip("/")
+    client = make_client(1024, profile.stall_timeout_s, api_key)
+    search = RateSearch(None)
+    try:
+        chosen = model or profile.model or await resolve_model(client, base_url) or FALLBACK_MODEL
+        plan = build_plan(profile, chosen)
+        cycle = itertools.count()
+        rate = profile.rate or START_RATE
+        lo: float | None = None
+        hi: float | None = None
+        hi_served: float | None = None
+        while len(search.probes) < max_probes:
+            level = await run_open_level(client, base_url, plan.bodies, dataclasses.replace(profile, rate=rate), rate,
+                                         emit, cycle, plan.repetitive, profile.seed)
+            level.workload = dict(plan.workload)
+            emit(LevelDone(level))
+            ok = met(level)
+            search.probes.append(Probe(rate, ok, level))
+            if level.saturated and not search.saturated:
+                search.saturated, search.saturation = True, f"at {rate:g} requests/s: {level.saturated}"
+            if ok:
+                lo = rate if lo is None else max(lo, rate)
+            else:
+                if hi is None or rate < hi:
+                    hi = rate
+                    hi_served = level.requests / level.duration_s if level.duration_s > 0 else None
+            if lo is not None and hi is not None and hi / lo <= CLOSE_ENOUGH:
+                break
+            rate = next_rate(lo, hi, hi_served)
+        search.lo, search.hi = lo, hi
+        if lo is not None:
+            search.max_rate = math.sqrt(lo * hi) if hi is not None and hi / lo <= CLOSE_ENOUGH else lo
+    finally:
+        await client.close()
+    return search

@@ -1,0 +1,50 @@
+"""`bench --find-max-rate`: runs the rate search (bench.rate_search) and prints each probe as it ends, then the
+answer — with --json, one object per probe and, as the last line, {"max_rate", "probes", "saturated", ...}."""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+
+from specdec_tui.bench.events import BenchEvent, LevelDone
+from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, find_max_rate
+from specdec_tui.cli.errors import CliError
+from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.terminal_codes import terminal_safe
+
+
+def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None, model: str | None, as_json: bool) -> int:
+    from specdec_tui.cli.bench_cmd import level_json
+
+    if not profile.slo:
+        raise CliError("--find-max-rate needs at least one --slo target, e.g. --slo ttft_p99=2s --slo itl_p99=50ms")
+    if not as_json:
+        print(f"finding the highest rate meeting {', '.join(profile.slo)} (≤ {MAX_PROBES} probes of "
+              f"{profile.requests or profile.duration_s} {'requests' if profile.requests else 's'})", flush=True)
+
+    def on_event(ev: BenchEvent) -> None:
+        if not isinstance(ev, LevelDone):
+            return
+        lv = ev.result
+        if as_json:
+            print(orjson.dumps({"probe": True, **level_json(lv)}).decode(), flush=True)
+            return
+        verdict = "met" if not lv.slo_missed and not lv.saturated and not lv.errors else "missed"
+        why = "; ".join(lv.slo_missed + ([lv.saturated] if lv.saturated else []) + ([f"{lv.errors} errors"] if lv.errors else []))
+        print(terminal_safe(f"  {lv.rate:g} requests/s: {verdict}" + (f" ({why})" if why else "")), flush=True)
+
+    try:
+        search = asyncio.run(find_max_rate(base_url, profile, on_event, api_key=api_key, model=model))
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    print(orjson.dumps(search.to_json()).decode() if as_json else summary(search), flush=True)
+    return 0
+
+
+def summary(s: RateSearch) -> str:
+    sat = f"; saturated {s.saturation}" if s.saturated else ""
+    if s.max_rate is None:
+        return terminal_safe(f"no rate probed met the SLO (lowest tried {min(p.rate for p in s.probes):g} requests/s){sat}")
+    return terminal_safe(f"max rate ≈ {s.max_rate:.3g} requests/s after {len(s.probes)} probes "
+                         f"(met at {s.lo:g}, missed at {s.hi if s.hi is not None else '–'}){sat}")
