@@ -34,6 +34,7 @@ STREAM_ACCEPT_WARNING = (
     "acceptance estimated from the stream (tokens per chunk): the server gave neither its counters "
     "(--enable-metrics) nor per-request speculative details"
 )
+SAMPLES_KEPT = 256  # per-request tok/s kept per level for confidence intervals (a bounded session file)
 ESTIMATED_WARNING = (
     "the server sent no usage in the stream: tokens were counted as one per chunk, which undercounts "
     "under speculative decoding (several tokens per chunk); figures are estimates"
@@ -110,6 +111,8 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
             decode_chunks += st.chunks - 1
     res.ttft_ms, res.e2e_ms, res.tpot_ms = dist(ttft), dist(e2e), dist(tpot)
     res.per_request_tok_s, res.itl_ms, res.chunk_itl_ms = dist(rate), dist(itl), dist(chunk_itl)
+    stride = -(-len(rate) // SAMPLES_KEPT) or 1
+    res.tok_s_samples = [round(x, 2) for x in rate[::stride]]
     if decode_chunks and not estimated:
         res.accept_length_client = decode_tokens / decode_chunks
     # warm-ups included, as in the counters' window: they ran on the same server under the same load

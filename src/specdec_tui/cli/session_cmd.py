@@ -169,6 +169,8 @@ def run_compare(args: argparse.Namespace) -> int:
     for line in comparison_lines(cmp):
         console.print(line, markup=False)
     console.print(comparison_table(cmp))
+    for line in cmp.confidence_lines():
+        console.print(line, markup=False)
     return 0
 
 

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC
 
+from specdec_tui.core.confidence import Verdict, bootstrap, verdict
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.redact import redact_flags
@@ -65,6 +66,15 @@ class LevelComparison:
     def ttft_delta_pct(self) -> float | None:
         return delta_pct(self.a.ttft_ms.p50 if self.a else None, self.b.ttft_ms.p50 if self.b else None)
 
+    def verdict(self) -> Verdict:
+        """Per-request tok/s, A against B, with bootstrap intervals over the level's requests."""
+        ia = bootstrap(self.a.tok_s_samples) if self.a else None
+        ib = bootstrap(self.b.tok_s_samples) if self.b else None
+        v = verdict("A", ia, "B", ib, unit=" tok/s")
+        if ia is None or ib is None:
+            return v
+        return Verdict(v.winner, f"per-request tok/s A {ia.text()} vs B {ib.text()}: {v.text}", v.samples_needed)
+
 
 @dataclass(frozen=True, slots=True)
 class TrialComparison:
@@ -98,6 +108,10 @@ class TrialComparison:
                 [when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")] if when else [])
             lines.append(f"{side} = trial {t.id} {trial_label(t)} ({', '.join(where)})")
         return lines
+
+    def confidence_lines(self) -> list[str]:
+        """Per level: the 95 % intervals and whether they tell a winner (levels both sides ran)."""
+        return [f"c={lv.concurrency}: {lv.verdict().text}" for lv in self.levels if lv.a is not None and lv.b is not None]
 
     def latency_lines(self) -> list[str]:
         """Each side's best level within its TTFT limit and what its peak cost, with the settings it ran."""

@@ -143,6 +143,7 @@ class LevelResult:
     goodput_tok_s: float | None = None  # their output tokens per second of the window
     slo_missed: list[str] = field(default_factory=list)  # the level's percentile targets it missed, in words
     workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed of the load sent
+    tok_s_samples: list[float] = field(default_factory=list)  # per-request tok/s (≤ SAMPLES_KEPT, spread over the level): intervals
     saturated: str = ""  # open loop: why the server could not keep up at this rate, in words; "" when it did
 
     @property
@@ -187,6 +188,8 @@ class LevelResult:
                 kw[k] = None if v is None else figure(k, v, whole=True)
             elif k == "workload":
                 kw[k] = {str(a): (b if type(b) is int else str(b)) for a, b in dict(v).items()}
+            elif k == "tok_s_samples":
+                kw[k] = [float(figure(k, x)) for x in v]
             elif k in ("warnings", "slo_missed"):
                 kw[k] = [str(x) for x in v]
             elif k in ("error_kinds", "finish_reasons"):
