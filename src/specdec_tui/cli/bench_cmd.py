@@ -282,14 +282,14 @@ def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchPro
         changes["duration_s"], changes["requests"] = args.duration, None
     if args.requests is not None:
         changes["requests"], changes["duration_s"] = args.requests, None
-    if args.slo:
+    if getattr(args, "slo", None):  # sweep reuses this without the load options
         changes["slo"] = tuple(args.slo)
     for arg, name in (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("ignore_eos", "ignore_eos"),
                       ("prompts", "prompts"), ("endpoint", "endpoint"), ("warmup", "warmup"),
                       ("workload", "workload"), ("seed", "seed"), ("input_len", "input_len"), ("output_len", "output_len"),
                       ("top_p", "top_p"), ("rate", "rate"), ("arrivals", "arrivals"), ("burst", "burst"),
                       ("cooldown", "cooldown")):
-        value = getattr(args, arg)
+        value = getattr(args, arg, None)
         if value is not None:
             changes[name] = value
     profile = dataclasses.replace(profile, **changes)

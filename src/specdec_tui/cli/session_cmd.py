@@ -134,6 +134,11 @@ def run_show(args: argparse.Namespace) -> int:
     for t in listed.trials:
         if t.failure:
             console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
+    from specdec_tui.core.provenance import provenance_line
+    from specdec_tui.core.terminal_codes import terminal_safe
+
+    for t in listed.trials:
+        console.print(terminal_safe(f"trial {t.id} measured on: {provenance_line(t)}"), markup=False)
     runs = separate_sweeps([t for t in session.trials if t.replay_of is None])
     for run in runs:  # each sweep its own table, numbered when there are several
         console.print(sweep_table(run.flag, curve(run.by_value), choose(run.by_value),
@@ -166,6 +171,14 @@ def run_compare(args: argparse.Namespace) -> int:
     console.print(f"{_path}: trial {args.a} (A) against trial {args.b} (B)", markup=False, soft_wrap=True)
     for line in cmp.header():
         console.print(line, markup=False, soft_wrap=True)
+    from specdec_tui.core.provenance import provenance_differences
+    from specdec_tui.core.terminal_codes import terminal_safe
+
+    differs = provenance_differences(cmp.a, cmp.b)
+    if differs:  # before any number: figures measured on different ground are not a like-for-like comparison
+        console.print("measured differently (read the numbers with this in mind):", markup=False)
+        for line in differs:
+            console.print(terminal_safe(f"  {line}"), markup=False)
     for line in comparison_lines(cmp):
         console.print(line, markup=False)
     console.print(comparison_table(cmp))

@@ -8,6 +8,7 @@ from html import escape
 from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, summary_rows, trial_label, trial_notes
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.profile_words import session_settings
+from specdec_tui.core.provenance import provenance_line
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
@@ -86,5 +87,8 @@ def session_html(session: Session) -> str:
             parts.append(f"<br>failed: {escape(note.failure)}")
         parts.extend(f'<br><span class="warn">⚠ {escape(warning)}</span>' for warning in note.warnings)
         parts.append("</li>")
+    parts.append("</ul>")
+    parts.append('<h2>What each trial was measured on</h2><ul id="provenance">')
+    parts.extend(f"<li>trial {t.id}: {escape(provenance_line(t))}</li>" for t in session.trials)
     parts.append("</ul></body></html>\n")
     return "\n".join(parts)

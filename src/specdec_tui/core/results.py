@@ -212,6 +212,7 @@ class ServerFacts:
     context_len: int | None = None
     speculative: dict[str, Any] = field(default_factory=dict)  # algorithm, num_steps, eagle_topk, num_draft_tokens
     version: str = ""
+    setup: dict[str, str] = field(default_factory=dict)  # /server_info's GPU/model facts: tp_size, dtype, backends...
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,6 +7,8 @@ compared and replayed without a host.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import math
 import secrets
 import tomllib
@@ -35,6 +37,15 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
+@functools.cache
+def tool_version() -> str:
+    """This specdec-tui's version, recorded with each new trial (provenance)."""
+    try:
+        return importlib.metadata.version("specdec-tui")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 @dataclass(slots=True)
 class Trial:
     """One configuration tried on the host and what it measured."""
@@ -55,6 +66,7 @@ class Trial:
     sweep: dict[str, Any] = field(default_factory=dict)  # {"flag": ..., "value": ..., "repeat": n} for sweep trials
     host: str = ""  # the host it ran on ("" in files written before the panel could switch hosts: the session's)
     uid: str = field(default_factory=lambda: secrets.token_hex(8))  # which trial this is across writers ("" before)
+    tool_version: str = field(default_factory=tool_version)  # the specdec-tui that measured it ("" in older files)
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -144,6 +156,8 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     doc["profile"] = _tidy(asdict(trial.profile))
     if trial.facts is not None:
         doc["facts"] = _compact(trial.facts.to_dict())
+    if trial.tool_version:
+        doc["tool_version"] = trial.tool_version
     return doc
 
 
@@ -276,6 +290,7 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
             sweep=dict(d.get("sweep", {})),
             host=str(d.get("host", "")),
             uid=str(d.get("uid", "")),
+            tool_version=str(d.get("tool_version", "")),
         )
     except SessionError:
         raise

@@ -116,7 +116,14 @@ def facts_from(server_info: dict[str, Any] | None, models: tuple[str, ...], max_
         context_len=max_model_len or _int_or_none(info.get("context_length")),
         speculative=spec,
         version=str(info.get("version", "")),
+        setup={key: str(info[key]) for key in SETUP_KEYS if info.get(key) is not None},
     )
+
+
+# the /server_info fields that say what hardware setup and model numerics a figure was measured on (provenance)
+SETUP_KEYS = ("model_path", "tp_size", "dp_size", "pp_size", "dtype", "kv_cache_dtype", "quantization",
+              "attention_backend", "mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs",
+              "speculative_draft_model_path", "speculative_attention_mode", "device")
 
 
 def _int_or_none(value: Any) -> int | None:

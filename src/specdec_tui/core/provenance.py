@@ -1,0 +1,74 @@
+"""What a trial's figures were measured on, beyond its flags: the SGLang version and /server_info's setup, the
+unit's hash and the environment variables in it that change behaviour, the workload and seed, the tool's version.
+`provenance_differences` lists what differs between two trials, so a comparison says it before its numbers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+
+from specdec_tui.core.session import Trial
+
+# environment variables of a unit that change what SGLang (or the GPU stack under it) does
+BEHAVIOUR_ENV = re.compile(r"^(SGLANG_|SGL_|CUDA_|NCCL_|TORCH_|PYTORCH_|TRITON_|FLASHINFER_|NVIDIA_|HF_HUB_OFFLINE$)")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+
+def unit_env(unit_text: str) -> dict[str, str]:
+    """The unit's Environment= assignments that change behaviour (secret-looking names left out)."""
+    env: dict[str, str] = {}
+    for line in unit_text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if not sep or key.strip() != "Environment":
+            continue
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            words = value.split()
+        for word in words:
+            name, eq, val = word.partition("=")
+            if eq and BEHAVIOUR_ENV.match(name) and not SECRET_NAME.search(name):
+                env[name] = val
+    return env
+
+
+def unit_hash(unit_text: str) -> str:
+    return hashlib.sha256(unit_text.encode()).hexdigest()[:12]
+
+
+def provenance(trial: Trial) -> dict[str, str]:
+    """Ordered name → value; absent facts are left out (older files, a server that did not say)."""
+    out: dict[str, str] = {}
+    if trial.facts is not None:
+        if trial.facts.version:
+            out["sglang"] = trial.facts.version
+        if trial.facts.model:
+            out["model"] = trial.facts.model
+        out.update(trial.facts.setup)
+    out["unit"] = f"#{unit_hash(trial.unit_text)}"
+    for name, value in unit_env(trial.unit_text).items():
+        out[name] = value
+    wl = next((lv.workload for lv in trial.levels if lv.workload), None)
+    p = trial.profile
+    if wl:
+        out["workload"] = f"{wl.get('name')} v{wl.get('version')} #{wl.get('hash')}"
+        out["seed"] = str(wl.get("seed"))
+    else:
+        out["workload"] = p.workload or f"prompts {p.prompts}"
+        out["seed"] = str(p.seed)
+    out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
+    if trial.tool_version:
+        out["specdec-tui"] = trial.tool_version
+    return out
+
+
+def provenance_line(trial: Trial) -> str:
+    return " · ".join(f"{k} {v}" if not k.isupper() else f"{k}={v}" for k, v in provenance(trial).items())
+
+
+def provenance_differences(a: Trial, b: Trial) -> list[str]:
+    """"SGLANG_ENABLE_SPEC_V2: A 1, B unset" for each fact that differs; [] when they were measured alike."""
+    pa, pb = provenance(a), provenance(b)
+    names = list(dict.fromkeys([*pa, *pb]))
+    return [f"{n}: A {pa.get(n, 'unset')}, B {pb.get(n, 'unset')}" for n in names if pa.get(n) != pb.get(n)]
