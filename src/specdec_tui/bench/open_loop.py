@@ -13,7 +13,7 @@ import aiohttp
 from specdec_tui.bench.client import RequestRecord, stream_request
 from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit
 from specdec_tui.bench.events import LevelProgress, LevelStarted
-from specdec_tui.bench.server_stats import accept_from_counters, counters
+from specdec_tui.bench.server_stats import accept_from_counters, counters, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
 from specdec_tui.core.arrivals import arrival_offsets
 from specdec_tui.core.config import BenchProfile
@@ -108,6 +108,7 @@ async def run_open_level(
         ignore_eos=profile.ignore_eos,
         repetitive_prompts=repetitive_prompts,
         accept_from_counters=accept_from_counters(before, after),
+        server_avg_accept_length=await server_avg_accept_length(client, base_url),
         warnings=warnings,
         slo=parse_slos(profile.slo),
     )
