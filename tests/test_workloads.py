@@ -117,3 +117,17 @@ def test_old_profiles_load_and_new_keys_read(tmp_path: Path) -> None:
     prod = c.profiles["prod"]
     assert (prod.workload, prod.seed, prod.rate, prod.arrivals, prod.slo) == ("chat", 3, 12.5, "constant",
                                                                               ("ttft_p99=2s", "itl_p99=50ms"))
+
+
+async def test_the_trap_is_flagged_inflated_and_settings_name_the_load() -> None:
+    from specdec_tui.core.profile_words import settings_words, short_settings
+
+    async with TruthServer() as s:
+        events = await _run(s.url, dataclasses.replace(BASE, workload="trap", requests=8))
+    done = events[-1]
+    assert isinstance(done, RunDone)
+    assert any("inflated" in w for w in done.levels[0].warnings)
+    p = dataclasses.replace(BASE, workload="chat", seed=3, rate=12.0, slo=("ttft_p99=2s",))
+    assert settings_words(p).endswith("workload chat seed 3, poisson 12/s, SLO ttft_p99=2s")
+    assert short_settings(p).endswith("chat · 12/s")
+    assert settings_words(BASE).endswith("prompts realistic")  # an old profile reads as before

@@ -7,6 +7,7 @@ it away from the caller's loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import Callable
 from time import perf_counter_ns
@@ -171,6 +172,8 @@ async def drive_benchmark(
     if profile.rate is None and (not profile.concurrency or min(profile.concurrency) < 1):
         emit(RunDone(levels, False, "concurrency levels must be whole numbers ≥ 1"))
         return levels
+    # the content checks judge the temperature that was sent (a workload may set its own)
+    profile = dataclasses.replace(profile, temperature=plan.temperature)
     if profile.rate is not None and not profile.rate > 0:
         emit(RunDone(levels, False, "the request rate must be a number > 0 (requests per second)"))
         return levels

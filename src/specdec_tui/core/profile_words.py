@@ -15,7 +15,17 @@ from specdec_tui.core.session import Session, Trial
 def settings_words(profile: BenchProfile) -> str:
     """"profile demo: max_tokens 128, temperature 0, ignore_eos, prompts repetitive" (what changes acceptance)."""
     return (f"profile {profile.name}: max_tokens {profile.max_tokens}, temperature {profile.temperature:g}"
-            f"{', ignore_eos' if profile.ignore_eos else ''}, prompts {profile.prompts}")
+            f"{', ignore_eos' if profile.ignore_eos else ''}, {load_words(profile)}")
+
+
+def load_words(profile: BenchProfile) -> str:
+    """"prompts realistic", or "workload chat seed 3, poisson 12/s" when a workload or a rate is set."""
+    words = f"workload {profile.workload} seed {profile.seed}" if profile.workload else f"prompts {profile.prompts}"
+    if profile.rate is not None:
+        words += f", {profile.arrivals} {profile.rate:g}/s" + (f" burst {profile.burst:g}" if profile.burst != 1 else "")
+    if profile.slo:
+        words += f", SLO {' '.join(profile.slo)}"
+    return words
 
 
 def short_settings(profile: BenchProfile) -> str:
@@ -23,7 +33,9 @@ def short_settings(profile: BenchProfile) -> str:
     parts = [f"{profile.max_tokens} tok", f"t={profile.temperature:g}"]
     if profile.ignore_eos:
         parts.append("ignore_eos")
-    parts.append(profile.prompts)
+    parts.append(profile.workload or profile.prompts)
+    if profile.rate is not None:
+        parts.append(f"{profile.rate:g}/s")
     return " · ".join(parts)
 
 
