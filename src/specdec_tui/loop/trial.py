@@ -341,7 +341,8 @@ class TrialLoop(BusyState):
         self.bench_run += 1
         run = self.bench_run
         self.emit(Phase("bench"))
-        self.emit(BenchStarted(run, tuple(trial.profile.concurrency), list(previous) if previous else None, trial))
+        levels = (0,) if trial.profile.rate is not None else tuple(trial.profile.concurrency)  # 0: one open-loop level
+        self.emit(BenchStarted(run, levels, list(previous) if previous else None, trial))
         try:
             async for event in self._bench_events(trial.profile):
                 self.emit(BenchUpdate(run, event))

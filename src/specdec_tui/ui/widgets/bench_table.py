@@ -78,6 +78,7 @@ PRIORITY: tuple[str, ...] = (
 )
 PENDING = "…"
 BAR_WIDTH = 8
+OPEN_LOOP = "open"  # the row of an open-loop level before it ends (then its rate, "12/s")
 CELL_PADDING = 2  # DataTable's cell_padding (1) on each side
 
 
@@ -178,7 +179,10 @@ class BenchTable(Vertical):
                 errors=self._errors_cell(event.errors),
                 progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {done}", "running"),
             )
-            self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
+            if event.concurrency == 0:  # open loop: what arrives is not what the server has finished
+                self._set_status(f"Open loop: {event.done} done, {event.in_flight} in flight, {event.errors} errors")
+            else:
+                self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
         elif isinstance(event, LevelDone):
             self._ensure_row(event.result.concurrency)
             self._levels_running.pop(event.result.concurrency, None)
@@ -243,7 +247,7 @@ class BenchTable(Vertical):
     def _add_row(self, concurrency: int) -> None:
         previous = self._previous.get(concurrency)
         cells: dict[str, Text] = {key: self._styled(PENDING, "pending") for key, _ in COLUMNS}
-        cells["c"] = Text(str(concurrency), justify="right")
+        cells["c"] = Text(str(concurrency) if concurrency else OPEN_LOOP, justify="right")  # 0: open-loop arrivals
         cells["prev"] = Text(fmt_num(previous.output_tok_s) if previous and previous.measured else MISSING,
                              justify="right")
         queue = self._limit.note(concurrency)  # known before it runs: the server's capacity is
@@ -275,6 +279,8 @@ class BenchTable(Vertical):
         if (source := level.accept_source) is not None:  # where the level's own figure came from
             accept += f" {source.short}"
         tok_s = (fmt_num(level.output_tok_s) + ("~" if level.estimated else "")) if level.measured else "failed"
+        if level.rate is not None:
+            self._update(level.concurrency, c=Text(f"{level.rate:g}/s", justify="right"))
         self._update(
             level.concurrency,
             tok_s=Text(tok_s, justify="right", style="bold"),
