@@ -181,6 +181,12 @@ class TrialLoop(BusyState):
 
     # ---------------------------------------------------------------- trials and the session
 
+    def use_profile(self, profile: BenchProfile) -> None:
+        """The load form's profile for the next benchmarks: a trial not yet measured takes it too."""
+        self.profile = profile
+        if self.trial is not None and not self.trial.levels and self.trial.status == "running":
+            self.trial.profile = profile
+
     def start_trial(self, text: str, *, profile: BenchProfile | None = None, before: str | None = None) -> Trial:
         """A new trial of the unit `text`. Its label is what changed against `before`, the unit that ran before
         it (the host's unit a push replaces); without one (a benchmark of the unit as it is), against the last

@@ -331,6 +331,10 @@ class SpecdecApp(PanelState):
     async def action_rollback(self) -> None:
         await self.host_actions.rollback()
 
+    def action_bench_load(self) -> None:
+        """The palette's "Benchmark with a load…": the load form, then a benchmark."""
+        self.host_actions.bench_with_load()
+
     def action_bench(self) -> None:
         self.host_actions.bench()
 

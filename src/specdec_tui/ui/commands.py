@@ -37,6 +37,8 @@ def palette_entries(app: SpecdecAppLike) -> Iterator[PaletteEntry]:
             action = _palette_action(scope, binding.action)
             keys = current_keys(binding, keymap, app.key_display)
             yield PaletteEntry(binding.description, f"keys: {keys}", partial(app.run_action, action))
+    yield PaletteEntry("Benchmark with a load…", "workload, seed, open-loop arrivals at a rate, SLO (issue 33)",
+                       partial(app.run_action, "bench_load"))
     for name in sorted(app.available_themes):
         yield PaletteEntry(f"Theme: {name}", "switch the color theme (saved to the config)", partial(setattr, app, "theme", name))
 

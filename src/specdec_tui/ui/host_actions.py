@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Input, Select, Tabs
 
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.loop.states import Busy
 
 if TYPE_CHECKING:  # the app composes this; a type-only import, no cycle at run time
@@ -101,6 +102,22 @@ class HostActions:
         if self.app.has_unpushed_edit:  # the figures are the running unit's; the chart's title says so, later
             self.app.notify("Benchmarking the unit that runs now: your edit is not pushed (p pushes it, r restarts "
                             "with it).", severity="warning")
+
+    def bench_with_load(self) -> None:
+        """The load form (workload, arrivals, rate, SLO), then a benchmark with it; the loop keeps it for later runs."""
+        loop = self.app.loop
+        if loop is None or self.refused(Busy.BENCH):
+            self.bench()  # says why not
+            return
+        from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
+
+        def go(profile: BenchProfile | None) -> None:
+            if profile is None or self.app.loop is None:
+                return
+            self.app.loop.use_profile(profile)
+            self.bench()
+
+        self.app.push_screen(BenchFormScreen(loop.profile), go)
 
     def escape_is_local(self) -> bool:
         """True when escape closes something under the cursor first: the journal filter or an open dropdown."""

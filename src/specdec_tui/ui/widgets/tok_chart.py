@@ -42,12 +42,13 @@ class TokChart(PlotextPlot):
         self._draw()
 
     def set_trials(self, trials: list[tuple[str, list[LevelResult]]]) -> None:
-        self.series = [  # a level where every request failed measured nothing: no point, and no line across it
-            (label, sorted((lv.concurrency, lv.output_tok_s if lv.measured else math.nan) for lv in levels
-                           if lv.concurrency > 0))
-            for label, levels in trials
-            if levels
-        ][-MAX_LINES:]
+        # a level where every request failed measured nothing: no point, and no line across it; an open-loop level
+        # (concurrency 0, issue 33) has no place on a concurrency axis, and a trial with only such levels draws no
+        # line (plotext fails on an empty labelled one)
+        points = [(label, sorted((lv.concurrency, lv.output_tok_s if lv.measured else math.nan) for lv in levels
+                                 if lv.concurrency > 0))
+                  for label, levels in trials if levels]
+        self.series = [(label, pts) for label, pts in points if pts][-MAX_LINES:]
         self.starting = next((label for label, levels in reversed(trials) if not levels), None)
         self._draw()
 
