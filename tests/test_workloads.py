@@ -43,6 +43,7 @@ async def test_chat_workload_sends_multi_turn_messages_with_its_lengths_and_samp
     assert {b["temperature"] for b in bodies} == {0.7} and {b["top_p"] for b in bodies} == {0.95}
     assert len({b["max_tokens"] for b in bodies}) > 1  # the set's own output lengths, not the profile's 8
     lv = done.levels[0]
+    assert lv.errors == 0, lv.error_kinds  # the set's lengths above the profile's max_tokens are no usage fault
     assert lv.workload["name"] == "chat" and lv.workload["hash"] == load_workload("chat").content_hash
     assert lv.workload["seed"] == 0
 

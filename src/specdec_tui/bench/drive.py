@@ -83,6 +83,7 @@ async def run_level(
     emit: Emit,
     prompt_cycle: itertools.count[int],
     repetitive_prompts: bool = False,
+    limits: list[int] | None = None,
 ) -> LevelResult:
     """One closed-loop level: `concurrency` workers, each sending its next request when its last one ends."""
     lv = _Level(profile, concurrency)
@@ -98,10 +99,11 @@ async def run_level(
         rec = RequestRecord(measured, keep_text=measured and lv.sampled < TEXT_SAMPLE_REQUESTS)
         lv.sampled += rec.keep_text
         lv.records.append(rec)
-        body = bodies[next(prompt_cycle) % len(bodies)]
+        i = next(prompt_cycle) % len(bodies)
         if measured and lv.w0 is None:
             lv.w0 = perf_counter_ns()
-        await stream_request(client, url, body, chat, rec, profile.request_timeout_s, profile.max_tokens)
+        await stream_request(client, url, bodies[i], chat, rec, profile.request_timeout_s,
+                             limits[i] if limits else profile.max_tokens)
         if measured:
             lv.done += 1
             if rec.ok:
@@ -185,9 +187,10 @@ async def drive_benchmark(
         for load in ((profile.rate,) if profile.rate is not None else profile.concurrency):
             if profile.rate is not None:
                 res = await run_open_level(client, base_url, plan.bodies, profile, float(load), emit, cycle,
-                                           plan.repetitive, profile.seed)
+                                           plan.repetitive, profile.seed, plan.limits)
             else:
-                res = await run_level(client, base_url, plan.bodies, profile, int(load), emit, cycle, plan.repetitive)
+                res = await run_level(client, base_url, plan.bodies, profile, int(load), emit, cycle, plan.repetitive,
+                                      plan.limits)
             res.workload = dict(plan.workload)
             levels.append(res)
             emit(LevelDone(res))

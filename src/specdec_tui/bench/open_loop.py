@@ -38,6 +38,7 @@ async def run_open_level(
     prompt_cycle: itertools.count[int],
     repetitive_prompts: bool = False,
     seed: int = 0,
+    limits: list[int] | None = None,
 ) -> LevelResult:
     """One level at `rate` requests/s; every sent request has ended (or was cut at the level timeout) on return."""
     n = measured_count(profile, rate)
@@ -51,11 +52,11 @@ async def run_open_level(
     warnings: list[str] = []
     before = await counters(client, base_url)
 
-    async def one(rec: RequestRecord, body: bytes) -> None:
+    async def one(rec: RequestRecord, body: bytes, limit: int) -> None:
         state["in_flight"] += 1
         state["peak"] = max(state["peak"], state["in_flight"])
         try:
-            await stream_request(client, url, body, chat, rec, profile.request_timeout_s)
+            await stream_request(client, url, body, chat, rec, profile.request_timeout_s, limit)
         finally:
             state["in_flight"] -= 1
         if rec.measured:
@@ -89,7 +90,8 @@ async def run_open_level(
                     measured = first <= i < last
                     rec = RequestRecord(measured, keep_text=measured and i - first < TEXT_SAMPLE_REQUESTS)
                     records.append(rec)
-                    tg.create_task(one(rec, bodies[next(prompt_cycle) % len(bodies)]))
+                    k = next(prompt_cycle) % len(bodies)
+                    tg.create_task(one(rec, bodies[k], limits[k] if limits else profile.max_tokens))
     except TimeoutError:
         cut = 0
         for rec in records:

@@ -86,7 +86,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
         hi_served: float | None = None
         while len(search.probes) < max_probes:
             level = await run_open_level(client, base_url, plan.bodies, dataclasses.replace(profile, rate=rate), rate,
-                                         emit, cycle, plan.repetitive, profile.seed)
+                                         emit, cycle, plan.repetitive, profile.seed, plan.limits)
             level.workload = dict(plan.workload)
             emit(LevelDone(level))
             ok = met(level)

@@ -26,6 +26,7 @@ class PlanError(Exception):
 class RequestPlan:
     bodies: list[bytes]
     repetitive: bool
+    limits: list[int] = field(default_factory=list)  # each body's max_tokens: the usage check's bound per request
     workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed: kept with the trial
     temperature: float = 0.0
 
@@ -68,7 +69,8 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         rng.shuffle(order)
     varied = in_dist is not None or out_dist is not None
     n = max(len(order), MIN_BODIES) if varied else len(order)
-    bodies = []
+    bodies: list[bytes] = []
+    limits: list[int] = []
     for i in range(n):
         item = wl.items[order[i % len(order)]]
         max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
@@ -80,5 +82,6 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         else:
             body["prompt"] = item.as_prompt()
         bodies.append(orjson.dumps(body))
+        limits.append(max_tokens)
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
-    return RequestPlan(bodies, wl.repetitive, info, temperature)
+    return RequestPlan(bodies, wl.repetitive, limits, info, temperature)
