@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "sweep_cmd",
     "tune_cmd",
     "fleet_cmd",
+    "doctor_cmd",
     "demo_cmd",
     "serve_cmd",
 )

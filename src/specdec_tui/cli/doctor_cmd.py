@@ -1,0 +1,90 @@
+"""Headless `doctor --host NAME [--since 10m] [--json]`: what is wrong with a host now, each finding with its
+evidence, its cost and the flag edit that fixes it. Exit 0 with no findings, 3 with findings (scripts rely on it)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from specdec_tui.cli.common import add_target_options, load_cli_config, open_cli_host
+from specdec_tui.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from specdec_tui.hosts.base import Host
+    from specdec_tui.loop.doctor import DoctorReport
+
+EXIT_FINDINGS = 3
+_SPAN = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>s|m|h|d)$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    doctor = sub.add_parser(
+        "doctor", help="name what is wrong with a host now (cliffs, collapses, failed starts) and the fix",
+        description="Read the host's journal since its unit last started (or --since) and name each finding: "
+                    "eager fallback, capacity bound, acceptance collapse or drift, adaptive flapping, start failure.",
+    )
+    add_target_options(doctor)
+    doctor.add_argument("--since", type=parse_span, default=None, metavar="SPAN",
+                        help="evidence window, e.g. 90s, 10m, 2h (default: since the unit's current start)")
+    doctor.add_argument("--json", action="store_true", help="print one JSON object with `findings`")
+    doctor.epilog = "Exit status 0 with no findings, 3 with findings."
+    doctor.set_defaults(func=run)
+
+
+def parse_span(text: str) -> timedelta:
+    match = _SPAN.match(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time span — write e.g. 90s, 10m, 2h")
+    return timedelta(seconds=float(match["n"]) * _UNIT_S[match["unit"]])
+
+
+def run(args: argparse.Namespace) -> int:
+    config, name = load_cli_config(args)
+    host = open_cli_host(config, name, keep_running=True)
+    report = asyncio.run(_examine(host, name, args.since))
+    if args.json:
+        import orjson
+
+        from specdec_tui.loop.doctor import findings_as_json
+
+        sys.stdout.buffer.write(orjson.dumps(findings_as_json(report), option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        _print(report)
+    return EXIT_FINDINGS if report.findings else 0
+
+
+async def _examine(host: Host, name: str, since: timedelta | None) -> DoctorReport:
+    from specdec_tui.hosts.errors import HostError
+    from specdec_tui.loop.doctor import examine
+
+    try:
+        await host.connect()
+        try:
+            return await examine(host, name, since=since)
+        finally:
+            await host.close()
+    except HostError as err:
+        raise CliError(f"could not read host {name!r}: {err.message}") from None
+
+
+def _print(report: DoctorReport) -> None:
+    from specdec_tui.cli.render import make_console
+    from specdec_tui.core.doctor_rules import clock
+
+    console = make_console()
+    if not report.findings:
+        console.print(f"{report.host}: no findings since {clock(report.window_start)}", markup=False)
+        return
+    for f in report.findings:
+        console.print(f"[bold]{f.kind.value}[/] ({f.severity.value}) since {clock(f.since)}", highlight=False)
+        console.print(f"  cost: {f.cost}", markup=False)
+        for e in f.evidence:
+            console.print(f"  {clock(e.time)}  {e.line}", markup=False)
+        edits = [f"--{k} {v}" if v is not None else f"--{k}" for k, v in f.fix.items()]
+        edits += [f"remove --{k}" for k in f.remove]
+        console.print(f"  fix: {', '.join(edits) or 'no flag edit'} — {f.fix_words}", markup=False)

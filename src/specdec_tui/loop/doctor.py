@@ -1,0 +1,154 @@
+"""The doctor: one owner for "what is wrong with this host now". The panel, `fleet status` and
+`specdec-tui doctor` all ask it.
+
+`examine` reads one window of a host's journal (from the unit's current start, or `since`) and its unit's flags,
+and hands the parsed records to `core.doctor_rules`. `DoctorWatch` does the same live over the records the
+journal follow already parses, and says which findings appeared and which cleared (their evidence stopped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from specdec_tui.core.doctor_rules import Finding, FindingKind, diagnose
+from specdec_tui.core.sglang.parse import parse_line
+from specdec_tui.core.sglang.records import LogRecord, ServerArgsRecord
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.hosts.base import Host
+
+__all__ = ["DoctorReport", "DoctorWatch", "FindingRaised", "FindingCleared", "examine", "findings_as_json",
+           "unit_flags", "apply_finding", "JOURNAL_READ"]
+
+JOURNAL_READ = 20000  # lines read back; the window is cut from them by time
+KEPT_RECORDS = 5000  # what the live watch keeps of one start (rules read decode lines, switches and errors)
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    host: str
+    window_start: datetime | None
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRaised:
+    """A finding became active (or its figures changed: it is raised again with the new ones)."""
+
+    finding: Finding
+
+
+@dataclass(frozen=True, slots=True)
+class FindingCleared:
+    kind: FindingKind
+
+
+DoctorEvent = FindingRaised | FindingCleared
+
+
+def unit_flags(text: str) -> dict[str, str | None]:
+    """The unit's SGLang flags by name (no dashes); none when the unit does not parse."""
+    try:
+        unit = UnitFile.parse(text)
+    except ValueError:
+        return {}
+    return dict(unit.flags())
+
+
+def apply_finding(unit: UnitFile, finding: Finding) -> UnitFile:
+    """The unit with the finding's fix applied as an edit (unchanged when it has none)."""
+    return unit.set_flags(finding.fix, unset=finding.remove)
+
+
+async def examine(host: Host, name: str, *, since: timedelta | None = None, now: datetime | None = None) -> DoctorReport:
+    """The findings over the unit's current start (or the last `since`)."""
+    started, text = await _status_and_unit(host)
+    start = (now or datetime.now().astimezone()) - since if since is not None else started
+    records: list[LogRecord] = []
+    async for entry in host.journal(follow=False, lines=JOURNAL_READ):
+        if entry.kind != "line":
+            continue
+        if start is not None and _before(entry.timestamp, start):
+            continue
+        record = parse_line(entry.message)
+        if record.timestamp is None:
+            record.timestamp = entry.timestamp
+        records.append(record)
+    return DoctorReport(name, start, diagnose(records, unit_flags(text)))
+
+
+async def _status_and_unit(host: Host) -> tuple[datetime | None, str]:
+    status = await host.status()
+    return status.active_enter, await host.read_unit()
+
+
+def _before(t: datetime, start: datetime) -> bool:
+    """`t < start`, with a naive side read as local wall-clock time (a log line's own stamp is naive)."""
+    if (t.tzinfo is None) != (start.tzinfo is None):
+        t, start = _local(t), _local(start)
+    return t < start
+
+
+def _local(t: datetime) -> datetime:
+    return t.astimezone().replace(tzinfo=None) if t.tzinfo is not None else t
+
+
+@dataclass(slots=True)
+class DoctorWatch:
+    """Live findings for one host: fed the parsed journal records, says what appeared and what cleared.
+
+    A new start (its `server_args` line) begins a new window, so a fixed unit's findings clear."""
+
+    flags: Mapping[str, str | None] = field(default_factory=dict)
+    records: list[LogRecord] = field(default_factory=list)
+    active: dict[FindingKind, Finding] = field(default_factory=dict)
+
+    def feed(self, batch: Sequence[LogRecord]) -> list[DoctorEvent]:
+        for record in batch:
+            if isinstance(record, ServerArgsRecord):
+                self.records.clear()
+            self.records.append(record)
+        if len(self.records) > KEPT_RECORDS:
+            del self.records[: len(self.records) - KEPT_RECORDS]
+        return self._update(diagnose(self.records, self.flags))
+
+    def set_flags(self, flags: Mapping[str, str | None]) -> list[DoctorEvent]:
+        self.flags = flags
+        return self._update(diagnose(self.records, self.flags))
+
+    def _update(self, found: list[Finding]) -> list[DoctorEvent]:
+        events: list[DoctorEvent] = []
+        now = {f.kind: f for f in found}
+        for kind in list(self.active):
+            if kind not in now:
+                del self.active[kind]
+                events.append(FindingCleared(kind))
+        for kind, finding in now.items():
+            if self.active.get(kind) != finding:
+                self.active[kind] = finding
+                events.append(FindingRaised(finding))
+        return events
+
+
+def findings_as_json(report: DoctorReport) -> dict[str, object]:
+    """The interface scripts depend on: `findings`, each with kind, severity, since, evidence and fix."""
+    return {
+        "host": report.host,
+        "window_start": report.window_start.isoformat() if report.window_start else None,
+        "findings": [
+            {
+                "kind": f.kind.value,
+                "severity": f.severity.value,
+                "since": f.since.isoformat() if f.since else None,
+                "cost": f.cost,
+                "evidence": [
+                    {"time": e.time.isoformat() if e.time else None, "line": e.line, "figures": e.figures}
+                    for e in f.evidence
+                ],
+                "fix": {"set": {f"--{k}": v for k, v in f.fix.items()}, "remove": [f"--{k}" for k in f.remove],
+                        "words": f.fix_words},
+            }
+            for f in report.findings
+        ],
+    }
