@@ -7,7 +7,7 @@ refuses with the same words and exit status 2; what it takes, the simulator take
 (upstream's `print_deprecated_warning`: bold yellow, logged while argparse runs, before logging is configured, so
 it reaches stderr bare). The speculative rules SGLang applies after parsing are applied here with SGLang's own log
 messages (sim/spec_resolve.py). The sim-only flags (--time-scale, --load-seconds, --sim-seed, --gpu-mem-gb,
---sim-fail) are added to that parser; no 0.5.23 option starts with their names, so prefixes mean the same.
+--sim-fail, --sim-fault) are added to that parser; no 0.5.23 option starts with their names, so prefixes mean the same.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _GRAPH_FLAGS = ("cuda-graph-config", "cuda-graph-backend-decode", "cuda-graph-ba
                 "cuda-graph-bs-prefill", "disable-decode-cuda-graph", "disable-prefill-cuda-graph",
                 "disable-cuda-graph")
 DEPRECATION_COLOR = ("\033[1;33m", "\033[0m")  # upstream's print_deprecated_warning
-_SIM_KEYS = ("time_scale", "load_seconds", "sim_seed", "gpu_mem_gb", "sim_fail")
+_SIM_KEYS = ("time_scale", "load_seconds", "sim_seed", "gpu_mem_gb", "sim_fail", "sim_fault")
 
 
 @dataclass(slots=True)
@@ -45,6 +45,7 @@ class SimArgs:
     sim_seed: int
     gpu_mem_gb: float | None  # None: the model profile's GPU (sim/profiles.py)
     sim_fail: str | None
+    sim_fault: str | None = None  # a running fault (corrupt-drafts), unlike sim_fail's start-up failures
     warnings: list[str] = field(default_factory=list)
     deprecated_options: list[str] = field(default_factory=list)  # SGLang's deprecation lines, in order
 
@@ -124,6 +125,7 @@ def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m spe
         sim_seed=ns.sim_seed,
         gpu_mem_gb=ns.gpu_mem_gb,
         sim_fail=ns.sim_fail,
+        sim_fault=ns.sim_fault,
         warnings=warnings,
         deprecated_options=parsed.deprecations,
     )

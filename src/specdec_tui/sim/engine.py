@@ -49,6 +49,7 @@ class EngineConfig:
     graph_max_bs: int = 0  # the largest captured decode batch; a larger batch runs eagerly
     adaptive: AdaptivePolicy | None = None
     mamba: MambaPool | None = None  # a hybrid model's state pool, for the log lines
+    corrupt_drafts: bool = False  # --sim-fault corrupt-drafts: no draft survives and the text goes to garbage
 
     @property
     def tree(self) -> Tree:
@@ -118,7 +119,7 @@ class Engine:
             decay=decay,
             workload=workload.value,
             natural_len=natural,
-            text=TextStream(self.cfg.seed, params.prompt, index, degenerate=trap),
+            text=TextStream(self.cfg.seed, params.prompt, index, degenerate=trap or self.cfg.corrupt_drafts),
         )
         self._sync_clock()
         req.sim_arrival = self.sim_now
@@ -249,7 +250,7 @@ class Engine:
             if req.cancelled or req.done:
                 continue
             gained = (cost_model.accepted_tokens(req.alpha, tree, self.rng.random(), req.decay)
-                      if tree.speculative else 1)
+                      if tree.speculative and not self.cfg.corrupt_drafts else 1)
             req.verify_steps += 1
             req.accepted += gained
             if tree.speculative:

@@ -116,6 +116,7 @@ def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
         graph_max_bs=plan.graph_bs,
         adaptive=policy,
         mamba=state_pool(a, plan),
+        corrupt_drafts=a.sim_fault == "corrupt-drafts",
     )
 
 
