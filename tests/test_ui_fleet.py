@@ -68,7 +68,8 @@ def fixed_rows() -> list[FleetRow]:
                  spec={"algorithm": "NEXTN", "steps": "3", "topk": "1", "draft_tokens": "4"},
                  max_running_requests=17, last_c1_tok_s=234.1, best_tok_s=1426.0),
         FleetRow("gpu-b", "failing", "unit failed (exit-code, exit status 1)", spec={"algorithm": "EAGLE3", "steps": "5"},
-                 errors_since_start=3, cause="RuntimeError: CUDA error: an illegal memory access was encountered"),
+                 errors_since_start=3, cause="RuntimeError: CUDA error: an illegal memory access was encountered",
+                 findings=("start_failure",)),
         FleetRow("bastion-c", "unreachable", "no answer within 5 s"),
     ]
 
@@ -101,6 +102,7 @@ async def test_the_selected_row_says_why_it_is_not_ready_and_what_its_journal_bl
         table.table.focus()
         await pilot.press("down")
         assert table.detail_text == ("gpu-b: failing — unit failed (exit-code, exit status 1)\n3 error(s) since it started; "
-                                     "cause: RuntimeError: CUDA error: an illegal memory access was encountered")
+                                     "cause: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                                     "doctor: start_failure (specdec-tui doctor --host gpu-b)")
         await pilot.press("down")
         assert table.detail_text == "bastion-c: unreachable — no answer within 5 s"

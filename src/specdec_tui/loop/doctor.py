@@ -16,12 +16,15 @@ from specdec_tui.core.doctor_rules import Finding, FindingKind, diagnose
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import LogRecord, ServerArgsRecord
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.base import Host
+from specdec_tui.hosts.base import Host, JournalRecord
 
 __all__ = ["DoctorReport", "DoctorWatch", "FindingRaised", "FindingCleared", "examine", "findings_as_json",
-           "unit_flags", "apply_finding", "JOURNAL_READ"]
+           "unit_flags", "apply_finding", "watched", "JOURNAL_READ"]
 
 JOURNAL_READ = 20000  # lines read back; the window is cut from them by time
+# The kinds of line the rules read; text lines only when they carry an adaptive switch or the captured sizes.
+WATCHED_KINDS = frozenset({"decode", "error", "ready", "server_args", "startup_summary", "adjust"})
+WATCHED_TEXT = ("Switch adaptive runtime state", "Capture cuda graph bs")
 KEPT_RECORDS = 5000  # what the live watch keeps of one start (rules read decode lines, switches and errors)
 
 
@@ -94,6 +97,11 @@ def _local(t: datetime) -> datetime:
     return t.astimezone().replace(tzinfo=None) if t.tzinfo is not None else t
 
 
+def watched(record: LogRecord) -> bool:
+    """A line the rules read (the rest need not be kept)."""
+    return record.kind in WATCHED_KINDS or any(t in record.message for t in WATCHED_TEXT)
+
+
 @dataclass(slots=True)
 class DoctorWatch:
     """Live findings for one host: fed the parsed journal records, says what appeared and what cleared.
@@ -103,6 +111,7 @@ class DoctorWatch:
     flags: Mapping[str, str | None] = field(default_factory=dict)
     records: list[LogRecord] = field(default_factory=list)
     active: dict[FindingKind, Finding] = field(default_factory=dict)
+    _unit_text: str | None = None
 
     def feed(self, batch: Sequence[LogRecord]) -> list[DoctorEvent]:
         for record in batch:
@@ -112,6 +121,29 @@ class DoctorWatch:
         if len(self.records) > KEPT_RECORDS:
             del self.records[: len(self.records) - KEPT_RECORDS]
         return self._update(diagnose(self.records, self.flags))
+
+    def observe(self, entries: Sequence[JournalRecord], kinds: Sequence[str] | None,
+                unit_text: str | None) -> list[DoctorEvent]:
+        """One journal batch as the follow delivers it (`kinds` from its parse, when it had one): only the lines
+        the rules read are parsed again, so a flood of other lines costs a kind check each."""
+        flags_changed = unit_text is not None and unit_text != self._unit_text
+        if flags_changed:
+            self._unit_text = unit_text
+            self.flags = unit_flags(unit_text or "")
+        picked: list[LogRecord] = []
+        for i, entry in enumerate(entries):
+            if entry.kind != "line":
+                continue
+            kind = kinds[i] if kinds is not None and i < len(kinds) else None
+            if kind is not None and kind not in WATCHED_KINDS and not any(t in entry.message for t in WATCHED_TEXT):
+                continue
+            record = parse_line(entry.message)
+            if record.timestamp is None:
+                record.timestamp = entry.timestamp
+            picked.append(record)
+        if not picked and not flags_changed:
+            return []  # nothing the rules read: the findings stand as they were
+        return self.feed(picked)
 
     def set_flags(self, flags: Mapping[str, str | None]) -> list[DoctorEvent]:
         self.flags = flags

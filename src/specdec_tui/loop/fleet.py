@@ -27,6 +27,7 @@ from specdec_tui.hosts.base import Host, HostInfo, ServiceStatus
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.current_session import current_session_of
+from specdec_tui.loop.doctor import DoctorWatch, unit_flags, watched
 from specdec_tui.loop.health import HealthState, derive_state, facts_from, new_probe_client, probe_http
 from specdec_tui.loop.same_server import describe_same_server, same_server_groups
 from specdec_tui.loop.unit_checks import api_key_from
@@ -60,6 +61,7 @@ class FleetRow:
     best_tok_s: float | None = None
     errors_since_start: int = 0
     cause: str = ""
+    findings: tuple[str, ...] = ()  # the doctor's active findings (their kinds) since the unit started
     took_s: float = 0.0
 
     @property
@@ -88,6 +90,7 @@ class _Seen:
     facts: ServerFacts | None = None
     session_key: tuple[object, ...] | None = None
     session_figures: tuple[float | None, float | None] = (None, None)
+    doctor: DoctorWatch | None = None
 
 
 def _flags_of(text: str) -> dict[str, str | None] | None:
@@ -229,7 +232,7 @@ class FleetPoller:
             seen.facts = facts_from(probe.server_info, probe.models, probe.max_model_len)
         elif state is not HealthState.READY:
             seen.facts = None
-        await self._count_errors(seen, host, status)
+        await self._count_errors(seen, host, status, text)
         c1, best = self._session_figures(name, seen, _flags_of(text))
         facts = seen.facts
         return FleetRow(
@@ -237,12 +240,17 @@ class FleetPoller:
             model=facts.model if facts else "", spec=_spec_from_unit(text),
             max_running_requests=facts.max_running_requests if facts else None,
             last_c1_tok_s=c1, best_tok_s=best, errors_since_start=seen.errors, cause=seen.cause,
+            findings=tuple(kind.value for kind in seen.doctor.active) if seen.doctor else (),
         )
 
-    async def _count_errors(self, seen: _Seen, host: Host, status: ServiceStatus) -> None:
-        """Error lines since the unit last started: read back once, then only the journal's new lines."""
-        if status.active_enter != seen.started:
+    async def _count_errors(self, seen: _Seen, host: Host, status: ServiceStatus, unit_text: str) -> None:
+        """Error lines since the unit last started, and the doctor's findings over them: read back once, then only
+        the journal's new lines."""
+        if status.active_enter != seen.started or seen.doctor is None:
             seen.started, seen.errors, seen.cause, seen.cause_rank = status.active_enter, 0, "", 0
+            seen.doctor = DoctorWatch()
+        seen.doctor.flags = unit_flags(unit_text)
+        parsed_lines = []
         lines = None if seen.journal_cursor else JOURNAL_FIRST_READ
         async for record in host.journal(after_cursor=seen.journal_cursor, follow=False, lines=lines):
             if record.kind != "line":
@@ -252,11 +260,16 @@ class FleetPoller:
             if seen.started is not None and record.timestamp < seen.started:
                 continue
             parsed = parse_line(record.message)
+            if parsed.timestamp is None:
+                parsed.timestamp = record.timestamp
+            if watched(parsed):
+                parsed_lines.append(parsed)
             if isinstance(parsed, ErrorRecord):
                 seen.errors += 1
                 rank = cause_rank(parsed)  # the specific cause outranks the generic follow-ups, as in start_failure
                 if not seen.cause or rank < seen.cause_rank:
                     seen.cause, seen.cause_rank = parsed.message[:200], rank
+        seen.doctor.feed(parsed_lines)
 
     def _session_figures(self, name: str, seen: _Seen, running: dict[str, str | None] | None
                          ) -> tuple[float | None, float | None]:
@@ -298,7 +311,8 @@ def rows_as_json(rows: list[FleetRow]) -> list[Mapping[str, object]]:
             "name": r.name, "state": r.state, "detail": r.detail, "address": r.address, "model": r.model,
             "speculative": r.spec, "max_running_requests": r.max_running_requests,
             "last_c1_tok_s": r.last_c1_tok_s, "best_tok_s": r.best_tok_s,
-            "errors_since_start": r.errors_since_start, "cause": r.cause, "took_s": r.took_s,
+            "errors_since_start": r.errors_since_start, "cause": r.cause, "findings": list(r.findings),
+            "took_s": r.took_s,
         }
         for r in rows
     ]

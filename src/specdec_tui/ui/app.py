@@ -308,6 +308,20 @@ class SpecdecApp(PanelState):
             for view in main.health_views:
                 view.update_log_stats(message.stats)
 
+    @on(m.DoctorFindingRaised)
+    async def _doctor_finding_raised(self, message: m.DoctorFindingRaised) -> None:
+        main = await self._filled_main()
+        if main is not None:
+            main.doctor_section.raise_finding(message.finding)
+            main.show_doctor_badge()
+
+    @on(m.DoctorFindingCleared)
+    async def _doctor_finding_cleared(self, message: m.DoctorFindingCleared) -> None:
+        main = await self._filled_main()
+        if main is not None:
+            main.doctor_section.clear_finding(message.kind)
+            main.show_doctor_badge()
+
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.fleet.show(event.pane.id == "fleet")

@@ -20,6 +20,7 @@ from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
 
 if TYPE_CHECKING:  # the feed itself loads with the journal, after the first frame
+    from specdec_tui.loop.doctor import DoctorWatch
     from specdec_tui.loop.journal_feed import Pause
 
 
@@ -36,6 +37,7 @@ class HostLink:
         self.loop = loop
         self.journal_lines = journal_lines
         self.bench_worker: Worker[None] | None = None
+        self.doctor: DoctorWatch | None = None  # built with the journal follow
         loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
@@ -82,12 +84,18 @@ class HostLink:
         """Batches of parsed lines and the stats folded from them, parsed and formatted in a child process
         (`loop.journal_offload`; in slices on this loop if no child can start). The parser comes with the
         journal, after the first frame (the link is built before it)."""
+        from specdec_tui.loop.doctor import DoctorWatch, FindingRaised
         from specdec_tui.loop.journal_feed import next_turn
         from specdec_tui.loop.journal_offload import offloaded_batches
+
+        doctor = self.doctor = DoctorWatch()
         try:
             async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
+                    for event in doctor.observe(batch.records, batch.kinds, self.loop.running_text):
+                        self.app.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
+                                              else m.DoctorFindingCleared(event.kind))
                 if batch.stats is not None:
                     self.app.post_message(m.LogStatsChanged(batch.stats))
         except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on

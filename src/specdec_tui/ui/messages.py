@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # field types only: importing them here put the fleet poller and health watch on the cold start
+    from specdec_tui.core.doctor_rules import Finding, FindingKind
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import JournalRecord, ServiceStatus
     from specdec_tui.loop.fleet import FleetRow
@@ -61,3 +62,19 @@ class FleetRows(Message):
     def __init__(self, rows: list[FleetRow]) -> None:
         super().__init__()
         self.rows = rows
+
+
+class DoctorFindingRaised(Message):
+    """The doctor found something (or its figures changed): shown in the Health tab's Doctor section."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__()
+        self.finding = finding
+
+
+class DoctorFindingCleared(Message):
+    """A finding's evidence stopped: it leaves the Doctor section."""
+
+    def __init__(self, kind: FindingKind) -> None:
+        super().__init__()
+        self.kind = kind

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # mounted after the first frame (mount_form, mount_tabs), imp
     from specdec_tui.loop.edit_draft import EditDraft
     from specdec_tui.ui.widgets.bench_table import BenchTable
     from specdec_tui.ui.widgets.config_pane import ConfigPane
+    from specdec_tui.ui.widgets.doctor_section import DoctorSection
     from specdec_tui.ui.widgets.fleet_table import FleetTable
     from specdec_tui.ui.widgets.health_pane import HealthPane
     from specdec_tui.ui.widgets.journal_pane import JournalPane
@@ -169,6 +170,7 @@ class MainScreen(LoopScreen):
         self._mounting = asyncio.Event()
         await self.mount_form()
         from specdec_tui.ui.widgets.bench_table import BenchTable
+        from specdec_tui.ui.widgets.doctor_section import DoctorSection
         from specdec_tui.ui.widgets.fleet_table import FleetTable
         from specdec_tui.ui.widgets.health_pane import HealthPane
         from specdec_tui.ui.widgets.journal_pane import JournalPane
@@ -181,7 +183,7 @@ class MainScreen(LoopScreen):
             # container paints and caches all its rows, and those caches are what each full collection walks
             "journal": [JournalPane(id="journal-pane", max_lines=self.journal_lines),
                         HealthPane(id="journal-health", classes=HEALTH_VIEW)],
-            "health": [HealthPane(id="health-pane", classes=HEALTH_VIEW)],
+            "health": [DoctorSection(id="doctor-section"), HealthPane(id="health-pane", classes=HEALTH_VIEW)],
             "bench": [Vertical(BenchTable(id="bench-table"), TokChart(id="tok-chart"), id="bench-main"),
                       HealthPane(id="health-side", classes=HEALTH_VIEW)],
             "trials": [TrialsList(id="trials-list"), TradeOffChart(id="trade-off-chart")],
@@ -246,6 +248,16 @@ class MainScreen(LoopScreen):
     @property
     def fleet_table(self) -> FleetTable:
         return cast("FleetTable", self.query_one("#fleet-table"))
+
+    @property
+    def doctor_section(self) -> DoctorSection:
+        return cast("DoctorSection", self.query_one("#doctor-section"))
+
+    def show_doctor_badge(self) -> None:
+        """The Health tab's title carries the count of active findings ("3 Health ⚠2")."""
+        count = len(self.doctor_section.findings)
+        title = dict(TABS)["health"] + (f" ⚠{count}" if count else "")
+        self.query_one(TabbedContent).get_tab("health").label = title
 
     @property
     def health_views(self) -> list[HealthPane]:
@@ -321,5 +333,16 @@ class MainScreen(LoopScreen):
 
     async def action_apply_fix(self) -> None:
         await self.mount_form()  # f right at start: the fix is for the form's unit, once it is there
+        if self.query_one(TabbedContent).active == "health" and self.tabs_mounted:
+            finding = self.doctor_section.first_fixable()
+            if finding is not None:  # the doctor's fix, as an edit of the unit (pushed with p, as any edit)
+                from specdec_tui.loop.doctor import apply_finding
+                from specdec_tui.ui.widgets.doctor_section import fix_words
+
+                error = await self.config_pane.apply_edit(lambda unit: apply_finding(unit, finding))
+                self.notify(f"Could not apply the doctor's fix: {error}" if error else
+                            f"Applied the doctor's fix for {finding.kind.value}: {fix_words(finding)} (p pushes it)",
+                            severity="error" if error else "information")
+                return
         done = await self.config_pane.apply_fix()
         self.notify(done or "No issue with a suggested fix.", severity="information" if done else "warning")

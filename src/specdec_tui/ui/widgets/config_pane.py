@@ -212,6 +212,10 @@ class ConfigPane(Vertical):
             return f"Could not apply the fix: {error}"
         return "Applied fix: " + describe_fix(issue)
 
+    async def apply_edit(self, change: Callable[[UnitFile], UnitFile]) -> str | None:
+        """One edit from outside the form (the doctor's fix); the error when the unit cannot take it."""
+        return await self._edit(change)
+
     async def _edit(self, change: Callable[[UnitFile], UnitFile]) -> str | None:
         """Apply one intent to the current text, once; the error when the unit cannot take it.
         Keys already typed in the editor come first (they are older than this intent)."""

@@ -22,6 +22,7 @@ from specdec_tui.ui.widgets.table_rows import event_row_key
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("host", "host"),
     ("state", "state"),
+    ("doctor", "doctor"),
     ("spec", "speculative"),
     ("c1", "c=1 tok/s"),
     ("best", "best tok/s ≤TTFT"),  # core.latency.pick: within the TTFT p99 limit, of the running unit
@@ -33,6 +34,8 @@ def _detail(r: FleetRow) -> str:
     parts = [f"{r.name}: {r.state}" + (f" — {r.detail}" if r.detail and r.state != "ready" else "")]
     if r.cause:
         parts.append(f"{r.errors_since_start} error(s) since it started; cause: {r.cause}")
+    if r.findings:
+        parts.append("doctor: " + ", ".join(r.findings) + " (specdec-tui doctor --host " + r.name + ")")
     return "\n".join(parts)
 
 
@@ -46,6 +49,7 @@ def _cells(r: FleetRow, active: str) -> dict[str, str]:
         "c1": fmt_num(r.last_c1_tok_s),
         "best": fmt_num(r.best_tok_s),
         "errors": str(r.errors_since_start),
+        "doctor": f"⚠ {len(r.findings)}" if r.findings else ("✓" if r.state != "unreachable" else MISSING),
     }
 
 
@@ -105,6 +109,7 @@ class FleetTable(Vertical):
             styled: list[Text | str] = [
                 Text(cells["host"], style="bold" if r.name == active else ""),
                 Text(cells["state"], style=STATE_STYLE.get(r.state, "yellow")),
+                Text(cells["doctor"], style="bold yellow" if r.findings else "dim"),
                 cells["spec"], cells["c1"], cells["best"], cells["mrr"],
                 Text(cells["errors"], style="bold red" if r.errors_since_start else "dim"),
                 cells["model"],

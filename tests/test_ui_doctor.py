@@ -1,0 +1,65 @@
+"""The doctor in the panel (Pilot, the real demo host): a failed start shows in the Health tab's Doctor section, its
+tab title and the Fleet row; `f` on the Health tab applies the finding's fix as an edit of the unit; a good start
+clears the finding (its evidence stopped)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.core.config import Config, HostConfig
+from specdec_tui.core.session import Session
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from specdec_tui.ui.app import SpecdecApp, make_app
+
+from .ui_helpers import FAST_PROFILE, record_notifications, started, wait_for
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def failing_demo(root: Path) -> SpecdecApp:
+    """A demo host named `a` (the name `demo` is the default workspace's) whose unit fails at graph capture."""
+    ws = ensure_demo_workspace(root / "a", time_scale=200)
+    unit = ws.unit_path.read_text()
+    ws.unit_path.write_text(unit.replace("--port", "--mem-fraction-static 0.9 --sim-fail cuda-graph-oom --port", 1))
+    config = Config(hosts={"a": HostConfig(name="a", address="local", workspace=str(ws.root), unit=ws.unit_name)},
+                    profiles={"default": FAST_PROFILE}, default_host="a")
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="a")
+    return make_app(config, host, Session(host="a", unit=ws.unit_name), session_path=root / "a-session.toml")
+
+
+def tab_title(app: SpecdecApp) -> str:
+    from textual.widgets import TabbedContent
+
+    return str(app.main.query_one(TabbedContent).get_tab("health").label.plain)
+
+
+async def test_a_failed_start_is_a_doctor_finding_f_fixes_it_and_a_good_start_clears_it(tmp_path: Path) -> None:
+    app = failing_demo(tmp_path)
+    notes = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        section = app.main.doctor_section
+        await wait_for(pilot, lambda: "start_failure" in section.plain, "the failed start in the Doctor section",
+                       steps=1200)
+        assert "Doctor: ⚠ 1 finding (f applies a fix)" in section.plain
+        assert "Capture cuda graph failed" in section.plain and "fix: --mem-fraction-static 0.80" in section.plain
+        assert tab_title(app) == "3 Health ⚠1"
+        await pilot.press("6")
+        await wait_for(pilot, lambda: "a" in app.main.fleet_table.row_names
+                       and app.main.fleet_table.cell_text("a", "doctor") == "⚠ 1", "the Fleet row's doctor cell")
+        await wait_for(pilot, lambda: app.screen is not app.main, "the failed start's dialog")
+        await pilot.press("escape")  # the start's own failure dialog (what failed, what to do)
+        await wait_for(pilot, lambda: app.screen is app.main, "the dialog closed")
+        await pilot.press("3", "f")
+        await wait_for(pilot, lambda: "--mem-fraction-static 0.80" in app.config_pane.text, "the fix as an edit")
+        assert any("Applied the doctor's fix for start_failure: --mem-fraction-static 0.80" in n for n in notes)
+        assert "--sim-fail" in app.config_pane.text  # an edit, not a push: the rest of the unit stands
+        assert await app.config_pane.apply_edit(lambda unit: unit.remove_flag("sim-fail")) is None
+        assert app.link is not None
+        app.link.push(app.config_pane.text)
+        await wait_for(pilot, lambda: "no findings" in section.plain, "the finding cleared by a good start",
+                       steps=1200)
+        assert tab_title(app) == "3 Health"
