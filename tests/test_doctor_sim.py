@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -186,3 +187,22 @@ def test_acceptance_that_falls_by_a_third_over_the_run_is_drift() -> None:
     assert finding.kind is FindingKind.ACCEPTANCE_DRIFT and finding.since == falling[at - 2].timestamp
     assert "accept length fell from 3.05 (14:00:00)" in finding.cost
     assert finding.fix == {"speculative-num-steps": "2"}
+
+
+LOGS = Path(__file__).parent / "data" / "logs"
+
+
+@pytest.mark.parametrize("name", ["era_2024_period.log", "era_2025_late_comma.log", "era_2025_spec_period.log",
+                                  "hybrid_models.log", "journald.log", "npu.log", "pd_disaggregation.log",
+                                  "startup_spec.log"])
+def test_the_saved_healthy_logs_have_no_finding(name: str) -> None:
+    records = [parse_line(line) for line in (LOGS / name).read_text(errors="replace").splitlines()]
+    assert any(isinstance(r, DecodeRecord) for r in records) or name == "startup_spec.log"
+    assert diagnose(records, {}) == []
+
+
+def test_the_saved_failure_log_is_a_start_failure_with_its_cause() -> None:
+    records = [parse_line(line) for line in (LOGS / "failures.log").read_text(errors="replace").splitlines()]
+    [finding] = diagnose(records, {})
+    assert finding.kind is FindingKind.START_FAILURE and finding.evidence[0].figures["category"] == "not_enough_memory"
+    assert "mem-fraction-static" in finding.fix

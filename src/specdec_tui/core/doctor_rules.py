@@ -363,7 +363,8 @@ def start_failure(records: Sequence[LogRecord], flags: Flags) -> Finding | None:
                      if isinstance(r, ServerArgsRecord) and r.mem_fraction_static is not None), None)
     fix, words = start_ladder(cause, flags, resolved)
     since = fatal[0].timestamp
-    cost = f"the server did not come up ({cause.category.replace('_', ' ')} at {clock(cause.timestamp)})"
+    when = f" at {clock(cause.timestamp)}" if cause.timestamp else ""
+    cost = f"the server did not come up ({cause.category.replace('_', ' ')}{when})"
     evidence = (_evidence(cause, category=cause.category),)
     return Finding(FindingKind.START_FAILURE, Severity.CRITICAL, since, cost, evidence, fix=fix, fix_words=words)
 

@@ -118,8 +118,9 @@ class DoctorWatch:
             if isinstance(record, ServerArgsRecord):
                 self.records.clear()
             self.records.append(record)
-        if len(self.records) > KEPT_RECORDS:
-            del self.records[: len(self.records) - KEPT_RECORDS]
+        if len(self.records) > KEPT_RECORDS:  # old decode lines go; the start's own lines (args, limits) stay
+            cut = len(self.records) - KEPT_RECORDS
+            self.records[:cut] = [r for r in self.records[:cut] if r.kind != "decode"]
         return self._update(diagnose(self.records, self.flags))
 
     def observe(self, entries: Sequence[JournalRecord], kinds: Sequence[str] | None,
