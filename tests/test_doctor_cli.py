@@ -73,8 +73,13 @@ def test_doctor_json_names_a_failed_start_and_exits_3_and_a_good_start_clears_it
         assert finding["fix"]["set"] == {"--mem-fraction-static": "0.80"}
         code, _, text = doctor(config)
         assert code == 3 and "start_failure (critical)" in text and "fix: --mem-fraction-static 0.80" in text
-        # back on the good unit: the window is its start, so the failure before it is no finding ...
-        asyncio.run(start(good, up=True))
+        # --recover (opt-in): two rungs of the ladder fail too (the fault is forced), so it goes back to the unit
+        # before, whose start is now the window: the failure before it is no finding ...
+        recover = subprocess.run([sys.executable, "-m", "specdec_tui", "doctor", "--config", str(config), "--host",
+                                  "a", "--recover", "--json"], capture_output=True, text=True, timeout=120)
+        assert recover.returncode == 0 and json.loads(recover.stdout)["findings"] == [], recover.stderr
+        assert "recovery: step 1: lower --mem-fraction-static to 0.80" in recover.stderr
+        assert "not recovered after 2 restart(s); back on the previous unit" in recover.stderr
         code, out, _ = doctor(config, "--json")
         assert (code, out["findings"]) == (0, [])
         # ... unless --since reaches back over it (the failed start is followed by a good one: cleared all the same)

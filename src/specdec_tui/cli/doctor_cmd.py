@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     doctor.add_argument("--since", type=parse_span, default=None, metavar="SPAN",
                         help="evidence window, e.g. 90s, 10m, 2h (default: since the unit's current start)")
     doctor.add_argument("--json", action="store_true", help="print one JSON object with `findings`")
+    doctor.add_argument("--recover", action="store_true",
+                        help="opt-in: when the unit's start failed, push the next rung of upstream's OOM ladder and "
+                             "restart (at most 2 restarts); if it still fails, go back to the unit before (the last "
+                             "backup) and restart")
     doctor.epilog = "Exit status 0 with no findings, 3 with findings."
     doctor.set_defaults(func=run)
 
@@ -46,7 +50,7 @@ def parse_span(text: str) -> timedelta:
 def run(args: argparse.Namespace) -> int:
     config, name = load_cli_config(args)
     host = open_cli_host(config, name, keep_running=True)
-    report = asyncio.run(_examine(host, name, args.since))
+    report = asyncio.run(_examine(host, name, args.since, recover=args.recover))
     if args.json:
         import orjson
 
@@ -58,18 +62,37 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if report.findings else 0
 
 
-async def _examine(host: Host, name: str, since: timedelta | None) -> DoctorReport:
+async def _examine(host: Host, name: str, since: timedelta | None, *, recover: bool = False) -> DoctorReport:
+    from specdec_tui.core.doctor_rules import FindingKind
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.doctor import examine
 
     try:
         await host.connect()
         try:
-            return await examine(host, name, since=since)
+            report = await examine(host, name, since=since)
+            if recover and any(f.kind is FindingKind.START_FAILURE for f in report.findings):
+                await _recover(host)
+                report = await examine(host, name)
+            return report
         finally:
             await host.close()
     except HostError as err:
         raise CliError(f"could not read host {name!r}: {err.message}") from None
+
+
+async def _recover(host: Host) -> None:
+    from specdec_tui.cli.common import progress
+    from specdec_tui.loop.recovery import recover_start
+
+    history = await host.history()
+    last_good = await host.read_backup(history[-1]) if history else None
+    result = await recover_start(host, last_good=last_good)
+    for step in result.steps:
+        progress(f"recovery: {step.words} → {'came up' if step.came_up else 'failed again'}")
+    if not result.recovered:
+        back = "back on the previous unit" if result.back_on_good else "no previous unit to go back to"
+        progress(f"recovery: not recovered after {result.restarts} restart(s); {back} {result.note}".rstrip())
 
 
 def _print(report: DoctorReport) -> None:

@@ -318,12 +318,13 @@ def adaptive_flapping(records: Sequence[LogRecord], flags: Flags) -> Finding | N
 # ---- start failure -------------------------------------------------------------------------------------------------
 
 
-def start_ladder(cause: ErrorRecord, flags: Flags, resolved_fraction: float | None) -> tuple[dict[str, str | None], str]:
+def start_ladder(cause: ErrorRecord, flags: Flags, resolved_fraction: float | None,
+                 tried: frozenset[str] = frozenset()) -> tuple[dict[str, str | None], str]:
     """The next rung of upstream's OOM ladder (speculative_decoding.md "OOM Troubleshooting") for this unit.
 
     A fraction too small for the weights is raised to the minimum the error names (+0.02); otherwise: lower the
     static fraction (toward 0.5), then halve the decode graphs' batch, then shrink the draft tree, then cap the
-    running requests."""
+    running requests. A rung whose flag is in `tried` (a recovery already took it) is passed over."""
     minimum = _MIN_VIABLE.search(cause.message)
     if minimum:
         fraction = math.ceil((float(minimum["v"]) + 0.02) * 100) / 100
@@ -337,23 +338,23 @@ def start_ladder(cause: ErrorRecord, flags: Flags, resolved_fraction: float | No
     if cause.category not in ("cuda_graph_failed", "cuda_oom"):
         return {}, "no flag edit follows from this cause; read the line"
     static = _float(flags, "mem-fraction-static") or resolved_fraction
-    if static is None or static > 0.55:
+    if "mem-fraction-static" not in tried and (static is None or static > 0.55):
         new = max(0.5, round((static or 0.85) - 0.1, 2))
         return ({"mem-fraction-static": f"{new:.2f}"},
                 f"step 1: lower --mem-fraction-static to {new:.2f} (more room for CUDA graphs and activations)")
     graph_bs = _int(flags, "cuda-graph-max-bs-decode", "cuda-graph-max-bs")
-    if graph_bs is None or graph_bs > 4:
+    if "cuda-graph-max-bs-decode" not in tried and (graph_bs is None or graph_bs > 4):
         new_bs = max(4, (graph_bs or 16) // 2)
         return ({"cuda-graph-max-bs-decode": str(new_bs)},
                 f"step 2: capture fewer CUDA graphs (--cuda-graph-max-bs-decode {new_bs})")
     draft = _int(flags, "speculative-num-draft-tokens")
-    if draft is None or draft > 4:
+    if "speculative-num-draft-tokens" not in tried and flags.get("speculative-algorithm") and (draft is None or draft > 4):
         return ({"speculative-num-steps": "3", "speculative-eagle-topk": "1", "speculative-num-draft-tokens": "4"},
                 "step 3: a smaller draft tree (steps 3, topk 1, 4 draft tokens)")
     return {"max-running-requests": "4"}, "step 4: limit concurrent requests (--max-running-requests 4)"
 
 
-def start_failure(records: Sequence[LogRecord], flags: Flags) -> Finding | None:
+def start_failure(records: Sequence[LogRecord], flags: Flags, tried: frozenset[str] = frozenset()) -> Finding | None:
     ready_at = max((i for i, r in enumerate(records) if isinstance(r, ReadyRecord)), default=-1)
     fatal = [r for r in records[ready_at + 1:] if isinstance(r, ErrorRecord) and r.fatal]
     if not fatal:
@@ -361,7 +362,7 @@ def start_failure(records: Sequence[LogRecord], flags: Flags) -> Finding | None:
     cause = min(fatal, key=cause_rank)
     resolved = next((r.mem_fraction_static for r in reversed(records)
                      if isinstance(r, ServerArgsRecord) and r.mem_fraction_static is not None), None)
-    fix, words = start_ladder(cause, flags, resolved)
+    fix, words = start_ladder(cause, flags, resolved, tried)
     since = fatal[0].timestamp
     when = f" at {clock(cause.timestamp)}" if cause.timestamp else ""
     cost = f"the server did not come up ({cause.category.replace('_', ' ')}{when})"
