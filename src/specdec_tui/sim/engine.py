@@ -89,6 +89,11 @@ class Engine:
         self.mamba = cfg.mamba
         self.tree = cfg.tree  # the round's shape; adaptive speculation changes it by the running batch
 
+    @property
+    def corrupting(self) -> bool:
+        """--sim-fault corrupt-drafts breaks the drafts: a server without speculation has none to break."""
+        return self.cfg.corrupt_drafts and self.cfg.steps > 0
+
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     def start(self) -> None:
         self._real0 = asyncio.get_running_loop().time()
@@ -119,7 +124,7 @@ class Engine:
             decay=decay,
             workload=workload.value,
             natural_len=natural,
-            text=TextStream(self.cfg.seed, params.prompt, index, degenerate=trap or self.cfg.corrupt_drafts),
+            text=TextStream(self.cfg.seed, params.prompt, index, degenerate=trap or self.corrupting),
         )
         self._sync_clock()
         req.sim_arrival = self.sim_now
