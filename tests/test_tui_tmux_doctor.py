@@ -1,0 +1,43 @@
+"""The Doctor in the real program under tmux at 80×24: a host whose start fails at graph capture shows the finding
+in the Health tab (its cause and the fix) with a badge on the tab, and `f` there puts the fix into the unit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+from tests.tmux_session import Tmux, program
+
+pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
+
+
+def test_the_doctor_names_a_failed_start_and_f_applies_its_fix_at_80x24(tmux: Tmux, tmp_path: Path) -> None:
+    ws = ensure_demo_workspace(tmp_path / "alpha", time_scale=50)
+    unit = ws.unit_path.read_text()
+    ws.unit_path.write_text(unit.replace("--port", "--mem-fraction-static 0.9 --sim-fail cuda-graph-oom --port", 1))
+    config = tmp_path / "config.toml"
+    config.write_text(f'default_host = "alpha"\n[hosts.alpha]\naddress = "local"\nworkspace = "{ws.root}"\n'
+                      f'unit = "{ws.unit_name}"\n')
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start(program() + ["--config", str(config)], env, width=80, height=24)
+    tmux.wait_for(lambda s: "Health ⚠1" in s, "the badge on the Health tab", timeout_s=90)
+    tmux.wait_for(lambda s: "did not become healthy" in s, "the failed start's own dialog")
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "did not become healthy" not in s, "the dialog closed")
+    tmux.keys("3")
+    screen = tmux.wait_for(lambda s: "start_failure" in s and "Doctor: ⚠ 1 finding" in s, "the Doctor section")
+    assert "fix: --mem-fraction-static 0.80" in screen, screen
+    tmux.keys("f")
+    tmux.keys("1")
+    tmux.wait_for(lambda s: any(line.split()[:2] == ["mem-fraction-static", "0.80"] for line in s.splitlines()
+                                if line.strip()), "the fix in the Config tab's unit")
+    tmux.keys("C-q")
+    tmux.wait_for(lambda s: "EXITED:" in s or "Quit" in s, "quit (or its confirmation)")
+    if "EXITED:" not in tmux.screen():
+        tmux.keys("y")
+    final = tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")
+    assert "EXITED:0" in final and "Traceback" not in final, final
