@@ -22,7 +22,7 @@ _SPAN = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>s|m|h|d)$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor = sub.add_parser(
         "doctor", help="name what is wrong with a host now (cliffs, collapses, failed starts) and the fix",
         description="Read the host's journal since its unit last started (or --since) and name each finding: "
