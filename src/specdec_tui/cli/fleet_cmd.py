@@ -100,7 +100,8 @@ def fleet_table(rows: list[FleetRow]) -> Table:
 
     table = Table(title=f"fleet: {len(rows)} host{'s' if len(rows) != 1 else ''}")
     for column, justify in (("host", "left"), ("state", "left"), ("model", "left"), ("speculative", "left"),
-                            ("max run", "right"), ("c=1 tok/s", "right"), ("best tok/s ≤TTFT", "right"), ("errors", "right")):
+                            ("max run", "right"), ("c=1 tok/s", "right"), ("best tok/s ≤TTFT", "right"), ("errors", "right"),
+                            ("doctor", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for r in rows:
         state = Text(r.state, style=STATE_STYLES.get(r.state, ""))
@@ -111,5 +112,6 @@ def fleet_table(rows: list[FleetRow]) -> Table:
             errors.append(f" {r.cause[:60]}", style="red")
         table.add_row(r.name, state, r.model or "–", r.spec_text,
                       str(r.max_running_requests) if r.max_running_requests is not None else "–",
-                      num(r.last_c1_tok_s), num(r.best_tok_s), errors)
+                      num(r.last_c1_tok_s), num(r.best_tok_s), errors,
+                      Text(", ".join(r.findings), style="bold yellow") if r.findings else Text("–", style="dim"))
     return table
