@@ -97,3 +97,42 @@ def test_a_bad_since_is_said_in_words(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "specdec_tui", "doctor", "--host", "demo", "--since", "ten"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "'ten' is not a time span" in run.stderr and "Traceback" not in run.stderr
+
+
+async def test_without_decode_lines_the_doctor_reads_the_gauges(tmp_path: Path) -> None:
+    """`--log-level warning` logs no decode line: requests queued behind a full batch are read from /metrics."""
+    import aiohttp
+
+    from specdec_tui.core.unit import UnitFile
+    from specdec_tui.hosts.local.host import LocalHost
+    from specdec_tui.loop.doctor import examine
+    from specdec_tui.loop.recovery import wait_settled
+
+    ws = ensure_demo_workspace(tmp_path / "m", time_scale=5)
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="m")
+    await host.connect()
+    try:
+        unit = UnitFile.parse(await host.read_unit())
+        await host.push(unit.set_flags({"log-level": "warning", "enable-metrics": None, "max-running-requests": "2"}).text)
+        await host.restart()
+        assert await wait_settled(host, 60)
+        assert (await examine(host, "m")).findings == []
+
+        async def one(session: aiohttp.ClientSession) -> None:
+            body = {"prompt": "Tell me about Lisbon.", "max_tokens": 400, "temperature": 0, "ignore_eos": True}
+            async with session.post(ws.base_url + "/v1/completions", json=body) as resp:
+                await resp.read()
+
+        async with aiohttp.ClientSession() as session:
+            load = asyncio.gather(*(one(session) for _ in range(6)))
+            report = await examine(host, "m")
+            while not report.findings and not load.done():
+                report = await examine(host, "m")
+            await load
+        assert [f.kind.value for f in report.findings] == ["capacity_bound"], report.findings
+        [finding] = report.findings
+        assert "(from /metrics)" in finding.cost
+        assert finding.evidence[0].figures["limit"] == 2 and finding.evidence[0].figures["queue"] > 0
+    finally:
+        await host.stop()
+        await host.close()

@@ -180,7 +180,7 @@ def eager_fallback(records: Sequence[LogRecord], flags: Flags) -> Finding | None
 # ---- capacity bound ------------------------------------------------------------------------------------------------
 
 
-def _max_running(records: Sequence[LogRecord], flags: Flags) -> int | None:
+def max_running(records: Sequence[LogRecord], flags: Flags) -> int | None:
     for record in reversed(records):
         if isinstance(record, ConcurrencyLimitRecord) and isinstance(record.value, int):
             return record.value
@@ -190,7 +190,7 @@ def _max_running(records: Sequence[LogRecord], flags: Flags) -> int | None:
 
 
 def capacity_bound(records: Sequence[LogRecord], flags: Flags) -> Finding | None:
-    limit = _max_running(records, flags)
+    limit = max_running(records, flags)
     if not limit:
         return None
     run = _tail_run(_active_decodes(records), lambda r: (r.running_req or 0) >= limit and (r.queue_req or 0) > 0)

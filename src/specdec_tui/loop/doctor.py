@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from specdec_tui.core.doctor_metrics import metrics_findings
 from specdec_tui.core.doctor_rules import Finding, FindingKind, diagnose
 from specdec_tui.core.sglang.parse import parse_line
 from specdec_tui.core.sglang.records import LogRecord, ServerArgsRecord
@@ -78,7 +79,34 @@ async def examine(host: Host, name: str, *, since: timedelta | None = None, now:
         if record.timestamp is None:
             record.timestamp = entry.timestamp
         records.append(record)
-    return DoctorReport(name, start, diagnose(records, unit_flags(text)))
+    flags = unit_flags(text)
+    findings = diagnose(records, flags)
+    if not any(r.kind == "decode" for r in records):  # no decode lines at this log level: ask the gauges
+        gauges = await _gauges(host.info.base_url, api_key_from_flags(flags))
+        if gauges is not None:
+            seen = {f.kind for f in findings}
+            found_at = now or datetime.now().astimezone()
+            findings += [f for f in metrics_findings(gauges, found_at, records, flags) if f.kind not in seen]
+    return DoctorReport(name, start, findings)
+
+
+def api_key_from_flags(flags: Mapping[str, str | None]) -> str | None:
+    return flags.get("api-key")
+
+
+async def _gauges(base_url: str, api_key: str | None) -> dict[str, float] | None:
+    """The server's /metrics summed by name; None when it does not answer (down, or metrics not enabled)."""
+    import httpx
+
+    from specdec_tui.bench.server_stats import parse_metrics
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(3.0, connect=1.0), headers=headers) as client:
+            resp = await client.get(base_url + "/metrics")
+    except httpx.HTTPError:
+        return None
+    return parse_metrics(resp.text) if resp.status_code == 200 else None
 
 
 async def _status_and_unit(host: Host) -> tuple[datetime | None, str]:
