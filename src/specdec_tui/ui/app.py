@@ -312,13 +312,18 @@ class SpecdecApp(PanelState):
     async def _doctor_finding_raised(self, message: m.DoctorFindingRaised) -> None:
         main = await self._filled_main()
         if main is not None:
-            main.doctor_section.raise_finding(message.finding)
+            finding = message.finding
+            if finding.kind not in main.doctor_section.findings:  # new: marked in the journal where it began
+                self.marker(f"doctor: {finding.kind.value} — {finding.cost} (Health tab)")
+            main.doctor_section.raise_finding(finding)
             main.show_doctor_badge()
 
     @on(m.DoctorFindingCleared)
     async def _doctor_finding_cleared(self, message: m.DoctorFindingCleared) -> None:
         main = await self._filled_main()
         if main is not None:
+            if message.kind in main.doctor_section.findings:
+                self.marker(f"doctor: {message.kind.value} cleared (its evidence stopped)")
             main.doctor_section.clear_finding(message.kind)
             main.show_doctor_badge()
 
