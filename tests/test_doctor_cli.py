@@ -73,10 +73,12 @@ def test_doctor_json_names_a_failed_start_and_exits_3_and_a_good_start_clears_it
         assert finding["fix"]["set"] == {"--mem-fraction-static": "0.80"}
         code, _, text = doctor(config)
         assert code == 3 and "start_failure (critical)" in text and "fix: --mem-fraction-static 0.80" in text
-        # --recover (opt-in): two rungs of the ladder fail too (the fault is forced), so it goes back to the unit
+        # recovery (opt-in): two rungs of the ladder fail too (the fault is forced), so it goes back to the unit
         # before, whose start is now the window: the failure before it is no finding ...
+        # (opted in by the host's table here: auto_recover = true does what --recover does)
+        config.write_text(config.read_text() + "auto_recover = true\n")
         recover = subprocess.run([sys.executable, "-m", "specdec_tui", "doctor", "--config", str(config), "--host",
-                                  "a", "--recover", "--json"], capture_output=True, text=True, timeout=120)
+                                  "a", "--json"], capture_output=True, text=True, timeout=120)
         assert recover.returncode == 0 and json.loads(recover.stdout)["findings"] == [], recover.stderr
         assert "recovery: step 1: lower --mem-fraction-static to 0.80" in recover.stderr
         assert "not recovered after 2 restart(s); back on the previous unit" in recover.stderr

@@ -33,9 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="evidence window, e.g. 90s, 10m, 2h (default: since the unit's current start)")
     doctor.add_argument("--json", action="store_true", help="print one JSON object with `findings`")
     doctor.add_argument("--recover", action="store_true",
-                        help="opt-in: when the unit's start failed, push the next rung of upstream's OOM ladder and "
-                             "restart (at most 2 restarts); if it still fails, go back to the unit before (the last "
-                             "backup) and restart")
+                        help="opt-in (or auto_recover = true in the host's table): when the unit's start failed, "
+                             "push the next rung of upstream's OOM ladder and restart (at most 2 restarts); if it "
+                             "still fails, go back to the unit before (the last backup) and restart")
     doctor.epilog = "Exit status 0 with no findings, 3 with findings."
     doctor.set_defaults(func=run)
 
@@ -50,7 +50,9 @@ def parse_span(text: str) -> timedelta:
 def run(args: argparse.Namespace) -> int:
     config, name = load_cli_config(args)
     host = open_cli_host(config, name, keep_running=True)
-    report = asyncio.run(_examine(host, name, args.since, recover=args.recover))
+    settings = config.host_settings(name)
+    recover = args.recover or (settings is not None and settings.auto_recover)
+    report = asyncio.run(_examine(host, name, args.since, recover=recover))
     if args.json:
         import orjson
 

@@ -32,6 +32,7 @@ class HostConfig:
     jump: str | None = None  # ProxyJump: another [hosts.NAME], or [user@]host[:port]
     workspace: str | None = None  # local (simulated) hosts: their own demo workspace dir; None: the shared demo
     healthy_timeout_s: float = 900.0  # restart → healthy, else the trial fails (and may roll back)
+    auto_recover: bool = False  # `doctor` recovers a failed start on upstream's OOM ladder without --recover
 
     @property
     def resolved_unit_path(self) -> str:
