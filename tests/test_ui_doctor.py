@@ -47,14 +47,14 @@ async def test_a_failed_start_is_a_doctor_finding_f_fixes_it_and_a_good_start_cl
         assert "Doctor: ⚠ 1 finding (f applies a fix)" in section.plain
         assert "Capture cuda graph failed" in section.plain and "fix: --mem-fraction-static 0.80" in section.plain
         assert tab_title(app) == "3 Health ⚠1"
-        assert any("doctor: start_failure — the server did not come up" in line
-                   for line in app.main.journal_pane.shown_lines)
-        await pilot.press("6")
-        await wait_for(pilot, lambda: "a" in app.main.fleet_table.row_names
-                       and app.main.fleet_table.cell_text("a", "doctor") == "⚠ 1", "the Fleet row's doctor cell")
+        await wait_for(pilot, lambda: any("doctor: start_failure — the server did not come up" in line
+                                          for line in app.main.journal_pane.shown_lines), "the journal's mark")
         await wait_for(pilot, lambda: app.screen is not app.main, "the failed start's dialog")
         await pilot.press("escape")  # the start's own failure dialog (what failed, what to do)
         await wait_for(pilot, lambda: app.screen is app.main, "the dialog closed")
+        await pilot.press("6")
+        await wait_for(pilot, lambda: "a" in app.main.fleet_table.row_names
+                       and app.main.fleet_table.cell_text("a", "doctor") == "⚠ 1", "the Fleet row's doctor cell")
         await pilot.press("3", "f")
         await wait_for(pilot, lambda: "--mem-fraction-static 0.80" in app.config_pane.text, "the fix as an edit")
         assert any("Applied the doctor's fix for start_failure: --mem-fraction-static 0.80" in n for n in notes)
@@ -65,5 +65,5 @@ async def test_a_failed_start_is_a_doctor_finding_f_fixes_it_and_a_good_start_cl
         await wait_for(pilot, lambda: "no findings" in section.plain, "the finding cleared by a good start",
                        steps=1200)
         assert tab_title(app) == "3 Health"
-        assert any("doctor: start_failure cleared (its evidence stopped)" in line
-                   for line in app.main.journal_pane.shown_lines)
+        await wait_for(pilot, lambda: any("doctor: start_failure cleared (its evidence stopped)" in line
+                                          for line in app.main.journal_pane.shown_lines), "the journal's clear mark")
