@@ -142,3 +142,94 @@ async def test_the_push_refusal_is_the_hosts_release(tmp_path: Path, monkeypatch
                        "--cuda-graph-max-bs could match"):
         await loop_on(bare).push(edited)
     assert bare.pushed == []
+
+
+class CliHost(FakeHost):
+    """The fake host as `unit check --host` opens it: connected, asked, closed."""
+
+    def __init__(self, site: Path | None) -> None:
+        super().__init__(site)
+        self.closed = False
+
+    async def connect(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def gpu_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    config = tmp_path / "config.toml"
+    config.write_text('[hosts.gpu]\naddress = "gpu-box.invalid"\n')
+    monkeypatch.setenv("SPECDEC_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    return config
+
+
+def _unit_file(tmp_path: Path, flags: str) -> Path:
+    path = tmp_path / f"{abs(hash(flags))}.service"
+    path.write_text(UNIT.replace("--port 30000", f"--port 30000 {flags}"))
+    return path
+
+
+def test_unit_check_judges_by_the_hosts_release_and_says_which(
+        tmp_path: Path, gpu_config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from specdec_tui.cli import common
+    from specdec_tui.cli.main import main
+
+    opened: list[CliHost] = []
+
+    def open_fake(_config: object, name: str, **_kw: object) -> CliHost:
+        assert name == "gpu"
+        opened.append(CliHost(STANDIN))
+        return opened[-1]
+
+    monkeypatch.setattr(common, "open_cli_host", open_fake)
+    old_flag = _unit_file(tmp_path, "--cuda-graph-max-bs 8")  # 0.5.23 refuses it; the host's 0.6.0.dev1 has it
+    assert main(["unit", "check", str(old_flag), "--host", "gpu", "--config", str(gpu_config)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("judged by SGLang 0.6.0.dev1 (the release gpu runs; its flags read from the "
+                                   "host now)")
+    assert "no problems found" in out and opened[-1].closed
+    assert main(["unit", "check", str(old_flag)]) == 1  # no host: the bundled default, as before
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "judged by SGLang 0.5.23 (bundled)"
+    assert "error: SGLang 0.5.23 refuses the command line (exit 2): ambiguous option: --cuda-graph-max-bs" in out
+    newer_flag = _unit_file(tmp_path, "--mem-fraction-static 0.8")  # 0.5.23 has it; the host's release does not
+    assert main(["unit", "check", str(newer_flag), "--host", "gpu", "--config", str(gpu_config)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "judged by SGLang 0.6.0.dev1 (the release gpu runs; its flags cached from the host)"
+    assert "error: SGLang 0.6.0.dev1 refuses the command line (exit 2)" in out and "--mem-fraction-static" in out
+    assert main(["unit", "check", str(newer_flag)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "judged by SGLang 0.5.23 (bundled)"
+    # the cached release by name, with no host; and the bundled one by name
+    assert main(["unit", "check", str(old_flag), "--release", "0.6.0.dev1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "judged by SGLang 0.6.0.dev1 (cached)"
+    assert main(["unit", "check", str(old_flag), "--release", "0.5.23"]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == "judged by SGLang 0.5.23 (bundled)"
+
+
+def test_unit_check_says_when_the_hosts_release_is_unknown_and_which_judged(
+        tmp_path: Path, gpu_config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from specdec_tui.cli import common
+    from specdec_tui.cli.main import main
+
+    monkeypatch.setattr(common, "open_cli_host", lambda *_a, **_k: CliHost(tmp_path / "no-sglang"))
+    unit = _unit_file(tmp_path, "--cuda-graph-max-bs 8")
+    assert main(["unit", "check", str(unit), "--host", "gpu", "--config", str(gpu_config)]) == 1
+    first, note = capsys.readouterr().out.splitlines()[:2]
+    assert first == "judged by SGLang 0.5.23 (bundled; gpu's own release is not known)"
+    assert note == ("note: the SGLang version of /opt/sglang/.venv/bin/python3 on the host is unknown: judged by the "
+                    "bundled SGLang 0.5.23")
+
+
+def test_unit_check_names_the_releases_it_can_judge_by(
+        tmp_path: Path, gpu_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specdec_tui.cli.main import main
+
+    unit = _unit_file(tmp_path, "")
+    assert main(["unit", "check", str(unit), "--release", "9.9.9"]) == 2
+    err = capsys.readouterr().err
+    assert "SGLang 9.9.9 is neither bundled (0.5.23) nor cached from a host (none yet)" in err
+    assert main(["unit", "check", str(unit), "--release", "0.5.23", "--host", "gpu", "--config", str(gpu_config)]) == 2
+    assert "give either --host NAME" in capsys.readouterr().err

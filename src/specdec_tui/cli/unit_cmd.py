@@ -12,9 +12,11 @@ import re
 import sys
 from pathlib import Path
 
+from specdec_tui.cli.common import add_target_options
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.flags import Issue, spec_for, validate_unit
+from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitEditError, UnitFile, UnitSyntaxError
@@ -45,8 +47,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     edit.add_argument("assignments", nargs=argparse.REMAINDER, metavar="NAME=VALUE")
     edit.set_defaults(func=run_set)
 
-    check = commands.add_parser("check", help="errors and warnings about the flags (exit 1 on errors)")
+    check = commands.add_parser(
+        "check", help="errors and warnings about the flags (exit 1 on errors)",
+        description="Judges FILE as the SGLang release would parse and start it: the bundled 0.5.23 by default, the "
+                    "release a host's unit Python runs with --host NAME, or a bundled or cached release with "
+                    "--release VERSION. Exit 1 when that release would refuse the unit, 2 when it cannot be judged.")
     check.add_argument("file", metavar="FILE")
+    add_target_options(check)
+    check.add_argument("--release", metavar="VERSION",
+                       help="judge by this SGLang release (bundled, or cached from a host earlier) without a host")
     check.set_defaults(func=run_check)
 
     diff = commands.add_parser("diff", help="unified diff of two units, then the flags that changed")
@@ -227,13 +236,77 @@ def format_issue(issue: Issue) -> str:
 
 def run_check(args: argparse.Namespace) -> int:
     unit = load_unit(args.file)
-    issues = validate_unit(unit)
+    schema, source, note = judging_release(args, unit)
+    print(terminal_safe(f"judged by SGLang {schema.version} ({source})"))
+    if note:
+        print(terminal_safe(f"note: {note}"))
+    issues = validate_unit(unit, schema)
     for issue in issues:
         print(terminal_safe(format_issue(issue)))
     errors = sum(1 for i in issues if i.level == "error")
     warnings = len(issues) - errors
     print(f"{args.file}: {errors} error(s), {warnings} warning(s)" if issues else f"{args.file}: no problems found")
     return 1 if errors else 0
+
+
+def judging_release(args: argparse.Namespace, unit: UnitFile) -> tuple[ReleaseSchema, str, str]:
+    """The schema that judges `unit check`, words for where it came from, and the fallback note (or "")."""
+    from specdec_tui.core.sglang_schema.schema import DEFAULT_VERSION, bundled_versions, default_schema
+
+    host_name: str | None = getattr(args, "host", None)
+    if args.release and host_name:
+        raise CliError("give either --host NAME (the host's own release) or --release VERSION, not both", code=2)
+    if args.release:
+        return named_release(args.release), "bundled" if args.release in bundled_versions() else "cached", ""
+    if host_name is None:
+        return default_schema(), "bundled", ""
+    import asyncio
+
+    from specdec_tui.cli.common import load_cli_config, open_cli_host
+    from specdec_tui.hosts.errors import HostError
+    from specdec_tui.loop.sglang_release import learn_release
+
+    config, name = load_cli_config(args)
+    host = open_cli_host(config, name)
+
+    async def learn() -> tuple[ReleaseSchema, str, str]:
+        await host.connect()
+        try:
+            release = await learn_release(host, unit.exec_start)
+        finally:
+            await host.close()
+        where = {"host": f"the release {name} runs; its flags read from the host now",
+                 "cache": f"the release {name} runs; its flags cached from the host",
+                 "bundled": f"the release {name} runs; bundled",
+                 "default": f"bundled; {name}'s own release is not known"}[release.source]
+        return release.schema, where, release.note
+
+    try:
+        return asyncio.run(learn())
+    except HostError as err:
+        raise CliError(f"{args.file} not judged: {err} (without --host it is judged by the bundled SGLang "
+                       f"{DEFAULT_VERSION})", code=2) from None
+
+
+def named_release(version: str) -> ReleaseSchema:
+    """A bundled release, or one a host's schema was cached for; a CliError naming those there are otherwise."""
+    from specdec_tui.core.paths import schema_cache_dir
+    from specdec_tui.core.sglang_schema.schema import SchemaError, bundled_schema, bundled_versions, parse_schema
+
+    if version in bundled_versions():
+        return bundled_schema(version)
+    cache = schema_cache_dir()
+    try:
+        return parse_schema((cache / f"{version}.json").read_text(encoding="utf-8"), source="cache")
+    except FileNotFoundError:
+        pass
+    except (OSError, SchemaError) as err:
+        raise CliError(f"SGLang {version}'s cached schema in {cache} cannot be read ({err}); `unit check --host "
+                       "NAME` on a host that runs it reads it again", code=2) from None
+    cached = sorted(p.stem for p in cache.glob("*.json")) if cache.is_dir() else []
+    raise CliError(f"SGLang {version} is neither bundled ({', '.join(bundled_versions())}) nor cached from a host "
+                   f"({', '.join(cached) or 'none yet'}); `unit check --host NAME` learns the release a host runs",
+                   code=2)
 
 
 def run_diff(args: argparse.Namespace) -> int:
