@@ -52,3 +52,27 @@ async def test_a_lab_python_without_sglang_leaves_the_bundled_release_in_charge(
     assert (release.version, release.source) == ("0.5.23", "default")
     assert release.note == (f"the SGLang version of {sys.executable} on the host is unknown: judged by the bundled "
                             "SGLang 0.5.23")
+
+
+def test_unit_check_over_ssh_is_judged_by_the_lab_hosts_release(hostlab, monkeypatch, tmp_path: Path, capsys) -> None:
+    """`unit check FILE --host lab` through the factory (OpenSSH defaults): the lab's Python says 0.6.0.dev1, whose
+    parser still has --cuda-graph-max-bs (0.5.23 refuses it as ambiguous)."""
+    from specdec_tui.cli.main import main
+
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SPECDEC_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text('[hosts.lab]\naddress = "hostlab"\nunit = "sglang-standin.service"\n')
+    unit = tmp_path / "u.service"
+    unit.write_text(f"[Service]\nExecStart={lab_python()} -m sglang.launch_server --model-path m --cuda-graph-max-bs 8\n")
+    assert main(["unit", "check", str(unit), "--host", "lab", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "judged by SGLang 0.6.0.dev1 (the release lab runs; its flags read from the host now)"
+    assert (tmp_path / "cache" / "sglang-schemas" / "0.6.0.dev1.json").is_file()
+    assert main(["unit", "check", str(unit)]) == 1
+    assert "ambiguous option: --cuda-graph-max-bs" in capsys.readouterr().out
