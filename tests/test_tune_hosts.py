@@ -91,7 +91,8 @@ def _run_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_path: Path) -> None:
-    config, _ = write_config(tmp_path, ("a",), time_scale=5)  # slow enough to be killed inside a launch
+    config, workspaces = write_config(tmp_path, ("a",), time_scale=5)  # slow enough to be killed inside a launch
+    before = workspaces["a"].unit_path.read_bytes()
     session = tmp_path / "tune.toml"
     args = ["tune", "--host", "a", "--config", str(config), *TUNE, "--budget", "6", "--session", str(session),
             "--json"]
@@ -110,6 +111,7 @@ def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_pat
     first.wait(timeout=30)
     landed = [t for t in tagged(session) if t[1] in ("ok", "failed")]
     assert len(landed) == 2
+    assert workspaces["a"].unit_path.read_bytes() != before  # the kill left the host on one of the tune's units
 
     second = subprocess.run([sys.executable, "-m", "specdec_tui.cli.main", *args], capture_output=True, text=True,
                             env=env, timeout=600)
@@ -122,6 +124,9 @@ def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_pat
     points = [p for p, _, _ in done]
     assert len(set(points)) == len(points)  # the two launches before the kill were not launched again
     assert [p for p, _, _ in done[:2]] == [p for p, _, _ in landed]
+    # the host ends on the unit from before the first tune started, not on the killed launch's
+    assert workspaces["a"].unit_path.read_bytes() == before
+    assert "it will end on the unit recorded in the session when the tune started" in second.stderr
 
 
 async def test_a_refused_capture_on_the_simulator_is_learned_as_a_region(tmp_path: Path) -> None:

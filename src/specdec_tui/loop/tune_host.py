@@ -2,6 +2,8 @@
 level), tagged with the tune and the point as it lands, so an interrupted tune resumes from the session; several
 hosts must run the same server but for the tuned flags (the parallel sweep's rule, `parallel_sweep.unit_difference`)
 and each is put back on the unit it ran before when the tune ends, fails or is cancelled (`sweep.UnitGuard`).
+That unit is recorded in the tag of each of the tune's trials ("before"), so a tune resumed after a kill (which
+can leave the host on a launch's unit) still ends on the unit from before the tune started, not on that launch's.
 """
 
 from __future__ import annotations
@@ -79,6 +81,25 @@ def resumed(session: Session, tid: str) -> list[LaunchResult]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The unit a host ran before the tune started, and whether it was running."""
+
+    text: str
+    running: bool
+
+
+def recorded_before(session: Session, tid: str, host: str) -> Before | None:
+    """The unit `host` ran before tune `tid` first launched on it, as its first trial's tag recorded it."""
+    for trial in session.trials:
+        tag = trial.sweep.get(TAG) if trial.sweep else None
+        if isinstance(tag, dict) and tag.get("id") == tid and trial.host == host:
+            text = tag.get("before")
+            if isinstance(text, str) and text:
+                return Before(text, bool(tag.get("before_running", True)))
+    return None
+
+
 @dataclass(slots=True)
 class HostLauncher:
     """Launches candidates on one host through its trial loop; each host edits its own unit (its own port)."""
@@ -88,6 +109,7 @@ class HostLauncher:
     tid: str
     emit: EventSink
     several: bool
+    before: Before
 
     @property
     def name(self) -> str:
@@ -100,7 +122,8 @@ class HostLauncher:
         """One launch of `text`, recorded as the tune's trial for `point` from its push on."""
         name = self.name
         step_emit = _on_host(self.emit, name) if self.several else self.emit
-        tag = {"id": self.tid, "point": dict(point)}
+        tag = {"id": self.tid, "point": dict(point), "before": self.before.text,
+               "before_running": self.before.running}
         runner = self.runner
 
         def tag_then_emit(event: object) -> None:
@@ -113,7 +136,8 @@ class HostLauncher:
         trial.sweep, trial.label = {TAG: tag}, point_label(point)
         runner.record(trial)
         if trial.facts is None:  # never healthy: make sure the host runs what it ran before
-            await settle_unit(runner, self.base_text, step_emit, "back to the unit that ran before the tune")
+            await settle_unit(runner, self.base_text, step_emit, "back to the unit that ran before the tune",
+                              running=self.before.running)
         return result_of(trial, point)
 
 
@@ -138,27 +162,37 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
         refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
     except SameServer as err:
         raise SpaceError(str(err)) from None
-    bases = await asyncio.gather(*(_read(r) for r in runners))
+    found_first = await asyncio.gather(*(_read(r) for r in runners))
+    first = runners[0]
+    tid = tune_id(plan, first.profile.name)
+    # a resumed tune's hosts may run one of its launches: its base (and the unit it ends on) is the recorded one
+    recorded = [recorded_before(first.session, tid, name) for name in names]
+    bases = [r.text if r is not None else text for r, text in zip(recorded, found_first, strict=True)]
     for name, base in zip(names[1:], bases[1:], strict=True):
         difference = unit_difference((names[0], bases[0]), (name, base))
         if difference is not None:
             raise UnitsDiffer(f"host {name}'s unit differs from {names[0]}'s in {difference}; a tune on several "
                               "hosts needs units that are the same (but for --host/--port)")
     found, refused = candidates(bases[0], plan.space)
-    first = runners[0]
-    tid = tune_id(plan, first.profile.name)
     prior = resumed(first.session, tid)
     several = len(runners) > 1
     async with AsyncExitStack() as stack:
-        for runner in runners:
+        befores = []
+        for runner, before in zip(runners, recorded, strict=True):
             stack.enter_context(runner.task(Busy.TUNE))
             saved = runner.auto_rollback
             runner.auto_rollback = True
             stack.callback(setattr, runner, "auto_rollback", saved)
             step_emit = _on_host(emit, runner.host.info.name) if several else emit
             guard = await stack.enter_async_context(UnitGuard(runner, step_emit, "tune"))
+            if before is not None and (before.text, before.running) != (guard.original, guard.was_running):
+                guard.original, guard.was_running = before.text, before.running
+                step_emit(Phase("resume", "the host runs a launch of the interrupted tune; it will end on the unit "
+                                          "recorded in the session when the tune started"))
+            befores.append(Before(guard.original, guard.was_running))
             stack.push_async_callback(_restore, guard)
-        launchers = [HostLauncher(r, b, tid, emit, several) for r, b in zip(runners, bases, strict=True)]
+        launchers = [HostLauncher(r, b, tid, emit, several, before)
+                     for r, b, before in zip(runners, bases, befores, strict=True)]
         local = all(isinstance(r.host, LocalHost) for r in runners)
         check = adaptive_file is not None and local and release_supports_adaptive() and STEPS in plan.space
         search_plan = replace(plan, budget=plan.budget - 1) if check and plan.budget > 1 else plan  # kept for it
