@@ -111,3 +111,16 @@ def test_remote_journal_lines_are_masked_before_anyone_sees_them() -> None:
            f'"server_args=ServerArgs(api_key=\'{SECRET}\', port=30000)"}}').encode()
     record = parse_journal_line(raw)
     assert record is not None and SECRET not in record.message and "port=30000" in record.message
+
+
+def test_a_tunes_record_of_the_unit_before_it_keeps_no_key(tmp_path: Path) -> None:
+    """A tune tags each trial with the unit that ran before it (to end on it when resumed): the key in that unit
+    is masked in the file like the trial's own unit, and nowhere else does it appear."""
+    from specdec_tui.core.session import Trial, save_session
+
+    unit = f"[Service]\nExecStart=/usr/bin/python3 -m sglang.launch_server --api-key {SECRET} --port 1\n"
+    trial = Trial(id=1, unit_text=unit, sweep={"tune": {"id": "t", "before": unit, "points": [unit]}})
+    path = tmp_path / "session.toml"
+    save_session(Session(host="h", trials=[trial]), path)
+    assert files_containing(tmp_path, SECRET) == []
+    assert load_session(path).trials[0].sweep["tune"]["before"].count(REDACTED) == 1

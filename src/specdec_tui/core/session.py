@@ -151,14 +151,25 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     if trial.levels:  # one inline table per level: a level reads as a row
         doc["levels"] = [_compact(lv.to_dict()) for lv in trial.levels]
     doc["flags"] = _flags_value(redact_flags(trial.flags))  # API keys never reach the file
-    if trial.sweep:
-        doc["sweep"] = _tidy(trial.sweep)
+    if trial.sweep:  # a tune's tag holds the unit that ran before it: its keys are masked as unit_text's are
+        doc["sweep"] = _tidy(_redacted(trial.sweep))
     doc["profile"] = _tidy(asdict(trial.profile))
     if trial.facts is not None:
         doc["facts"] = _compact(trial.facts.to_dict())
     if trial.tool_version:
         doc["tool_version"] = trial.tool_version
     return doc
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with every string in it masked (`core.redact.redact_text`), for the free-form tables of a trial."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def session_doc(session: Session) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from specdec_tui.core.redact import redact_text, restore_secrets
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.tune_objective import (
     FailureKind,
@@ -100,6 +101,21 @@ def recorded_before(session: Session, tid: str, host: str) -> Before | None:
     return None
 
 
+def _resumable(session: Session, tid: str, host: str, found: str) -> Before | None:
+    """The recorded unit to end on, when `host` runs one of tune `tid`'s launches (or that unit): a kill left it
+    there. A unit the operator changed since is theirs, and the tune starts from it. The session masks keys, so
+    the recorded unit gets them back from the host's (`core.redact.restore_secrets`)."""
+    before = recorded_before(session, tid, host)
+    if before is None:
+        return None
+    shown = redact_text(found)
+    launched = {redact_text(t.unit_text) for t in session.trials
+                if t.host == host and t.sweep and isinstance(t.sweep.get(TAG), dict) and t.sweep[TAG].get("id") == tid}
+    if shown != redact_text(before.text) and shown not in launched:
+        return None
+    return Before(restore_secrets(before.text, found), before.running)
+
+
 @dataclass(slots=True)
 class HostLauncher:
     """Launches candidates on one host through its trial loop; each host edits its own unit (its own port)."""
@@ -166,7 +182,8 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
     first = runners[0]
     tid = tune_id(plan, first.profile.name)
     # a resumed tune's hosts may run one of its launches: its base (and the unit it ends on) is the recorded one
-    recorded = [recorded_before(first.session, tid, name) for name in names]
+    recorded = [_resumable(first.session, tid, name, found)
+                for name, found in zip(names, found_first, strict=True)]
     bases = [r.text if r is not None else text for r, text in zip(recorded, found_first, strict=True)]
     for name, base in zip(names[1:], bases[1:], strict=True):
         difference = unit_difference((names[0], bases[0]), (name, base))
