@@ -7,9 +7,30 @@ restored (`loop.unit_push.with_secrets`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from specdec_tui.core import drafts
 from specdec_tui.core.redact import redact_text
+
+
+class EditFate(Enum):
+    """What becomes of the form's edit when the host's unit changes (a push, a sweep's or a tune's apply, a
+    rollback, a unit read again)."""
+
+    FOLLOW = "follow"  # no edit in progress: the form shows the host's new unit
+    LANDED = "landed"  # the host now runs the edit: nothing left to push, no draft
+    KEPT = "kept"  # an edit in progress stays (and stays a draft); the diff is against the new unit
+
+
+def edit_fate(edit: str, running_before: str, running_now: str) -> EditFate:
+    """The one rule (issue 35: a sweep's pushes left the form on the pre-sweep unit, which then read as an edit
+    nobody typed and the next push put back): an edit equal to the unit the host ran is no edit and follows the
+    host; one the host now runs has landed; any other is the person's and is kept."""
+    if edit == running_before:
+        return EditFate.FOLLOW
+    if edit == running_now:
+        return EditFate.LANDED
+    return EditFate.KEPT
 
 
 @dataclass(frozen=True, slots=True)

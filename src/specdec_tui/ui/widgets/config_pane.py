@@ -36,7 +36,7 @@ from specdec_tui.core.redact import (
 from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
-from specdec_tui.loop.edit_draft import EditDraft
+from specdec_tui.loop.edit_draft import EditDraft, EditFate, edit_fate
 from specdec_tui.loop.unit_push import with_secrets
 from specdec_tui.ui.widgets.diff_view import DiffView
 from specdec_tui.ui.widgets.flag_form import FlagForm
@@ -174,6 +174,17 @@ class ConfigPane(Vertical):
             return  # rendered with the keys taken
         await self._refresh_views(update_editor=not keep_edit)
 
+    async def follow_host(self, text: str) -> EditFate:
+        """The host's unit is now `text` (a push, a sweep's or tune's apply, a rollback, a read): the form follows
+        it, or the edit has landed (its draft goes), or an edit in progress is kept (`loop.edit_draft.edit_fate`)."""
+        await self._take_editor_keys()  # keys typed and not yet taken are part of the edit
+        fate = edit_fate(self.text, self.running_text, text)
+        await self.load_running(text, keep_edit=fate is EditFate.KEPT)
+        if fate is EditFate.LANDED and self.draft is not None:
+            self.draft.discard()
+        self.post_message(self.Edited(self.text, self.dirty))
+        return fate
+
     async def set_text(self, text: str) -> None:
         """Replace the edited text (draft restore, apply fix) and refresh everything."""
         self.text = self._with_secrets(text)
@@ -304,8 +315,9 @@ class ConfigPane(Vertical):
         self._draft_timer = self.set_timer(DRAFT_DEBOUNCE_S, self.flush_draft)
 
     def flush_draft(self) -> None:
-        """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared."""
-        if self.draft is None or not self._draft_pending:
+        """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared. An edit
+        kept over a change of the host's unit is saved too (quitting said it was kept and wrote nothing)."""
+        if self.draft is None or not (self._draft_pending or self.dirty):
             return
         self._draft_pending = False
         self.draft.keep(self.text, dirty=self.dirty)
