@@ -13,7 +13,7 @@ from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 
-from .ui_helpers import demo_app, demo_ready, record_notifications, wait_for
+from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -68,3 +68,33 @@ async def test_a_sweep_winner_applied_is_what_the_form_shows_and_the_next_push_k
         assert draft is not None and UnitFile.parse(draft).flags()[STEPS] == winner
         await pilot.press("y")
     assert app.loop is None or app.loop.busy is Busy.IDLE
+
+
+async def test_f_fixes_the_finding_of_the_row_the_cursor_is_on_not_the_first_fixable_one() -> None:
+    app = offline_app()
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        pane = app.config_pane
+        editor = app.screen.query_one("#unit-editor")
+        # Two findings with a fix: the algorithm's spelling (a warning) and a switch given a value (an error).
+        editor.text = editor.text.replace("NEXTN", "nextn").replace("--enable-metrics", "--enable-metrics yes")
+        await wait_for(pilot, lambda: len([i for i in pane.issues if i.fixable]) == 2, "both findings")
+        pane.query_one(f"#{widget_id('field', 'speculative-algorithm')}").focus()
+        await pilot.pause()
+        app.set_focus(None)  # out of the field (escape): f is the panel's key; the cursor was on the algorithm
+        await pilot.press("f")
+        await wait_for(pilot, lambda: any(n.startswith("Applied fix") for n in seen), "the fix")
+        flags = UnitFile.parse(pane.text).flags()
+        assert flags["speculative-algorithm"] == "NEXTN" and flags["enable-metrics"] == "yes"
+        assert seen[-1] == "Applied fix: --speculative-algorithm NEXTN"
+        # On a row whose finding has no fix, f says so and fixes nothing else.
+        editor.text = editor.text.replace("--speculative-num-steps 1", "--speculative-num-steps 0")
+        await wait_for(pilot, lambda: any(i.flag == STEPS for i in pane.issues), "the steps error")
+        pane.query_one(f"#{widget_id('field', STEPS)}").focus()
+        await pilot.pause()
+        app.set_focus(None)
+        text = pane.text
+        await pilot.press("f")
+        await wait_for(pilot, lambda: "has no fix" in seen[-1], "the refusal")
+        assert pane.text == text and seen[-1] == f"The finding of --{STEPS} has no fix to apply: type a value it allows."

@@ -70,6 +70,21 @@ def describe_fix(issue: Issue) -> str:
     return ", ".join(changes + [f"removed --{n}" for n in issue.remove])
 
 
+def fix_offered(issues: list[Issue], at: str | None) -> Issue | str | None:
+    """The finding `f` fixes: the one of the row the cursor is (or was last) on, else the only one with a fix.
+    Words instead when that row's finding has no fix, or several rows have one (f fixed the first fixable
+    finding, another flag than the one in error: issue 35). None when no finding has a fix."""
+    fixable = sorted((i for i in issues if i.fixable), key=lambda i: i.level != "error")
+    here = [i for i in issues if at is not None and i.flag == at]
+    if here:
+        own = [i for i in fixable if i.flag == at]
+        return own[0] if own else f"The finding of --{at} has no fix to apply: type a value it allows."
+    if len({i.flag for i in fixable}) > 1:
+        named = ", ".join(dict.fromkeys(f"--{i.flag}" for i in fixable))
+        return f"Several findings have a fix ({named}): put the cursor on the field whose fix you want, then f."
+    return fixable[0] if fixable else None
+
+
 def issue_summary(issues: list[Issue], has_row: Callable[[str | None], bool]) -> str:
     """"✗ 1 error, ! 1 warning (under the fields; f applies a fix)" and the issues without a form row."""
     errors = sum(1 for i in issues if i.level == "error")
@@ -212,12 +227,12 @@ class ConfigPane(Vertical):
         return error is None
 
     async def apply_fix(self) -> str | None:
-        """Apply the first available fix with `core.flags.apply_fix` (`Issue.fix` sets, `Issue.remove`
-        deletes); says what it did."""
+        """Apply the fix of the finding offered (`fix_offered`: the cursor's row, else the only one) with
+        `core.flags.apply_fix` (`Issue.fix` sets, `Issue.remove` deletes); says what it did, or why not."""
         await self._take_editor_keys()  # the fix is for the text on screen
-        issue = self.first_fix()
-        if issue is None:
-            return None
+        issue = fix_offered(self.issues, self.query_one(FlagForm).last_flag)
+        if not isinstance(issue, Issue):
+            return issue
         error = await self._edit(lambda unit: apply_fix(unit, issue))
         if error is not None:
             return f"Could not apply the fix: {error}"

@@ -110,6 +110,7 @@ class FlagForm(VerticalScroll):
         self._other: tuple[str, ...] = ()
         self._switches: set[str] = set()
         self._focus_wanted = False
+        self.last_flag: str | None = None  # the row of the field focused last: where the cursor is (or was)
         self._rebuilding = False
         self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
         self._mounted = asyncio.Event()  # every row composed, each Select with its parts (set on mount)
@@ -246,6 +247,12 @@ class FlagForm(VerticalScroll):
             line.set_class(any(i.level == "error" for i in found), "-error")
             line.set_class(bool(found) and all(i.level != "error" for i in found), "-warning")
             line.update("\n".join(f"{'✗' if i.level == 'error' else '!'} {i.message}" for i in found))
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The row the cursor is on (and stays "on" after escape): `f` fixes that row's finding."""
+        flag = self._flag_of(event.widget.id)
+        if flag is not None:
+            self.last_flag = flag
 
     def _flag_of(self, widget_id_: str | None) -> str | None:
         for name in (*FORM_FLAGS, *self._other):
