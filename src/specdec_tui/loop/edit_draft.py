@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from enum import Enum
 
 from specdec_tui.core import drafts
-from specdec_tui.core.redact import redact_text
+from specdec_tui.core.compare import flag_diff
+from specdec_tui.core.redact import redact_flags, redact_text
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.core.unit_errors import UnitSyntaxError
 
 
 class EditFate(Enum):
@@ -53,3 +56,14 @@ class EditDraft:
     def discard(self) -> None:
         """The edit is pushed, declined or thrown away: no draft is offered again."""
         drafts.clear_draft(self.host, self.unit)
+
+
+def draft_changes(draft: str, running: str) -> list[str]:
+    """What restoring `draft` changes against the host's unit, one flag a line ("--a: 3 → 2"), keys hidden; a
+    change outside the flags (or a draft that does not parse) is said as such (the restore question showed none)."""
+    try:
+        before, after = UnitFile.parse(running).flags(), UnitFile.parse(draft).flags()
+    except UnitSyntaxError:
+        return ["the unit text (it does not parse as a unit: the editor shows it)"]
+    lines = [d.describe() for d in flag_diff(redact_flags(before), redact_flags(after))]
+    return lines or ["the unit text outside the flags (the diff shows it)"]

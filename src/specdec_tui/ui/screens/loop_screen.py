@@ -231,10 +231,15 @@ class LoopScreen(Screen[None]):
             else:
                 keeper.discard()
 
+        from rich.markup import escape
+
+        from specdec_tui.core.terminal_codes import terminal_safe
+        from specdec_tui.loop.edit_draft import draft_changes
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
+        changes = "\n".join(f"  {escape(terminal_safe(line))}" for line in draft_changes(draft, running))
         self.app.push_screen(
-            ConfirmScreen(f"An unpushed edit of {keeper.unit} on {keeper.host} was saved earlier.\nRestore it?",
-                          yes="Restore", no="Discard"),
+            ConfirmScreen(f"An unpushed edit of {keeper.unit} on {keeper.host} was saved earlier. Against the unit "
+                          f"on the host it changes:\n{changes}\nRestore it?", yes="Restore", no="Discard"),
             answer,
         )
