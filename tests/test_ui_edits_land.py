@@ -77,19 +77,19 @@ async def test_f_fixes_the_finding_of_the_row_the_cursor_is_on_not_the_first_fix
         await started(pilot)
         pane = app.config_pane
         editor = app.screen.query_one("#unit-editor")
-        # Two findings with a fix: the algorithm's spelling (a warning) and a switch given a value (an error).
-        editor.text = editor.text.replace("NEXTN", "nextn").replace("--enable-metrics", "--enable-metrics yes")
+        # Two findings with a fix: a deprecated flag (a warning) and a switch given a value (an error, listed first).
+        editor.text = editor.text.replace("--enable-metrics", "--enable-metrics yes \\\n    --disable-cuda-graph")
         await wait_for(pilot, lambda: len([i for i in pane.issues if i.fixable]) == 2, "both findings")
-        pane.query_one(f"#{widget_id('field', 'speculative-algorithm')}").focus()
+        pane.query_one(f"#{widget_id('field', 'disable-cuda-graph')}").focus()
         await pilot.pause()
-        app.set_focus(None)  # out of the field (escape): f is the panel's key; the cursor was on the algorithm
+        app.set_focus(None)  # out of the field (escape): f is the panel's key; the cursor was on that row
         await pilot.press("f")
         await wait_for(pilot, lambda: any(n.startswith("Applied fix") for n in seen), "the fix")
         flags = UnitFile.parse(pane.text).flags()
-        assert flags["speculative-algorithm"] == "NEXTN" and flags["enable-metrics"] == "yes"
-        assert seen[-1] == "Applied fix: --speculative-algorithm NEXTN"
+        assert "disable-cuda-graph" not in flags and flags["cuda-graph-backend-decode"] == "disabled"
+        assert flags["enable-metrics"] == "yes"  # the other finding's fix is not applied
         # On a row whose finding has no fix, f says so and fixes nothing else.
-        editor.text = editor.text.replace("--speculative-num-steps 1", "--speculative-num-steps 0")
+        editor.text = editor.text.replace("--speculative-num-steps 1", "--speculative-num-steps three")
         await wait_for(pilot, lambda: any(i.flag == STEPS for i in pane.issues), "the steps error")
         pane.query_one(f"#{widget_id('field', STEPS)}").focus()
         await pilot.pause()
