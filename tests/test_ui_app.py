@@ -92,6 +92,9 @@ async def test_draft_is_offered_and_restored(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the restore question")
+        # The question says what the draft changes against the host's unit (issue 35, point 5).
+        question = str(app.screen.query_one("#confirm-question").render())
+        assert "it changes:\n  --speculative-num-steps: 1 → 2\nRestore it?" in question
         await pilot.press("y")
         await wait_for(pilot, lambda: app.config_pane.text == draft, "the draft in the editor")
         assert "+    --speculative-num-steps 2 \\" in app.config_pane.diff

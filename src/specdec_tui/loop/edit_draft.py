@@ -7,9 +7,33 @@ restored (`loop.unit_push.with_secrets`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from specdec_tui.core import drafts
-from specdec_tui.core.redact import redact_text
+from specdec_tui.core.compare import flag_diff
+from specdec_tui.core.redact import redact_flags, redact_text
+from specdec_tui.core.unit import UnitFile
+from specdec_tui.core.unit_errors import UnitSyntaxError
+
+
+class EditFate(Enum):
+    """What becomes of the form's edit when the host's unit changes (a push, a sweep's or a tune's apply, a
+    rollback, a unit read again)."""
+
+    FOLLOW = "follow"  # no edit in progress: the form shows the host's new unit
+    LANDED = "landed"  # the host now runs the edit: nothing left to push, no draft
+    KEPT = "kept"  # an edit in progress stays (and stays a draft); the diff is against the new unit
+
+
+def edit_fate(edit: str, running_before: str, running_now: str) -> EditFate:
+    """The one rule (issue 35: a sweep's pushes left the form on the pre-sweep unit, which then read as an edit
+    nobody typed and the next push put back): an edit equal to the unit the host ran is no edit and follows the
+    host; one the host now runs has landed; any other is the person's and is kept."""
+    if edit == running_before:
+        return EditFate.FOLLOW
+    if edit == running_now:
+        return EditFate.LANDED
+    return EditFate.KEPT
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +56,14 @@ class EditDraft:
     def discard(self) -> None:
         """The edit is pushed, declined or thrown away: no draft is offered again."""
         drafts.clear_draft(self.host, self.unit)
+
+
+def draft_changes(draft: str, running: str) -> list[str]:
+    """What restoring `draft` changes against the host's unit, one flag a line ("--a: 3 → 2"), keys hidden; a
+    change outside the flags (or a draft that does not parse) is said as such (the restore question showed none)."""
+    try:
+        before, after = UnitFile.parse(running).flags(), UnitFile.parse(draft).flags()
+    except UnitSyntaxError:
+        return ["the unit text (it does not parse as a unit: the editor shows it)"]
+    lines = [d.describe() for d in flag_diff(redact_flags(before), redact_flags(after))]
+    return lines or ["the unit text outside the flags (the diff shows it)"]

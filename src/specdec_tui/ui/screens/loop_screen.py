@@ -89,8 +89,7 @@ class LoopScreen(Screen[None]):
     async def _unit_loaded(self, message: lm.UnitLoadedMessage) -> None:
         if not await self._shown():
             return
-        pane = self.config_pane
-        await pane.load_running(message.event.text, keep_edit=pane.dirty)
+        await self._follow_host(message.event.text, "read again")
         if not self._draft_offered:
             self._draft_offered = True
             self._offer_draft(message.event.text)
@@ -107,10 +106,8 @@ class LoopScreen(Screen[None]):
     async def _pushed(self, message: lm.PushedMessage) -> None:
         if not await self._shown():
             return
-        event, pane = message.event, self.config_pane
-        await pane.load_running(event.text, keep_edit=pane.text != event.text)
-        if self.draft is not None:
-            self.draft.discard()
+        event = message.event
+        await self._follow_host(event.text, "pushed")
         self.marker(f"pushed trial {event.trial.id} {event.trial.label}".rstrip())
         self.post_message(self.TrialsStale())
         self.notify(f"Pushed {self.draft.unit if self.draft else 'the unit'}; restarting…")
@@ -137,7 +134,7 @@ class LoopScreen(Screen[None]):
     async def _rolled_back(self, message: lm.RolledBackMessage) -> None:
         if not await self._shown():
             return
-        await self.config_pane.load_running(message.event.text)
+        await self._follow_host(message.event.text, "rolled back")
         self.marker("rolled back")
         self.notify("Rolled back to the previous unit; restarting…")
 
@@ -207,6 +204,16 @@ class LoopScreen(Screen[None]):
             self._bench_when_idle = False
             self.post_message(self.BenchWanted())
 
+    async def _follow_host(self, text: str, what: str) -> None:
+        """The Config tab follows the host's unit; an edit in progress kept over a change says so (issue 35)."""
+        from specdec_tui.loop.edit_draft import EditFate
+
+        pane = self.config_pane
+        changed = pane.running_text != text
+        if await pane.follow_host(text) is EditFate.KEPT and changed:
+            self.notify(f"The unit on the host changed ({what}); your edit is kept and the diff shows it against "
+                        "the new unit. d discards it.", title="Edit kept")
+
     def _end_wait(self) -> None:
         for view in self.health_views:
             view.end_wait()
@@ -224,10 +231,15 @@ class LoopScreen(Screen[None]):
             else:
                 keeper.discard()
 
+        from rich.markup import escape
+
+        from specdec_tui.core.terminal_codes import terminal_safe
+        from specdec_tui.loop.edit_draft import draft_changes
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
+        changes = "\n".join(f"  {escape(terminal_safe(line))}" for line in draft_changes(draft, running))
         self.app.push_screen(
-            ConfirmScreen(f"An unpushed edit of {keeper.unit} on {keeper.host} was saved earlier.\nRestore it?",
-                          yes="Restore", no="Discard"),
+            ConfirmScreen(f"An unpushed edit of {keeper.unit} on {keeper.host} was saved earlier. Against the unit "
+                          f"on the host it changes:\n{changes}\nRestore it?", yes="Restore", no="Discard"),
             answer,
         )

@@ -344,5 +344,7 @@ class MainScreen(LoopScreen):
                             f"Applied the doctor's fix for {finding.kind.value}: {fix_words(finding)} (p pushes it)",
                             severity="error" if error else "information")
                 return
-        done = await self.config_pane.apply_fix()
-        self.notify(done or "No issue with a suggested fix.", severity="information" if done else "warning")
+        pane = self.config_pane
+        before = pane.text
+        done = await pane.apply_fix()
+        self.notify(done or "No issue with a suggested fix.", severity="information" if pane.text != before else "warning")

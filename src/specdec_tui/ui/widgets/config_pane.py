@@ -36,7 +36,7 @@ from specdec_tui.core.redact import (
 from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
-from specdec_tui.loop.edit_draft import EditDraft
+from specdec_tui.loop.edit_draft import EditDraft, EditFate, edit_fate
 from specdec_tui.loop.unit_push import with_secrets
 from specdec_tui.ui.widgets.diff_view import DiffView
 from specdec_tui.ui.widgets.flag_form import FlagForm
@@ -68,6 +68,21 @@ def describe_fix(issue: Issue) -> str:
     """What `apply_fix` does for `issue`, in words: "--a 1, removed --b"."""
     changes = [f"--{n}" + ("" if v is None else f" {v}") for n, v in (issue.fix or {}).items()]
     return ", ".join(changes + [f"removed --{n}" for n in issue.remove])
+
+
+def fix_offered(issues: list[Issue], at: str | None) -> Issue | str | None:
+    """The finding `f` fixes: the one of the row the cursor is (or was last) on, else the only one with a fix.
+    Words instead when that row's finding has no fix, or several rows have one (f fixed the first fixable
+    finding, another flag than the one in error: issue 35). None when no finding has a fix."""
+    fixable = sorted((i for i in issues if i.fixable), key=lambda i: i.level != "error")
+    here = [i for i in issues if at is not None and i.flag == at]
+    if here:
+        own = [i for i in fixable if i.flag == at]
+        return own[0] if own else f"The finding of --{at} has no fix to apply: type a value it allows."
+    if len({i.flag for i in fixable}) > 1:
+        named = ", ".join(dict.fromkeys(f"--{i.flag}" for i in fixable))
+        return f"Several findings have a fix ({named}): put the cursor on the field whose fix you want, then f."
+    return fixable[0] if fixable else None
 
 
 def issue_summary(issues: list[Issue], has_row: Callable[[str | None], bool]) -> str:
@@ -174,6 +189,17 @@ class ConfigPane(Vertical):
             return  # rendered with the keys taken
         await self._refresh_views(update_editor=not keep_edit)
 
+    async def follow_host(self, text: str) -> EditFate:
+        """The host's unit is now `text` (a push, a sweep's or tune's apply, a rollback, a read): the form follows
+        it, or the edit has landed (its draft goes), or an edit in progress is kept (`loop.edit_draft.edit_fate`)."""
+        await self._take_editor_keys()  # keys typed and not yet taken are part of the edit
+        fate = edit_fate(self.text, self.running_text, text)
+        await self.load_running(text, keep_edit=fate is EditFate.KEPT)
+        if fate is EditFate.LANDED and self.draft is not None:
+            self.draft.discard()
+        self.post_message(self.Edited(self.text, self.dirty))
+        return fate
+
     async def set_text(self, text: str) -> None:
         """Replace the edited text (draft restore, apply fix) and refresh everything."""
         self.text = self._with_secrets(text)
@@ -201,12 +227,12 @@ class ConfigPane(Vertical):
         return error is None
 
     async def apply_fix(self) -> str | None:
-        """Apply the first available fix with `core.flags.apply_fix` (`Issue.fix` sets, `Issue.remove`
-        deletes); says what it did."""
+        """Apply the fix of the finding offered (`fix_offered`: the cursor's row, else the only one) with
+        `core.flags.apply_fix` (`Issue.fix` sets, `Issue.remove` deletes); says what it did, or why not."""
         await self._take_editor_keys()  # the fix is for the text on screen
-        issue = self.first_fix()
-        if issue is None:
-            return None
+        issue = fix_offered(self.issues, self.query_one(FlagForm).last_flag)
+        if not isinstance(issue, Issue):
+            return issue
         error = await self._edit(lambda unit: apply_fix(unit, issue))
         if error is not None:
             return f"Could not apply the fix: {error}"
@@ -304,8 +330,9 @@ class ConfigPane(Vertical):
         self._draft_timer = self.set_timer(DRAFT_DEBOUNCE_S, self.flush_draft)
 
     def flush_draft(self) -> None:
-        """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared."""
-        if self.draft is None or not self._draft_pending:
+        """Write the pending draft now (also called on quit): a dirty edit is saved, a clean one cleared. An edit
+        kept over a change of the host's unit is saved too (quitting said it was kept and wrote nothing)."""
+        if self.draft is None or not (self._draft_pending or self.dirty):
             return
         self._draft_pending = False
         self.draft.keep(self.text, dirty=self.dirty)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -56,13 +57,71 @@ def flag_help(name: str) -> str:
     return spec.help if spec is not None else ""
 
 
+@dataclass(frozen=True, slots=True)
+class Pasted:
+    """What a paste into a flag's value field is: `value` to put in the field, `insert` (a plain value typed in at
+    the cursor, as any paste), or `refused` in words (nothing written)."""
+
+    value: str | None = None
+    insert: bool = False
+    refused: str = ""
+
+
+def pasted_value(flag: str, text: str) -> Pasted:
+    """A value field takes a value (issue 35: ` --speculative-eagle-topk 1` pasted into top-k was written as the
+    value `"--speculative-eagle-topk 1"`): one word is typed in; `--flag value` or `--flag=value` of the field's
+    own flag (a line copied from a unit, its trailing `\\` too) is its value; anything else is refused."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    line = lines[0].removesuffix("\\").strip() if lines else ""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    if len(lines) > 1:
+        return Pasted(refused=f"Several lines: --{flag} takes one value. Nothing was written.")
+    if not words:
+        return Pasted()
+    if not words[0].startswith("--"):
+        if len(words) == 1:
+            return Pasted(insert=True)
+        return Pasted(refused=f"Several words ({line}): --{flag} takes one value. Nothing was written.")
+    name, eq, value = words[0][2:].partition("=")
+    if name != flag:
+        return Pasted(refused=f"It sets --{name}: this field takes a value of --{flag}. Nothing was written.")
+    rest = words[1:]
+    if eq and not rest and value:
+        return Pasted(value=value)
+    if not eq and len(rest) == 1 and not rest[0].startswith("--"):
+        return Pasted(value=rest[0])
+    return Pasted(refused=f"Not one value ({line}): --{flag} takes one. Nothing was written.")
+
+
 class FlagInput(KeysFirstInput):
     """An Input whose own editing keys (BackSpace, End, ...) act in the order they were typed.
 
     Textual runs a widget's key bindings only once the key has bubbled up to the app, while
     characters are inserted at once; keys read together (fast typing, a busy frame) would have
     BackSpace act after the characters typed behind it. Here the field's own bindings run as the
-    key arrives; other keys (Tab, app commands) go on as before."""
+    key arrives; other keys (Tab, app commands) go on as before.
+
+    A paste is a value only (`pasted_value`): one word is typed in, the field's own `--flag value` puts the value
+    in the field, anything else is refused in words."""
+
+    def __init__(self, flag: str, *, value: str, placeholder: str, compact: bool, id: str) -> None:
+        super().__init__(value=value, placeholder=placeholder, compact=compact, id=id)
+        self.flag = flag
+
+    def _on_paste(self, event: events.Paste) -> None:
+        pasted = pasted_value(self.flag, event.text)
+        if pasted.insert:
+            return  # Input's own paste: typed in at the cursor
+        event.stop()
+        event.prevent_default()
+        if pasted.refused:
+            self.notify(pasted.refused, severity="warning", title="Paste refused")
+        elif pasted.value is not None:
+            self.value = pasted.value  # a Changed as any edit: the form applies it
+            self.cursor_position = len(pasted.value)
 
     async def key_first(self, event: events.Key) -> bool:
         if not event.is_printable:
@@ -110,6 +169,8 @@ class FlagForm(VerticalScroll):
         self._other: tuple[str, ...] = ()
         self._switches: set[str] = set()
         self._focus_wanted = False
+        self.last_flag: str | None = None  # the row of the field focused last: where the cursor is (or was)
+        self._typed: set[str] = set()  # fields typed in since they took the focus: leaving one applies what it shows
         self._rebuilding = False
         self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
         self._mounted = asyncio.Event()  # every row composed, each Select with its parts (set on mount)
@@ -149,7 +210,7 @@ class FlagForm(VerticalScroll):
                 if value and value not in dict(options):
                     options.append((value, value))
                 return Select(options, value=value or Select.NULL, compact=True, id=widget_id("field", name), prompt="(none)")
-            field = FlagInput(value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
+            field = FlagInput(name, value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
             field.tooltip = flag_help(name) or None
             return field
 
@@ -231,7 +292,7 @@ class FlagForm(VerticalScroll):
                     field.value = wanted
             elif isinstance(field, Input):
                 field.placeholder = self._placeholder(name)
-                if not field.has_focus and field.value != (value or ""):
+                if not (field.has_focus and name in self._typed) and field.value != (value or ""):
                     field.value = value or ""
 
     def show_issues(self, issues: Iterable[Issue]) -> None:
@@ -247,6 +308,12 @@ class FlagForm(VerticalScroll):
             line.set_class(bool(found) and all(i.level != "error" for i in found), "-warning")
             line.update("\n".join(f"{'✗' if i.level == 'error' else '!'} {i.message}" for i in found))
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The row the cursor is on (and stays "on" after escape): `f` fixes that row's finding."""
+        flag = self._flag_of(event.widget.id)
+        if flag is not None:
+            self.last_flag = flag
+
     def _flag_of(self, widget_id_: str | None) -> str | None:
         for name in (*FORM_FLAGS, *self._other):
             if widget_id("field", name) == widget_id_:
@@ -260,11 +327,14 @@ class FlagForm(VerticalScroll):
             self.post_message(self.FlagEdited(name, value))
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        """Live edits apply as you type; emptying a field waits for enter (so retyping a value
-        does not move the flag to the end of ExecStart). Only renders are prevented from posting
-        Changed, so every one here was typed or pasted; in a burst only the latest is applied (one
+        """Live edits apply as you type; emptying a field waits for enter or for leaving the field (so
+        retyping a value does not move the flag to the end of ExecStart). Only renders are prevented from
+        posting Changed, so every one here was typed or pasted; in a burst only the latest is applied (one
         whose value the field has already moved past is superseded by the one still queued)."""
         event.stop()
+        name = self._flag_of(event.input.id)
+        if name is not None:
+            self._typed.add(name)
         if event.value != event.input.value:
             return
         value = event.value.strip()
@@ -273,8 +343,23 @@ class FlagForm(VerticalScroll):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        name = self._flag_of(event.input.id)
-        if not event.value.strip() and name not in self._switches:
+        self._apply_shown(event.input)
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        """Leaving a field (Tab, escape, a click elsewhere) applies what it shows: a field emptied and left
+        removed nothing before (issue 35: the unit kept the flag, the diff said "No changes", p pushed it)."""
+        event.stop()
+        if self._flag_of(event.input.id) in self._typed:
+            self._apply_shown(event.input)
+
+    def _apply_shown(self, field: Input) -> None:
+        """The field's text as the edit: its value, or the flag removed when it is empty (a bare switch stays)."""
+        name = self._flag_of(field.id)
+        self._typed.discard(name or "")
+        value = field.value.strip()
+        if value:
+            self._edited(name, value)
+        elif name not in self._switches:
             self._edited(name, None)
 
     def on_select_changed(self, event: Select.Changed) -> None:
