@@ -62,6 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-early-stop", action="store_true",
                    help="do not stop after two values in a row got worse")
     p.add_argument("--apply-best", action="store_true", help="leave the host running the winner")
+    add_gate_option(p)
     p.add_argument("--profile", default=argparse.SUPPRESS, metavar="NAME", help="benchmark profile from the config")
     p.add_argument("--concurrency", metavar="LIST", help="levels, e.g. 1,4,16")
     p.add_argument("--requests", type=int, metavar="N", help="measured requests per level")
@@ -75,6 +76,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="JSON lines: one per trial, then a summary")
     # bench_cmd.apply_overrides reads these too; the sweep does not offer them.
     p.set_defaults(func=run, duration=None, ignore_eos=None, endpoint=None, warmup=None)
+
+
+def add_gate_option(p: argparse.ArgumentParser) -> None:
+    """--no-correctness-gate: skip comparing the winner's temperature-0 answers with the unit's own without
+    speculation (two restarts and a few prompts) before it is promoted."""
+    p.add_argument("--no-correctness-gate", action="store_true",
+                   help="promote the winner without checking that it answers as the unit without speculation "
+                        "does (faster; a draft that corrupts answers would go unnoticed)")
 
 
 def add_host_options(p: argparse.ArgumentParser) -> None:
@@ -172,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         plan = SweepPlan(flag=args.flag.removeprefix("--"), values=parse_values(args.values), repeats=args.repeats,
                          objective=parse_objective(args.objective, args.floor_ratio, profile),
                          min_running_requests=args.min_running_requests,
-                         stop_after_worse=not args.no_early_stop, apply_best=args.apply_best)
+                         stop_after_worse=not args.no_early_stop, apply_best=args.apply_best,
+                         correctness_gate=not args.no_correctness_gate)
     except SweepError as err:
         raise CliError(str(err)) from None
     repeated = next((n for n in names if names.count(n) > 1), None)
@@ -254,7 +264,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
     report(outcome, path, as_json=args.json)
     if outcome.host_failures or any(end not in ("winner", "original") for end in outcome.left_on_by_host.values()):
         return 1
-    return 0 if outcome.winner is not None else 1
+    return 0 if outcome.promoted is not None else 1
 
 
 def trial_json(trial: Any) -> str:
@@ -281,6 +291,16 @@ def where_left(outcome: Any) -> list[str]:
     return [f"{host}: {words.get(end, end)}" for host, end in outcome.left_on_by_host.items()]
 
 
+def gate_json(gate: Any) -> dict[str, Any] | None:
+    """The correctness gate's verdict for a JSON result: None when it did not run."""
+    if gate is None:
+        return None
+    first = gate.divergences[0] if gate.divergences else None
+    return {"passed": gate.passed, "divergences": len(gate.divergences), "note": gate.note,
+            "first": {"prompt": first.prompt, "word": first.at_word, "reference": first.reference,
+                      "candidate": first.candidate} if first else None}
+
+
 def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     """The sweep table and why the winner won (or the summary object with --json)."""
     plan = outcome.plan
@@ -291,7 +311,8 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
         from specdec_tui.cli.common import rounded
 
         print(orjson.dumps(rounded({
-            "summary": True, "flag": plan.flag, "winner": outcome.winner, "reasons": outcome.reasons,
+            "summary": True, "flag": plan.flag, "winner": outcome.promoted, "measured_winner": outcome.winner,
+            "correctness": gate_json(outcome.gate), "reasons": outcome.reasons,
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],
             "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,
@@ -325,6 +346,11 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
         console.print(f"values ran: {ran}", markup=False)
     for host, reason in outcome.host_failures.items():
         console.print(f"{host} failed: {reason}", markup=False)
+    if outcome.gate is not None:
+        from specdec_tui.loop.correctness_gate import verdict_lines
+
+        for line in verdict_lines(outcome.gate):
+            console.print(line, markup=False)
     for line in where_left(outcome):
         console.print(line, markup=False)
     console.print(f"session saved to {path}", markup=False)

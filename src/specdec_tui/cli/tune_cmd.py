@@ -6,7 +6,7 @@
 
 Every launch is a trial in the host's current session as it lands; the same command run again after an
 interruption resumes from those trials without repeating them. Progress goes to stderr; with --json the last
-line of stdout is one object (best.flags, launches, failed, retried_failures, objective, level, schedule, …).
+line of stdout is one object (best.flags, promoted, correctness, launches, failed, retried_failures, objective, level, schedule, …).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from specdec_tui.cli.common import load_cli_config, open_cli_host, progress
 from specdec_tui.cli.errors import CliError
-from specdec_tui.cli.sweep_cmd import _Hosts, add_host_options, host_names, open_session, phase_line, sweep_profile
+from specdec_tui.cli.sweep_cmd import _Hosts, add_gate_option, add_host_options, host_names, open_session, phase_line, sweep_profile
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--concurrency", required=True, metavar="LIST", help="the levels each launch measures, e.g. 1,4,16,32")
     p.add_argument("--budget", type=int, default=24, metavar="N", help="at most N launches (restarts; default 24)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object on the last stdout line")
+    add_gate_option(p)
     p.add_argument("--profile", default=argparse.SUPPRESS, metavar="NAME",
                    help="benchmark profile from the config (its levels are replaced by --concurrency)")
     p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
@@ -96,7 +97,8 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
                  f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most {plan.budget} "
                  f"launches; session {path}")
         outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line),
-                                      adaptive_file=path.with_suffix(".adaptive.json"))
+                                      adaptive_file=path.with_suffix(".adaptive.json"),
+                                      correctness_gate=not args.no_correctness_gate)
     except WorkflowError as err:
         raise CliError(str(err)) from None
     except (HostError, NotHealthy) as err:
@@ -105,4 +107,4 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
         for host in hosts:
             await host.close()
     print_result(outcome, path, as_json=args.json)
-    return 0 if outcome.best is not None else 1
+    return 0 if outcome.promoted is not None else 1

@@ -10,6 +10,7 @@ from typing import Any
 
 from specdec_tui.cli.common import progress
 from specdec_tui.core.tune_objective import LaunchResult, Point, objective, point_label
+from specdec_tui.loop.correctness_gate import verdict_lines
 from specdec_tui.loop.sweep import OnHost
 from specdec_tui.loop.tune import AdaptiveCheckStarted, LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
@@ -78,9 +79,14 @@ def result_json(outcome: TuneOutcome, session: Path, adaptive_path: Path | None)
     if s is not None:
         runs = [r for r in outcome.results if r.point == s.point and not r.failed]
         best_level = objective(runs[-1].levels, outcome.plan.slo)[1] if runs else s.level
+    gate = outcome.gate
     return {
-        "best": {"flags": _flags(s.point) if s else None, "objective": round(s.goodput, 3) if s else 0.0,
+        "best": {"flags": _flags(outcome.promoted), "objective": round(s.goodput, 3) if s else 0.0,
                  "level": best_level},
+        "promoted": outcome.promoted is not None,
+        "correctness": {"passed": gate.passed, "divergences": len(gate.divergences), "note": gate.note}
+        if gate is not None else None,
+        "rejected": _flags(s.point) if s is not None and outcome.promoted is None else None,
         "objective": round(s.goodput, 3) if s else 0.0,
         "level": best_level,
         "confidence": s.confidence if s else "no configuration met the SLO",
@@ -113,7 +119,14 @@ def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
         print(f"no configuration met {outcome.plan.slo.words()} at any level "
               f"({outcome.launches} launches); session {session}")
         return
-    print(f"best: {point_label(s.point)}: {s.goodput:,.1f} tok/s at c={s.level} under {outcome.plan.slo.words()}")
+    gate = outcome.gate
+    if gate is not None and not gate.passed:
+        for line in verdict_lines(gate):
+            print(line)
+    what = "best" if outcome.promoted is not None else "measured best, NOT promoted"
+    print(f"{what}: {point_label(s.point)}: {s.goodput:,.1f} tok/s at c={s.level} under {outcome.plan.slo.words()}")
+    if gate is not None and gate.passed:
+        print(verdict_lines(gate)[0])
     print(f"confidence: {s.confidence}")
     print(f"launches: {outcome.launches} (the answer at launch {outcome.found_at}; {outcome.resumed} resumed), "
           f"failed to start: {len(outcome.failed)}, relaunched failures: {outcome.retried_failures}, "

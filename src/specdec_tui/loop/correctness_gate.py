@@ -11,11 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import Host
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.recovery import wait_settled
 
-__all__ = ["PROMPTS", "Divergence", "GateResult", "without_speculation", "first_divergence", "run_gate"]
+__all__ = ["PROMPTS", "NOT_PROMOTED", "Divergence", "GateResult", "without_speculation", "first_divergence",
+           "run_gate", "gate_quietly", "verdict_lines"]
 
 PROMPTS = (
     "What is the capital of France? Answer in one sentence.",
@@ -28,6 +31,8 @@ PROMPTS = (
 MAX_TOKENS = 64
 GRACE_WORDS = 4  # a divergence in the first words is tolerated (numerics may pick another near-tie token)
 SPEC_PREFIX = "speculative-"
+NOT_PROMOTED = "no configuration promoted: the winner failed the correctness gate"
+SHORT = 60  # characters of each text a verdict line shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +105,39 @@ async def run_gate(host: Host, candidate: str, *, reference: str | None = None, 
     found = [d for p, r, c in zip(PROMPTS, ref_answers, cand_answers, strict=True)
              if (d := first_divergence(p, r, c)) is not None]
     return GateResult(not found, found, took)
+
+
+async def gate_quietly(host: Host, candidate: str, *, timeout_s: float = 120.0,
+                       api_key: str | None = None) -> GateResult:
+    """run_gate that turns a host or HTTP failure into a failed result in words (a sweep or tune is ending:
+    its winner is not promoted, but its measurements stand)."""
+    import httpx
+
+    started = time.monotonic()
+    try:
+        return await run_gate(host, candidate, timeout_s=timeout_s, api_key=api_key)
+    except (HostError, httpx.HTTPError, KeyError, IndexError, ValueError) as err:
+        return GateResult(False, seconds=time.monotonic() - started,
+                          note=f"the gate could not compare answers: {type(err).__name__}: {err}")
+
+
+def _short(text: str) -> str:
+    text = terminal_safe(" ".join(text.split()))
+    return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
+
+
+def verdict_lines(result: GateResult) -> list[str]:
+    """The gate's verdict in words: passed, or NOT_PROMOTED and the first divergence (both texts shortened)."""
+    if result.passed:
+        return [f"correctness gate passed: {len(PROMPTS)} prompts at temperature 0 answered as without "
+                f"speculation ({result.seconds:.0f} s)"]
+    lines = [NOT_PROMOTED]
+    if result.note:
+        lines.append(f"  {terminal_safe(result.note)}")
+    if result.divergences:
+        d = result.divergences[0]
+        lines.append(f"  {len(result.divergences)} of {len(PROMPTS)} prompts diverged; the first: "
+                     f"\"{_short(d.prompt)}\" at word {d.at_word}")
+        lines.append(f"    without speculation: \"{_short(d.reference)}\"")
+        lines.append(f"    the winner:          \"{_short(d.candidate)}\"")
+    return lines

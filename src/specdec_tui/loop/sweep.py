@@ -32,6 +32,7 @@ from specdec_tui.core.sweep_runs import next_sweep_id
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.correctness_gate import GateResult, gate_quietly
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.states import Busy
@@ -60,6 +61,7 @@ class SweepPlan:
     stop_after_worse: bool = True
     apply_best: bool = False
     hosts: tuple[str, ...] = ()
+    correctness_gate: bool = False  # the winner must answer as without speculation before it is promoted
     sweep_id: int = 0  # its number in the session (core.sweep_runs), given when it starts
 
 
@@ -121,10 +123,16 @@ class SweepOutcome:
     final_unit_by_host: dict[str, str] = field(default_factory=dict)
     host_failures: dict[str, str] = field(default_factory=dict)  # host → what went wrong, in words
     past_stop: list[str] = field(default_factory=list)  # run on another host before the stop was known: not judged
+    gate: GateResult | None = None  # the correctness gate's verdict on the winner (None: not run)
 
     @property
     def winner(self) -> str | None:
         return self.choice.winner.value if self.choice and self.choice.winner else None
+
+    @property
+    def promoted(self) -> str | None:
+        """The winner, unless it failed the correctness gate (then nothing is promoted, not the runner-up)."""
+        return self.winner if self.gate is None or self.gate.passed else None
 
     @property
     def reasons(self) -> list[str]:
@@ -361,6 +369,7 @@ class _Schedule:
         self.stop_at: int | None = None  # index of the last value that counts
         self.running = hosts
         self.all_done = asyncio.Event()
+        self.gated = asyncio.Event()  # the gate has judged the winner (or will not run)
 
     def may_start(self, value: str) -> bool:
         return self.stop_at is None or self.plan.values.index(value) <= self.stop_at
@@ -414,8 +423,24 @@ async def _run_share(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, sched
         schedule.finish(value)
 
 
+async def _gate(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, schedule: _Schedule, emit: EventSink, *,
+                gating: bool) -> None:
+    """On the gating host (the first), once the choice is made: the winner against itself without speculation.
+    The guard around it puts the host back (or on the winner, when asked and it passed)."""
+    if not gating:
+        return
+    try:
+        await schedule.all_done.wait()
+        if plan.correctness_gate and outcome.winner is not None and h.name not in outcome.host_failures:
+            emit(Phase("gate", f"correctness gate: {plan.flag} {outcome.winner} against the same unit without "
+                               "speculation, temperature 0"))
+            outcome.gate = await gate_quietly(h.runner.host, h.units[outcome.winner], api_key=h.runner.api_key)
+    finally:
+        schedule.gated.set()
+
+
 async def _run_host(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, schedule: _Schedule, emit: EventSink,
-                    *, several: bool) -> None:
+                    *, several: bool, gating: bool = True) -> None:
     """One host's share, then its end state: back to the unit it ran before, or (asked, once every host is
     through) the winner's unit. On several hosts a host that fails is reported and restored where it can be;
     on one host its error propagates, as a step's would."""
@@ -437,9 +462,10 @@ async def _run_host(h: SweepHost, plan: SweepPlan, outcome: SweepOutcome, schedu
                         schedule.finish(value)
                 finally:
                     schedule.host_done()
+                await _gate(h, plan, outcome, schedule, step_emit, gating=gating)
                 if plan.apply_best and name not in outcome.host_failures:
-                    await schedule.all_done.wait()
-                    winner = outcome.winner
+                    await schedule.gated.wait()
+                    winner = outcome.promoted
                     if winner is not None:
                         problem = await settle_quietly(runner, h.units[winner], step_emit,
                                                        f"leaving the host on the winner {winner}")
@@ -480,7 +506,8 @@ async def sweep_hosts(hosts: Sequence[SweepHost], plan: SweepPlan, *,
         try:
             async with asyncio.TaskGroup() as group:
                 for h in hosts:
-                    group.create_task(_run_host(h, plan, outcome, schedule, emit, several=True))
+                    group.create_task(_run_host(h, plan, outcome, schedule, emit, several=True,
+                                                gating=h is hosts[0]))
         except BaseExceptionGroup as failed:  # not a host failing (those are kept per host): a refusal, a bug
             raise failed.exceptions[0] from None
     outcome.left_on = _left_on(outcome, hosts)

@@ -26,6 +26,7 @@ from specdec_tui.core.tune_objective import (
     adaptive_schedule,
     schedule,
 )
+from specdec_tui.loop.correctness_gate import GateResult
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 from specdec_tui.loop.tune_search import DEFAULT_NOISE, Proposal, Search, Standing
 from specdec_tui.loop.tune_space import Candidate, Refusal
@@ -104,6 +105,12 @@ class TuneOutcome:
     stopped: str = ""  # why the search ended
     adaptive_file: Path | None = None  # where the tiers were written
     adaptive_check: AdaptiveCheck | None = None  # the launch that ran them, judged against the schedule
+    gate: GateResult | None = None  # the correctness gate's verdict on the best (None: not run)
+
+    @property
+    def promoted(self) -> Point | None:
+        """The best, unless it failed the correctness gate (then nothing is promoted, not the runner-up)."""
+        return self.best if self.gate is None or self.gate.passed else None
 
     @property
     def found_at(self) -> int | None:

@@ -29,6 +29,7 @@ from specdec_tui.core.tune_objective import (
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.loop.correctness_gate import gate_quietly
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
@@ -165,7 +166,7 @@ def own_unit(base_text: str, candidate: Candidate) -> str:
 
 
 async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None = None,
-                        adaptive_file: Path | None = None) -> TuneOutcome:
+                        adaptive_file: Path | None = None, correctness_gate: bool = False) -> TuneOutcome:
     """Tune on every host of `runners` at once (they share one session). Raises SpaceError/UnitsDiffer before
     any launch. Each host ends on the unit it ran before (also on cancel). With `adaptive_file`, a schedule that
     names steps is written there and, where the release has adaptive speculation and the hosts are local (the
@@ -224,6 +225,11 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
                 outcome.launches += 1
                 outcome.adaptive_check = judge(result, outcome.schedule)
                 emit(outcome.adaptive_check)
+        best = next((c for c in found if c.point == outcome.best), None)
+        if correctness_gate and best is not None:  # the guards put the host back afterwards
+            emit(Phase("gate", f"correctness gate: {point_label(best.point)} against the same unit without "
+                               "speculation, temperature 0"))
+            outcome.gate = await gate_quietly(first.host, own_unit(bases[0], best), api_key=first.api_key)
         return outcome
 
 
