@@ -23,7 +23,8 @@ from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.parallel_sweep import run_parallel_sweep
-from specdec_tui.loop.sweep import SweepOutcome, SweepPlan, parse_values, run_sweep
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import SweepOutcome, SweepPlan, parse_values
 from specdec_tui.loop.trial import TrialLoop
 
 # Ordinary text sampled at temperature 0.5: the draft's acceptance (~0.7) makes steps=3 a clear peak of c=1 tok/s,

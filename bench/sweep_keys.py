@@ -35,7 +35,8 @@ from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 from specdec_tui.loop.health import HealthState
 from specdec_tui.loop.session_saver import saver_for
 from specdec_tui.loop.states import Busy
-from specdec_tui.loop.sweep import SweepPlan, parse_values, run_sweep
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import SweepPlan, parse_values
 
 TARGET_P99_MS = 50.0
 PROFILE = BenchProfile(name="bench", concurrency=(1, 4), requests=4, max_tokens=32, temperature=0.5,

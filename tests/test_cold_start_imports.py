@@ -25,6 +25,7 @@ HEAVY = (
     "aiohttp",
     "asyncssh",
     "specdec_tui.loop.sweep",
+    "specdec_tui.loop.sweep_plan",
     "specdec_tui.loop.replay",
     "specdec_tui.loop.fleet",
     "specdec_tui.loop.rollback_preview",

@@ -25,14 +25,8 @@ from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspa
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, run_parallel_sweep, split_values
 from specdec_tui.loop.same_server import refuse_same_server
 from specdec_tui.loop.states import Busy
-from specdec_tui.loop.sweep import (
-    OnHost,
-    SweepHostFailed,
-    SweepPlan,
-    SweepValueStarted,
-    edit_for_value,
-    run_sweep,
-)
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import OnHost, SweepHostFailed, SweepPlan, SweepValueStarted, edit_for_value
 from specdec_tui.loop.trial import TrialLoop
 
 STEPS = "speculative-num-steps"

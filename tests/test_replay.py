@@ -9,7 +9,8 @@ from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial, load_session
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.replay import ReplayPair, replay_session
-from specdec_tui.loop.sweep import SweepPlan, run_sweep
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import SweepPlan
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.unit_checks import WorkflowError
 

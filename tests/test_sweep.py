@@ -11,7 +11,8 @@ from specdec_tui.core.sweep_rules import choose
 from specdec_tui.core.sweep_runs import separate_sweeps
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import demo_unit_text
-from specdec_tui.loop.sweep import (
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import (
     SweepDone,
     SweepError,
     SweepPlan,
@@ -21,7 +22,6 @@ from specdec_tui.loop.sweep import (
     edit_for_value,
     parse_values,
     plan_units,
-    run_sweep,
 )
 from specdec_tui.loop.trial import TrialLoop
 

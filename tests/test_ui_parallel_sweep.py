@@ -13,8 +13,8 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.states import Busy
-from specdec_tui.loop.sweep import edit_for_value
 from specdec_tui.loop.sweep_form import FormError, SweepForm, hosts_from_form, plan_from_form
+from specdec_tui.loop.sweep_plan import edit_for_value
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen

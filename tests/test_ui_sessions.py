@@ -222,7 +222,7 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
 
 
 async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_unit(tmp_path: Path) -> None:
-    from specdec_tui.loop.sweep import edit_for_value
+    from specdec_tui.loop.sweep_plan import edit_for_value
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
 
     app = demo_app(tmp_path, time_scale=200.0)

@@ -12,7 +12,8 @@ import pytest
 
 from specdec_tui.core.session import load_session
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.loop.sweep import SweepPlan, run_sweep
+from specdec_tui.loop.sweep import run_sweep
+from specdec_tui.loop.sweep_plan import SweepPlan
 from specdec_tui.loop.trial import TrialLoop
 
 pytestmark = pytest.mark.timeout(240)

@@ -172,7 +172,7 @@ def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: B
 
 
 def run(args: argparse.Namespace) -> int:
-    from specdec_tui.loop.sweep import SweepError, SweepPlan, parse_values
+    from specdec_tui.loop.sweep_plan import SweepError, SweepPlan, parse_values
 
     config, host_name = load_cli_config(args)
     names = host_names(args, host_name)
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _printer(args: argparse.Namespace, several: bool) -> Callable[[object], None]:
     """Progress lines on stderr (each naming its host when there are several), JSON trial lines on stdout."""
-    from specdec_tui.loop.sweep import OnHost, SweepHostFailed, SweepStopped, SweepTrialDone, SweepValueStarted
+    from specdec_tui.loop.sweep_plan import OnHost, SweepHostFailed, SweepStopped, SweepTrialDone, SweepValueStarted
 
     clock = StepClock()
 
@@ -233,7 +233,8 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
     from specdec_tui.loop.parallel_sweep import run_parallel_sweep
-    from specdec_tui.loop.sweep import SweepError, run_sweep
+    from specdec_tui.loop.sweep import run_sweep
+    from specdec_tui.loop.sweep_plan import SweepError
     from specdec_tui.loop.trial import TrialLoop
 
     session, path = open_session(args, names[0], hosts[0].info.unit, profile)

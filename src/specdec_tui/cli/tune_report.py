@@ -11,7 +11,7 @@ from typing import Any
 from specdec_tui.cli.common import progress
 from specdec_tui.core.tune_objective import LaunchResult, Point, objective, point_label
 from specdec_tui.loop.correctness_gate import verdict_lines
-from specdec_tui.loop.sweep import OnHost
+from specdec_tui.loop.sweep_plan import OnHost
 from specdec_tui.loop.tune import AdaptiveCheckStarted, LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 

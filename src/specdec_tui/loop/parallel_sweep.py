@@ -27,7 +27,8 @@ from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
-from specdec_tui.loop.sweep import EventSink, SweepError, SweepHost, SweepOutcome, SweepPlan, plan_units, sweep_hosts
+from specdec_tui.loop.sweep import SweepHost, sweep_hosts
+from specdec_tui.loop.sweep_plan import EventSink, SweepError, SweepOutcome, SweepPlan, plan_units
 from specdec_tui.loop.trial import TrialLoop
 
 LISTEN_FLAGS = frozenset({"host", "port"})  # canonical names; where the server listens, not what it runs

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.sweep_rules import Objective
-from specdec_tui.loop.sweep import SweepError, SweepPlan, parse_values
+from specdec_tui.loop.sweep_plan import SweepError, SweepPlan, parse_values
 
 # The flags the sweep form offers: (label, flag name).
 SWEEP_FLAGS: tuple[tuple[str, str], ...] = (

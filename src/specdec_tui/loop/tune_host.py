@@ -35,7 +35,8 @@ from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
 from specdec_tui.loop.states import Busy
-from specdec_tui.loop.sweep import OnHost, UnitGuard, settle_unit
+from specdec_tui.loop.sweep import UnitGuard, settle_unit
+from specdec_tui.loop.sweep_plan import OnHost
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.tune import AdaptiveCheckStarted, EventSink, TuneOutcome, TunePlan, run_tune
 from specdec_tui.loop.tune_adaptive import (

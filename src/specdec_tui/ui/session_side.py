@@ -18,8 +18,8 @@ from specdec_tui.core.session import Session
 from specdec_tui.loop.states import Busy
 
 if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
-    from specdec_tui.loop.sweep import SweepPlan
     from specdec_tui.loop.sweep_form import SweepForm
+    from specdec_tui.loop.sweep_plan import SweepPlan
     from specdec_tui.ui.app import SpecdecApp
 
 # The session screens (and the sweep, replay and chart modules behind them) are imported where a key opens

@@ -97,7 +97,7 @@ def message_table() -> dict[type, Callable[[object, str | None], Message]]:
 def task_message(event: object, host: str | None = None) -> Message | None:
     """`event`'s message (unwrapped from `OnHost` and `BenchUpdate`), or None when no task screen shows it."""
     from specdec_tui.loop.events import unwrap_bench
-    from specdec_tui.loop.sweep import OnHost
+    from specdec_tui.loop.sweep_plan import OnHost
 
     if isinstance(event, OnHost):  # a step of one host of several: its host rides along
         host = event.host

@@ -1,5 +1,5 @@
 """The sweep's form: which flag, which values, how many runs, what "best" means, on which hosts. It dismisses
-with a `loop.sweep.SweepPlan` (made by `loop.sweep_form.plan_from_form`), or None when cancelled."""
+with a `loop.sweep_plan.SweepPlan` (made by `loop.sweep_form.plan_from_form`), or None when cancelled."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.loop.sweep import SweepPlan
 from specdec_tui.loop.sweep_form import (
     OBJECTIVES,
     SWEEP_FLAGS,
@@ -21,6 +20,7 @@ from specdec_tui.loop.sweep_form import (
     SweepForm,
     plan_from_form,
 )
+from specdec_tui.loop.sweep_plan import SweepPlan
 
 
 class SweepFormScreen(ModalScreen[SweepPlan | None]):
