@@ -6,7 +6,7 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 
 from specdec_tui.bench.events import LevelDone, LevelStarted, RunDone
-from specdec_tui.cli.bench_cmd import level_json
+from specdec_tui.cli.bench_output import level_json
 from specdec_tui.cli.render import levels_table
 from specdec_tui.core.results import AcceptSource, LevelResult
 from specdec_tui.ui.widgets.bench_table import BenchTable

@@ -80,7 +80,7 @@ async def test_live_table_prints_each_warning_once_naming_its_levels() -> None:
 
 
 def test_distinct_warnings_keep_order_and_name_levels() -> None:
-    from specdec_tui.cli.bench_cmd import distinct_warnings
+    from specdec_tui.cli.bench_output import distinct_warnings
     from specdec_tui.core.results import LevelResult
 
     rows = [

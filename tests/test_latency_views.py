@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from specdec_tui.cli.bench_cmd import LiveTable
+from specdec_tui.cli.bench_output import LiveTable
 from specdec_tui.cli.main import main
 from specdec_tui.cli.render import comparison_lines, comparison_table, levels_table, session_table
 from specdec_tui.core.compare import compare_trials

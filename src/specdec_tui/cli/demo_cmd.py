@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.bench_cmd import LiveTable
+    from specdec_tui.cli.bench_output import LiveTable
     from specdec_tui.cli.common import warn_time_scale
     from specdec_tui.cli.session_arg import resolve_session
     from specdec_tui.hosts.errors import HostError

@@ -15,7 +15,7 @@ from specdec_tui.core.terminal_codes import terminal_safe
 
 
 def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None, model: str | None, as_json: bool) -> int:
-    from specdec_tui.cli.bench_cmd import level_json
+    from specdec_tui.cli.bench_output import level_json
 
     if not profile.slo:
         raise CliError("--find-max-rate needs at least one --slo target, e.g. --slo ttft_p99=2s --slo itl_p99=50ms")
