@@ -26,7 +26,7 @@ def test_building_the_full_parser_with_every_command_loads_none_either() -> None
 
 def test_the_health_module_loads_httpx_only_when_it_probes() -> None:
     assert loaded_after("import specdec_tui.loop.health") == set()
-    assert loaded_after("import specdec_tui.loop.health as h\nh.new_probe_client(None)") == {"httpx"}
+    assert loaded_after("import specdec_tui.loop.health_probe as h\nh.new_probe_client(None)") == {"httpx"}
 
 
 def test_a_panel_start_is_parsed_without_loading_command_modules() -> None:

@@ -92,6 +92,7 @@ LOOP_HEAVY = (
     "specdec_tui.loop.events",
     "specdec_tui.bench.events",
     "specdec_tui.loop.health",
+    "specdec_tui.loop.health_probe",
     "specdec_tui.core.compare",
 )
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from aiohttp import web
 
-from specdec_tui.loop.health import probe_http
+from specdec_tui.loop.health_probe import probe_http
 
 
 @pytest.fixture(params=[[{"id": "m"}], "models", {"data": {"id": "m"}}, {"data": "m"}])

@@ -10,16 +10,8 @@ import pytest
 from aiohttp import web
 
 from specdec_tui.hosts.base import ServiceStatus
-from specdec_tui.loop.health import (
-    HealthState,
-    HttpProbe,
-    NotHealthy,
-    dead_subprocess_from,
-    derive_state,
-    facts_from,
-    wait_ready,
-    watch_health,
-)
+from specdec_tui.loop.health import HealthState, NotHealthy, derive_state, wait_ready, watch_health
+from specdec_tui.loop.health_probe import HttpProbe, dead_subprocess_from, facts_from
 
 
 def status(active: str, sub: str = "", code: int | None = None, result: str = "") -> ServiceStatus:

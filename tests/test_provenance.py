@@ -15,7 +15,7 @@ import httpx
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session
-from specdec_tui.loop.health import facts_from, probe_http
+from specdec_tui.loop.health_probe import facts_from, probe_http
 from tests.test_sim_support import SimProcess, seed_flags
 
 UNIT = """[Service]

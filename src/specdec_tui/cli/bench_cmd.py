@@ -118,7 +118,7 @@ async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None
     it does not answer (the benchmark then says why)."""
     import httpx
 
-    from specdec_tui.loop.health import auth_headers, facts_from, probe_http
+    from specdec_tui.loop.health_probe import auth_headers, facts_from, probe_http
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
         probe = await probe_http(client, base_url)

@@ -28,7 +28,8 @@ from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.current_session import current_session_of
 from specdec_tui.loop.doctor import DoctorWatch, unit_flags, watched
-from specdec_tui.loop.health import HealthState, derive_state, facts_from, new_probe_client, probe_http
+from specdec_tui.loop.health import HealthState, derive_state
+from specdec_tui.loop.health_probe import facts_from, new_probe_client, probe_http
 from specdec_tui.loop.same_server import describe_same_server, same_server_groups
 from specdec_tui.loop.unit_checks import api_key_from
 

@@ -17,12 +17,12 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.hosts.base import Host, ServiceStatus
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.loop.bounded_get import AnswerTooLarge, AnswerTooSlow, bounded_get
+from specdec_tui.loop.health_probe import HttpProbe, facts_from, new_probe_client, probe_http
 
 if TYPE_CHECKING:  # httpx (with httpcore, its TLS setup and more) is loaded by the first probe, not the first frame
     import httpx
@@ -36,18 +36,6 @@ class HealthState(StrEnum):
     READY = "ready"  # /health 200 and /v1/models answers
     FAILING = "failing"  # unit failed, or the server answers with errors
 
-
-@dataclass(frozen=True, slots=True)
-class HttpProbe:
-    """What the HTTP endpoints said in one probe."""
-
-    reachable: bool  # something accepted the TCP connection
-    health_status: int | None = None
-    models: tuple[str, ...] = ()
-    max_model_len: int | None = None
-    server_info: dict[str, Any] | None = None
-    error: str = ""
-    dead_subprocess: str = ""  # from a 503 body: "scheduler_0 (pid 4242) exited with code 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,122 +83,6 @@ def derive_state(status: ServiceStatus | None, probe: HttpProbe, *, was_ready: b
         return HealthState.DOWN, probe.error or "server not reachable"
     return HealthState.LOADING, "process running, port not open yet (loading)"
 
-
-def facts_from(server_info: dict[str, Any] | None, models: tuple[str, ...], max_model_len: int | None) -> ServerFacts | None:
-    """ServerFacts from /server_info (SGLang puts server args at the top level) and /v1/models."""
-    if server_info is None and not models:
-        return None
-    info = server_info or {}
-    states = info.get("internal_states") or [{}]
-    state0 = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else {}
-    mrr = state0.get("effective_max_running_requests_per_dp") or info.get("max_running_requests")
-    spec = {
-        key.removeprefix("speculative_"): info[key]
-        for key in ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
-        if info.get(key) is not None
-    }
-    return ServerFacts(
-        model=(models[0] if models else "") or str(info.get("served_model_name") or info.get("model_path") or ""),
-        max_running_requests=int(mrr) if isinstance(mrr, (int, float)) else None,
-        max_total_num_tokens=_int_or_none(info.get("max_total_num_tokens")),
-        context_len=max_model_len or _int_or_none(info.get("context_length")),
-        speculative=spec,
-        version=str(info.get("version", "")),
-        setup={key: str(info[key]) for key in SETUP_KEYS if info.get(key) is not None},
-    )
-
-
-# the /server_info fields that say what hardware setup and model numerics a figure was measured on (provenance)
-SETUP_KEYS = ("model_path", "tp_size", "dp_size", "pp_size", "dtype", "kv_cache_dtype", "quantization",
-              "attention_backend", "mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs",
-              "speculative_draft_model_path", "speculative_attention_mode", "device")
-
-
-def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
-
-
-def dead_subprocess_from(body: bytes) -> str:
-    """The dead component named in a 503 body (`{"error": "subprocess not alive", "component": ..., "pid": ...,
-    "exit_code": ...}`), in words; "" for any other body (warmup and shutdown 503s have none)."""
-    import orjson
-
-    try:
-        detail = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return ""
-    if not isinstance(detail, dict) or detail.get("error") != "subprocess not alive":
-        return ""
-    code = detail.get("exit_code")
-    if not isinstance(code, int):
-        how = "is dead"
-    else:
-        how = f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
-    return f"{detail.get('component', '?')} (pid {detail.get('pid', '?')}) {how}"
-
-
-async def server_info_of(client: httpx.AsyncClient, base: str) -> dict[str, Any] | None:
-    """GET /server_info; /get_server_info only when that is 404 (an older server), since a current server writes
-    a deprecation WARNING into its journal on every /get_server_info call."""
-    resp = await bounded_get(client, f"{base}/server_info")
-    if resp.status_code == 404:
-        resp = await bounded_get(client, f"{base}/get_server_info")
-    info = resp.json() if resp.status_code == 200 else None
-    return info if isinstance(info, dict) else None
-
-
-async def probe_http(
-    client: httpx.AsyncClient, base_url: str, *, want_info: bool = True, known: HttpProbe | None = None
-) -> HttpProbe:
-    """GET /health; when it is 200, /v1/models and (optionally) /server_info. Never raises.
-
-    `known`: the last probe of a ready server; while /health stays 200 its models stand (no /v1/models)."""
-    import httpx
-
-    base = base_url.rstrip("/")
-    try:
-        resp = await bounded_get(client, f"{base}/health")
-    except httpx.ConnectError as err:
-        return HttpProbe(reachable=False, error=f"connection refused ({_short(err)})")
-    except httpx.TimeoutException:
-        return HttpProbe(reachable=True, error="/health timed out")
-    except (AnswerTooSlow, AnswerTooLarge) as err:
-        return HttpProbe(reachable=True, error=str(err))
-    except httpx.HTTPError as err:
-        return HttpProbe(reachable=False, error=_short(err))
-    if resp.status_code != 200:
-        dead = dead_subprocess_from(resp.content) if resp.status_code == 503 else ""
-        return HttpProbe(reachable=True, health_status=resp.status_code, error=f"/health returned {resp.status_code}",
-                         dead_subprocess=dead)
-    if known is not None and known.health_status == 200 and known.models:
-        return HttpProbe(reachable=True, health_status=200, models=known.models, max_model_len=known.max_model_len)
-    models: tuple[str, ...] = ()
-    max_len: int | None = None
-    info: dict[str, Any] | None = None
-    try:
-        mresp = await bounded_get(client, f"{base}/v1/models")
-        if mresp.status_code == 200:
-            answer = mresp.json()
-            data = answer.get("data") if isinstance(answer, dict) else None  # a list, a string: no models
-            if not isinstance(data, list):
-                data = []
-            models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
-            if data and isinstance(data[0], dict):
-                max_len = _int_or_none(data[0].get("max_model_len"))
-        if want_info:
-            info = await server_info_of(client, base)
-    except (httpx.HTTPError, ValueError, AnswerTooSlow, AnswerTooLarge) as err:
-        return HttpProbe(reachable=True, health_status=200, models=models, error=f"server info: {_short(err)}")
-    return HttpProbe(reachable=True, health_status=200, models=models, max_model_len=max_len, server_info=info)
-
-
-def _short(err: BaseException) -> str:
-    text = str(err) or type(err).__name__
-    return text if len(text) < 120 else text[:117] + "..."
 
 
 def snapshot(
@@ -422,13 +294,6 @@ async def watch_health(
     async for snap in watch.changes():
         yield snap
 
-
-def new_probe_client(api_key: str | None) -> httpx.AsyncClient:
-    """The probe client. Built off the event loop (see `HealthWatch`): importing httpx and setting up its TLS
-    context takes ~150 ms of CPU that would otherwise hold up the panel's first frame."""
-    import httpx
-
-    return httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=1.0), headers=auth_headers(api_key))
 
 
 async def wait_ready(
