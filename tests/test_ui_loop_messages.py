@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import get_args
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
-from specdec_tui.loop import replay, sweep
+from specdec_tui.loop import replay, sweep_plan
 from specdec_tui.loop.events import BenchUpdate, LoopEvent, Phase, StepFailed
 from specdec_tui.loop.states import Step
 from specdec_tui.ui import loop_messages, task_messages
@@ -23,11 +23,11 @@ def test_every_loop_event_has_a_message_named_after_it() -> None:
 
 def test_a_task_event_comes_unwrapped_with_its_host() -> None:
     started = LevelStarted(concurrency=4, planned=8)
-    message = task_messages.task_message(sweep.OnHost("b", BenchUpdate(1, started)))
+    message = task_messages.task_message(sweep_plan.OnHost("b", BenchUpdate(1, started)))
     assert isinstance(message, task_messages.LevelStartedMessage)
     assert message.event is started and message.host == "b"
     assert isinstance(task_messages.task_message(Phase("bench")), task_messages.PhaseMessage)
-    shown = {LevelStarted, LevelProgress, LevelDone, Phase, sweep.SweepValueStarted, sweep.SweepTrialDone,
-             sweep.SweepStopped, sweep.SweepHostFailed, sweep.SweepDone, replay.ReplayStarted, replay.ReplayDone}
+    shown = {LevelStarted, LevelProgress, LevelDone, Phase, sweep_plan.SweepValueStarted, sweep_plan.SweepTrialDone,
+             sweep_plan.SweepStopped, sweep_plan.SweepHostFailed, sweep_plan.SweepDone, replay.ReplayStarted, replay.ReplayDone}
     assert set(task_messages.message_table()) == shown
     assert task_messages.task_message(StepFailed(Step.PUSH, "x")) is None  # the screens show its phase instead

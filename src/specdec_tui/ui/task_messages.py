@@ -16,7 +16,7 @@ from textual.message import Message
 if TYPE_CHECKING:  # the event types, named in the messages' base classes (strings, so not loaded here)
     from specdec_tui.bench import events as bench  # noqa: F401
     from specdec_tui.loop import events as ev  # noqa: F401
-    from specdec_tui.loop import replay, sweep  # noqa: F401
+    from specdec_tui.loop import replay, sweep_plan  # noqa: F401
 
 EventT = TypeVar("EventT", covariant=True)  # a message of a narrower event is a TaskMessage[object]
 
@@ -46,23 +46,23 @@ class LevelDoneMessage(TaskMessage["bench.LevelDone"]):
     """A benchmark level ended."""
 
 
-class SweepValueStartedMessage(TaskMessage["sweep.SweepValueStarted"]):
+class SweepValueStartedMessage(TaskMessage["sweep_plan.SweepValueStarted"]):
     """The sweep started one value (on one host)."""
 
 
-class SweepTrialDoneMessage(TaskMessage["sweep.SweepTrialDone"]):
+class SweepTrialDoneMessage(TaskMessage["sweep_plan.SweepTrialDone"]):
     """One run of a value is measured."""
 
 
-class SweepStoppedMessage(TaskMessage["sweep.SweepStopped"]):
+class SweepStoppedMessage(TaskMessage["sweep_plan.SweepStopped"]):
     """The sweep stopped early (its rule said so); the values left are skipped."""
 
 
-class SweepHostFailedMessage(TaskMessage["sweep.SweepHostFailed"]):
+class SweepHostFailedMessage(TaskMessage["sweep_plan.SweepHostFailed"]):
     """One host of several failed; its values are marked."""
 
 
-class SweepDoneMessage(TaskMessage["sweep.SweepDone"]):
+class SweepDoneMessage(TaskMessage["sweep_plan.SweepDone"]):
     """The sweep's outcome."""
 
 
@@ -80,14 +80,14 @@ _MESSAGES: dict[type, Callable[[object, str | None], Message]] = {}
 def message_table() -> dict[type, Callable[[object, str | None], Message]]:
     if not _MESSAGES:
         from specdec_tui.bench import events as bench_events
-        from specdec_tui.loop import events, replay, sweep
+        from specdec_tui.loop import events, replay, sweep_plan
 
         pairs: list[tuple[type, type[TaskMessage[object]]]] = [
             (events.Phase, PhaseMessage), (bench_events.LevelStarted, LevelStartedMessage),
             (bench_events.LevelProgress, LevelProgressMessage), (bench_events.LevelDone, LevelDoneMessage),
-            (sweep.SweepValueStarted, SweepValueStartedMessage), (sweep.SweepTrialDone, SweepTrialDoneMessage),
-            (sweep.SweepStopped, SweepStoppedMessage), (sweep.SweepHostFailed, SweepHostFailedMessage),
-            (sweep.SweepDone, SweepDoneMessage), (replay.ReplayStarted, ReplayStartedMessage),
+            (sweep_plan.SweepValueStarted, SweepValueStartedMessage), (sweep_plan.SweepTrialDone, SweepTrialDoneMessage),
+            (sweep_plan.SweepStopped, SweepStoppedMessage), (sweep_plan.SweepHostFailed, SweepHostFailedMessage),
+            (sweep_plan.SweepDone, SweepDoneMessage), (replay.ReplayStarted, ReplayStartedMessage),
             (replay.ReplayDone, ReplayDoneMessage),
         ]
         _MESSAGES.update(pairs)
