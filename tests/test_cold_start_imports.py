@@ -88,6 +88,7 @@ HOST_HEAVY = ("specdec_tui.hosts.base", "specdec_tui.hosts.local.host", "specdec
 # ... so a start on a host does not build the loop's records before its first frame either (~50 ms on 2 cores).
 LOOP_HEAVY = (
     "specdec_tui.loop.trial",
+    "specdec_tui.loop.trial_host_steps",
     "specdec_tui.ui.host_link",
     "specdec_tui.loop.events",
     "specdec_tui.bench.events",

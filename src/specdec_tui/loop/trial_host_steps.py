@@ -1,0 +1,124 @@
+"""The trial loop's host steps: read and push the unit, restart, wait healthy, roll back, learn the host's SGLang
+release. `loop.trial.TrialLoop` holds the fields named here and builds trials and the session on these steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from specdec_tui.core.results import ServerFacts
+from specdec_tui.hosts.base import Host, PushResult, RestartResult
+from specdec_tui.loop.busy import BusyState
+from specdec_tui.loop.events import Healthy, Phase, ReleaseLearned, Restarted, RolledBack, UnitLoaded
+from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
+from specdec_tui.loop.unit_push import checked_push
+
+if TYPE_CHECKING:
+    from specdec_tui.loop.sglang_release import Release
+
+
+class TrialHostSteps(BusyState):
+    """The steps on the host a trial is made of; `TrialLoop` (a dataclass) declares and sets these fields."""
+
+    host: Host
+    base_url: str
+    api_key: str | None
+    healthy_timeout_s: float
+    running_text: str | None
+    facts: ServerFacts | None
+    _health: HealthWatch | None
+    release: Release | None
+
+    @property
+    def health(self) -> HealthWatch:
+        """The host's one health poller: the panel's watch and a restart's wait share it."""
+        if self._health is None:
+            self._health = HealthWatch(self.host, self.base_url, api_key=self.api_key)
+        return self._health
+
+    async def read_running(self) -> str:
+        self.running_text = await self.host.read_unit()
+        return self.running_text
+
+    async def load_running(self) -> str:
+        """Read the unit the host runs now and say so (after connect, a sweep or a replay)."""
+        text = await self.read_running()
+        self.emit(UnitLoaded(text))
+        return text
+
+    async def learn_release(self, text: str | None = None) -> Release:
+        """The host's SGLang release (asked once per loop; see loop/sglang_release.py), for its checks."""
+        if self.release is None:  # imported here: the panel builds its loop before its first frame
+            from specdec_tui.core.exec_start import ExecStart
+            from specdec_tui.core.unit import UnitFile
+            from specdec_tui.core.unit_errors import UnitSyntaxError
+            from specdec_tui.loop.sglang_release import learn_release
+
+            try:
+                exec_start = UnitFile.parse(text or self.running_text or await self.host.read_unit()).exec_start
+            except UnitSyntaxError:
+                exec_start = ExecStart("", [])
+            served = self.facts.version if self.facts is not None and self.facts.version else None
+            self.release = await learn_release(self.host, exec_start, version=served)  # /server_info's, once it serves
+            self.emit(ReleaseLearned(self.release.version, self.release.source, self.release.note, self.release.schema))
+        return self.release
+
+    async def push(self, text: str) -> PushResult:
+        """Push under the rules (`loop.unit_push`: a session file's hidden keys come from the unit on the host),
+        judged by the host's SGLang release."""
+        schema = (await self.learn_release(text)).schema
+        self.running_text, result = await checked_push(self.host, text, running=self.running_text or None,
+                                                       schema=schema)
+        return result
+
+    async def wait_healthy(self, timeout_s: float | None = None) -> HealthSnapshot:
+        """Wait for READY; on failure raise NotHealthy whose message carries the journal's error line."""
+        try:
+            snap = await self.health.wait_ready(timeout_s or self.healthy_timeout_s)
+        except NotHealthy as err:
+            line = await self.last_error_line()
+            if line:
+                raise NotHealthy(err.snapshot, f"{err} — journal: {line}") from None
+            raise
+        self.facts = snap.facts or self.facts
+        return snap
+
+    async def watch_health(self) -> AsyncIterator[HealthSnapshot]:
+        """The health watch an operator sees; the facts of the latest READY go into the next trial."""
+        async for snap in self.health.changes():
+            if snap.facts is not None:
+                self.facts = snap.facts
+            yield snap
+
+    async def last_error_line(self, lines: int = 400) -> str | None:
+        """Why the last start failed, from the unit's journal (`loop.start_failure`; its SGLang log parser is
+        imported here, not with the loop: the panel builds the loop before its first frame)."""
+        from specdec_tui.loop.start_failure import start_failure_cause
+
+        return await start_failure_cause(self.host, lines)
+
+    async def _restart_healthy(self, *, phases: bool = True) -> HealthSnapshot:
+        """restart → healthy; raises NotHealthy (with the journal's cause) or HostError. `phases` False
+        inside a rollback, which is one phase of its own."""
+        if phases:
+            self.emit(Phase("restart"))
+        result: RestartResult = await self.host.restart()
+        self.emit(Restarted(result, self.healthy_timeout_s))
+        if not result.ok:
+            line = await self.last_error_line()
+            raise NotHealthy(None, f"systemd could not restart the unit (job {result.job_result}, state "
+                                   f"{result.status.active_state})" + (f" — journal: {line}" if line else
+                                                                       "; see the journal tab"))
+        if phases:
+            self.emit(Phase("wait", "waiting for /health"))
+        snap = await self.wait_healthy()
+        self.emit(Healthy(snap.facts))
+        return snap
+
+    async def _rollback_healthy(self) -> str:
+        text = await self.host.rollback()
+        self.running_text = text
+        self.emit(RolledBack(text))
+        await self._restart_healthy(phases=False)
+        return text
