@@ -3,7 +3,8 @@
 The trial loop (`loop.trial.TrialLoop`) owns every piece of trial state; `HostLink` runs its intents and the host's
 journal and health in workers that only post messages; the `@on` handlers here render what arrives (the loop's
 events: the main screen's, `LoopScreen`). `PanelState` (ui/panel_state.py) holds what the panel knows and reaches;
-`SessionSide` owns the saved-sessions, compare, sweep and replay screens. Failures are said in words.
+`PanelActions` (ui/panel_actions.py) holds its keys' actions; `SessionSide` owns the saved-sessions, compare, sweep
+and replay screens. Failures are said in words.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, 
 from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 from specdec_tui.ui.keymap import APP_BINDINGS, unknown_ids
-from specdec_tui.ui.panel_state import PanelState
+from specdec_tui.ui.panel_actions import PanelActions
 from specdec_tui.ui.safe_lines import TerminalSafeFilter
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 # What only a key, a host or a later tab needs is imported where it is used: the first frame waits for every import
 # made before it (issue 16, cold start; tests/test_cold_start_imports.py keeps the heavy ones off that path).
 
-# The keys that act on the host; not offered where there is none (offline) or on the compare screen.
-HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
 NOTICE_REPAINT_AFTER_S = 0.1  # after a notice's timeout: its toast is gone by then
 
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
@@ -73,7 +72,7 @@ def palette_commands() -> type[Provider]:
     return SpecdecCommands
 
 
-class SpecdecApp(PanelState):
+class SpecdecApp(PanelActions):
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS, CANCEL_BENCH]
@@ -340,62 +339,6 @@ class SpecdecApp(PanelState):
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)
 
-    # -- actions: intents to the loop (ui.host_actions) ------------------------------------------
-    async def action_push(self) -> None:
-        await self.host_actions.push()
-
-    def action_restart(self) -> None:
-        self.host_actions.restart()
-
-    async def action_rollback(self) -> None:
-        await self.host_actions.rollback()
-
-    def action_bench_load(self) -> None:
-        """The palette's "Benchmark with a load…": the load form, then a benchmark."""
-        self.host_actions.bench_with_load()
-
-    def action_bench(self) -> None:
-        self.host_actions.bench()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_bench":
-            return self.bench_running and self.screen is self.main_or_none and not self.host_actions.escape_is_local()
-        if action in HOST_ACTIONS:
-            # offline there is no host to act on, and a screen of saved trials (compare) says HOST_KEYS = False: the
-            # footer does not offer what cannot happen there (False hides the key). Asked of the host and the
-            # screen, not the loop or the compare screen's class: the first frame's footer is drawn before either
-            # is imported.
-            return self.has_host and bool(getattr(self.screen, "HOST_KEYS", True))
-        return True
-
-    def action_cancel_bench(self) -> None:
-        self.host_actions.cancel()
-
-    def action_cancel(self) -> None:
-        self.host_actions.cancel()
-
-    def action_help(self) -> None:
-        from specdec_tui.ui.screens.help_screen import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.help_rows()))
-
-    # the session side's keys (o, v, S, R, T): Textual looks actions up on the app
-    def action_sessions(self) -> None:
-        self.sessions.open_list()
-
-    def action_compare(self) -> None:
-        self.sessions.compare()
-
-    def action_sweep(self) -> None:
-        self.sessions.sweep()
-
-    def action_replay(self) -> None:
-        self.sessions.replay()
-
-    def action_tune(self) -> None:
-        self.sessions.tune()
-
     def on_trials_list_highlighted(self, message: TrialsList.Highlighted) -> None:
         self.compared_trial_id = message.trial_id
         if self.main_or_none is not None:
@@ -404,30 +347,6 @@ class SpecdecApp(PanelState):
 
     async def on_trials_list_selected(self, message: TrialsList.Selected) -> None:
         await self.sessions.show_trial(message.trial_id, True)
-
-    async def action_quit(self) -> None:
-        if self._quit_question is not None and self._quit_question in self.screen_stack:
-            return  # already asking; answer that question
-        if self.sessions.task_blocks_quit():
-            return
-        pane = await self.edit_pane()  # q right at start: the form (and any draft it holds) first
-        if pane is None:
-            return
-        pane.flush_draft()
-        reasons = [r for r, on_ in (("an unpushed edit (kept as a draft)", pane.dirty), ("a running benchmark", self.bench_running)) if on_]
-        if not reasons:
-            self.exit()
-            return
-
-        def go(yes: bool | None) -> None:
-            self._quit_question = None
-            if yes:
-                self.exit()
-
-        from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
-
-        self._quit_question = ConfirmScreen(f"Quit with {' and '.join(reasons)}?", yes="Quit")
-        self.push_screen(self._quit_question, go)
 
 
 def make_app(config: Config, host: Host | None, session: Session, *, session_path: Path | None,
