@@ -10,10 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from specdec_tui.core import drafts
-from specdec_tui.core.compare import flag_diff
 from specdec_tui.core.redact import redact_flags, redact_text
-from specdec_tui.core.unit import UnitFile
-from specdec_tui.core.unit_errors import UnitSyntaxError
 
 
 class EditFate(Enum):
@@ -60,7 +57,12 @@ class EditDraft:
 
 def draft_changes(draft: str, running: str) -> list[str]:
     """What restoring `draft` changes against the host's unit, one flag a line ("--a: 3 → 2"), keys hidden; a
-    change outside the flags (or a draft that does not parse) is said as such (the restore question showed none)."""
+    change outside the flags (or a draft that does not parse) is said as such (the restore question showed none).
+    Its modules load here, on the first draft offered: the demo's first frame builds an EditDraft, not a diff."""
+    from specdec_tui.core.compare import flag_diff
+    from specdec_tui.core.unit import UnitFile
+    from specdec_tui.core.unit_errors import UnitSyntaxError
+
     try:
         before, after = UnitFile.parse(running).flags(), UnitFile.parse(draft).flags()
     except UnitSyntaxError:
