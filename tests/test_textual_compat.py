@@ -69,7 +69,7 @@ async def test_an_input_runs_its_own_bindings_before_inserting_text() -> None:
 
     class Field(App[None]):
         def compose(self) -> ComposeResult:
-            yield FlagInput(id="field")
+            yield FlagInput("speculative-num-steps", value="", placeholder="", compact=True, id="field")
 
     app = Field()
     async with app.run_test() as pilot:
