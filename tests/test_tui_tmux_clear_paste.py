@@ -46,8 +46,9 @@ def test_a_value_field_cleared_and_left_by_tab_or_escape_removes_its_flag_and_p_
     type_keys(tmux, "Tab", "End", "BSpace", "BSpace", "BSpace", "BSpace", "Escape")  # mem fraction cleared, left by escape
     tmux.wait_for(lambda s: field_value(s, "speculative-num-draft-tokens") == "(default)"
                   and field_value(s, "mem-fraction-static") == "(default)"
-                  and "-    --speculative-num-draft-tokens 2 \\" in s and "-    --mem-fraction-static 0.85 \\" in s,
-                  "both fields (default) and both flags removed in the diff")
+                  and "-    --speculative-num-draft-tokens 2 \\" in s and "-    --mem-fraction-static 0.85 \\" in s
+                  and "p Push" in s,  # the field is left: the footer offers the panel's keys again, not the field's
+                  "both fields (default), both flags removed in the diff, and the field left")
     tmux.keys("p")
     tmux.wait_for(lambda s: "Pushed" in s or "pushed trial" in s, "the push", timeout_s=120)
     flags = unit_flags(unit)
