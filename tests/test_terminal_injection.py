@@ -15,6 +15,7 @@ from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Session, Trial, save_session
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.ui.app import make_app
+from specdec_tui.ui.textual_compat import full_frame_text
 from tests.tmux_session import program
 
 from .ui_helpers import OFFLINE_UNIT, wait_for
@@ -105,9 +106,8 @@ async def test_the_panel_draws_outside_text_as_words(tmp_path: Path) -> None:
         frames = []
         for tab, visible in (("1", "evil"), ("5", "steps=4")):
             await pilot.press(tab)
-            await wait_for(pilot, lambda v=visible: v in app.screen._compositor.render_update(full=True)
-                           .render_segments(app.console), f"{visible!r} drawn")
-            frames.append(app.screen._compositor.render_update(full=True).render_segments(app.console))
+            await wait_for(pilot, lambda v=visible: v in full_frame_text(app), f"{visible!r} drawn")
+            frames.append(full_frame_text(app))
     for frame in frames:
         for payload in (TITLE, CLIPBOARD, "\x1b]", "\x1b[2J", "\x9b", "\x9d", "\x9c", "\x07"):
             assert payload not in frame, f"{payload!r} reached the terminal"

@@ -103,3 +103,15 @@ async def test_full_renders_are_counted() -> None:
             await pilot.resize_terminal(90, 30)
             await pilot.pause()
     assert counts, CHANGED + "a resize no longer renders the full screen through Compositor.render_full_update"
+
+
+async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
+    class Shown(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Input(value="words on screen")
+
+    app = Shown()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        frame = compat.full_frame_text(app)
+    assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"

@@ -115,3 +115,14 @@ def full_renders_counted(counts: list[int]) -> Iterator[None]:
         yield
     finally:
         Compositor.render_full_update = original  # type: ignore[method-assign]
+
+
+def full_frame_text(app: App[Any]) -> str:
+    """For tests: what the app would write to a terminal for a full repaint of its screen, escape codes included
+    (the screen's private `_compositor`): what must hold no code that came from outside. No public API renders a
+    whole frame as the terminal receives it."""
+    from textual._compositor import LayoutUpdate
+
+    update = app.screen._compositor.render_update(full=True)
+    assert isinstance(update, LayoutUpdate)  # a full update is one, whatever the signature says
+    return update.render_segments(app.console)
