@@ -55,3 +55,32 @@ def test_a_signal_while_the_panel_benchmarks_cancels_the_trial_and_stops_everyth
     (path,) = sorted(paths.sessions_dir().glob("*.toml"))
     statuses = [t.status for t in load_session(path).trials]
     assert statuses and statuses[-1] == "cancelled" and "running" not in statuses, statuses
+
+
+def test_a_panel_whose_terminal_is_killed_exits_and_takes_its_processes_with_it(tmux: Tmux) -> None:
+    """Its terminal gone (the tmux server killed, as a closed SSH session or a CI teardown does), the panel gets
+    SIGHUP and SIGCONT and its writes fail: it must still exit, and its demo server and journal child with it.
+    Before the fix Textual's resumed writer thread died on the dead terminal, its queue filled, and the panel's
+    shutdown waited for ever (CI left such panels with parent 1; a later SIGTERM waited too)."""
+    ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start([sys.executable, "-m", "specdec_tui", "--demo"], env)
+    # killed while the demo server starts: the panel is writing (journal lines, the health pane's phases) as it dies
+    tmux.wait_for(lambda s: "Push" in s and "speculative-num-steps" in s, "the Config form")
+    shell = int(tmux.run("display", "-p", "-t", "t", "#{pane_pid}").strip())
+    deadline = time.monotonic() + 30
+    while (state := read_state(state_path(ws.root, ws.unit_name))) is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the demo's service has its supervisor (the processes to account for)
+    assert state is not None and state.supervisor_pid
+    below = {p: Path(f"/proc/{p}/cmdline").read_bytes() for p in descendants(shell)}
+    panel = next(p for p, cmd in below.items() if cmd.split(b"\0")[1:4] == [b"-m", b"specdec_tui", b"--demo"])
+    ours = descendants(panel) | {p for p in (state.supervisor_pid, state.main_pid) if p} | {panel}
+    tmux.kill()
+    deadline = time.monotonic() + 45  # the bound on Textual's shutdown (10 s) and the demo server's stop (10 s)
+    while any(running(p) for p in ours) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in ours if running(p)}
+    for p in left:
+        os.kill(p, signal.SIGKILL)  # not left behind on the machine whatever the verdict
+    assert not left, f"processes outlived their terminal: {left}"

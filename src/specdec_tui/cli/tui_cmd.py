@@ -60,7 +60,12 @@ def run_app(config: Config, host: Host | None, session: Session, session_path: P
 def run_built(app: Any) -> int:
     app.settles_heap = True  # a long-lived panel: its start-up heap is frozen after the first frame (ui.gc_policy)
     app.signals_stop = True  # SIGTERM/SIGHUP: an interrupt, not a kill (ui.signal_exit)
-    app.run()
+    try:
+        app.run()
+    finally:
+        from specdec_tui.ui.signal_exit import shutdown_finished
+
+        shutdown_finished()
     return int(app.return_code or 0)
 
 

@@ -182,10 +182,17 @@ class SessionSaver:
                     self._error = SessionError(f"could not save session {self.path}: {err}")
 
 
-@atexit.register
-def _flush_all() -> None:
-    """Whatever is pending is written before the process ends (daemon writers would be stopped mid-way)."""
+def flush_all(timeout_s: float) -> None:
+    """Waits (at most `timeout_s` in all) until every saver's newest snapshot is written: at interpreter exit, and
+    before a forced exit (`os._exit` skips atexit; ui.signal_exit)."""
+    deadline = time.monotonic() + timeout_s
     with _SAVERS_LOCK:
         savers = list(_SAVERS.values())
     for saver in savers:
-        saver._idle.wait(30)
+        saver._idle.wait(max(0.0, deadline - time.monotonic()))
+
+
+@atexit.register
+def _flush_all() -> None:
+    """Whatever is pending is written before the process ends (daemon writers would be stopped mid-way)."""
+    flush_all(30)
