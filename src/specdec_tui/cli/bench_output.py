@@ -69,15 +69,14 @@ class JsonOut:
         pass
 
     def on_event(self, ev: object) -> None:
-        import orjson
-
         from specdec_tui.bench.events import LevelDone, RunDone
+        from specdec_tui.core.json_out import json_text
         from specdec_tui.core.latency import pick
         from specdec_tui.loop.events import unwrap_bench
 
         ev = unwrap_bench(ev)  # the trial loop wraps each benchmark event with its run number
         if isinstance(ev, LevelDone):
-            print(orjson.dumps(rounded(level_json(ev.result))).decode(), flush=True)
+            print(json_text(rounded(level_json(ev.result))), flush=True)
         elif isinstance(ev, RunDone):
             chosen = pick(ev.levels, self.limit)  # the one "best" (core.latency), named in best_rule
             best, peak = chosen.best, chosen.peak
@@ -97,7 +96,7 @@ class JsonOut:
                     (lv.per_request_tok_s.p50 for lv in ev.levels if lv.concurrency == 1 and lv.measured), None
                 ),
             }
-            print(orjson.dumps(rounded(summary)).decode(), flush=True)
+            print(json_text(rounded(summary)), flush=True)
 
     def finish_cancelled(self) -> None:
         print('{"summary": true, "cancelled": true}', flush=True)

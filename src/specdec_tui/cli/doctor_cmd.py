@@ -54,11 +54,10 @@ def run(args: argparse.Namespace) -> int:
     recover = args.recover or (settings is not None and settings.auto_recover)
     report = asyncio.run(_examine(host, name, args.since, recover=recover))
     if args.json:
-        import orjson
-
+        from specdec_tui.core.json_out import json_bytes
         from specdec_tui.loop.doctor import findings_as_json
 
-        sys.stdout.buffer.write(orjson.dumps(findings_as_json(report), option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(json_bytes(findings_as_json(report), indent=True) + b"\n")
     else:
         _print(report)
     return EXIT_FINDINGS if report.findings else 0

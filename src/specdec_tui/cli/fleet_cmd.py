@@ -70,12 +70,11 @@ def run_status(args: argparse.Namespace) -> int:
 
     rows = asyncio.run(poll_once())
     if args.json:
-        import orjson
-
         from specdec_tui.cli.common import rounded
+        from specdec_tui.core.json_out import json_bytes
         from specdec_tui.loop.fleet import rows_as_json
 
-        sys.stdout.buffer.write(orjson.dumps(rounded(rows_as_json(rows)), option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(json_bytes(rounded(rows_as_json(rows)), indent=True) + b"\n")
     else:
         from specdec_tui.cli.render import make_console
 

@@ -72,9 +72,9 @@ def _without_host_stamp(line: str) -> str:
 
 
 def _record_json(record: LogRecord) -> bytes:
-    import orjson
+    from specdec_tui.core.json_out import json_bytes
 
-    return orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS)
+    return json_bytes(record, non_str_keys=True)
 
 
 def _print_json(lines: Iterator[str], out: IO[bytes]) -> None:

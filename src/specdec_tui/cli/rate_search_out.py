@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-import orjson
-
 from specdec_tui.bench.events import BenchEvent, LevelDone
 from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, find_max_rate
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.json_out import json_text
 from specdec_tui.core.terminal_codes import terminal_safe
 
 
@@ -28,7 +27,7 @@ def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None
             return
         lv = ev.result
         if as_json:
-            print(orjson.dumps({"probe": True, **level_json(lv)}).decode(), flush=True)
+            print(json_text({"probe": True, **level_json(lv)}), flush=True)
             return
         verdict = "met" if not lv.slo_missed and not lv.saturated and not lv.errors else "missed"
         why = "; ".join(lv.slo_missed + ([lv.saturated] if lv.saturated else []) + ([f"{lv.errors} errors"] if lv.errors else []))
@@ -38,7 +37,7 @@ def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None
         search = asyncio.run(find_max_rate(base_url, profile, on_event, api_key=api_key, model=model))
     except ValueError as err:
         raise CliError(str(err)) from None
-    print(orjson.dumps(search.to_json()).decode() if as_json else summary(search), flush=True)
+    print(json_text(search.to_json()) if as_json else summary(search), flush=True)
     return 0
 
 

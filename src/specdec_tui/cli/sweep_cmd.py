@@ -269,17 +269,16 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
 
 
 def trial_json(trial: Any) -> str:
-    import orjson
-
     from specdec_tui.cli.common import rounded
+    from specdec_tui.core.json_out import json_text
 
-    return orjson.dumps(rounded({
+    return json_text(rounded({
         "trial": trial.id, "host": trial.host, "label": trial.label, "status": trial.status, "sweep": trial.sweep,
         "max_running_requests": trial.facts.max_running_requests if trial.facts else None,
         "output_tok_s": {str(lv.concurrency): lv.output_tok_s for lv in trial.levels},
         "per_request_tok_s_p50": {str(lv.concurrency): lv.per_request_tok_s.p50 for lv in trial.levels},
         "failure": trial.failure or None,
-    })).decode()
+    }))
 
 
 def where_left(outcome: Any) -> list[str]:
@@ -307,11 +306,10 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     plan = outcome.plan
     several = len(outcome.left_on_by_host) > 1
     if as_json:
-        import orjson
-
         from specdec_tui.cli.common import rounded
+        from specdec_tui.core.json_out import json_text
 
-        print(orjson.dumps(rounded({
+        print(json_text(rounded({
             "summary": True, "flag": plan.flag, "winner": outcome.promoted, "measured_winner": outcome.winner,
             "correctness": gate_json(outcome.gate), "reasons": outcome.reasons,
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
@@ -319,7 +317,7 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
             "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,
             "left_on_by_host": outcome.left_on_by_host, "host_failures": outcome.host_failures,
             "not_judged": outcome.past_stop,
-        })).decode(), flush=True)
+        })), flush=True)
         return
     from specdec_tui.bench.validity import trials_sweep_warnings
     from specdec_tui.cli.render import make_console, sweep_table

@@ -110,9 +110,9 @@ def result_json(outcome: TuneOutcome, session: Path, adaptive_path: Path | None)
 def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
     adaptive_path = outcome.adaptive_file
     if as_json:
-        import orjson
+        from specdec_tui.core.json_out import json_text
 
-        print(orjson.dumps(result_json(outcome, session, adaptive_path)).decode(), flush=True)
+        print(json_text(result_json(outcome, session, adaptive_path)), flush=True)
         return
     s = outcome.standing
     if s is None:

@@ -7,7 +7,6 @@ stays as it was, so `unit set a.service x=1 | diff a.service -` shows one line.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from specdec_tui.cli.common import add_target_options
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.flags import Issue, spec_for, validate_unit
+from specdec_tui.core.json_out import json_text
 from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.terminal_codes import terminal_safe
@@ -190,7 +190,7 @@ def run_show(args: argparse.Namespace) -> int:
             "environment": unit.get_all("Service", "Environment"),
             "flags": flags,
         }
-        print(json.dumps(payload, indent=2))
+        print(json_text(payload, indent=True))
         return 0
     from rich import box
     from rich.markup import escape

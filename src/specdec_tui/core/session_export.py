@@ -8,8 +8,6 @@ import io
 from dataclasses import asdict
 from typing import Literal
 
-import orjson
-
 from specdec_tui.core.compare import (
     best_by_concurrency,
     concurrencies_of,
@@ -18,6 +16,7 @@ from specdec_tui.core.compare import (
     trial_label,
     trial_notes,
 )
+from specdec_tui.core.json_out import json_text
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.profile_words import session_settings
 from specdec_tui.core.session import Session
@@ -60,7 +59,7 @@ def to_csv(session: Session) -> str:
 
 def to_json(session: Session) -> str:
     data = asdict(session)
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+    return json_text(data, indent=True, non_str_keys=True) + "\n"
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
