@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specdec_tui.bench.client import make_client
@@ -52,8 +53,25 @@ class RateSearch:
                 "rates": [round(p.rate, 4) for p in self.probes], "met": [p.met for p in self.probes]}
 
 
+    def words(self) -> str:
+        """The answer in one sentence (the CLI's last line, the panel's result)."""
+        sat = f"; saturated {self.saturation}" if self.saturated else ""
+        if self.max_rate is None:
+            lowest = min((p.rate for p in self.probes), default=None)
+            return "no rate probed met the SLO" + (f" (lowest tried {lowest:g} requests/s)" if lowest else "") + sat
+        return (f"max rate ≈ {self.max_rate:.3g} requests/s after {len(self.probes)} probes "
+                f"(met at {self.lo:g}, missed at {self.hi if self.hi is not None else '–'}){sat}")
+
+
 def met(level: LevelResult) -> bool:
     return level.requests > 0 and level.errors == 0 and not level.slo_missed and not level.saturated
+
+
+def probe_words(level: LevelResult) -> str:
+    """"met" or "missed (ttft p90 212 ms > 150 ms; queue growing …)": one probe's verdict and why."""
+    why = "; ".join(level.slo_missed + ([level.saturated] if level.saturated else [])
+                    + ([f"{level.errors} errors"] if level.errors else []))
+    return ("met" if met(level) else "missed") + (f" ({why})" if why else "")
 
 
 def next_rate(lo: float | None, hi: float | None, hi_served: float | None) -> float:
@@ -69,8 +87,10 @@ def next_rate(lo: float | None, hi: float | None, hi_served: float | None) -> fl
 
 
 async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api_key: str | None = None,
-                        model: str | None = None, max_probes: int = MAX_PROBES) -> RateSearch:
-    """Probe open-loop levels until the bracket is within CLOSE_ENOUGH or `max_probes` ran."""
+                        model: str | None = None, max_probes: int = MAX_PROBES,
+                        on_probe: Callable[[int, float], None] | None = None) -> RateSearch:
+    """Probe open-loop levels until the bracket is within CLOSE_ENOUGH or `max_probes` ran; `on_probe(index, rate)`
+    is told of each probe before it starts (the panel's progress)."""
     if not profile.slo:
         raise ValueError("--find-max-rate needs at least one --slo target, e.g. --slo ttft_p99=2s")
     base_url = base_url.rstrip("/")
@@ -85,6 +105,8 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
         hi: float | None = None
         hi_served: float | None = None
         while len(search.probes) < max_probes:
+            if on_probe is not None:
+                on_probe(len(search.probes), rate)
             level = await run_open_level(client, base_url, plan.bodies, dataclasses.replace(profile, rate=rate), rate,
                                          emit, cycle, plan.repetitive, profile.seed, plan.limits)
             level.workload = dict(plan.workload)

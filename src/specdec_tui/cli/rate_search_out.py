@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from specdec_tui.bench.events import BenchEvent, LevelDone
-from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, find_max_rate
+from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, find_max_rate, probe_words
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.json_out import json_text
@@ -29,9 +29,7 @@ def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None
         if as_json:
             print(json_text({"probe": True, **level_json(lv)}), flush=True)
             return
-        verdict = "met" if not lv.slo_missed and not lv.saturated and not lv.errors else "missed"
-        why = "; ".join(lv.slo_missed + ([lv.saturated] if lv.saturated else []) + ([f"{lv.errors} errors"] if lv.errors else []))
-        print(terminal_safe(f"  {lv.rate:g} requests/s: {verdict}" + (f" ({why})" if why else "")), flush=True)
+        print(terminal_safe(f"  {lv.rate:g} requests/s: {probe_words(lv)}"), flush=True)
 
     try:
         search = asyncio.run(find_max_rate(base_url, profile, on_event, api_key=api_key, model=model))
@@ -42,8 +40,4 @@ def run_rate_search(base_url: str, profile: BenchProfile, *, api_key: str | None
 
 
 def summary(s: RateSearch) -> str:
-    sat = f"; saturated {s.saturation}" if s.saturated else ""
-    if s.max_rate is None:
-        return terminal_safe(f"no rate probed met the SLO (lowest tried {min(p.rate for p in s.probes):g} requests/s){sat}")
-    return terminal_safe(f"max rate ≈ {s.max_rate:.3g} requests/s after {len(s.probes)} probes "
-                         f"(met at {s.lo:g}, missed at {s.hi if s.hi is not None else '–'}){sat}")
+    return terminal_safe(s.words())

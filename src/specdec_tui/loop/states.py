@@ -18,6 +18,7 @@ class Busy(StrEnum):
     SWEEP = "sweep"
     TUNE = "tune"
     REPLAY = "replay"
+    RATE_SEARCH = "rate search"  # open-loop probes for the highest rate meeting the SLO (loop.rate_search)
 
 
 class Step(StrEnum):

@@ -19,6 +19,7 @@ from specdec_tui.ui.keymap import (
     MAIN_SCREEN_BINDINGS,
     bound_actions,
     current_keys,
+    described,
 )
 
 
@@ -36,7 +37,7 @@ def palette_entries(app: SpecdecAppLike) -> Iterator[PaletteEntry]:
         for binding in bound_actions(items):
             action = _palette_action(scope, binding.action)
             keys = current_keys(binding, keymap, app.key_display)
-            yield PaletteEntry(binding.description, f"keys: {keys}", partial(app.run_action, action))
+            yield PaletteEntry(described(binding), f"keys: {keys}", partial(app.run_action, action))
     yield PaletteEntry("Benchmark with a load…", "workload, seed, open-loop arrivals at a rate, SLO (issue 33)",
                        partial(app.run_action, "bench_load"))
     for name in sorted(app.available_themes):

@@ -28,6 +28,8 @@ APP_BINDINGS: list[BindingType] = [
     Binding("S", "sweep", "Sweep", id="sweep", show=False),
     Binding("R", "replay", "Replay", id="replay", show=False),
     Binding("T", "tune", "Tune", id="tune", show=False),
+    # "Rate" in the footer (80 columns hold no more); the help and the palette say it in full (its tooltip)
+    Binding("M", "rate_search", "Rate", id="rate-search", tooltip="Max rate within the SLO (rate search)"),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
 ]
@@ -105,8 +107,13 @@ def current_keys(binding: Binding, keymap: Mapping[str, str], display: KeyDispla
 def key_rows(scopes: Mapping[str, Iterable[BindingType]], keymap: Mapping[str, str],
              display: KeyDisplay = key_name) -> list[KeyRow]:
     """All bindings of the given scopes (e.g. {"App": App.BINDINGS, "Main": Screen.BINDINGS}), a row each."""
-    return [KeyRow(scope, binding.id or "", current_keys(binding, keymap, display), binding.description or binding.action)
+    return [KeyRow(scope, binding.id or "", current_keys(binding, keymap, display), described(binding))
             for scope, items in scopes.items() for binding in bound_actions(items)]
+
+
+def described(binding: Binding) -> str:
+    """What the help and the palette call a binding: its tooltip, the longer words where the footer's are cut short."""
+    return binding.tooltip or binding.description or binding.action
 
 
 def unknown_ids(keymap: Mapping[str, str], scopes: Iterable[Iterable[BindingType]]) -> list[str]:

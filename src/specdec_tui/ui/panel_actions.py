@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from specdec_tui.ui.session_side import SessionSide
 
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
-HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench"})
+HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench", "rate_search"})
 
 
 class PanelActions(PanelState):
@@ -64,7 +64,7 @@ class PanelActions(PanelState):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.help_rows()))
 
-    # the session side's keys (o, v, S, R, T): Textual looks actions up on the app
+    # the session side's keys (o, v, S, R, T, M): Textual looks actions up on the app
     def action_sessions(self) -> None:
         self.sessions.open_list()
 
@@ -79,6 +79,9 @@ class PanelActions(PanelState):
 
     def action_tune(self) -> None:
         self.sessions.tune()
+
+    def action_rate_search(self) -> None:
+        self.sessions.rate_search()
 
     async def action_quit(self) -> None:
         if self._quit_question is not None and self._quit_question in self.screen_stack:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual.binding import BindingType
 
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.states import Busy
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at
 def session_scopes() -> dict[str, Iterable[BindingType]]:
     """The session screens' keys, for the help screen."""
     from specdec_tui.ui.screens.compare_screen import CompareScreen
+    from specdec_tui.ui.screens.rate_search_screen import RateSearchScreen
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
     from specdec_tui.ui.screens.sessions_screen import SessionsScreen
     from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
@@ -37,7 +39,7 @@ def session_scopes() -> dict[str, Iterable[BindingType]]:
 
     return {"Sessions": SessionsScreen.BINDINGS, "Compare": CompareScreen.BINDINGS,
             "Sweep form": SweepFormScreen.BINDINGS, "Sweep": SweepScreen.BINDINGS, "Replay": ReplayScreen.BINDINGS,
-            "Tune": TuneScreen.BINDINGS}
+            "Tune": TuneScreen.BINDINGS, "Rate search": RateSearchScreen.BINDINGS}
 
 
 class SessionSide:
@@ -232,6 +234,25 @@ class SessionSide:
                 app.link.push(unit)
 
         app.push_screen(TuneScreen(app.loop), closed)
+
+    def rate_search(self) -> None:
+        """M: the load form (the SLO is required), then the rate-search screen on the unit running now."""
+        app = self.app
+        if self._on_session_screen() or self._refuse_task(Busy.RATE_SEARCH) or app.loop is None:
+            return
+        from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
+        from specdec_tui.ui.screens.rate_search_screen import RateSearchScreen
+
+        def start(profile: BenchProfile | None) -> None:
+            if profile is None or self._refuse_task(Busy.RATE_SEARCH) or app.loop is None:
+                return
+            if not profile.slo:
+                app.notify("The rate search needs an SLO, e.g. ttft_p99=2s, itl_p99=50ms: press M again and fill "
+                           "the SLO field.", severity="warning", title="No SLO")
+                return
+            app.push_screen(RateSearchScreen(app.loop, profile), self._task_closed)
+
+        app.push_screen(BenchFormScreen(app.loop.profile, purpose="rate search"), start)
 
     def task_blocks_quit(self) -> bool:
         """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting

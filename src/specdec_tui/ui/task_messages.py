@@ -1,4 +1,4 @@
-"""One Textual message per sweep or replay event, for the task screens' `@on` handlers (no isinstance ladder).
+"""One Textual message per sweep, replay or rate-search event, for the task screens' `@on` handlers (no isinstance ladder).
 
 A sweep or replay worker emits the loop's events (`loop.sweep`, `loop.replay`, `loop.events.Phase`, the
 benchmark's level events inside `BenchUpdate`), a host's own wrapped in `OnHost` when a sweep runs on several.
@@ -16,7 +16,7 @@ from textual.message import Message
 if TYPE_CHECKING:  # the event types, named in the messages' base classes (strings, so not loaded here)
     from specdec_tui.bench import events as bench  # noqa: F401
     from specdec_tui.loop import events as ev  # noqa: F401
-    from specdec_tui.loop import replay, sweep_plan  # noqa: F401
+    from specdec_tui.loop import rate_search, replay, sweep_plan  # noqa: F401
 
 EventT = TypeVar("EventT", covariant=True)  # a message of a narrower event is a TaskMessage[object]
 
@@ -74,13 +74,25 @@ class ReplayDoneMessage(TaskMessage["replay.ReplayDone"]):
     """The replay's outcome."""
 
 
+class RateProbeStartedMessage(TaskMessage["rate_search.RateProbeStarted"]):
+    """The rate search started a probe at a rate."""
+
+
+class RateProbeDoneMessage(TaskMessage["rate_search.RateProbeDone"]):
+    """A probe ended: met or missed, and the bracket so far."""
+
+
+class RateSearchDoneMessage(TaskMessage["rate_search.RateSearchDone"]):
+    """The rate search's answer."""
+
+
 _MESSAGES: dict[type, Callable[[object, str | None], Message]] = {}
 
 
 def message_table() -> dict[type, Callable[[object, str | None], Message]]:
     if not _MESSAGES:
         from specdec_tui.bench import events as bench_events
-        from specdec_tui.loop import events, replay, sweep_plan
+        from specdec_tui.loop import events, rate_search, replay, sweep_plan
 
         pairs: list[tuple[type, type[TaskMessage[object]]]] = [
             (events.Phase, PhaseMessage), (bench_events.LevelStarted, LevelStartedMessage),
@@ -88,7 +100,8 @@ def message_table() -> dict[type, Callable[[object, str | None], Message]]:
             (sweep_plan.SweepValueStarted, SweepValueStartedMessage), (sweep_plan.SweepTrialDone, SweepTrialDoneMessage),
             (sweep_plan.SweepStopped, SweepStoppedMessage), (sweep_plan.SweepHostFailed, SweepHostFailedMessage),
             (sweep_plan.SweepDone, SweepDoneMessage), (replay.ReplayStarted, ReplayStartedMessage),
-            (replay.ReplayDone, ReplayDoneMessage),
+            (replay.ReplayDone, ReplayDoneMessage), (rate_search.RateProbeStarted, RateProbeStartedMessage),
+            (rate_search.RateProbeDone, RateProbeDoneMessage), (rate_search.RateSearchDone, RateSearchDoneMessage),
         ]
         _MESSAGES.update(pairs)
     return _MESSAGES

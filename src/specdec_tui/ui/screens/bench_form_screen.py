@@ -3,6 +3,8 @@ Dismisses with the profile the next benchmark runs with (`loop.bench_form.profil
 
 from __future__ import annotations
 
+import dataclasses
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,16 +31,19 @@ class BenchFormScreen(ModalScreen[BenchProfile | None]):
     BenchFormScreen Button { margin-left: 2; }
     """
 
-    def __init__(self, profile: BenchProfile) -> None:
+    def __init__(self, profile: BenchProfile, *, purpose: str = "benchmark") -> None:
         super().__init__()
         self.profile = profile
+        self.purpose = purpose  # "rate search": the same load, the SLO required, the rate the first probe's
         self.initial = BenchLoadForm.of(profile)
 
     def compose(self) -> ComposeResult:
         shipped = [value for _, value in WORKLOAD_CHOICES]
         choices = list(WORKLOAD_CHOICES) + ([] if self.initial.workload in shipped else [(self.initial.workload, self.initial.workload)])
         with Vertical():
-            yield Static("Benchmark load: what is sent, how it arrives, what counts as good", id="bench-form-title")
+            yield Static("Benchmark load: what is sent, how it arrives, what counts as good" if self.purpose == "benchmark"
+                         else "Rate search: the load of each probe, the SLO it must meet, the first probe's rate "
+                         "(empty: 8 req/s)", id="bench-form-title")
             with Grid():
                 yield Label("Workload")
                 yield Select(choices, value=self.initial.workload, allow_blank=False, id="bench-workload", compact=True)
@@ -56,10 +61,11 @@ class BenchFormScreen(ModalScreen[BenchProfile | None]):
             yield Static("", id="bench-form-error", markup=False)
             with Horizontal():
                 yield Button("Cancel (esc)", id="cancel", compact=True)
-                yield Button("Benchmark", id="start", variant="primary", compact=True)
+                yield Button("Benchmark" if self.purpose == "benchmark" else "Find max rate", id="start",
+                             variant="primary", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#bench-rate", Input).focus()
+        self.query_one("#bench-rate" if self.purpose == "benchmark" else "#bench-slo", Input).focus()
 
     def form(self) -> BenchLoadForm:
         return BenchLoadForm(
@@ -72,8 +78,11 @@ class BenchFormScreen(ModalScreen[BenchProfile | None]):
         )
 
     def submit(self) -> None:
+        form = self.form()
+        if self.purpose != "benchmark" and form.arrivals == "closed" and form.rate.strip():  # every probe is open loop
+            form = dataclasses.replace(form, arrivals="poisson")
         try:
-            profile = profile_from_form(self.form(), self.profile)
+            profile = profile_from_form(form, self.profile)
         except FormError as err:
             self.query_one("#bench-form-error", Static).update(str(err))
             return

@@ -1,4 +1,4 @@
-"""What the sweep and replay screens share: the messages their workers post (each event its own,
+"""What the sweep, replay and rate-search screens share: the messages their workers post (each event its own,
 `ui.task_messages`), a status line, a result text,
 and escape that cancels a running task first (the loop restores the unit) and closes after."""
 
@@ -65,10 +65,10 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
 
     def say(self, line: str) -> None:
         self.log_lines.append(line)
-        self.query_one(f"#{self.TASK}-status", Static).update(line)
+        self.query_one(f"#{self.TASK.replace(' ', '-')}-status", Static).update(line)
 
     def show_result(self, text: str) -> None:
-        self.query_one(f"#{self.TASK}-result", Static).update(text)
+        self.query_one(f"#{self.TASK.replace(' ', '-')}-result", Static).update(text)
 
     def on_task_failed(self, message: TaskFailed) -> None:
         self.running = False

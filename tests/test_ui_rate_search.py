@@ -1,0 +1,93 @@
+"""The rate search as a panel task screen (issue 33), against the real simulator behind the demo host: `M` (the
+footer and help name it; the palette offers it) opens the load form for the SLO, then the screen shows the probes
+used, the rate being probed, each verdict and the bracket so far, names the saturation it met, and ends with the
+answer the CLI prints (`RateSearch.words`); the probes are one trial of the session, drawn against the rate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Static
+
+from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.session import Session
+from specdec_tui.hosts.local.host import LocalHost
+from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
+from specdec_tui.loop.states import Busy
+from specdec_tui.ui.app import make_app
+from specdec_tui.ui.commands import palette_entries
+from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
+from specdec_tui.ui.screens.rate_search_screen import RateSearchScreen
+
+from .ui_helpers import footer_text, record_notifications, wait_for
+
+pytestmark = pytest.mark.timeout(240)
+SLO = "ttft_p90=300ms"
+
+
+async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answer(tmp_path: Path) -> None:
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=25.0)
+    base = demo_config(ws)
+    profile = BenchProfile(name="demo", concurrency=(1,), requests=24, warmup=2, cooldown=2, max_tokens=32,
+                           ignore_eos=True, seed=1)
+    config = Config(hosts=base.hosts, profiles={"default": profile}, default_host=base.default_host)
+    session = Session(host="demo", unit=ws.unit_name, profile=profile)
+    app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
+                   session_path=tmp_path / "s.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        assert any(e.title.startswith("Max rate within the SLO") and e.help == "keys: M" for e in palette_entries(app))  # type: ignore[arg-type]
+        assert "M Rate" in footer_text(app)
+        assert any(row.binding_id == "rate-search" and row.keys == "M" and row.description.startswith("Max rate")
+                   for row in app.help_rows())
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
+        form = app.screen
+        form.query_one("#bench-slo", Input).value = SLO
+        form.query_one("#bench-rate", Input).value = "2000"  # far past what the simulator serves: it saturates
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RateSearchScreen), "the rate-search screen")
+        screen = app.screen
+        assert isinstance(screen, RateSearchScreen)
+        await wait_for(pilot, lambda: screen.outcome is not None, "the rate search to end", steps=4000)
+        seen = screen.progress_lines
+        search = screen.outcome
+        assert isinstance(search, RateSearch)
+        assert any(text.startswith("probe 1 of ≤ 6 at 2000 req/s") for text in seen), seen[:5]
+        assert any("nothing met yet, missed at 2000" in text for text in seen), seen
+        assert 2 <= len(search.probes) <= MAX_PROBES
+        assert search.saturated and "queue growing" in search.saturation  # named, as the CLI names it
+        assert "saturated at 2000 requests/s" in screen.progress_text()
+        first = screen.cell_text(0, "verdict")
+        assert first.startswith("missed (") and "queue growing" in first
+        assert [screen.cell_text(i, "rate") for i in range(len(search.probes))] == [f"{p.rate:.4g}" for p in search.probes]
+        result = str(screen.query_one("#rate-search-result", Static).content)
+        assert result.startswith(search.words())
+        trial = session.trials[-1]
+        assert [lv.rate for lv in trial.levels] == [p.rate for p in search.probes]
+        assert trial.notes == search.words() and trial.status == "ok"
+        assert app.loop.busy is Busy.IDLE
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RateSearchScreen), "the screen to close")
+
+
+async def test_rate_search_without_an_slo_is_refused_in_words(tmp_path: Path) -> None:
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=25.0)
+    base = demo_config(ws)
+    profile = BenchProfile(name="demo", concurrency=(1,), requests=8, warmup=0, max_tokens=16)
+    config = Config(hosts=base.hosts, profiles={"default": profile}, default_host=base.default_host)
+    app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
+                   Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        seen = record_notifications(app)
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
+        await pilot.press("enter")  # the SLO left empty
+        await wait_for(pilot, lambda: not isinstance(app.screen, BenchFormScreen), "the form to close")
+        assert not isinstance(app.screen, RateSearchScreen)
+        assert any("needs an SLO" in n for n in seen), seen
