@@ -120,7 +120,8 @@ class SessionSide:
         previous = trials[index - 1] if index > 0 else None
         if not app.bench_running:  # a live run owns the table while it runs
             main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
-                                          limit=trial_limit(trial), of=f"#{trial.id} {trial_label(trial, previous)}")
+                                          limit=trial_limit(trial), of=f"#{trial.id} {trial_label(trial, previous)}",
+                                          slo=trial.profile.slo)
         if load_unit and not app.has_host and trial.unit_text:
             pane = await app.edit_pane()
             if pane is not None and pane.running_text != trial.unit_text:  # an offline edit (nothing to push it to) is kept

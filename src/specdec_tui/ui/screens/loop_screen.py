@@ -166,7 +166,8 @@ class LoopScreen(Screen[None]):
         event = message.event
         self._bench_run = event.run
         self.bench_table.start_run(list(event.concurrency), event.previous,
-                                   limit=trial_limit(event.trial) if event.trial is not None else None)
+                                   limit=trial_limit(event.trial) if event.trial is not None else None,
+                                   slo=event.trial.profile.slo if event.trial is not None else ())
         self.post_message(self.ChartStale())
         self.action_show_tab("bench")
 

@@ -59,6 +59,8 @@ from specdec_tui.ui.format import (
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("c", "C"),
     ("tok_s", "tok/s"),
+    ("good_req", "good/s"),  # goodput (issue 33): requests/s and tok/s of the requests that met the SLO
+    ("good_tok", "good tok/s"),
     ("prev", "prev"),
     ("delta", "Δ"),
     ("progress", "progress"),
@@ -73,9 +75,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 # What a narrow table keeps, first to last: the figures that answer "faster, and at what latency cost?"
 PRIORITY: tuple[str, ...] = (
-    "c", "tok_s", "delta", "progress", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50", "prev", "srv_avg",
-    "ttft_p50", "per_req",
+    "c", "tok_s", "delta", "progress", "good_req", "good_tok", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50",
+    "prev", "srv_avg", "ttft_p50", "per_req",
 )
+GOODPUT = frozenset({"good_req", "good_tok"})  # shown only when the profile has an SLO (`slo=` or a level's goodput)
 PENDING = "…"
 BAR_WIDTH = 8
 OPEN_LOOP = "open"  # the row of an open-loop level before it ends (then its rate, "12/s")
@@ -126,12 +129,14 @@ class BenchTable(Vertical):
         self._levels_running: dict[int, _Running] = {}
         self._limit = LatencyLimit()
         self._cells: dict[int, dict[str, Text]] = {}  # every column of every row, shown or not
-        self.visible_columns: tuple[str, ...] = tuple(key for key, _ in COLUMNS)
+        self._slo: tuple[str, ...] = ()  # the profile's SLO targets: goodput columns while there are some
+        self.visible_columns: tuple[str, ...] = tuple(key for key, _ in COLUMNS if key not in GOODPUT)
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(id="bench-data", cursor_type="row", zebra_stripes=True)
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            if key in self.visible_columns:
+                table.add_column(label, key=key)
         yield table
         yield Static(self.status, id="bench-status")
         yield Static("", id="bench-warnings", classes="-empty")
@@ -143,20 +148,20 @@ class BenchTable(Vertical):
     # -- public API ------------------------------------------------------------------------------
 
     def start_run(self, concurrencies: Sequence[int], previous: list[LevelResult] | None = None, *,
-                  limit: LatencyLimit | None = None) -> None:
-        """Reset to one pending row per concurrency of the profile."""
-        self._reset(previous, limit)
+                  limit: LatencyLimit | None = None, slo: Sequence[str] = ()) -> None:
+        """Reset to one pending row per concurrency of the profile (`slo`: its targets, for the goodput columns)."""
+        self._reset(previous, limit, slo)
         for concurrency in concurrencies:
             self._add_row(concurrency)
         self._set_status(f"Running {len(concurrencies)} levels…")
 
     def show_results(self, levels: list[LevelResult], previous: list[LevelResult] | None = None, *,
-                     limit: LatencyLimit | None = None, of: str = "") -> None:
+                     limit: LatencyLimit | None = None, of: str = "", slo: Sequence[str] = ()) -> None:
         """Show a finished (or stored) trial's levels; `of` names the trial (a stored one, not the run just made)."""
-        self._reset(previous, limit)
-        for level in sorted(levels, key=lambda lv: lv.concurrency):
-            self._add_row(level.concurrency)
-            self._fill_done(level)
+        self._reset(previous, limit, slo)
+        for key, level in _row_keys(levels):
+            self._add_row(key)
+            self._fill_done(level, key)
         count = f"{len(levels)} level{'s' if len(levels) != 1 else ''}."
         status = f"{count} {pick(levels, self._limit).summary()}" if levels else count
         self._set_status(f"{of}: {status}" if of else status)
@@ -206,10 +211,16 @@ class BenchTable(Vertical):
         width = self.size.width
         if width <= 0:
             return
-        visible = _columns_for(width - 2, self._widths())  # 2: the table's vertical scrollbar, when it shows
+        visible = _columns_for(width - 2, self._widths(), self._hidden())  # 2: the vertical scrollbar, when it shows
         if visible != self.visible_columns:
             self.visible_columns = visible
             self._rebuild()
+
+    def _hidden(self) -> frozenset[str]:
+        """Columns not offered at all: goodput without an SLO (no level measured it)."""
+        if self._slo or any(lv.goodput_req_s is not None for lv in self.results.values()):
+            return frozenset()
+        return GOODPUT
 
     def _widths(self) -> dict[str, int]:
         return {key: max([cell_len(label)] + [row[key].cell_len for row in self._cells.values()])
@@ -229,8 +240,10 @@ class BenchTable(Vertical):
 
     # -- rows ------------------------------------------------------------------------------------
 
-    def _reset(self, previous: list[LevelResult] | None, limit: LatencyLimit | None = None) -> None:
+    def _reset(self, previous: list[LevelResult] | None, limit: LatencyLimit | None = None,
+               slo: Sequence[str] = ()) -> None:
         self.results = {}
+        self._slo = tuple(slo)
         self.warnings = []
         self._notes = {}
         self._levels_running = {}
@@ -270,9 +283,11 @@ class BenchTable(Vertical):
                 self.table.update_cell(str(concurrency), column, value, update_width=True)
         self._fit()
 
-    def _fill_done(self, level: LevelResult) -> None:
-        self.results[level.concurrency] = level
-        previous = self._previous.get(level.concurrency)
+    def _fill_done(self, level: LevelResult, key: int | None = None) -> None:
+        """A finished level into its row: `key`, else its concurrency (0 for an open-loop level run live)."""
+        row = level.concurrency if key is None else key
+        self.results[row] = level
+        previous = self._previous.get(row)
         change = (delta_pct(previous.output_tok_s if previous and previous.measured else None, level.output_tok_s)
                   if level.measured else None)
         accept = f"{_fmt_opt(level.accept_length_server)}/{_fmt_opt(level.accept_length_client)}"
@@ -280,10 +295,12 @@ class BenchTable(Vertical):
             accept += f" {source.short}"
         tok_s = (fmt_num(level.output_tok_s) + ("~" if level.estimated else "")) if level.measured else "failed"
         if level.rate is not None:
-            self._update(level.concurrency, c=Text(f"{level.rate:g}/s", justify="right"))
+            self._update(row, c=Text(f"{level.rate:.4g}/s", justify="right"))
         self._update(
-            level.concurrency,
+            row,
             tok_s=Text(tok_s, justify="right", style="bold"),
+            good_req=Text(fmt_num(level.goodput_req_s, 2), justify="right"),
+            good_tok=Text(fmt_num(level.goodput_tok_s), justify="right"),
             delta=self._styled(fmt_delta(change), _KIND.get(delta_style(change), "")),
             per_req=Text(fmt_num(level.per_request_tok_s.p50), justify="right"),
             ttft_p50=Text(fmt_ms(level.ttft_ms.p50), justify="right"),
@@ -293,7 +310,7 @@ class BenchTable(Vertical):
             accept=Text(accept, justify="right"),
             srv_avg=Text(_fmt_opt(level.server_avg_accept_length), justify="right"),
             errors=self._errors_cell(level.errors),
-            progress=self._styled(queue, "queued") if (queue := self._limit.note(level.concurrency))
+            progress=self._styled(queue, "queued") if (queue := self._limit.note(row))
             else self._styled(f"{line_bar(1.0, BAR_WIDTH)} 100%", "done"),
         )
         self._collect_warnings(level)
@@ -369,17 +386,27 @@ class BenchTable(Vertical):
 _KIND = {"success": "better", "error": "worse"}
 
 
-def _columns_for(width: int, widths: dict[str, int]) -> tuple[str, ...]:
+def _columns_for(width: int, widths: dict[str, int], hidden: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The columns that fit `width`, taken in PRIORITY order (one that does not fit is skipped, a
-    narrower one after it may still fit), returned in display order."""
+    narrower one after it may still fit), returned in display order; `hidden` ones never."""
     chosen: set[str] = set()
     used = 0
     for key in PRIORITY:
+        if key in hidden:
+            continue
         need = widths[key] + CELL_PADDING
         if used + need <= width or not chosen:
             chosen.add(key)
             used += need
     return tuple(key for key, _ in COLUMNS if key in chosen)
+
+
+def _row_keys(levels: Sequence[LevelResult]) -> list[tuple[int, LevelResult]]:
+    """Each stored level's row: closed-loop ones by concurrency, in order; open-loop ones after them, by rate,
+    keyed -1, -2, … (a rate search's trial has several, all of concurrency 0)."""
+    closed = sorted((lv for lv in levels if lv.rate is None), key=lambda lv: lv.concurrency)
+    opened = sorted((lv for lv in levels if lv.rate is not None), key=lambda lv: lv.rate or 0.0)
+    return [(lv.concurrency, lv) for lv in closed] + [(-(i + 1), lv) for i, lv in enumerate(opened)]
 
 
 def _fmt_opt(value: float | None) -> str:
