@@ -207,7 +207,10 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
         assert starts[0] == "[1/3] steps=1 · estimating the time left…"
         assert starts[1].startswith("[2/3] steps=2 · about ") and starts[1].endswith(" left")
         result = str(screen.query_one("#sweep-result").render())
-        assert f"Winner: {STEPS} {outcome.winner}" in result and "wins" in result
+        assert outcome.choice is not None and outcome.choice.confidence is not None
+        assert outcome.choice.headline(STEPS) in result and "wins" in result
+        assert f"confidence: {outcome.choice.confidence.text}" in result  # the interval against the runner-up (issue 33)
+        assert " vs value " in result and ("95 % intervals separate" in result or "no clear difference" in result)
         assert "ran before the sweep" in result
         assert unit_file.read_text() == original  # not applied yet
         await pilot.press("y")

@@ -262,6 +262,8 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
         await host.close()
     console = make_console()
     console.print(replay_table(outcome, args.tolerance))
+    for line in filter(None, (p.confidence_line() for p in outcome.pairs)):  # the drift against the noise (issue 33)
+        console.print(line, markup=False)
     measured = [p for p in outcome.pairs if not p.failed_again]
     held = sum(1 for p in measured if p.within(args.tolerance))
     again = len(outcome.pairs) - len(measured)

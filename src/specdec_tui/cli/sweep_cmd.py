@@ -312,6 +312,9 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
         print(json_text(rounded({
             "summary": True, "flag": plan.flag, "winner": outcome.promoted, "measured_winner": outcome.winner,
             "correctness": gate_json(outcome.gate), "reasons": outcome.reasons,
+            "confidence": None if not outcome.choice or not outcome.choice.confidence else {
+                "clear": outcome.choice.confidence.winner is not None, "text": outcome.choice.confidence.text,
+                "samples_needed": outcome.choice.confidence.samples_needed},
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],
             "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,
@@ -326,6 +329,8 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
     console.print(sweep_table(plan.flag, outcome.curve, outcome.choice))
     for warning in trials_sweep_warnings(t for ts in outcome.trials_by_value.values() for t in ts):
         console.print(f"⚠ {warning}", style="yellow", markup=False)  # the same caveats the benchmark gives
+    if outcome.choice is not None:
+        console.print(outcome.choice.headline(plan.flag), markup=False)
     console.print("why:" if outcome.winner else "no winner:")
     for reason in outcome.reasons:
         console.print(f"  - {reason}", markup=False)

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC
 
-from specdec_tui.core.confidence import Verdict, bootstrap, verdict
+from specdec_tui.core.confidence import Verdict, compare_samples
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.redact import redact_flags
@@ -68,12 +68,8 @@ class LevelComparison:
 
     def verdict(self) -> Verdict:
         """Per-request tok/s, A against B, with bootstrap intervals over the level's requests."""
-        ia = bootstrap(self.a.tok_s_samples) if self.a else None
-        ib = bootstrap(self.b.tok_s_samples) if self.b else None
-        v = verdict("A", ia, "B", ib, unit=" tok/s")
-        if ia is None or ib is None:
-            return v
-        return Verdict(v.winner, f"per-request tok/s A {ia.text()} vs B {ib.text()}: {v.text}", v.samples_needed)
+        return compare_samples("per-request tok/s", "A", self.a.tok_s_samples if self.a else [],
+                               "B", self.b.tok_s_samples if self.b else [], unit=" tok/s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +201,20 @@ def best_by_concurrency(session: Session, concurrency: int) -> Trial | None:
     """The ok trial with the highest aggregate tok/s at one concurrency."""
     scored = [(lv.output_tok_s, t) for t in session.trials if t.status == "ok" and (lv := t.level(concurrency))]
     return max(scored, key=lambda pair: pair[0])[1] if scored else None
+
+
+def best_confidence(session: Session, concurrency: int) -> str:
+    """The best trial at `concurrency` against the runner-up there, with 95 % intervals over requests: whether the
+    report's "best" is told apart from the noise ("" when fewer than two ok trials measured the level)."""
+    scored = sorted(((lv.output_tok_s, t) for t in session.trials if t.status == "ok" and (lv := t.level(concurrency))),
+                    key=lambda pair: -pair[0])
+    if len(scored) < 2:
+        return ""
+    (_, best), (_, runner) = scored[0], scored[1]
+    a, b = best.level(concurrency), runner.level(concurrency)
+    v = compare_samples("per-request tok/s", f"#{best.id}", a.tok_s_samples if a else [], f"#{runner.id}",
+                        b.tok_s_samples if b else [], unit=" tok/s")
+    return f"c={concurrency}: best #{best.id} {trial_label(best)} against #{runner.id} {trial_label(runner)}: {v.text}"
 
 
 def flags_text(flags: dict[str, str | None]) -> str:

@@ -58,7 +58,7 @@ def verdict(a_name: str, a: Interval | None, b_name: str, b: Interval | None, *,
             unit: str = "") -> Verdict:
     """A winner only when the two intervals do not overlap."""
     if a is None or b is None:
-        return Verdict(None, "no interval: one sample each cannot tell a difference from noise (repeat the runs)", 3)
+        return Verdict(None, "no clear difference: one sample cannot tell a difference from noise (3 repeats would tell)", 3)
     if a.lo > b.hi or b.lo > a.hi:
         a_better = (a.estimate > b.estimate) == higher_is_better
         win, lose = (a_name, b_name) if a_better else (b_name, a_name)
@@ -70,3 +70,19 @@ def verdict(a_name: str, a: Interval | None, b_name: str, b: Interval | None, *,
     need = math.ceil(max(a.n, b.n) * (spread / diff) ** 2)
     return Verdict(None, f"no clear difference: the 95 % intervals overlap; about {need} samples each would tell "
                          f"a {diff:.3g}{unit} difference", need)
+
+
+
+def compare_samples(what: str, a_name: str, a_values: Sequence[float], b_name: str, b_values: Sequence[float], *,
+                    unit: str = "", over: str = "requests", higher_is_better: bool = True) -> Verdict:
+    """The one wording of a comparison with intervals, for every view that compares (compare, sweep, tune, replay,
+    the reports): "per-request tok/s A 41.2 [39.8–42.5] vs B 44.0 [42.9–45.1] (over requests): B is better than A
+    (95 % intervals separate)", or "…: no clear difference: …; about N requests each would tell …"."""
+    if not a_values or not b_values:  # a level saved before intervals existed, or one that measured nothing
+        return Verdict(None, f"{what}: no interval ({a_name if not a_values else b_name} kept no per-{over[:-1]} figures)")
+    ia, ib = bootstrap(a_values), bootstrap(b_values)
+    v = verdict(a_name, ia, b_name, ib, higher_is_better=higher_is_better, unit=unit)
+    if ia is None or ib is None:
+        return Verdict(None, f"{what}: {v.text}", v.samples_needed)
+    text = f"{what} {a_name} {ia.text()} vs {b_name} {ib.text()} (over {over}): {v.text}"
+    return Verdict(v.winner, text.replace("samples each", f"{over} each"), v.samples_needed)

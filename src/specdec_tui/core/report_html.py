@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from html import escape
 
-from specdec_tui.core.compare import best_by_concurrency, concurrencies_of, summary_rows, trial_label, trial_notes
+from specdec_tui.core.compare import (
+    best_by_concurrency,
+    best_confidence,
+    concurrencies_of,
+    summary_rows,
+    trial_label,
+    trial_notes,
+)
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.profile_words import session_settings
 from specdec_tui.core.provenance import provenance_line
@@ -75,6 +82,11 @@ def session_html(session: Session) -> str:
         if best1 is not None and (lv := best1.level(cs[0])) is not None:
             parts.append(f"<p>Best single stream (c={cs[0]}): trial {best1.id} "
                          f"<code>{escape(trial_label(best1))}</code> at {_num(lv.output_tok_s)} tok/s.</p>")
+    confidence = [line for c in cs if (line := best_confidence(session, c))]
+    if confidence:  # the best per level against the runner-up: a winner only where the intervals separate
+        parts.append('<h2>Confidence</h2><ul id="confidence">')
+        parts.extend(f"<li>{escape(line)}</li>" for line in confidence)
+        parts.append("</ul>")
     parts.append('<h2>Latency</h2><ul id="latency">')
     parts.extend(f"<li>trial {t.id} <code>{escape(trial_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
                  for t in session.trials if t.levels)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from specdec_tui.core.confidence import Verdict, compare_samples
 from specdec_tui.core.latency import queue_note
 from specdec_tui.core.session import Trial
 
@@ -93,6 +94,18 @@ class SweepChoice:
     winner: ValueStats | None
     stats: list[ValueStats]
     reasons: list[str]
+    confidence: Verdict | None = None  # the winner against the runner-up, with intervals (None: nothing to compare)
+
+    def headline(self, flag: str) -> str:
+        """"Winner: steps 3" only when its interval excludes the runner-up's; else "Pick: steps 3 (no clear
+        difference from the runner-up; about N … each would tell)" — the CLI's and the panel's first line."""
+        if self.winner is None:
+            return "No winner."
+        v = self.confidence
+        if v is None or v.winner is not None:
+            return f"Winner: {flag} {self.winner.value}"
+        more = f"; about {v.samples_needed} each would tell" if v.samples_needed else ""
+        return f"Pick: {flag} {self.winner.value} (no clear difference from the runner-up{more})"
 
 
 def _value_key(value: str) -> tuple[int, float | str]:
@@ -159,9 +172,41 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
         reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it wins")
     else:
         reasons.append(f"{winner.value} wins")
+    confidence = winner_confidence(winner, candidates, trials_by_value, objective)
+    if confidence is not None:
+        reasons.append(f"confidence: {confidence.text}")
     if (cost := high_c_cost(winner, stats)) is not None:
         reasons.append(cost)
-    return SweepChoice(winner, stats, reasons)
+    return SweepChoice(winner, stats, reasons, confidence)
+
+
+def winner_confidence(winner: ValueStats, candidates: Sequence[ValueStats],
+                      trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective) -> Verdict | None:
+    """The winner against the best other candidate, with 95 % intervals (core.confidence): over repeats when each
+    ran at least twice, else over the requests of the level the objective reads (per-request tok/s)."""
+    others = [s for s in candidates if s is not winner]
+    if not others:
+        return None
+    runner = max(others, key=lambda s: s.conservative or 0.0)
+    a, b = f"value {winner.value}", f"value {runner.value}"
+    if len(winner.scores) >= 2 and len(runner.scores) >= 2:
+        return compare_samples("the objective's score", a, winner.scores, b, runner.scores, unit=" tok/s",
+                               over="repeats")
+    return compare_samples("per-request tok/s", a, _request_samples(trials_by_value[winner.value], objective), b,
+                           _request_samples(trials_by_value[runner.value], objective), unit=" tok/s")
+
+
+def _request_samples(trials: Sequence[Trial], objective: Objective) -> list[float]:
+    """Per-request tok/s of the level the objective reads, over the value's successful runs."""
+    out: list[float] = []
+    for t in trials:
+        if t.status != "ok" or not t.levels:
+            continue
+        cs = sorted(lv.concurrency for lv in t.levels)
+        c = (objective.concurrency or cs[-1]) if objective.kind == "throughput" else cs[0]
+        if (lv := t.level(c)) is not None:
+            out.extend(lv.tok_s_samples)
+    return out
 
 
 def spread_words(s: ValueStats) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from specdec_tui.core.compare import delta_pct, trial_label
+from specdec_tui.core.confidence import Verdict, compare_samples
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import Objective, score
 from specdec_tui.loop.events import Phase
@@ -61,6 +62,21 @@ class ReplayPair:
         if self.original.status != self.replay.status:
             return f"was {self.original.status}, now {self.replay.status}"
         return f"within ±{tolerance_pct:g}%" if self.within(tolerance_pct) else "drifted"
+
+    def confidence(self) -> Verdict | None:
+        """Then against now at the lowest concurrency both measured, with 95 % intervals over requests: whether the
+        drift is told apart from the benchmark's noise (None: no level in common)."""
+        common = sorted({lv.concurrency for lv in self.original.levels} & {lv.concurrency for lv in self.replay.levels})
+        if not common:
+            return None
+        a, b = self.original.level(common[0]), self.replay.level(common[0])
+        return compare_samples(f"c={common[0]} per-request tok/s", "then", a.tok_s_samples if a else [],
+                               "now", b.tok_s_samples if b else [], unit=" tok/s")
+
+    def confidence_line(self) -> str:
+        """"trial 3 → 7: c=1 per-request tok/s then … vs now … (over requests): no clear difference …" or ""."""
+        v = self.confidence()
+        return f"trial {self.original.id} → {self.replay.id}: {v.text}" if v is not None else ""
 
     def within(self, tolerance_pct: float) -> bool:
         """Same status and every concurrency within ±tolerance (a failed trial reproduces by failing again)."""

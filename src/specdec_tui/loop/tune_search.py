@@ -18,6 +18,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from specdec_tui.core.confidence import compare_samples
 from specdec_tui.core.tune_objective import (
     FailureKind,
     LaunchResult,
@@ -147,7 +148,18 @@ class Search:
                      f"the noise (~{self.noise:.0%}); either is as good")
         else:
             words = f"low: {margin:.1%} ahead of {point_label(runner) if runner else '-'}, within the noise"
+        if runner is not None and repeats > 1 and len(self.results[runner]) > 1:  # repeated: intervals over launches
+            words += f"; {self.interval_words(best, runner)}"
         return Standing(best, value, level, runner, margin, words)
+
+    def interval_words(self, best: Point, runner: Point) -> str:
+        """The choice against the runner-up with 95 % intervals over their launches' goodput (a launch each: says
+        how many would tell)."""
+        def per_launch(p: Point) -> list[float]:
+            return [objective(r.levels, self.slo)[0] for r in self.results.get(p, []) if not r.failed]
+
+        return compare_samples("goodput", point_label(best), per_launch(best), point_label(runner), per_launch(runner),
+                               over="launches").text
 
     def repeat_wanted(self) -> list[Point]:
         """The incumbent and runner-up when they are within the noise and not yet launched twice each."""

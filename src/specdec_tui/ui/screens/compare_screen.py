@@ -66,6 +66,7 @@ class CompareScreen(Screen[None]):
     CompareScreen #compare-capacity { padding: 0 1; }
     CompareScreen #compare-legend { padding: 0 1; color: $text-muted; }
     CompareScreen #compare-levels { height: auto; max-height: 12; }
+    CompareScreen #compare-confidence { padding: 0 1; height: auto; }
     CompareScreen #compare-all-title { padding: 1 1 0 1; text-style: bold; }
     CompareScreen #compare-all { height: auto; max-height: 20; }
     """
@@ -87,6 +88,7 @@ class CompareScreen(Screen[None]):
             for key, label in LEVEL_COLUMNS:
                 levels.add_column(label, key=key)
             yield levels
+            yield Static("", id="compare-confidence", markup=False)
             yield Static("All trials (enter: compare with the one before)", id="compare-all-title")
             yield DataTable(id="compare-all", cursor_type="row", zebra_stripes=True)
         yield Footer()
@@ -127,6 +129,9 @@ class CompareScreen(Screen[None]):
                 _delta(lv.ttft_delta_pct, higher_is_better=False),
                 key=str(lv.concurrency),
             )
+        confidence = cmp.confidence_lines()  # a winner per level only where the 95 % intervals separate (issue 33)
+        self.query_one("#compare-confidence", Static).update(
+            "Confidence, per level:\n" + "\n".join(f"  {line}" for line in confidence) if confidence else "")
         if not cmp.levels:
             self.query_one("#compare-capacity", Static).update(
                 f"max_running_requests: {fmt_int(mrr_a)} → {fmt_int(mrr_b)}   (neither trial has benchmark results)")

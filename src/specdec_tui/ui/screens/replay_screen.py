@@ -145,8 +145,9 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         held = sum(1 for p in outcome.pairs if p.within(TOLERANCE_PCT))
         where = {"original": "The host runs the unit it ran before the replay.",
                  "best": "The host runs the best replayed trial."}.get(outcome.left_on, outcome.left_on)
+        intervals = "".join(f"{line}\n" for line in (p.confidence_line() for p in outcome.pairs) if line)
         self.show_result(
-            f"{held} of {len(outcome.pairs)} trial(s) reproduce within ±{TOLERANCE_PCT:.0f}%. {where}\n"
+            f"{held} of {len(outcome.pairs)} trial(s) reproduce within ±{TOLERANCE_PCT:.0f}%. {where}\n{intervals}"
             "The replayed trials are in the session (label \"replay of …\"). Press escape to go back.")
 
     def _cells(self, trial: Trial, pair: ReplayPair | None = None) -> list[Text]:

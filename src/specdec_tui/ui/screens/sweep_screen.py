@@ -264,7 +264,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         where = {"winner": f"{hosts} the winner ({self.plan.flag} {outcome.winner}).",
                  "original": f"{hosts} the unit{'s they' if self.several else ' it'} ran before the sweep."
                  }.get(outcome.left_on, outcome.left_on)
-        lines = [f"Winner: {self.plan.flag} {outcome.winner}" if outcome.winner else "No winner."]
+        lines = [outcome.choice.headline(self.plan.flag) if outcome.choice else "No winner."]
         lines += [f"  - {reason}" for reason in outcome.reasons]
         if outcome.stopped:
             lines.append(f"Stopped early: {outcome.stopped}")

@@ -1,0 +1,72 @@
+"""Intervals wherever a comparison is made (issue 33), one wording (`core.confidence.compare_samples`): a sweep's
+winner against its runner-up (CLI reasons and the panel's result read `SweepChoice`), a replay's then against now,
+the HTML report's best per level against the runner-up, and the panel's compare screen — each naming a winner only
+when the 95 % intervals separate, else "no clear difference" and how many requests would tell. The levels are
+measured against the real truth server (test_compare_confidence's): one twice as fast as the other, or the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specdec_tui.core.compare import best_confidence
+from specdec_tui.core.report_html import session_html
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.sweep_rules import choose
+from specdec_tui.loop.replay import ReplayPair
+from specdec_tui.ui.screens.compare_screen import CompareScreen
+
+from .test_compare_confidence import _levels
+from .ui_helpers import offline_app, started
+
+
+def trial(i: int, levels: list[LevelResult], label: str = "") -> Trial:
+    return Trial(id=i, unit_text="x", levels=levels, status="ok", label=label or f"t{i}")
+
+
+async def test_every_view_names_a_winner_only_when_the_intervals_separate(tmp_path: Path) -> None:
+    slow, fast, fast_again = await _levels(tmp_path, 8.0), await _levels(tmp_path, 4.0), await _levels(tmp_path, 4.0)
+
+    # the sweep (one run per value: intervals over requests), CLI and panel both print its reasons and headline
+    clear = choose({"1": [trial(1, slow)], "2": [trial(2, fast)]})
+    assert clear.confidence is not None and clear.confidence.winner == "value 2"
+    assert any(r.startswith("confidence: per-request tok/s value 2 ") and "95 % intervals separate" in r
+               for r in clear.reasons), clear.reasons
+    assert clear.headline("steps") == "Winner: steps 2"
+    tie = choose({"1": [trial(1, fast)], "2": [trial(2, fast_again)]})
+    assert tie.confidence is not None and tie.confidence.winner is None
+    assert "no clear difference" in tie.confidence.text and "requests each would tell" in tie.confidence.text
+    assert tie.headline("steps").startswith(f"Pick: steps {tie.winner.value if tie.winner else ''} (no clear difference")
+
+    # the replay: a drift the intervals tell apart, and one they do not
+    drifted = ReplayPair(trial(1, fast), trial(2, slow)).confidence_line()
+    assert drifted.startswith("trial 1 → 2: c=4 per-request tok/s then ") and "then is better than now" in drifted
+    held = ReplayPair(trial(1, fast), trial(2, fast_again)).confidence_line()
+    assert "no clear difference" in held
+
+    # the HTML report: the best per level against the runner-up
+    session = Session(host="h", unit="u", trials=[trial(1, slow, "slow"), trial(2, fast, "fast")])
+    line = best_confidence(session, 4)
+    assert line.startswith("c=4: best #2 fast against #1 slow: per-request tok/s #2 ") and "#2 is better than #1" in line
+    html = session_html(session)
+    assert '<ul id="confidence">' in html and "#2 is better than #1 (95 % intervals separate)" in html
+
+    # the compare screen
+    app = offline_app(trials=[trial(1, slow, "slow"), trial(2, fast, "fast"), trial(3, fast_again, "again")])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await started(pilot)
+        app.push_screen(CompareScreen(app.session, 1, 2))
+        await pilot.pause()
+        screen = app.screen
+        text = str(screen.query_one("#compare-confidence").render())
+        assert "c=4: per-request tok/s A " in text and "B is better than A (95 % intervals separate)" in text
+        await pilot.press("right_square_bracket")  # 2 → 3: the same server twice
+        await pilot.pause()
+        text = str(screen.query_one("#compare-confidence").render())
+        assert "no clear difference" in text and "is better" not in text
+
+
+def test_levels_without_per_request_figures_say_so() -> None:
+    old = LevelResult(concurrency=1, requests=8, output_tok_s=100.0)
+    v = ReplayPair(trial(1, [old]), trial(2, [old])).confidence()
+    assert v is not None and v.winner is None and v.text == "c=1 per-request tok/s: no interval (then kept no per-request figures)"
