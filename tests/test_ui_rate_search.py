@@ -8,13 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.widgets import Input, Static
 
-from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch
+from specdec_tui.bench.events import LevelProgress
+from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, probe_words
 from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
+from specdec_tui.loop.rate_search import RateProbeDone, RateProbeStarted
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.commands import palette_entries
@@ -61,8 +65,8 @@ async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answe
         assert 2 <= len(search.probes) <= MAX_PROBES
         assert search.saturated and "queue growing" in search.saturation  # named, as the CLI names it
         assert "saturated at 2000 requests/s" in screen.progress_text()
-        first = screen.cell_text(0, "verdict")
-        assert first.startswith("missed (") and "queue growing" in first
+        assert screen.cell_text(0, "verdict") == "missed" and "queue growing" in screen.cell_text(0, "why")
+        assert search.probes[0].level.saturated in screen.cell_text(0, "why")
         assert [screen.cell_text(i, "rate") for i in range(len(search.probes))] == [f"{p.rate:.4g}" for p in search.probes]
         result = str(screen.query_one("#rate-search-result", Static).content)
         assert result.startswith(search.words())
@@ -91,3 +95,39 @@ async def test_rate_search_without_an_slo_is_refused_in_words(tmp_path: Path) ->
         await wait_for(pilot, lambda: not isinstance(app.screen, BenchFormScreen), "the form to close")
         assert not isinstance(app.screen, RateSearchScreen)
         assert any("needs an SLO" in n for n in seen), seen
+
+
+def _probe(rate: float, served: float, ttft_p99: float, *, saturated: str = "", missed: tuple[str, ...] = ()) -> LevelResult:
+    duration = 80 / served
+    good = 80 if not missed and not saturated else 31
+    return LevelResult(concurrency=0, requests=80, output_tokens=80 * 32, duration_s=duration,
+                       output_tok_s=80 * 32 / duration, ttft_ms=Dist(p50=ttft_p99 / 3, p99=ttft_p99),
+                       itl_ms=Dist(p50=6.0, p99=14.0), rate=rate, peak_in_flight=int(rate * ttft_p99 / 1000) + 2,
+                       good_requests=good, goodput_req_s=good / duration, goodput_tok_s=good * 32 / duration,
+                       slo_missed=list(missed), saturated=saturated)
+
+
+class SearchHost(App[None]):
+    """The screen mid-search, fed the loop's own events (no worker): two probes done, the third running."""
+
+    def on_mount(self) -> None:
+        profile = BenchProfile(requests=80, slo=("ttft_p99=2s", "itl_p99=50ms"))
+        screen = RateSearchScreen(None, profile)
+        screen.started = 0.0
+        self.push_screen(screen)
+        sat = "queue growing: served 21.3 of 32 requests/s"
+        events: list[object] = [
+            RateProbeStarted(0, MAX_PROBES, 8.0),
+            RateProbeDone(0, p1 := _probe(8.0, 8.0, 420.0), True, probe_words(p1), 8.0, None, ""),
+            RateProbeStarted(1, MAX_PROBES, 32.0),
+            RateProbeDone(1, p2 := _probe(32.0, 21.3, 9100.0, saturated=sat, missed=("ttft p99 9100 ms > 2000 ms",)),
+                          False, probe_words(p2), 8.0, 32.0, f"at 32 requests/s: {sat}"),
+            RateProbeStarted(2, MAX_PROBES, 17.0),
+            LevelProgress(0, 41, 0, 1312, 540.5, in_flight=9),
+        ]
+        for event in events:
+            screen.post_task_event(event)
+
+
+def test_rate_search_screen_snapshot_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(SearchHost(), terminal_size=(80, 24))

@@ -67,10 +67,15 @@ def met(level: LevelResult) -> bool:
     return level.requests > 0 and level.errors == 0 and not level.slo_missed and not level.saturated
 
 
+def probe_why(level: LevelResult) -> str:
+    """Why a probe missed: the targets it missed, its saturation, its errors ("" when it met them)."""
+    return "; ".join(level.slo_missed + ([level.saturated] if level.saturated else [])
+                     + ([f"{level.errors} errors"] if level.errors else []))
+
+
 def probe_words(level: LevelResult) -> str:
     """"met" or "missed (ttft p90 212 ms > 150 ms; queue growing …)": one probe's verdict and why."""
-    why = "; ".join(level.slo_missed + ([level.saturated] if level.saturated else [])
-                    + ([f"{level.errors} errors"] if level.errors else []))
+    why = probe_why(level)
     return ("met" if met(level) else "missed") + (f" ({why})" if why else "")
 
 

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
-from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch
+from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, probe_why
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.rate_search import slo_words
@@ -36,6 +36,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("ttft_p99", "TTFT p99"),
     ("itl_p99", "ITL p99"),
     ("flight", "in flight"),
+    ("why", "why missed"),  # last: the longest, cut by a narrow terminal before any figure
 )
 
 
@@ -52,7 +53,8 @@ class RateSearchScreen(TaskScreen[RateSearch]):
     RateSearchScreen #rate-search-result { padding: 0 1; height: auto; }
     """
 
-    def __init__(self, runner: TrialLoop, profile: BenchProfile) -> None:
+    def __init__(self, runner: TrialLoop | None, profile: BenchProfile) -> None:
+        """`runner` None: the screen only renders the events posted to it (`post_task_event`), as a snapshot does."""
         super().__init__()
         self.runner = runner
         self.profile = profile
@@ -77,14 +79,15 @@ class RateSearchScreen(TaskScreen[RateSearch]):
 
     def on_mount(self) -> None:
         self.running = True
-        self.run_search_worker()
+        if self.runner is not None:
+            self.run_search_worker(self.runner)
 
     @work(exclusive=True, group="rate search")
-    async def run_search_worker(self) -> None:
+    async def run_search_worker(self, runner: TrialLoop) -> None:
         from specdec_tui.loop.rate_search import search_max_rate
 
         try:
-            await search_max_rate(self.runner, self.profile, on_event=self.post_task_event)
+            await search_max_rate(runner, self.profile, on_event=self.post_task_event)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise
@@ -112,7 +115,7 @@ class RateSearchScreen(TaskScreen[RateSearch]):
         self._show_progress()
         table = self.query_one("#rate-table", DataTable)
         cells = [Text(str(event.index + 1), justify="right"), Text(f"{event.rate:.4g}", justify="right"),
-                 Text("running…")] + [Text(MISSING, justify="right") for _ in COLUMNS[3:]]
+                 Text("running…")] + [Text(MISSING, justify="right") for _ in COLUMNS[3:-1]] + [Text("")]
         table.add_row(*cells, key=str(event.index))
         self.say(f"probe {event.index + 1}: {event.rate:.4g} requests/s arriving (open loop)…")
 
@@ -132,7 +135,8 @@ class RateSearchScreen(TaskScreen[RateSearch]):
         lv = event.level
         served = lv.requests / lv.duration_s if lv.duration_s > 0 else None
         cells = {
-            "verdict": Text(event.words, style="green" if event.met else "bold red"),
+            "verdict": Text("met" if event.met else "missed", style="green" if event.met else "bold red"),
+            "why": Text(probe_why(lv)),
             "served": Text(fmt_num(served), justify="right"),
             "good": Text(fmt_num(lv.goodput_req_s), justify="right"),
             "tok_s": Text(fmt_num(lv.output_tok_s), justify="right"),
