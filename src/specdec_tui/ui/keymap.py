@@ -29,7 +29,7 @@ APP_BINDINGS: list[BindingType] = [
     Binding("R", "replay", "Replay", id="replay", show=False),
     Binding("T", "tune", "Tune", id="tune", show=False),
     # "Rate" in the footer (80 columns hold no more); the help and the palette say it in full (its tooltip)
-    Binding("M", "rate_search", "Rate", id="rate-search", tooltip="Max rate within the SLO (rate search)"),
+    Binding("M", "rate_search", "Rate", id="rate-search", tooltip="Max rate within SLO"),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
 ]
