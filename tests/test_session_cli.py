@@ -40,6 +40,10 @@ def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.Captur
     assert [t["max_running_requests"] for t in trials] == [26, 21, 17]
     assert summary["summary"] and summary["winner"] in ("1", "2", "3")
     assert any("wins" in reason for reason in summary["reasons"])
+    confidence = summary["confidence"]  # the winner against the runner-up, with intervals over requests (issue 33)
+    assert confidence["text"].startswith(f"per-request tok/s value {summary['winner']} ") and " vs value " in confidence["text"]
+    assert confidence["clear"] == ("95 % intervals separate" in confidence["text"])
+    assert f"confidence: {confidence['text']}" in summary["reasons"]
     assert summary["left_on"] == "original"
     assert "[3/3] steps=3" in err  # progress on stderr
 
@@ -71,6 +75,7 @@ def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.Captur
                          "--tolerance", "35")
     assert code == 0, err
     assert "1 of 1 measured trial(s) reproduced" in out
+    assert "trial 3 → 4: c=1 per-request tok/s then " in " ".join(out.split())  # then against now, with intervals
     saved = load_session(path)
     assert [(t.id, t.replay_of) for t in saved.trials][-1] == (4, 3)
     assert (Path(os.environ["SPECDEC_TUI_DATA_DIR"]) / "demo" / "units" / "sglang-demo.service").read_bytes() == demo_unit
@@ -82,6 +87,7 @@ def test_sweep_table_says_why_the_winner_won_and_why_a_value_failed(capsys: pyte
     assert code == 0, err
     assert "sweep of --mem-fraction-static" in out
     assert "0.5: rejected — no successful run" in out and "0.85 wins" in out
+    assert "Winner: mem-fraction-static 0.85" in out  # no runner-up qualified: nothing to be unclear about
     assert "objective: output tok/s at concurrency 4" in out
     assert "Loaded weights leave no GPU memory for the KV cache" in out  # the failed value's cause (0.5.23's words)
     assert "the host runs the unit it ran before the sweep" in out
