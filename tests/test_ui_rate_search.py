@@ -76,6 +76,9 @@ async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answe
         assert app.loop.busy is Busy.IDLE
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, RateSearchScreen), "the screen to close")
+        chart = app.main.tok_chart  # the probes, drawn against the rate they ran at
+        await wait_for(pilot, lambda: chart.by_rate and bool(chart.series), "the chart to draw the search")
+        assert sorted(x for x, _ in chart.series[-1][1]) == sorted(p.rate for p in search.probes)
 
 
 async def test_rate_search_without_an_slo_is_refused_in_words(tmp_path: Path) -> None:
