@@ -134,3 +134,33 @@ class SearchHost(App[None]):
 
 def test_rate_search_screen_snapshot_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(SearchHost(), terminal_size=(80, 24))
+
+
+async def test_escape_cancels_a_running_search_and_the_probes_so_far_are_kept(tmp_path: Path) -> None:
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=2.0)  # slow: the first probe is still running
+    base = demo_config(ws)
+    profile = BenchProfile(name="demo", concurrency=(1,), requests=400, warmup=0, cooldown=0, max_tokens=64,
+                           ignore_eos=True, slo=(SLO,))
+    config = Config(hosts=base.hosts, profiles={"default": profile}, default_host=base.default_host)
+    session = Session(host="demo", unit=ws.unit_name, profile=profile)
+    app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
+                   session_path=tmp_path / "s.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
+        await pilot.press("enter")  # the profile's SLO, the first rate 8 req/s
+        await wait_for(pilot, lambda: isinstance(app.screen, RateSearchScreen), "the rate-search screen")
+        screen = app.screen
+        assert isinstance(screen, RateSearchScreen)
+        await wait_for(pilot, lambda: any(line.startswith("probe 1:") and " done," in line for line in screen.log_lines),
+                       "the first probe's progress", steps=1200)
+        assert app.loop.busy is Busy.RATE_SEARCH
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.running, "the cancel", steps=1200)
+        result = str(screen.query_one("#rate-search-result", Static).content)
+        assert result.startswith("Rate search cancelled") and "Nothing was pushed" in result
+        assert session.trials[-1].status == "cancelled" and app.loop.busy is Busy.IDLE
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RateSearchScreen), "the screen to close")
