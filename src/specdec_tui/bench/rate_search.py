@@ -58,13 +58,18 @@ class RateSearch:
         sat = f"; saturated {self.saturation}" if self.saturated else ""
         if self.max_rate is None:
             lowest = min((p.rate for p in self.probes), default=None)
-            return "no rate probed met the SLO" + (f" (lowest tried {lowest:g} requests/s)" if lowest else "") + sat
+            return "no rate probed met the SLO" + (f" (lowest tried {lowest:.4g} requests/s)" if lowest else "") + sat
         return (f"max rate ≈ {self.max_rate:.3g} requests/s after {len(self.probes)} probes "
-                f"(met at {self.lo:g}, missed at {self.hi if self.hi is not None else '–'}){sat}")
+                f"(met at {self.lo:.4g}, missed at {'–' if self.hi is None else f'{self.hi:.4g}'}){sat}")
 
 
 def met(level: LevelResult) -> bool:
     return level.requests > 0 and level.errors == 0 and not level.slo_missed and not level.saturated
+
+
+def saturation_words(level: LevelResult) -> str:
+    """"at 32 requests/s: queue growing: served 21.3 of 32 requests/s" ("" when the probe kept up)."""
+    return f"at {level.rate or 0.0:.4g} requests/s: {level.saturated}" if level.saturated else ""
 
 
 def probe_why(level: LevelResult) -> str:
@@ -119,7 +124,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
             ok = met(level)
             search.probes.append(Probe(rate, ok, level))
             if level.saturated and not search.saturated:
-                search.saturated, search.saturation = True, f"at {rate:g} requests/s: {level.saturated}"
+                search.saturated, search.saturation = True, saturation_words(level)
             if ok:
                 lo = rate if lo is None else max(lo, rate)
             else:

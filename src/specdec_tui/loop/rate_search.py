@@ -14,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specdec_tui.bench.events import BenchEvent, LevelDone
-from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, find_max_rate, met, probe_words
+from specdec_tui.bench.rate_search import (
+    MAX_PROBES,
+    RateSearch,
+    find_max_rate,
+    met,
+    probe_words,
+    saturation_words,
+)
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Trial, TrialStatus
@@ -73,7 +80,7 @@ class _Bracket:
         elif self.missed_at is None or rate < self.missed_at:
             self.missed_at = rate
         if level.saturated and not self.saturation:
-            self.saturation = f"at {rate:g} requests/s: {level.saturated}"
+            self.saturation = saturation_words(level)
         return ok
 
 
