@@ -247,7 +247,10 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
         assert screen.cell_text(first.id, "status") == "ok"
         assert float(screen.cell_text(first.id, "new").replace(",", "")) > 0
         assert screen.cell_text(first.id, "drift").endswith("%")
-        assert "ran before the replay" in str(screen.query_one("#replay-result").render())
+        result = str(screen.query_one("#replay-result").render())
+        assert "ran before the replay" in result
+        replayed = app.session.trials[-1]  # then against now, with intervals (issue 33)
+        assert f"trial {first.id} → {replayed.id}: c=" in " ".join(result.split())
         assert unit_file.read_text() == original
         assert app.session.trials[-1].replay_of == first.id
 
