@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from specdec_tui.bench.events import BenchEvent, LevelDone
 from specdec_tui.bench.rate_search import (
@@ -70,7 +70,6 @@ class _Bracket:
     met_at: float | None = None
     missed_at: float | None = None
     saturation: str = ""
-    levels: list[LevelResult] = field(default_factory=list)
 
     def add(self, level: LevelResult) -> bool:
         rate = level.rate or 0.0

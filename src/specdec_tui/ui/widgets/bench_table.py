@@ -15,7 +15,8 @@ Public API (for the app shell):
     .cell_text(concurrency, column) -> str   # plain text of a cell (column keys: COLUMNS), shown or not
     .visible_columns: tuple[str, ...]        # the columns that fit the widget's width (PRIORITY order decides)
     .warnings: list[str], .status: str
-    start_run and show_results take `limit=LatencyLimit(max_running_requests, ttft_limit_s)`: levels above
+    start_run and show_results take `slo=` (the profile's targets: goodput columns, issue 33; a stored level that
+    measured goodput shows them too) and `limit=LatencyLimit(max_running_requests, ttft_limit_s)`: levels above
     the server's max running requests are marked as queueing, and the summary names the best level within
     the TTFT limit (core.latency), not only the peak.
 """
