@@ -208,7 +208,10 @@ class Search:
                 fit = fits.get((c, name))
                 if limit is not None and fit is not None:
                     lm, ls = fit.predict(x)
-                    ok = ok and math.exp(lm - kappa * ls) <= limit
+                    # one launch measures the latency once, with the benchmark's scatter on top of what the
+                    # model does not know: a prediction just over the limit may well measure under it
+                    spread = math.sqrt(ls * ls + self.noise * self.noise)
+                    ok = ok and math.exp(lm - kappa * spread) <= limit
             value = math.exp(mu + kappa * sd)
             if ok and value > best[0]:
                 best = (value, c)
