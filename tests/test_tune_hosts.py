@@ -72,7 +72,12 @@ def test_tune_on_three_hosts_at_once(capsys: pytest.CaptureFixture[str], tmp_pat
     adaptive = [t for t in load_session(session).trials if t.sweep.get("tune", {}).get("point") == {
         "speculative-adaptive": "on"}]
     assert len(adaptive) == 1 and adaptive[0].status == "ok"
-    assert f"--speculative-adaptive-config {result['adaptive_config_file']}" in adaptive[0].unit_text
+    # the tiers went beside the unit of the host that ran the check (Host.upload), which the unit names
+    checked = next(ws.unit_path.parent / "sglang-demo.adaptive-check.json" for n, ws in workspaces.items()
+                   if n == adaptive[0].host)
+    assert f"--speculative-adaptive-config {checked}" in adaptive[0].unit_text
+    assert json.loads(checked.read_text()) == tiers
+    assert (result["adaptive_shipped"] is not None) == check["ok"]
 
 
 def test_tune_refuses_hosts_whose_units_differ(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

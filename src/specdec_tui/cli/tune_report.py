@@ -102,6 +102,8 @@ def result_json(outcome: TuneOutcome, session: Path, adaptive_path: Path | None)
         "adaptive_config": outcome.adaptive.to_json() if outcome.adaptive else None,
         "adaptive_config_file": str(adaptive_path) if adaptive_path else None,
         "adaptive_check": _check_json(outcome),
+        "adaptive_shipped": dict(outcome.adaptive_shipped) or None,
+        "adaptive_note": outcome.adaptive_note or None,
         "stopped": outcome.stopped,
         "session": str(session),
     }
@@ -139,4 +141,8 @@ def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
         print(f"adaptive config (--speculative-adaptive-config): {adaptive_path}")
     if outcome.adaptive_check is not None:
         print(f"adaptive check (one more launch across the tiers): {outcome.adaptive_check.words()}")
+    for name, where in outcome.adaptive_shipped.items():
+        print(f"adaptive tiers shipped beside the unit on {name}: {where}")
+    if outcome.adaptive_note:
+        print(f"adaptive tiers: {outcome.adaptive_note}")
     print(f"stopped: {outcome.stopped}; session {session}")

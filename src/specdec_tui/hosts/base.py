@@ -154,6 +154,13 @@ class Host(Protocol):
         """GPU memory and utilization, or [] when the host has no nvidia-smi."""
         ...
 
+    async def upload(self, name: str, data: bytes) -> str:
+        """Write `data` as the file `name` beside the unit (its directory), atomically: a reader sees the old
+        file or the new one, never half. Returns the file's path on the host, as the unit would name it (an
+        adaptive-config JSON the unit's ExecStart reads). `name` is a plain file name, never a unit's
+        (`hosts.commands.valid_side_file`)."""
+        ...
+
 
 @dataclass(frozen=True)
 class PythonRun:

@@ -237,6 +237,16 @@ class ClusterHost:
         facts = await self._each(lambda n: n.host.gpu_facts())
         return [f for node_facts in facts if isinstance(node_facts, list) for f in node_facts]
 
+    async def upload(self, name: str, data: bytes) -> str:
+        """The file beside every node's unit (each node's server reads its own); node 0's path is returned, and
+        nodes whose units live elsewhere are refused (one unit text names one path)."""
+        paths = [p for p in await self._each(lambda n: n.host.upload(name, data)) if isinstance(p, str)]
+        if len(set(paths)) > 1:
+            raise HostError(f"{self.cluster.name}: {name} landed at different paths on the nodes "
+                            f"({', '.join(sorted(set(paths)))}); one unit cannot name them all",
+                            "keep every node's unit at the same path")
+        return paths[0]
+
     # --- journal ---------------------------------------------------------------------------------
     async def journal(
         self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None,

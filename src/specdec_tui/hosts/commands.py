@@ -54,6 +54,19 @@ def valid_path(path: str) -> str:
     return path
 
 
+_FILE_RE = re.compile(r"^[A-Za-z0-9_@:+\-][A-Za-z0-9._@:+\-]{0,200}$")
+
+
+def valid_side_file(name: str) -> str:
+    """Returns `name` when it is a plain file name that may sit beside a unit: no directory, not hidden, and not
+    a unit (a file pushed this way must never be loaded by systemd as one)."""
+    if not isinstance(name, str) or not _FILE_RE.fullmatch(name):
+        raise ValueError(f"{name!r} is not a plain file name (letters, digits and ._@:+- only, not starting with '.')")
+    if name.rsplit(".", 1)[-1] in UNIT_SUFFIXES or name.endswith((".d", ".wants", ".requires")):
+        raise ValueError(f"{name!r} would be read by systemd as a unit or its drop-ins; name it e.g. NAME.json")
+    return name
+
+
 def valid_cursor(cursor: str) -> str:
     """Journal cursors are opaque but made of a known alphabet; anything else is refused."""
     if not isinstance(cursor, str) or not _CURSOR_RE.fullmatch(cursor):

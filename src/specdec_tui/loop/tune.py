@@ -105,6 +105,8 @@ class TuneOutcome:
     stopped: str = ""  # why the search ended
     adaptive_file: Path | None = None  # where the tiers were written
     adaptive_check: AdaptiveCheck | None = None  # the launch that ran them, judged against the schedule
+    adaptive_shipped: dict[str, str] = field(default_factory=dict)  # host → the tiers' path beside its unit
+    adaptive_note: str = ""  # why the tiers were not checked or shipped, when something stood in the way
     gate: GateResult | None = None  # the correctness gate's verdict on the best (None: not run)
 
     @property

@@ -3,8 +3,10 @@
 boundaries); a level that falls well below what the schedule's own configuration measured there is a collapse
 (vllm#49548: a schedule that drops throughput when load crosses a threshold) and is reported, not shipped.
 
-Only where the release knows `--speculative-adaptive` and the config file is where the server can read it (a
-local host's machine: the Host interface has no file upload yet).
+Only where the release knows `--speculative-adaptive`. The tiers go beside the unit on the host that runs the check
+(`Host.upload`: a local host's unit directory, or over SSH), as `<unit>.adaptive-check.json`; only a check that
+holds ships them, as `<unit>.adaptive.json` beside every tuned host's unit (`loop.tune_host`). A collapse ships
+nothing: the check file stays for a look at what collapsed.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class AdaptiveCheck:
         if self.collapsed:
             worst = ", ".join(f"c={c}: {got:,.0f} tok/s where the schedule measured {want:,.0f}"
                               for c, got, want in self.collapsed)
-            return f"adaptive collapses under load ({worst}); keep the static choice"
+            return f"adaptive collapses under load ({worst}); not shipped: keep the static choice"
         return "adaptive holds the schedule's throughput at every level"
 
 
@@ -76,7 +78,21 @@ def adaptive_candidate(unit_text: str) -> Candidate:
     return Candidate(point_of({ADAPTIVE: "on"}), unit_text, ())
 
 
-def write_tiers(tiers: AdaptiveSchedule, path: Path) -> Path:
+def tiers_json(tiers: AdaptiveSchedule) -> bytes:
     """The tiers as `--speculative-adaptive-config` JSON (SGLang reads integer-string batch-size keys)."""
-    write_atomic(path, orjson.dumps(tiers.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    return orjson.dumps(tiers.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def check_file(unit: str) -> str:
+    """The name the tiers are checked under, beside `unit`."""
+    return f"{unit.rsplit('.', 1)[0]}.adaptive-check.json"
+
+
+def shipped_file(unit: str) -> str:
+    """The name the tiers are shipped under, beside `unit`, once their check held."""
+    return f"{unit.rsplit('.', 1)[0]}.adaptive.json"
+
+
+def write_tiers(tiers: AdaptiveSchedule, path: Path) -> Path:
+    write_atomic(path, tiers_json(tiers))
     return path

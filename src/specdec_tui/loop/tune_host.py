@@ -28,7 +28,6 @@ from specdec_tui.core.tune_objective import (
 )
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.loop.correctness_gate import gate_quietly
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
@@ -42,8 +41,11 @@ from specdec_tui.loop.tune import AdaptiveCheckStarted, EventSink, TuneOutcome, 
 from specdec_tui.loop.tune_adaptive import (
     adaptive_candidate,
     adaptive_unit,
+    check_file,
     judge,
     release_supports_adaptive,
+    shipped_file,
+    tiers_json,
     write_tiers,
 )
 from specdec_tui.loop.tune_space import STEPS, Candidate, SpaceError, candidates
@@ -212,26 +214,56 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
             stack.push_async_callback(_restore, guard)
         launchers = [HostLauncher(r, b, tid, emit, several, before)
                      for r, b, before in zip(runners, bases, befores, strict=True)]
-        local = all(isinstance(r.host, LocalHost) for r in runners)
-        check = adaptive_file is not None and local and release_supports_adaptive() and STEPS in plan.space
+        check = adaptive_file is not None and release_supports_adaptive() and STEPS in plan.space
         search_plan = replace(plan, budget=plan.budget - 1) if check and plan.budget > 1 else plan  # kept for it
         outcome = await run_tune(launchers, found, search_plan, refused=refused, prior=prior, on_event=emit)
         outcome.plan = plan
         if adaptive_file is not None and outcome.adaptive is not None and release_supports_adaptive():
-            outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)
-            text = adaptive_unit(bases[0], outcome.adaptive, str(adaptive_file)) if check else None
-            if text is not None and outcome.launches < plan.budget:  # budget 1: the search took it all
-                emit(AdaptiveCheckStarted(str(adaptive_file)))
-                result = await launchers[0].launch_text(text, adaptive_candidate(text).point)
-                outcome.launches += 1
-                outcome.adaptive_check = judge(result, outcome.schedule)
-                emit(outcome.adaptive_check)
+            outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)  # the operator's copy
+            if check:
+                await check_and_ship(launchers, bases[0], outcome, emit)
         best = next((c for c in found if c.point == outcome.best), None)
         if correctness_gate and best is not None:  # the guards put the host back afterwards
             emit(Phase("gate", f"correctness gate: {point_label(best.point)} against the same unit without "
                                "speculation, temperature 0"))
             outcome.gate = await gate_quietly(first.host, own_unit(bases[0], best), api_key=first.api_key)
         return outcome
+
+
+async def check_and_ship(launchers: Sequence[HostLauncher], base: str, outcome: TuneOutcome, emit: EventSink) -> None:
+    """The tiers beside the first host's unit, one launch of the unit running them across every level, judged
+    against the schedule (`loop.tune_adaptive.judge`); only when it holds are they shipped beside every host's
+    unit. A collapse (or a start that fails) ships nothing."""
+    tiers = outcome.adaptive
+    assert tiers is not None
+    first = launchers[0].runner.host
+    if adaptive_unit(base, tiers, "-") is None:
+        outcome.adaptive_note = "the schedule's first tier runs no speculation: nothing to check"
+        return
+    if outcome.launches >= outcome.plan.budget:  # budget 1: the search took it all
+        outcome.adaptive_note = "no launch of the budget was left to check the tiers: not shipped"
+        return
+    data = tiers_json(tiers)
+    try:
+        path = await first.upload(check_file(first.info.unit), data)
+    except HostError as err:
+        outcome.adaptive_note = f"the tiers could not be put beside the unit on {first.info.name}: {in_words(err)}"
+        return
+    text = adaptive_unit(base, tiers, path)
+    assert text is not None
+    emit(AdaptiveCheckStarted(f"{first.info.name}:{path}"))
+    result = await launchers[0].launch_text(text, adaptive_candidate(text).point)
+    outcome.launches += 1
+    outcome.adaptive_check = judge(result, outcome.schedule)
+    emit(outcome.adaptive_check)
+    if not outcome.adaptive_check.ok:
+        return
+    for launcher in launchers:
+        host = launcher.runner.host
+        try:
+            outcome.adaptive_shipped[host.info.name] = await host.upload(shipped_file(host.info.unit), data)
+        except HostError as err:
+            outcome.adaptive_note = f"the tiers could not be shipped to {host.info.name}: {in_words(err)}"
 
 
 def _on_host(emit: EventSink, name: str) -> EventSink:

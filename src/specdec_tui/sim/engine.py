@@ -50,6 +50,7 @@ class EngineConfig:
     adaptive: AdaptivePolicy | None = None
     mamba: MambaPool | None = None  # a hybrid model's state pool, for the log lines
     corrupt_drafts: bool = False  # --sim-fault corrupt-drafts: no draft survives and the text goes to garbage
+    skip_zero_step_extend: bool = False  # SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND (see `_gained`)
 
     @property
     def tree(self) -> Tree:
@@ -254,8 +255,7 @@ class Engine:
         for req in batch:
             if req.cancelled or req.done:
                 continue
-            gained = (cost_model.accepted_tokens(req.alpha, tree, self.rng.random(), req.decay)
-                      if tree.speculative and not self.cfg.corrupt_drafts else 1)
+            gained = self._gained(req, tree)
             req.verify_steps += 1
             req.accepted += gained
             if tree.speculative:
@@ -279,6 +279,29 @@ class Engine:
         self.totals.decode_steps += 1
         if self.totals.decode_steps % self.cfg.decode_log_interval == 0:
             self._log_decode()
+
+    def _gained(self, req: SimRequest, tree: Tree) -> int:
+        """Tokens the round gives `req`. Upstream (eagle_worker_v2.py, 0.5.23): with adaptive speculation at steps
+        0 the draft extend still runs, keeping the draft's KV warm; SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND skips
+        it, and "an upshift to steps>0 would draft from this stale state (cold recovery)". So here: a round at
+        steps 0 with the extend skipped leaves the token out of the draft's KV (a hole for the rest of the
+        request) and its state zeroed; the next drafted round, from zeroed state, has no draft accepted; later
+        ones accept as the draft's context allows, the holes' share of the request's own tokens taken out of
+        its acceptance. A batch that moves across a tier boundary between steps 0 and steps > 0 pays each time."""
+        if not tree.speculative:
+            if self.cfg.skip_zero_step_extend and self.cfg.adaptive is not None:
+                req.stale_tokens += 1
+                req.draft_cold = True
+            return 1
+        if self.cfg.corrupt_drafts:
+            return 1
+        if req.draft_cold:
+            req.draft_cold = False
+            return 1
+        alpha = req.alpha
+        if req.stale_tokens:
+            alpha *= max(0.0, 1.0 - req.stale_tokens / max(1, req.emitted))
+        return cost_model.accepted_tokens(alpha, tree, self.rng.random(), req.decay)
 
     def _adapt(self, batch: int, correct: list[int]) -> None:
         """Feeds the round to the batch's adaptive tier; its own decision is logged (the switch, next round)."""

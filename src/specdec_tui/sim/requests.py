@@ -54,6 +54,9 @@ class SimRequest:
     sim_first_token: float | None = None
     sim_end: float | None = None
     cancelled: bool = False  # the client left: SGLang aborts the request (finish_reason "abort")
+    stale_tokens: int = 0  # tokens decoded while adaptive ran steps 0 with the draft extend skipped: holes in the
+    # draft model's KV cache for the rest of the request (sim.engine, SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND)
+    draft_cold: bool = False  # the last round skipped the draft extend: the next draft starts from zeroed state
 
     @property
     def done(self) -> bool:

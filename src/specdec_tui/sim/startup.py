@@ -94,6 +94,11 @@ def state_pool(a: SimArgs, plan: model.MemoryPlan) -> MambaPool | None:
     return mamba_pool(plan.max_running_requests, int(a.server.get("speculative_num_draft_tokens") or 1))
 
 
+def env_flag(name: str) -> bool:
+    """An SGLang boolean environment variable as upstream's EnvBool reads it (true/1/yes/y; unset: False)."""
+    return os.environ.get(name, "").strip().lower() in ("true", "1", "yes", "y")
+
+
 def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
     """What the scheduler runs with: the started plan, the round's tree, the profile, graphs and adaptive tiers."""
     s = a.server
@@ -117,6 +122,7 @@ def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
         adaptive=policy,
         mamba=state_pool(a, plan),
         corrupt_drafts=a.sim_fault == "corrupt-drafts",
+        skip_zero_step_extend=env_flag("SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND"),
     )
 
 

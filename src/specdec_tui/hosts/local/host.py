@@ -238,6 +238,22 @@ class LocalHost:
     async def gpu_facts(self) -> list[GpuFact]:
         return []  # the demo has no GPUs; the panel shows the sim's facts from /server_info instead
 
+    async def upload(self, name: str, data: bytes) -> str:
+        """`data` as `name` beside the unit (temp file, fsync, rename: `core.atomic_file.write_atomic`)."""
+        from specdec_tui.core.atomic_file import write_atomic
+        from specdec_tui.hosts.commands import valid_side_file
+
+        try:
+            path = self.units.unit_path.parent / valid_side_file(name)
+        except ValueError as err:
+            raise HostError(f"{name!r} was not uploaded: {err}") from None
+        self._ensure_dirs()
+        try:
+            write_atomic(path, data, mode=0o644)
+        except OSError as err:
+            raise HostError(f"could not write {path}: {err}") from None
+        return str(path)
+
     def journal(
         self, *, after_cursor: str | None = None, follow: bool = True, lines: int | None = None
     ) -> AsyncIterator[JournalRecord]:

@@ -226,6 +226,23 @@ class SSHHost:
         await self._run(rc.rename(self.staging_path, self.unit_path), what="replacing the unit")
         return PushResult(unit=self.config.unit, changed=True, backup=backup)
 
+    async def upload(self, name: str, data: bytes) -> str:
+        """`data` as `name` beside the unit: staged in the unit's history directory (the same file system), then
+        renamed over the file, so the server reading it at start sees the old file or the new, never half."""
+        try:
+            dest = rc.valid_path(f"{PurePosixPath(self.unit_path).parent}/{rc.valid_side_file(name)}")
+        except ValueError as err:
+            raise HostError(f"{name!r} was not uploaded: {err}") from None
+        staging = rc.valid_path(f"{self.history_dir}/new/{name}")
+        try:
+            await self._run(rc.mkdir_p(f"{self.history_dir}/new"), what="creating the unit history directory")
+            await self._upload(data, staging)
+            await self._run(rc.rename(staging, dest), what=f"moving {name} beside the unit")
+        except ConnectionLost as err:
+            raise ConnectionLost(f"the SSH connection to {self.config.address} dropped while uploading {name}: "
+                                 f"{err.message}", f"{dest} is the old file or the new one; upload again") from err
+        return dest
+
     async def _upload(self, data: bytes, dest: str) -> None:
         """Root writes straight to `dest` over SFTP; a sudo user uploads to a private temp dir and
         `sudo -n install`s it, since SFTP runs without sudo."""
