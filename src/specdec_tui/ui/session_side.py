@@ -234,7 +234,7 @@ class SessionSide:
             if isinstance(unit, str) and app.link is not None:
                 app.link.push(unit)
 
-        app.push_screen(TuneScreen(app.loop), closed)
+        app.push_screen(TuneScreen(app.loop, config=app.config), closed)
 
     def rate_search(self) -> None:
         """M: the load form (the SLO is required), then the rate-search screen on the unit running now."""

@@ -1,9 +1,10 @@
-"""The Tune screen: the operator names the space, the SLO and the budget; the tuner (`loop.tune_host`) searches
-on the panel's host and the screen shows it live — launches used of the budget, the incumbent and its margin to
-the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its kind) and a chart
-of tok/s by steps per level (`widgets/tune_chart.py`, failures ×), the next
-candidate and why, time left — and ends with the choice, its confidence, the schedule and `a` to push it (the
-ordinary push, so `u` rolls back as always).
+"""The Tune screen: the operator names the space, the SLO and the budget (and, with several hosts in the config,
+the hosts: the panel's own first, the others identical to it — the parallel sweep's rules and refusals, in
+`loop.tune_host`); the tuner searches and the screen shows it live — launches used of the budget, the incumbent
+and its margin to the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its
+kind) and a chart of tok/s by steps/topk/draft per level (`widgets/tune_chart.py`, failures ×), the next
+candidate and why, time left — and ends with the choice, its confidence, the schedule, whether the adaptive tiers
+held and were shipped, and `a` to push it on the panel's host (the ordinary push, so `u` rolls back as always).
 
 The worker only posts `ui.tune_messages`; each is handled here with `@on`. The loop owns the intents (the tune
 holds the trial loop busy, restores the unit on cancel); escape cancels a running tune, then closes.
@@ -20,8 +21,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
+from specdec_tui.core.config import Config
 from specdec_tui.core.progress import eta_words
 from specdec_tui.core.tune_objective import LaunchResult, Slo, meets, parse_slo, point_label
 from specdec_tui.core.words import in_words
@@ -43,6 +45,17 @@ from specdec_tui.ui.widgets.tune_chart import TuneChart
 
 DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
 DEFAULT_SLO = "ttft_p99=2s"
+
+
+def form_hosts(text: str, configured: Sequence[str], active: str) -> tuple[str, ...]:
+    """The hosts field → the hosts to tune on, the panel's own first (`loop.sweep_form.hosts_from_form`'s rules:
+    names from the config, the active host included); ValueError in words."""
+    from specdec_tui.loop.sweep_form import FormError, hosts_from_form
+
+    try:
+        return hosts_from_form(text, configured, active)
+    except FormError as err:
+        raise ValueError(str(err)) from None
 
 
 def parse_form(space: str, slo: str, budget: str, levels: Sequence[int]) -> TunePlan:
@@ -70,6 +83,7 @@ class TuneScreen(Screen[object]):
     TuneScreen #tune-form { height: 3; }
     TuneScreen #tune-form Input { width: 1fr; }
     TuneScreen #tune-form #tune-budget { width: 12; }
+    TuneScreen #tune-form #tune-hosts { width: 1fr; }
     TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }
     TuneScreen #tune-body { height: 1fr; }
     TuneScreen #tune-surface { height: 1fr; width: 3fr; }
@@ -78,9 +92,12 @@ class TuneScreen(Screen[object]):
     """
 
     def __init__(self, runner: TrialLoop, *, space: str = DEFAULT_SPACE, slo: str = DEFAULT_SLO,
-                 budget: int = DEFAULT_BUDGET) -> None:
+                 budget: int = DEFAULT_BUDGET, config: Config | None = None) -> None:
         super().__init__()
         self.runner = runner
+        self.config = config  # where the other hosts are found; None: the panel's own host only
+        self.configured = sorted(config.hosts) if config is not None else []
+        self.hosts: tuple[str, ...] = (runner.host.info.name,)
         self.defaults = (space, slo, str(budget))
         self.running = False
         self.plan: TunePlan | None = None
@@ -103,6 +120,10 @@ class TuneScreen(Screen[object]):
                 field = Input(value, id=f"tune-{name}", placeholder=hint)
                 field.border_title = title  # the fields are unnamed otherwise: "24" alone says nothing
                 yield field
+            if len(self.configured) > 1:  # identical hosts may share the launches
+                field = Input("", id="tune-hosts", placeholder=self.runner.host.info.name)
+                field.border_title = "hosts"
+                yield field
         yield Static("", id="tune-status", markup=False)
         yield Static("", id="tune-best", markup=False)
         yield Static("", id="tune-next", markup=False)
@@ -115,6 +136,7 @@ class TuneScreen(Screen[object]):
             yield table
             yield TuneChart(id="tune-chart")
         yield Static("", id="tune-result", markup=False)
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#tune-space", Input).focus()
@@ -129,8 +151,11 @@ class TuneScreen(Screen[object]):
         if self.running or self.outcome is not None:
             return
         space, slo, budget = (self.query_one(f"#tune-{n}", Input).value for n in ("space", "slo", "budget"))
+        hosts = self.query_one("#tune-hosts", Input).value if self.query("#tune-hosts") else ""
         try:
             self.plan = parse_form(space, slo, budget, self.runner.profile.concurrency)
+            if self.configured:
+                self.hosts = form_hosts(hosts, self.configured, self.runner.host.info.name)
         except (ValueError, WorkflowError) as err:
             self._say("status", f"Cannot start: {err}")
             return
@@ -141,19 +166,25 @@ class TuneScreen(Screen[object]):
         for widget in self.query("#tune-form Input").results(Input):
             widget.disabled = True
         self.running, self.started = True, time.monotonic()
-        self._say("status", f"starting: {self.plan.slo.words()}, at most {self.plan.budget} launches")
+        on = f" on {', '.join(self.hosts)} at once" if len(self.hosts) > 1 else ""
+        self._say("status", f"starting{on}: {self.plan.slo.words()}, at most {self.plan.budget} launches")
         self._run(self.plan)
 
     @work(group="tune", exclusive=True)
     async def _run(self, plan: TunePlan) -> None:
         from specdec_tui.hosts.errors import HostError
         from specdec_tui.loop.health import NotHealthy
+        from specdec_tui.loop.parallel_sweep import OtherHosts
         from specdec_tui.loop.tune_host import run_host_tune
 
         path = self.runner.session_path
+        others = OtherHosts()
         try:
             self.base_text = await self.runner.read_running()
-            outcome = await run_host_tune([self.runner], plan, on_event=self._post,
+            loops = [self.runner]
+            if len(self.hosts) > 1 and self.config is not None:
+                loops += await others.open(self.config, self.hosts[1:], self.runner)
+            outcome = await run_host_tune(loops, plan, on_event=self._post,
                                           adaptive_file=path.with_suffix(".adaptive.json") if path else None)
         except asyncio.CancelledError:
             self.post_message(TuneStopped("cancelled; the unit that ran before is back", cancelled=True))
@@ -161,12 +192,20 @@ class TuneScreen(Screen[object]):
         except (WorkflowError, HostError, NotHealthy) as err:
             self.post_message(TuneStopped(in_words(err)))
             return
+        finally:
+            await others.close()  # the other hosts' connections; the panel's own host stays open
         self.post_message(TuneFinished(outcome))
 
     def _post(self, event: object) -> None:
         """Loop events → this screen's messages (called on the worker's loop; posting is all it does)."""
         from specdec_tui.loop.events import Phase
+        from specdec_tui.loop.sweep_plan import OnHost
 
+        if isinstance(event, OnHost):  # a step on one of several hosts: said with its host
+            if isinstance(event.event, Phase) and event.event.name != "done":
+                detail = f": {event.event.detail}" if event.event.detail else ""
+                self.post_message(TuneStep(f"{event.host}: {event.event.name}{detail}"))
+            return
         if isinstance(event, TuneStarted):
             self.post_message(TuneBegan(event))
         elif isinstance(event, LaunchStarted):
@@ -192,7 +231,8 @@ class TuneScreen(Screen[object]):
     def _launching(self, message: TuneLaunching) -> None:
         e = message.event
         again = " (again: within the noise of the best)" if e.repeat else ""
-        self._say("next", f"next: {e.candidate.label}{again} — {e.why}")
+        on = f" on {e.host}" if len(self.hosts) > 1 else ""
+        self._say("next", f"next{on}: {e.candidate.label}{again} — {e.why}")
         eta = eta_words(self.launches, e.budget, time.monotonic() - self.started)
         self._say("status", f"launch {e.number} of at most {e.budget}" + (f" · {eta}" if eta else ""))
 
@@ -230,7 +270,8 @@ class TuneScreen(Screen[object]):
     def _add_row(self, r: LaunchResult) -> None:
         table: DataTable[str] = self.query_one("#tune-surface", DataTable)
         self.rows += 1
-        cells = [str(self.rows), point_label(r.point)]
+        on = f"{r.host}: " if len(self.hosts) > 1 and r.host else ""
+        cells = [str(self.rows), on + point_label(r.point)]
         slo = self.plan.slo if self.plan else Slo()
         for c in self.runner.profile.concurrency:
             lv = r.level(c)
@@ -263,11 +304,17 @@ class TuneScreen(Screen[object]):
                          f"c={o.standing.level}. Confidence {o.standing.confidence}.")
             lines.append("Schedule: " + "; ".join(
                 f"c={c.concurrency}: {point_label(c.point) if c.point else 'none meets the SLO'}" for c in o.schedule))
-            if o.adaptive_file is not None:
-                lines.append(f"Adaptive tiers: {o.adaptive_file}")
             if o.adaptive_check is not None:
                 lines.append(f"Adaptive check: {o.adaptive_check.words()}")
-            lines.append("a pushes the choice (u rolls back), escape goes back.")
+            shipped = "; ".join(f"{name}: {where}" for name, where in o.adaptive_shipped.items())
+            if shipped:
+                lines.append(f"Adaptive tiers shipped beside the unit ({shipped}).")
+            elif o.adaptive_note:
+                lines.append(f"Adaptive tiers: {o.adaptive_note}.")
+            elif o.adaptive_file is not None and o.adaptive_check is None:
+                lines.append(f"Adaptive tiers (not checked): {o.adaptive_file}")
+            where = f" on {self.runner.host.info.name}" if len(self.hosts) > 1 else ""
+            lines.append(f"a pushes the choice{where} (u rolls back), escape goes back.")
         self._say("result", "\n".join(lines))
 
     @on(TuneStopped)
