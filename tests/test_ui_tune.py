@@ -102,3 +102,40 @@ async def test_tune_is_in_the_palette_with_its_key() -> None:
         await pilot.pause()
         assert not isinstance(app.screen, TuneScreen)
         assert any("offline session: a tune needs a host" in n for n in seen), seen
+
+
+async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -> None:
+    """The hosts field: the panel's own host and another of the config launch at once, each put back after."""
+    from dataclasses import replace
+
+    from specdec_tui.hosts.local.workspace import demo_host_config, ensure_demo_workspace
+
+    app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
+    other = ensure_demo_workspace(tmp_path / "b", time_scale=200.0)
+    app.config = replace(app.config, hosts={**app.config.hosts, "b": replace(
+        demo_host_config(other), name="b", address="local", workspace=str(other.root))})
+    before = other.unit_path.read_bytes()
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
+        screen = app.screen
+        assert isinstance(screen, TuneScreen)
+        screen.query_one("#tune-space", Input).value = "speculative-num-steps=0,1,3"
+        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
+        screen.query_one("#tune-budget", Input).value = "4"
+        screen.query_one("#tune-hosts", Input).value = "demo, b"
+        screen.query_one("#tune-space", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.outcome is not None or "stopped" in text_of(screen, "status"),
+                       "the tune's end", steps=2400)
+        outcome = screen.outcome
+        assert outcome is not None, text_of(screen, "status")
+        assert {r.host for r in outcome.results} == {"demo", "b"}  # both hosts launched
+        table = screen.query_one("#tune-surface", DataTable)
+        labels = {str(table.get_row_at(i)[1]).split(":")[0] for i in range(table.row_count)}
+        assert labels == {"demo", "b"}, labels  # each row says where it ran
+        assert "a pushes the choice on demo" in text_of(screen, "result")
+    assert other.unit_path.read_bytes() == before  # the other host runs the unit it ran before
+
