@@ -4,15 +4,17 @@ misses the SLO left out), failed starts marked × at 0 at their configuration.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+from rich.text import Text
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from specdec_tui.core.tune_objective import LaunchResult, Point, Slo, meets
 
 TREE = ("speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens")
 SHORT = {"speculative-num-steps": "steps", "speculative-eagle-topk": "topk", "speculative-num-draft-tokens": "draft"}
-MAX_TICKS = 12  # more labels than this overprint at the screen's widths: every n-th is kept
 
 
 def _order(value: str) -> tuple[float, str]:
@@ -38,13 +40,65 @@ def axis_title(flags: Sequence[str]) -> str:
     return "/".join(SHORT.get(f, f) for f in flags) or "configuration"
 
 
+def tick_indexes(labels: Sequence[str], width: int, top: float) -> list[int]:
+    """The configurations to label at `width` columns: every n-th from the first, n as small as lets no two
+    labels touch (plotext drops or overprints colliding ones, differently from one frame to the next)."""
+    if len(labels) < 2:
+        return list(range(len(labels)))
+    plot_w = max(1, width - len(f"{top:.1f}") - 3)  # y labels, the axis and the frame
+    step = (plot_w - 1) / (len(labels) - 1)
+    widest = max(len(label) for label in labels)
+    every = max(1, math.ceil((widest + 1) / step) if step > 0 else len(labels))
+    return list(range(0, len(labels), every))
+
+
+def label_ticks(plot: Text, labels: Sequence[str]) -> Text:
+    """`plot` with `labels` written under its x ticks (the `┬` of the frame's bottom line), each centred on its
+    tick, one left out where it would touch the one before; the plot as it is when the ticks are not all there."""
+    lines = plot.split("\n", allow_blank=True)
+    frame = next((i for i, line in enumerate(lines) if "└" in line.plain), None)
+    if frame is None or frame + 1 >= len(lines):
+        return plot
+    ticks = [j for j, ch in enumerate(lines[frame].plain) if ch == "┬"]
+    if len(ticks) != len(labels):
+        return plot
+    row = [" "] * len(lines[frame + 1].plain)
+    end = -1
+    for col, label in zip(ticks, labels, strict=True):
+        start = min(max(col - len(label) // 2, 0), len(row) - len(label))
+        if start <= end or start < 0:
+            continue
+        row[start:start + len(label)] = label
+        end = start + len(label)
+    lines[frame + 1] = Text("".join(row), style=lines[frame].spans[0].style if lines[frame].spans else "")
+    return Text("\n").join(lines)
+
+
 class TuneChart(PlotextPlot):
     """tok/s by configuration (steps/topk/draft …), per level; failures marked."""
 
     DEFAULT_CSS = "TuneChart { height: 1fr; min-height: 8; width: 1fr; }"
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._labels: list[str] = []
+        self._top = 0.0
+        self._ticked = (-1, -1)
+        self._shown: list[str] = []
+
     def on_mount(self) -> None:
         self.show([], (), Slo())
+
+    def render(self) -> RenderResult:
+        if self._labels and self._ticked != (self.size.width, self.size.height):
+            self._ticked = (self.size.width, self.size.height)
+            self._shown = [self._labels[i] for i in tick_indexes(self._labels, self.size.width, self._top)]
+            # blanks as wide as the labels: plotext keeps their row and ticks; the labels are written below, since
+            # plotext's own placement of a label moves by a column from one process to the next
+            self.plt.xticks([float(i) for i in tick_indexes(self._labels, self.size.width, self._top)],
+                            [" " * len(label) for label in self._shown])
+        rendered = super().render()
+        return label_ticks(rendered, self._shown) if self._labels and isinstance(rendered, Text) else rendered
 
     def show(self, results: Sequence[LaunchResult], levels: Sequence[int], slo: Slo) -> None:
         plt = self.plt
@@ -69,9 +123,8 @@ class TuneChart(PlotextPlot):
         failed = [at[config_label(r.point, flags)] for r in results if r.failed]
         if failed:
             plt.scatter(failed, [0.0] * len(failed), marker="×", label="failed")
+        self._labels, self._ticked = labels, (-1, -1)  # ticks by the size, at the next render
+        self._top = max((lv.tok_s for r in results for lv in r.levels), default=0.0)
         if labels:
-            every = max(1, -(-len(labels) // MAX_TICKS))
-            shown = list(range(0, len(labels), every))
-            plt.xticks([float(i) for i in shown], [labels[i] for i in shown])
             plt.xlabel(title)
         self.refresh()
