@@ -31,5 +31,7 @@ def test_a_tune_at_80x24_ends_with_the_choice_and_its_schedule(tmux: Tmux) -> No
     assert "Traceback" not in final
     assert "a pushes the choice" in final or "Schedule: c=1" in final, final
     assert all(len(line) <= 80 for line in final.splitlines())
+    footer = final.rstrip("\n").splitlines()[-1]  # the last row of the 24: the screen's keys
+    assert "esc Cancel / back" in footer and "a Push the choice" in footer, final
     tmux.keys("Escape")
     tmux.wait_for(lambda s: "Push" in s and "Choice:" not in s, "back on the main screen")
