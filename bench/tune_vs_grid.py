@@ -6,7 +6,8 @@ the tuner's choice measured by the grid (so the tuner's own noise does not flatt
 the launch that found the answer), starts that failed, failures relaunched.
 
     python bench/tune_vs_grid.py                 # model mode: sim.model's pure cost functions, 5 seeds (seconds)
-    python bench/tune_vs_grid.py --mode sim      # the demo simulator through the real loop (minutes; 1 seed)
+    python bench/tune_vs_grid.py --mode sim --time-scale 5   # the demo simulator through the real loop (~15 min;
+                                                             # 1 seed; at 25× a loaded machine's noise shows)
 
 Target: the tuner within 2 % of the grid's best with ≤ 24 launches, no failure relaunched.
 
@@ -234,13 +235,18 @@ SIM_PROFILE = BenchProfile(name="tune-bench", concurrency=LEVELS, requests=8, ma
 
 
 def binding_slo(grid: dict[Point, LaunchResult]) -> Slo:
-    """An SLO that binds on this machine's grid: TTFT p99 at 80 % of what the unconstrained best measured at its
-    best level (a fixed figure stopped binding when the simulator's physics changed)."""
-    free = {p: objective(r.levels, LOOSE) for p, r in grid.items() if not r.failed}
-    best = max(free, key=lambda p: free[p][0])
-    level = grid[best].level(free[best][1] or LEVELS[-1])
-    ttft = level.ttft_p99_ms if level is not None and level.ttft_p99_ms else 1000.0
-    return Slo(ttft_p99_ms=round(ttft * 0.8, 1))
+    """An SLO that binds on this machine's grid: the loosest TTFT p99 limit (among the figures the grid measured)
+    under which the grid's best goodput is at most 97 % of its best without an SLO (a fixed figure stopped
+    binding when the simulator's physics changed)."""
+    done = [r for r in grid.values() if not r.failed]
+    free = max(objective(r.levels, LOOSE)[0] for r in done)
+    limits = sorted({lv.ttft_p99_ms for r in done for lv in r.levels if lv.ttft_p99_ms}, reverse=True)
+    for limit in limits:
+        slo = Slo(ttft_p99_ms=round(limit, 1))
+        best = max(objective(r.levels, slo)[0] for r in done)
+        if 0 < best <= 0.97 * free:
+            return slo
+    return Slo(ttft_p99_ms=round(limits[-1], 1)) if limits else LOOSE
 
 
 async def sim_rows(root: Path, seeds: int, time_scale: float) -> list[Row]:
