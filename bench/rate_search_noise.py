@@ -117,7 +117,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 res = await find_max_rate(url, dataclasses.replace(PROFILE, rate=40.0), lambda ev: None)
                 searches.append((res.max_rate, len(res.probes)))
                 print(f"bisection {k + 1}: {res.max_rate and round(res.max_rate, 2)} req/s in {len(res.probes)} probes "
-                      f"(rates {', '.join(f'{p.rate:.2f}{"+" if p.met else "."}' for p in res.probes)})", flush=True)
+                      f"(rates {', '.join(f'{p.rate:.2f}' + ('+' if p.met else '.') for p in res.probes)})", flush=True)
         print("\nrate   met/scans")
         for i, r in enumerate(grid):
             print(f"{r:5.1f}  {sum(row[i] for row in scans)}/{len(scans)}")

@@ -6,7 +6,8 @@ fails, a saturated probe's served rate caps the next guess. When a passing and a
 answer, each probe halves the bracket in log space; the answer is the bracket's geometric middle, so a
 bracket within 1.1× puts it within ±5 % of the boundary. Saturation (queue growing) is named in words.
 Every probe draws its arrivals from the same seed (common random numbers): the same pattern, only time-scaled,
-so a probe's verdict moves with the rate and not with the luck of its draw.
+so a probe's verdict moves with the rate and not with the luck of its draw. A recorded trace is probed the same
+way: its own pattern, time-scaled to each rate, starting at its own rate.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from specdec_tui.bench.drive_common import Emit
 from specdec_tui.bench.events import LevelDone
 from specdec_tui.bench.open_loop import run_open_level
 from specdec_tui.bench.request_plan import build_plan
+from specdec_tui.bench.workloads.trace import mean_rate
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
 
@@ -110,7 +112,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
         chosen = model or profile.model or await resolve_model(client, base_url) or FALLBACK_MODEL
         plan = build_plan(profile, chosen)
         cycle = itertools.count()
-        rate = profile.rate or START_RATE
+        rate = profile.rate or (mean_rate(plan.arrivals) if plan.arrivals else None) or START_RATE
         lo: float | None = None
         hi: float | None = None
         hi_served: float | None = None
@@ -118,7 +120,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
             if on_probe is not None:
                 on_probe(len(search.probes), rate)
             level = await run_open_level(client, base_url, plan.bodies, dataclasses.replace(profile, rate=rate), rate,
-                                         emit, cycle, plan.repetitive, profile.seed, plan.limits)
+                                         emit, cycle, plan.repetitive, profile.seed, plan.limits, plan.arrivals)
             level.workload = dict(plan.workload)
             emit(LevelDone(level))
             ok = met(level)

@@ -57,7 +57,10 @@ def provenance(trial: Trial) -> dict[str, str]:
     else:
         out["workload"] = p.workload or f"prompts {p.prompts}"
         out["seed"] = str(p.seed)
-    out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
+    if wl and wl.get("arrivals") == "trace":
+        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times")
+    else:
+        out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
     if trial.tool_version:
         out["specdec-tui"] = trial.tool_version
     return out

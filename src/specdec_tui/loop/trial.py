@@ -247,7 +247,12 @@ class TrialLoop(TrialHostSteps):
         self.bench_run += 1
         run = self.bench_run
         self.emit(Phase("bench"))
-        levels = (0,) if trial.profile.rate is not None else tuple(trial.profile.concurrency)  # 0: one open-loop level
+        open_loop = trial.profile.rate is not None
+        if not open_loop and trial.profile.workload:  # imported here: the panel builds the loop before its first frame
+            from specdec_tui.bench.request_plan import is_trace
+
+            open_loop = is_trace(trial.profile)
+        levels = (0,) if open_loop else tuple(trial.profile.concurrency)  # 0: one open-loop level (a rate or a trace)
         self.emit(BenchStarted(run, levels, list(previous) if previous else None, trial))
         try:
             async for event in self._bench_events(trial.profile):
