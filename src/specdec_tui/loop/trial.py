@@ -192,6 +192,7 @@ class TrialLoop(TrialHostSteps):
             return
         if trial is not None:
             trial.facts = snap.facts or ServerFacts()
+            await self.read_env_files(trial)
             self.record(trial)
             self.emit(TrialChanged(trial))
 
@@ -243,6 +244,7 @@ class TrialLoop(TrialHostSteps):
         if trial is None or trial.levels or trial.status != "running":
             trial = self.trial = self.start_trial(self.running_text or await self.read_running())
             trial.facts = self.facts or trial.facts
+            await self.read_env_files(trial)
         previous = next((t.levels for t in reversed(self.session.trials) if t.levels and t is not trial), None)
         self.bench_run += 1
         run = self.bench_run
