@@ -103,7 +103,7 @@ async def run_level(
         if measured and lv.w0 is None:
             lv.w0 = perf_counter_ns()
         await stream_request(client, url, bodies[i], chat, rec, profile.request_timeout_s,
-                             limits[i] if limits else profile.max_tokens)
+                             limits[i] if limits else profile.max_tokens, profile.stall_timeout_s)
         if measured:
             lv.done += 1
             if rec.ok:

@@ -68,7 +68,7 @@ async def run_open_level(
         state["in_flight"] += 1
         state["peak"] = max(state["peak"], state["in_flight"])
         try:
-            await stream_request(client, url, body, chat, rec, profile.request_timeout_s, limit)
+            await stream_request(client, url, body, chat, rec, profile.request_timeout_s, limit, profile.stall_timeout_s)
         finally:
             state["in_flight"] -= 1
         if rec.measured:
