@@ -1,27 +1,20 @@
 """How much client CPU does the benchmark engine spend per streamed chunk, and how much latency does it add?
 
-Part 1, CPU per chunk. Starts a minimal, fast SSE server (raw asyncio, chunked encoding, one event per write, a
-yield to the loop between events like a real decode step) in a separate process on 127.0.0.1, then, at each
-concurrency (default 1, 16, 64 and 256), with the same request and chunk counts on both sides, measures in this
-process:
-  - the engine (`run_benchmark`, on its own thread or, with --isolation process, in a spawned
-    process; full bookkeeping), and
-  - the anchor: a minimal raw-aiohttp reader (split events, orjson.loads each, nothing else).
-Per chunk: process CPU of the streaming phase (first request sent -> last ended) / chunks, on both sides, as
-engine/raw (target <= 1.05x at c=256), the median and the spread over --repeat interleaved runs. The engine's
-per-level fixed costs (thread and loop start, session, server probes, statistics over all tokens) are printed
-apart, and so is the total-CPU ratio.
+Part 1, CPU per chunk: a minimal fast SSE server (raw asyncio, chunked encoding, one event per write, a yield to
+the loop between events) in another process on 127.0.0.1; at each concurrency (default 1, 16, 64, 256), the same
+requests and chunks for the engine (`run_benchmark` on its thread or, --isolation process, a spawned process;
+full bookkeeping) and for the anchor, a minimal raw-aiohttp reader (split events, orjson.loads each). Per chunk:
+process CPU of the streaming phase (first request sent -> last ended) / chunks; engine/raw over interleaved runs,
+median and spread (target <= 1.05x at c=256). Fixed per-level costs and the total-CPU ratio are printed apart.
 
-Part 2, added inter-token latency. A second server paces its chunks at --itl-rate chunks/s in total over
---itl-concurrency streams and writes into each chunk the moment it wrote it (perf_counter_ns: CLOCK_MONOTONIC,
-shared by the two processes). Each reader stamps a chunk when its bytes arrive; the stamp minus the write time is
-that chunk's delay, and the change of delay from one chunk to the next is what the reader (with the kernel and
-the loop under it) added to that inter-token latency. Printed: delay and added-ITL p50/p99 for the engine and,
-beside it, for the raw reader in the same run (the anchor: the part no client avoids). Target: the engine's
-added ITL p99 < 1 ms at 20,000 chunks/s.
+Part 2, added inter-token latency: a server paces --itl-rate chunks/s over --itl-concurrency streams and writes
+into each chunk when it wrote it (perf_counter_ns: CLOCK_MONOTONIC, shared by both processes). A reader's stamp
+minus that is the chunk's delay; the change of delay from one chunk to the next is what the reader (and the
+kernel and loop under it) added to that inter-token gap. Delay and added-ITL p50/p99 for the engine beside the
+raw reader in the same run (the anchor: what no client avoids). Target: engine added ITL p99 < 1 ms at 20,000/s.
 
-    python bench/bench_engine.py [--events 256] [--levels 1,16,64,256] [--repeat 3] [--isolation thread,process]
-                                 [--itl-rate 20000] [--itl-concurrency 64] [--no-itl]
+    python bench/bench_engine.py [--levels 1,16,64,256] [--repeat 3] [--isolation thread,process]
+                                 [--itl-rate 20000] [--itl-concurrency 64] [--no-itl] [--no-cpu]
 """
 
 from __future__ import annotations
@@ -49,8 +42,6 @@ ITL_EVENTS = 200  # chunks per request in part 2: their texts (the write times) 
 
 
 # ---------------------------------------------------------------- server (child process)
-
-
 def build_events(n: int) -> list[bytes]:
     out = []
     for i in range(1, n + 1):
@@ -131,8 +122,7 @@ class PacedSseServer(SseServer):
             if t.is_closing():
                 return
             t.write(paced_event(i, self.n_events))
-        for tail in build_events(self.n_events)[-2:]:  # the usage-only chunk and [DONE]
-            t.write(tail)
+        t.writelines(build_events(self.n_events)[-2:])  # the usage-only chunk and [DONE]
 
 
 def serve(n_events: int, gap_s: float = 0.0) -> None:
@@ -153,8 +143,7 @@ def serve(n_events: int, gap_s: float = 0.0) -> None:
 
 
 class PhaseClock:
-    """Process CPU time at the start and end of each level's streaming phase (first request sent →
-    last request ended). Everything else a side spends is its fixed cost for the level."""
+    """Process CPU time at the start and end of a level's streaming phase (first request sent → last ended)."""
 
     def __init__(self) -> None:
         self.start = self.end = 0.0
@@ -230,8 +219,7 @@ class Sample:
         return None if self.stream_cpu_s is None else (self.cpu_s - self.stream_cpu_s) * 1e3
 
 
-def cpu_now() -> float:
-    """This process's CPU (ns resolution) plus its waited-for children's (a spawned engine process)."""
+def cpu_now() -> float:  # this process's CPU and its waited-for children's (a spawned engine)
     t = os.times()
     return time.process_time() + t.children_user + t.children_system
 
@@ -247,6 +235,10 @@ def measure(fn, *args) -> Sample:  # type: ignore[no-untyped-def]
 
 def median_sample(samples: list[Sample]) -> Sample:
     return sorted(samples, key=lambda s: s.us_per_chunk)[len(samples) // 2]
+
+
+def pct(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, int(q * len(values)))]
 
 
 # ---------------------------------------------------------------- part 2: added inter-token latency
@@ -302,14 +294,8 @@ async def engine_itl(url: str, concurrency: int, requests: int) -> list[list[tup
     return out
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 def itl_figures(streams: list[list[tuple[int, int]]]) -> dict[str, float]:
-    """Delay (stamp - write) and added ITL (change of delay from a chunk to the next) p50/p99, ms; the ITL p99
-    the reader saw beside the one the server wrote."""
+    """Delay and added ITL p50/p99 (ms); the ITL p99 the reader saw beside the one the server wrote."""
     delay, added, seen, wrote = [], [], [], []
     for pairs in streams:
         for (t0, w0), (t1, w1) in zip(pairs, pairs[1:], strict=False):
@@ -349,20 +335,16 @@ def run_itl(rate: float, concurrency: int, repeat: int) -> None:
         server.wait(5)
 
 
-# ---------------------------------------------------------------- main
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=256, help="content chunks per request")
     ap.add_argument("--levels", default="1,16,64,256")
     ap.add_argument("--repeat", type=int, default=3, help="runs per reader and level (median reported)")
     ap.add_argument("--isolation", default="thread", help="engine modes to measure: thread, process or both")
-    ap.add_argument("--itl-rate", type=float, default=20000.0, help="part 2: chunks/s in total")
-    ap.add_argument("--itl-concurrency", type=int, default=64, help="part 2: streams at once")
-    ap.add_argument("--no-itl", action="store_true", help="part 1 only")
-    ap.add_argument("--no-cpu", action="store_true", help="part 2 only")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--itl-rate", type=float, default=20000.0)
+    ap.add_argument("--itl-concurrency", type=int, default=64)
+    for flag in ("--no-itl", "--no-cpu", "--serve"):
+        ap.add_argument(flag, action="store_true")
     ap.add_argument("--gap", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
@@ -385,15 +367,10 @@ def run_cpu(args: argparse.Namespace) -> None:
         url = f"http://127.0.0.1:{port}/v1/completions"
         print(f"server pid {server.pid}, {args.events} chunks per request, client pid {os.getpid()}, "
               f"median of {args.repeat} runs")
-        print("µs/chunk = process CPU of the streaming phase (first request sent → last ended) / chunks, the same")
-        print("phase on both sides; fixed = the rest of the level's CPU (engine: thread and loop start, session,")
-        print("server probes before/after, statistics over all tokens; raw: session open/close). A spawned")
-        print("engine's phases are not visible from here: its µs/chunk is total CPU (spawn included) / chunks.")
-        print("engine/raw = the engine's µs/chunk over the raw reader's in the run beside it (anchor: 1.00; target")
-        print("≤ 1.05 at c=256): the median over the runs, then the lowest and highest.")
-        head = (f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
-                f"{'engine/raw':>11} {'(min..max)':>12} {'total ratio':>12}")
-        print(head)
+        print("µs/chunk: CPU of the streaming phase / chunks (a spawned engine: total CPU / chunks); fixed: the rest of")
+        print("the level's CPU; engine/raw: over the raw reader's run beside it, median (min..max); target ≤ 1.05 at c=256")
+        print(f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
+              f"{'engine/raw':>11} {'(min..max)':>12} {'total ratio':>12}")
         for c in (int(x) for x in args.levels.split(",")):
             n = LEVEL_REQUESTS.get(c, 4 * c)
             runs: dict[str, list[Sample]] = {"raw": [], **{f"engine/{m}": [] for m in modes}}

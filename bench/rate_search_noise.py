@@ -4,7 +4,7 @@ Starts the simulator as tests/test_rate_search.py does (5× time scale, 4 runnin
 80 measured requests per level, seed 1), then, `--scans` times, runs EVERY rate of a 0.5 requests/s grid (no stop at
 the first miss) and, `--searches` times, the bisection itself. Prints each rate's met count over the scans (the mixed
 zone is the scan's own noise), each scan's boundary two ways — its first miss (what the old test used: biased low,
-any noisy miss stops it) and the threshold with the fewest verdicts on the wrong side (`crossing`) — and each
+any noisy miss stops it) and the threshold with the fewest verdicts on the wrong side (`scan_crossing`) — and each
 bisection's answer beside them. Anchor: the fine scan's crossing over all scans; target: the bisection within ±5 %
 in ≤ 6 probes.
 
@@ -27,7 +27,7 @@ import aiohttp
 
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, RunDone
-from specdec_tui.bench.rate_search import find_max_rate, met
+from specdec_tui.bench.rate_search import find_max_rate, met, scan_crossing
 from specdec_tui.core.config import BenchProfile
 
 SLO = "ttft_p90=150ms"
@@ -79,25 +79,6 @@ def first_miss(grid: list[float], verdicts: list[bool]) -> float:
     return grid[-1]
 
 
-def crossing(grid: list[float], verdicts: list[list[bool]]) -> float:
-    """The threshold with the fewest verdicts on its wrong side (met above it, missed below it), over any number
-    of scans: the 50 % point of a monotone fit; ties share the middle of their run."""
-    best: list[int] = []
-    best_cost = None
-    for cut in range(len(grid) + 1):  # the boundary lies below grid[cut]
-        cost = sum(not ok for row in verdicts for ok in row[:cut]) + sum(ok for row in verdicts for ok in row[cut:])
-        if best_cost is None or cost < best_cost:
-            best, best_cost = [cut], cost
-        elif cost == best_cost:
-            best.append(cut)
-    cut = best[len(best) // 2]
-    if cut == 0:
-        return grid[0]
-    if cut == len(grid):
-        return grid[-1]
-    return math.sqrt(grid[cut - 1] * grid[cut])
-
-
 async def main_async(args: argparse.Namespace) -> None:
     port = free_port()
     proc = start_sim(port)
@@ -111,7 +92,7 @@ async def main_async(args: argparse.Namespace) -> None:
             if k < args.scans:
                 row = [await verdict(url, r) for r in grid]
                 scans.append(row)
-                print(f"scan {k + 1}: first miss {first_miss(grid, row):.2f}, crossing {crossing(grid, [row]):.2f}  "
+                print(f"scan {k + 1}: first miss {first_miss(grid, row):.2f}, crossing {scan_crossing(grid, [row]):.2f}  "
                       + "".join("+" if ok else "." for ok in row), flush=True)
             if k < args.searches:
                 res = await find_max_rate(url, dataclasses.replace(PROFILE, rate=40.0), lambda ev: None)
@@ -121,9 +102,9 @@ async def main_async(args: argparse.Namespace) -> None:
         print("\nrate   met/scans")
         for i, r in enumerate(grid):
             print(f"{r:5.1f}  {sum(row[i] for row in scans)}/{len(scans)}")
-        anchor = crossing(grid, scans)
+        anchor = scan_crossing(grid, scans)
         firsts = [first_miss(grid, row) for row in scans]
-        each = [crossing(grid, [row]) for row in scans]
+        each = [scan_crossing(grid, [row]) for row in scans]
         print(f"\nanchor: fine-scan crossing over {len(scans)} scans = {anchor:.2f} req/s")
         print(f"one scan's crossing: {', '.join(f'{x:.2f}' for x in each)} (spread {min(each) / anchor - 1:+.1%} .. "
               f"{max(each) / anchor - 1:+.1%})")

@@ -5,8 +5,8 @@ The first probe runs at the profile's rate (or START_RATE). While probes pass, t
 fails, a saturated probe's served rate caps the next guess. When a passing and a failing rate bracket the
 answer, each probe halves the bracket in log space; the answer is the bracket's geometric middle. The search
 stops at a bracket within 1.05× (the middle within ±2.5 % of either end), not 1.1×: near the boundary a probe's
-verdict is itself noisy (bench/rate_search_noise.py measured verdicts mixed over ±3.5 % of it on a loaded
-machine), and the remaining half of the ±5 % is that noise's. Out of probes, a bracket within 1.1× still gives its
+verdict is itself noisy (bench/rate_search_noise.py saw a fine scan's verdicts mixed from −5.6 % to +1.1 % of it
+on a loaded machine), and the remaining half of the ±5 % is that noise's. Out of probes, a bracket within 1.1× still gives its
 middle. Saturation (queue growing) is named in words.
 Every probe sends the same requests in the same order at arrival times from the same seed (common random
 numbers): the same load, only time-scaled, so a probe's verdict moves with the rate and not with the luck of
@@ -89,6 +89,19 @@ def probe_words(level: LevelResult) -> str:
     """"met" or "missed (ttft p90 212 ms > 150 ms; queue growing …)": one probe's verdict and why."""
     why = probe_why(level)
     return ("met" if met(level) else "missed") + (f" ({why})" if why else "")
+
+
+def scan_crossing(grid: list[float], verdicts: list[list[bool]]) -> float:
+    """The boundary a fine scan names: the threshold with the fewest verdicts on its wrong side (met above it,
+    missed below it) over one or more scans of `grid` (ascending), the geometric middle of its two grid points;
+    ties share the middle of their run. Unlike "the first miss", one noisy miss far below does not move it."""
+    costs = [sum(not ok for row in verdicts for ok in row[:cut]) + sum(ok for row in verdicts for ok in row[cut:])
+             for cut in range(len(grid) + 1)]
+    best = [cut for cut, cost in enumerate(costs) if cost == min(costs)]
+    cut = best[len(best) // 2]
+    if cut in (0, len(grid)):
+        return grid[min(cut, len(grid) - 1)]
+    return math.sqrt(grid[cut - 1] * grid[cut])
 
 
 def next_rate(lo: float | None, hi: float | None, hi_served: float | None) -> float:
