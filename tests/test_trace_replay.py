@@ -174,3 +174,20 @@ def test_the_plan_keeps_the_trace_order_whatever_the_seed(tmp_path: Path) -> Non
         plan = build_plan(dataclasses.replace(BenchProfile(workload=str(f)), seed=seed), "m")
         assert [json.loads(b)["prompt"] for b in plan.bodies] == [i.prompt for i in wl.items]
         assert plan.arrivals == wl.arrivals and list(plan.arrivals) == sorted(plan.arrivals)
+
+
+async def test_the_trial_loop_benches_a_trace_as_one_open_loop_level(demo_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """What the panel runs: a trial whose profile names a trace announces one open-loop level (not the profile's
+    concurrency levels) and records it with the trace's workload facts."""
+    from specdec_tui.loop.events import BenchStarted
+
+    f = _write(tmp_path, [{"arrival_s": 0.05 * i, "input_len": 6, "output_len": 4} for i in range(12)])
+    demo_runner.profile = dataclasses.replace(demo_runner.profile, workload=str(f), warmup=0)
+    seen: list[object] = []
+    await demo_runner.read_running()
+    await demo_runner.start_service()
+    trial = await demo_runner.bench(on_event=seen.append)
+    started = [ev for ev in seen if isinstance(ev, BenchStarted)]
+    assert started and started[0].concurrency == (0,)
+    assert [lv.concurrency for lv in trial.levels] == [0] and trial.levels[0].requests == 12
+    assert trial.levels[0].workload["arrivals"] == "trace" and trial.status != "failed", trial.failure
