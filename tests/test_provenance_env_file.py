@@ -58,6 +58,8 @@ async def test_the_env_file_read_on_the_host_is_shown_and_compared(demo_runner: 
     assert "SGLANG_ENABLE_SPEC_V2: A 1, B 0" in compared and "CUDA_LAUNCH_BLOCKING: A 0, B unset" in compared
     assert compared.index("SGLANG_ENABLE_SPEC_V2") < compared.index("tok/s")  # before the numbers
     assert "hf_secret" not in demo_runner.session_path.read_text()
+    html = _cli("export", path, "--format", "html")
+    assert "SGLANG_ENABLE_SPEC_V2=1" in html and "EnvironmentFile" in html and "hf_secret" not in html
 
 
 async def test_an_unreadable_env_file_is_recorded_as_such(demo_runner: TrialLoop, tmp_path: Path) -> None:
