@@ -1,17 +1,20 @@
-"""How much client CPU does the benchmark engine spend per streamed chunk?
+"""How much client CPU does the benchmark engine spend per streamed chunk, and how much latency does it add?
 
-Starts a minimal, fast SSE server (raw asyncio, chunked encoding, one event per write, a yield to the
-loop between events like a real decode step) in a separate process on 127.0.0.1, then, at
-concurrency 1, 16 and 64, with the same request and chunk counts on both sides, measures in this process:
-  - the engine (`run_benchmark`, on its own thread or, with --isolation process, in a spawned
-    process; full bookkeeping), and
-  - a minimal raw-aiohttp reader (split events, orjson.loads each, nothing else).
-Per chunk: process CPU of the streaming phase (first request sent -> last ended) / chunks, on both
-sides. The engine's per-level fixed costs (thread and loop start, session, server probes, statistics
-over all tokens) are printed apart, and so is the total-CPU ratio.
-Targets: >= 60k chunks/s at c=64 on one core (<= 16.7 us CPU per chunk) and >= 0.8x the raw reader.
+Part 1, CPU per chunk: a minimal fast SSE server (raw asyncio, chunked encoding, one event per write, a yield to
+the loop between events) in another process on 127.0.0.1; at each concurrency (default 1, 16, 64, 256), the same
+requests and chunks for the engine (`run_benchmark` on its thread or, --isolation process, a spawned process;
+full bookkeeping) and for the anchor, a minimal raw-aiohttp reader (split events, orjson.loads each). Per chunk:
+process CPU of the streaming phase (first request sent -> last ended) / chunks; engine/raw over interleaved runs,
+median and spread (target <= 1.05x at c=256). Fixed per-level costs and the total-CPU ratio are printed apart.
 
-    python bench/bench_engine.py [--events 256] [--levels 1,16,64] [--repeat 3] [--isolation thread,process]
+Part 2, added inter-token latency: a server paces --itl-rate chunks/s over --itl-concurrency streams and writes
+into each chunk when it wrote it (perf_counter_ns: CLOCK_MONOTONIC, shared by both processes). A reader's stamp
+minus that is the chunk's delay; the change of delay from one chunk to the next is what the reader (and the
+kernel and loop under it) added to that inter-token gap. Delay and added-ITL p50/p99 for the engine beside the
+raw reader in the same run (the anchor: what no client avoids). Target: engine added ITL p99 < 1 ms at 20,000/s.
+
+    python bench/bench_engine.py [--levels 1,16,64,256] [--repeat 3] [--isolation thread,process]
+                                 [--itl-rate 20000] [--itl-concurrency 64] [--no-itl] [--no-cpu]
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
+import statistics
 import subprocess
 import sys
 import time
@@ -29,14 +34,14 @@ import orjson
 
 from specdec_tui.bench import RunDone, run_benchmark
 from specdec_tui.bench import drive as bench_drive
+from specdec_tui.bench.client import RequestRecord
 from specdec_tui.core.config import BenchProfile
 
-LEVEL_REQUESTS = {1: 48, 16: 256, 64: 512}
+LEVEL_REQUESTS = {1: 48, 16: 256, 64: 512, 256: 1024}
+ITL_EVENTS = 200  # chunks per request in part 2: their texts (the write times) fit the engine's kept-text sample
 
 
 # ---------------------------------------------------------------- server (child process)
-
-
 def build_events(n: int) -> list[bytes]:
     out = []
     for i in range(1, n + 1):
@@ -92,12 +97,42 @@ class SseServer(asyncio.Protocol):
             await asyncio.sleep(0)
 
 
-def serve(n_events: int) -> None:
+def paced_event(i: int, n: int) -> bytes:
+    """Chunk `i` of `n`, its text the time it is written (ns): what the readers measure their delay against."""
+    obj = {"id": "bench", "object": "text_completion",
+           "choices": [{"index": 0, "text": f" t{time.perf_counter_ns()}", "finish_reason": "length" if i == n else None}],
+           "usage": {"prompt_tokens": 12, "completion_tokens": i, "total_tokens": 12 + i}}
+    data = b"data: " + orjson.dumps(obj) + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class PacedSseServer(SseServer):
+    """Each stream writes one chunk every `gap_s` from a random phase (the total rate spread evenly in time)."""
+
+    gap_s = 0.0
+    n_events = ITL_EVENTS
+
+    async def stream(self) -> None:
+        t = self.transport
+        t.write(STREAM_HEAD)
+        t0 = time.perf_counter() + random.uniform(0.0, self.gap_s)
+        for i in range(1, self.n_events + 1):
+            if (wait := t0 + i * self.gap_s - time.perf_counter()) > 0:
+                await asyncio.sleep(wait)
+            if t.is_closing():
+                return
+            t.write(paced_event(i, self.n_events))
+        t.writelines(build_events(self.n_events)[-2:])  # the usage-only chunk and [DONE]
+
+
+def serve(n_events: int, gap_s: float = 0.0) -> None:
     SseServer.events = build_events(n_events)
+    PacedSseServer.gap_s, PacedSseServer.n_events = gap_s, n_events
+    factory = PacedSseServer if gap_s > 0 else SseServer
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        server = await loop.create_server(SseServer, "127.0.0.1", 0)
+        server = await loop.create_server(factory, "127.0.0.1", 0)
         print(server.sockets[0].getsockname()[1], flush=True)
         await server.serve_forever()
 
@@ -108,8 +143,7 @@ def serve(n_events: int) -> None:
 
 
 class PhaseClock:
-    """Process CPU time at the start and end of each level's streaming phase (first request sent →
-    last request ended). Everything else a side spends is its fixed cost for the level."""
+    """Process CPU time at the start and end of a level's streaming phase (first request sent → last ended)."""
 
     def __init__(self) -> None:
         self.start = self.end = 0.0
@@ -185,8 +219,7 @@ class Sample:
         return None if self.stream_cpu_s is None else (self.cpu_s - self.stream_cpu_s) * 1e3
 
 
-def cpu_now() -> float:
-    """This process's CPU (ns resolution) plus its waited-for children's (a spawned engine process)."""
+def cpu_now() -> float:  # this process's CPU and its waited-for children's (a spawned engine)
     t = os.times()
     return time.process_time() + t.children_user + t.children_system
 
@@ -204,17 +237,127 @@ def median_sample(samples: list[Sample]) -> Sample:
     return sorted(samples, key=lambda s: s.us_per_chunk)[len(samples) // 2]
 
 
+def pct(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, int(q * len(values)))]
+
+
+# ---------------------------------------------------------------- part 2: added inter-token latency
+
+
+async def raw_itl(url: str, concurrency: int, requests: int) -> list[list[tuple[int, int]]]:
+    """The anchor reader: (arrival stamp, write time) of every chunk, per request."""
+    body = orjson.dumps({"model": "bench", "prompt": "hi", "stream": True, "max_tokens": ITL_EVENTS})
+    out: list[list[tuple[int, int]]] = []
+    left = requests
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency + 8)) as session:
+
+        async def worker() -> None:
+            nonlocal left
+            while left > 0:
+                left -= 1
+                pairs: list[tuple[int, int]] = []
+                async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as resp:
+                    buf = b""
+                    async for data in resp.content.iter_any():
+                        t = time.perf_counter_ns()
+                        buf += data
+                        *events, buf = buf.split(b"\n\n")
+                        for ev in events:
+                            payload = ev[6:]
+                            if payload != b"[DONE]" and (choices := orjson.loads(payload)["choices"]):
+                                pairs.append((t, int(choices[0]["text"][2:])))
+                out.append(pairs)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return out
+
+
+async def engine_itl(url: str, concurrency: int, requests: int) -> list[list[tuple[int, int]]]:
+    """The engine's own stamps (`RequestRecord.times`) beside the texts it kept (every request's, here)."""
+    records: list[RequestRecord] = []
+    original = bench_drive.stream_request
+
+    async def keep(session, url, body, chat, rec, *args):  # type: ignore[no-untyped-def]
+        rec.keep_text = True  # the engine's sampled-request path, for every request
+        records.append(await original(session, url, body, chat, rec, *args))
+        return rec
+
+    bench_drive.stream_request = keep  # type: ignore[assignment]
+    try:
+        await engine(url, concurrency, requests, ITL_EVENTS, "thread", PhaseClock())
+    finally:
+        bench_drive.stream_request = original
+    out = []
+    for rec in records:
+        assert len(rec.text_parts) == len(rec.times) == ITL_EVENTS, (len(rec.text_parts), len(rec.times))
+        out.append([(t, int(text[2:])) for t, text in zip(rec.times, rec.text_parts, strict=True)])
+    return out
+
+
+def itl_figures(streams: list[list[tuple[int, int]]]) -> dict[str, float]:
+    """Delay and added ITL p50/p99 (ms); the ITL p99 the reader saw beside the one the server wrote."""
+    delay, added, seen, wrote = [], [], [], []
+    for pairs in streams:
+        for (t0, w0), (t1, w1) in zip(pairs, pairs[1:], strict=False):
+            added.append(((t1 - w1) - (t0 - w0)) / 1e6)
+            seen.append((t1 - t0) / 1e6)
+            wrote.append((w1 - w0) / 1e6)
+        delay.extend((t - w) / 1e6 for t, w in pairs)
+    return {"delay p50": pct(delay, 0.5), "delay p99": pct(delay, 0.99), "added p50": pct(added, 0.5),
+            "added p99": pct(added, 0.99), "ITL p99 seen": pct(seen, 0.99), "ITL p99 written": pct(wrote, 0.99),
+            "chunks": float(len(delay))}
+
+
+def run_itl(rate: float, concurrency: int, repeat: int) -> None:
+    gap = concurrency / rate
+    server = subprocess.Popen([sys.executable, __file__, "--serve", "--events", str(ITL_EVENTS), "--gap", repr(gap)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{int(server.stdout.readline())}/v1/completions"  # type: ignore[union-attr]
+        requests = 4 * concurrency
+        print(f"\nadded inter-token latency: {rate:,.0f} chunks/s over {concurrency} streams (one chunk every "
+              f"{gap * 1e3:.1f} ms each), {requests} requests of {ITL_EVENTS} chunks per run, {repeat} runs interleaved")
+        runs: dict[str, list[dict[str, float]]] = {"raw (anchor)": [], "engine/thread": []}
+        for _ in range(repeat):
+            runs["raw (anchor)"].append(itl_figures(asyncio.run(raw_itl(url, concurrency, requests))))
+            runs["engine/thread"].append(itl_figures(asyncio.run(engine_itl(url, concurrency, requests))))
+        keys = ("delay p50", "delay p99", "added p50", "added p99", "ITL p99 seen", "ITL p99 written")
+        print(f"{'reader':<14} " + " ".join(f"{k + ' ms':>17}" for k in keys) + "   (median of runs; added p99 per run)")
+        for name, figs in runs.items():
+            per_run = ", ".join(f"{f['added p99']:.3f}" for f in figs)
+            print(f"{name:<14} " + " ".join(f"{statistics.median(f[k] for f in figs):>17.3f}" for k in keys)
+                  + f"   [{per_run}]")
+        eng = statistics.median(f["added p99"] for f in runs["engine/thread"])
+        raw = statistics.median(f["added p99"] for f in runs["raw (anchor)"])
+        print(f"engine added ITL p99 {eng:.3f} ms (target < 1 ms) beside the raw reader's {raw:.3f} ms in the same run")
+    finally:
+        server.terminate()
+        server.wait(5)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=256, help="content chunks per request")
-    ap.add_argument("--levels", default="1,16,64")
+    ap.add_argument("--levels", default="1,16,64,256")
     ap.add_argument("--repeat", type=int, default=3, help="runs per reader and level (median reported)")
     ap.add_argument("--isolation", default="thread", help="engine modes to measure: thread, process or both")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--itl-rate", type=float, default=20000.0)
+    ap.add_argument("--itl-concurrency", type=int, default=64)
+    for flag in ("--no-itl", "--no-cpu", "--serve"):
+        ap.add_argument(flag, action="store_true")
+    ap.add_argument("--gap", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        serve(args.events)
+        serve(args.events, args.gap)
         return 0
+    if not args.no_cpu:
+        run_cpu(args)
+    if not args.no_itl:
+        run_itl(args.itl_rate, args.itl_concurrency, args.repeat)
+    return 0
+
+
+def run_cpu(args: argparse.Namespace) -> None:
     modes = [m.strip() for m in args.isolation.split(",") if m.strip()]
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--events", str(args.events)], stdout=subprocess.PIPE, text=True
@@ -224,13 +367,10 @@ def main() -> int:
         url = f"http://127.0.0.1:{port}/v1/completions"
         print(f"server pid {server.pid}, {args.events} chunks per request, client pid {os.getpid()}, "
               f"median of {args.repeat} runs")
-        print("µs/chunk = process CPU of the streaming phase (first request sent → last ended) / chunks, the same")
-        print("phase on both sides; fixed = the rest of the level's CPU (engine: thread and loop start, session,")
-        print("server probes before/after, statistics over all tokens; raw: session open/close). A spawned")
-        print("engine's phases are not visible from here: its µs/chunk is total CPU (spawn included) / chunks.")
-        head = (f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
-                f"{'ratio raw/eng':>14} {'total ratio':>12}")
-        print(head)
+        print("µs/chunk: CPU of the streaming phase / chunks (a spawned engine: total CPU / chunks); fixed: the rest of")
+        print("the level's CPU; engine/raw: over the raw reader's run beside it, median (min..max); target ≤ 1.05 at c=256")
+        print(f"{'c':>3} {'reader':<15} {'chunks':>7} {'wall s':>7} {'chunks/s':>9} {'µs/chunk':>9} {'fixed ms':>9} "
+              f"{'engine/raw':>11} {'(min..max)':>12} {'total ratio':>12}")
         for c in (int(x) for x in args.levels.split(",")):
             n = LEVEL_REQUESTS.get(c, 4 * c)
             runs: dict[str, list[Sample]] = {"raw": [], **{f"engine/{m}": [] for m in modes}}
@@ -242,14 +382,16 @@ def main() -> int:
             for name, samples in runs.items():
                 s = median_sample(samples)
                 fixed = f"{s.fixed_ms:.1f}" if s.fixed_ms is not None else "–"
-                ratio = f"{raw.us_per_chunk / s.us_per_chunk:.2f}" if name != "raw" and s.stream_cpu_s is not None else ""
-                total = f"{raw.cpu_s / s.cpu_s:.2f}" if name != "raw" else ""
+                ratio = spread = ""
+                if name != "raw" and s.stream_cpu_s is not None:
+                    pairs = sorted(e.us_per_chunk / r.us_per_chunk for e, r in zip(samples, runs["raw"], strict=True))
+                    ratio, spread = f"{statistics.median(pairs):.3f}", f"{pairs[0]:.2f}..{pairs[-1]:.2f}"
+                total = f"{s.cpu_s / raw.cpu_s:.2f}" if name != "raw" else ""
                 print(f"{c:>3} {name:<15} {s.chunks:>7} {s.wall_s:>7.2f} {s.chunks / s.wall_s:>9.0f} "
-                      f"{s.us_per_chunk:>9.2f} {fixed:>9} {ratio:>14} {total:>12}", flush=True)
+                      f"{s.us_per_chunk:>9.2f} {fixed:>9} {ratio:>11} {spread:>12} {total:>12}", flush=True)
     finally:
         server.terminate()
         server.wait(5)
-    return 0
 
 
 if __name__ == "__main__":

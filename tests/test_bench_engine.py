@@ -305,3 +305,15 @@ async def test_unusual_but_legal_sse_is_read_exactly() -> None:
         (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=12)))
     assert lv.errors == 0 and lv.output_tokens == 4 * 12
     assert lv.accept_length_client == pytest.approx(11 / 5)
+
+
+async def test_a_slow_stream_that_keeps_sending_is_no_stall_and_a_silent_one_is() -> None:
+    """The stall watch looks at the last bytes, not the request's age: chunks every 0.1 s for ~1 s pass a 0.3 s
+    stall timeout; a server that goes silent after two chunks fails as "stall" about 0.3 s later."""
+    async with RunningServer(ServerSpec(pattern=(1,), delay_s=0.1)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(requests=2, warmup=0, max_tokens=10, stall_timeout_s=0.3)))
+    assert lv.errors == 0 and lv.output_tokens == 20 and lv.e2e_ms.p50 is not None and lv.e2e_ms.p50 > 800
+    async with RunningServer(ServerSpec(mode="stall", delay_s=0.005)) as srv:
+        t0 = time.perf_counter()
+        (lv,) = levels_of(await collect(srv.base_url, profile(requests=1, warmup=0, stall_timeout_s=0.3)))
+    assert lv.error_kinds == {"stall": 1} and time.perf_counter() - t0 < 5

@@ -17,11 +17,12 @@ from typing import Any
 import aiohttp
 import orjson
 
-from specdec_tui.bench.sse import SseSplitter, parse_block
+from specdec_tui.bench.sse import parse_block, without_cr
 from specdec_tui.bench.usage_check import BAD_USAGE, check_usage, usage_step_error
 
 ERROR_BODY_LIMIT = 2048
 _SLOW = object()  # marks an event block the fast path did not decode
+_STOP = object()  # a block that ends the request (its error is on the record)
 TEXT_SAMPLE_LIMIT = 8192  # characters of output kept per sampled request for the degeneracy check
 
 
@@ -44,6 +45,7 @@ class RequestRecord:
     keep_text: bool = False  # sampled for the degeneracy check: keep the first TEXT_SAMPLE_LIMIT chars
     text_parts: list[str] = field(default_factory=list)
     done: bool = False  # saw [DONE]
+    last_read_ns: int = 0  # the last bytes' arrival (or the start): what the stall watch looks at
 
     @property
     def ok(self) -> bool:
@@ -65,14 +67,16 @@ JSON_HEADERS = {"Content-Type": "application/json"}
 def make_client(concurrency: int, stall_timeout_s: float, api_key: str | None) -> aiohttp.ClientSession:
     """One pooled aiohttp session for a whole run, used directly (no httpx layer: its per-request
     objects and per-read async generator cost more CPU than the rest of the hot loop). A connection
-    limit above the highest concurrency; the socket read timeout is the stall timeout. Environment
-    proxies are ignored on purpose: a benchmark must measure the server, not a proxy."""
+    limit above the highest concurrency. No socket read timeout: aiohttp would cancel and re-arm a timer on
+    every chunk (at c=256 that alone cost ~15 % of a chunk's CPU, bench/bench_engine.py); `stream_request`'s
+    `_StallWatch` looks at the last read once per stall timeout instead (`stall_timeout_s` is kept for
+    callers). Environment proxies are ignored on purpose: a benchmark must measure the server, not a proxy."""
     headers = {"Accept": "text/event-stream"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=concurrency + 8),
-        timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=stall_timeout_s),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=None),
         headers=headers,
         trust_env=False,
     )
@@ -102,19 +106,49 @@ def classify_exception(exc: BaseException) -> str:
     return "client_error"
 
 
+class _StallWatch:
+    """Ends a request that received no bytes for `stall_s` (kind "stall"): a timer that fires once per stall
+    timeout and, while bytes still come, moves itself to the last read's time + stall_s — not a timer re-armed
+    per chunk."""
+
+    __slots__ = ("fired", "handle", "loop", "rec", "stall_ns", "task")
+
+    def __init__(self, rec: RequestRecord, stall_s: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.rec, self.stall_ns, self.fired = rec, int(stall_s * 1e9), False
+        self.handle = self.loop.call_later(stall_s, self._check)
+
+    def _check(self) -> None:
+        idle = perf_counter_ns() - self.rec.last_read_ns
+        if idle >= self.stall_ns and self.task is not None:
+            self.fired = True
+            self.task.cancel()
+        else:
+            self.handle = self.loop.call_later((self.stall_ns - idle) / 1e9, self._check)
+
+    def stalled(self) -> bool:
+        """After a CancelledError: whether it was this watch's (then taken back), not a real cancel."""
+        return self.fired and self.task is not None and self.task.uncancel() == 0
+
+
 async def stream_request(
     session: aiohttp.ClientSession, url: str, body: bytes, chat: bool, rec: RequestRecord, timeout_s: float,
-    max_tokens: int | None = None,
+    max_tokens: int | None = None, stall_s: float | None = None,
 ) -> RequestRecord:
     """Send one streaming request and fill `rec`. Never raises except on cancellation. A usage that
-    contradicts the stream (`bench.usage_check`) fails the request."""
-    rec.start_ns = perf_counter_ns()
+    contradicts the stream (`bench.usage_check`) fails the request; so do `stall_s` without a byte."""
+    rec.start_ns = rec.last_read_ns = perf_counter_ns()
+    watch = _StallWatch(rec, stall_s) if stall_s else None
     try:
         async with asyncio.timeout(timeout_s):
             await _stream(session, url, body, chat, rec)
     except asyncio.CancelledError:
-        rec.error = rec.error or "cancelled"
-        raise
+        if watch is None or not watch.stalled():
+            rec.error = rec.error or "cancelled"
+            raise
+        rec.error = "stall"
+        rec.error_detail = f"no bytes for the stall timeout ({stall_s:g} s)"
     except TimeoutError as exc:
         if isinstance(exc, aiohttp.ClientError):  # aiohttp's socket timeouts are TimeoutErrors too
             rec.error = classify_exception(exc)
@@ -125,6 +159,9 @@ async def stream_request(
     except Exception as exc:  # noqa: BLE001 - every failure is a counted error kind, never a crash
         rec.error = classify_exception(exc)
         rec.error_detail = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        if watch is not None:
+            watch.handle.cancel()
     if rec.error is None and not rec.done and rec.finish_reason is None:
         rec.error = "truncated"
         rec.error_detail = "stream ended without [DONE] or a finish_reason"
@@ -150,11 +187,11 @@ async def _stream(session: aiohttp.ClientSession, url: str, body: bytes, chat: b
 
 
 async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRecord) -> None:
-    """The hot loop. Per read: one clock read, then the SSE split; per event: one `orjson.loads`
-    and a few dict lookups, two appends to preallocated-type arrays, nothing else. The record's
-    scalar fields are written back once, at the end (or on failure), not per chunk."""
-    splitter = SseSplitter()
-    split = splitter.blocks
+    """The hot loop. Per read: one clock read, then the SSE split (inline: a call per read costs what the rest of
+    a chunk does); per event: one `orjson.loads`, a few dict lookups and two appends to typed arrays. A block that
+    is not one `data: {...}` line goes through `_decoded`, an event without choices (usage, sglext, an error)
+    through `_without_choices`. The record's scalar fields are written back once, at the end (or on failure),
+    not per chunk."""
     readany = content.readany
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -167,62 +204,54 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
     last_ns = 0
     last_ct = 0
     saw_ct = False
+    buf = held = b""
     try:
         while raw := await readany():
-            t = perf_counter_ns()  # byte arrival, before any parsing
-            for block in split(raw):
-                name = None
+            rec.last_read_ns = t = perf_counter_ns()  # byte arrival, before any parsing
+            if buf:
+                raw = buf + raw
+            if b"\r" in raw:
+                raw, held = without_cr(raw)
+            *blocks, buf = raw.split(b"\n\n")
+            if held:
+                buf, held = buf + held, b""
+            for block in blocks:
                 obj: Any = _SLOW
                 if block[:6] == b"data: ":  # the common case: one data line holding a JSON object
                     try:
                         obj = loads(block[6:])
                     except decode_error:
-                        pass  # [DONE], several data lines, or garbage: the slow path tells which
+                        pass  # [DONE], several data lines, or garbage: `_decoded` tells which
                 if obj is _SLOW:
-                    ev = parse_block(block)
-                    if ev is None:
-                        continue
-                    name, data = ev
-                    if data == b"[DONE]":
-                        rec.done = True
-                        continue
-                    try:
-                        obj = loads(data)
-                    except decode_error:
-                        rec.error = "bad_json"
-                        rec.error_detail = data[:200].decode("utf-8", "replace")
+                    obj = _decoded(block, rec)
+                    if obj is _STOP:
                         return
-                if name is not None or type(obj) is not dict:
-                    if name == b"error":
-                        rec.error = "stream_error"
-                        rec.error_detail = _error_message(obj)
-                        return
-                    if type(obj) is not dict:
+                try:  # SGLang's content chunk, by subscripts (cheaper than .get); any other shape below
+                    c0 = obj["choices"][0]
+                    text = c0["delta"]["content"] if chat else c0["text"]
+                    if chat and not text:  # a reasoning model's thinking streams beside the content
+                        text = c0["delta"].get("reasoning_content")
+                    fr = c0["finish_reason"]
+                    ct = obj["usage"]["completion_tokens"]
+                except (KeyError, IndexError, TypeError):
+                    choices = obj.get("choices") if type(obj) is dict else None
+                    if not choices:
+                        if type(obj) is dict:
+                            ct = _without_choices(obj, rec, last_ct)
+                            if rec.error is not None:
+                                return
+                            if ct is not None:
+                                last_ct, saw_ct = ct, True
                         continue
-                choices = obj.get("choices")
-                usage = obj.get("usage")
-                ct = usage.get("completion_tokens") if usage else None
-                if not choices:
-                    if "error" in obj:
-                        rec.error = "stream_error"
-                        rec.error_detail = _error_message(obj)
-                        return
-                    if ct is not None:
-                        if (bad := usage_step_error(ct, last_ct)) is not None:
-                            rec.error, rec.error_detail = BAD_USAGE, bad
-                            return
-                        last_ct, saw_ct = ct, True
-                    ext = obj.get("sglext")
-                    if ext:
-                        _read_spec_details(ext, rec)
-                    continue
-                c0 = choices[0]
-                if chat:
-                    delta = c0.get("delta")
-                    text = (delta.get("content") or delta.get("reasoning_content")) if delta else None
-                else:
-                    text = c0.get("text")
-                fr = c0.get("finish_reason")
+                    c0 = choices[0]
+                    if chat:
+                        delta = c0.get("delta")
+                        text = (delta.get("content") or delta.get("reasoning_content")) if delta else None
+                    else:
+                        text = c0.get("text")
+                    fr = c0.get("finish_reason")
+                    usage = obj.get("usage")
+                    ct = usage.get("completion_tokens") if usage else None
                 if fr:
                     rec.finish_reason = fr
                 if ct is not None:
@@ -243,20 +272,61 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
                         if keep_text and text_chars < TEXT_SAMPLE_LIMIT:
                             texts.append(text)
                             text_chars += len(text)
-        if splitter.pending.strip():
+        if buf.strip():
             # the stream ended inside an event: accept a bare [DONE], anything else is a cut stream
-            for _name, data in splitter.feed(b"\n\n"):
-                if data == b"[DONE]":
-                    rec.done = True
-                else:
-                    rec.error = "truncated"
-                    rec.error_detail = "stream ended inside an event"
+            ev = parse_block(buf)
+            if ev is not None and ev[1] == b"[DONE]":
+                rec.done = True
+            elif ev is not None:
+                rec.error = "truncated"
+                rec.error_detail = "stream ended inside an event"
     finally:
         rec.first_content_ns = first_ns
         if last_ns:
             rec.end_ns = last_ns
         if saw_ct:
             rec.usage_total = last_ct
+
+
+def _decoded(block: bytes, rec: RequestRecord) -> Any:
+    """The object of a block the fast path could not read (several lines, an event name, [DONE], garbage): None
+    when it carries nothing to count, _STOP when it ends the request (bad JSON, an error event)."""
+    ev = parse_block(block)
+    if ev is None:
+        return None
+    name, data = ev
+    if data == b"[DONE]":
+        rec.done = True
+        return None
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        rec.error = "bad_json"
+        rec.error_detail = data[:200].decode("utf-8", "replace")
+        return _STOP
+    if name == b"error":
+        rec.error = "stream_error"
+        rec.error_detail = _error_message(obj)
+        return _STOP
+    return obj
+
+
+def _without_choices(obj: dict[str, Any], rec: RequestRecord, last_ct: int) -> int | None:
+    """An event with no choices: an error (sets rec.error), SGLang's final usage or sglext chunk. Returns the usage
+    count it carried (None without one); a count that cannot follow `last_ct` sets rec.error."""
+    if "error" in obj:
+        rec.error = "stream_error"
+        rec.error_detail = _error_message(obj)
+        return None
+    usage = obj.get("usage")
+    ct = usage.get("completion_tokens") if usage else None
+    if ct is not None and (bad := usage_step_error(ct, last_ct)) is not None:
+        rec.error, rec.error_detail = BAD_USAGE, bad
+        return None
+    ext = obj.get("sglext")
+    if ext:
+        _read_spec_details(ext, rec)
+    return ct
 
 
 def _read_spec_details(ext: Any, rec: RequestRecord) -> None:

@@ -103,7 +103,7 @@ async def run_level(
         if measured and lv.w0 is None:
             lv.w0 = perf_counter_ns()
         await stream_request(client, url, bodies[i], chat, rec, profile.request_timeout_s,
-                             limits[i] if limits else profile.max_tokens)
+                             limits[i] if limits else profile.max_tokens, profile.stall_timeout_s)
         if measured:
             lv.done += 1
             if rec.ok:
@@ -171,7 +171,7 @@ async def drive_benchmark(
     except (PlanError, ValueError) as err:
         emit(RunDone(levels, False, str(err)))
         return levels
-    if profile.rate is None and (not profile.concurrency or min(profile.concurrency) < 1):
+    if profile.rate is None and not plan.arrivals and (not profile.concurrency or min(profile.concurrency) < 1):
         emit(RunDone(levels, False, "concurrency levels must be whole numbers ≥ 1"))
         return levels
     # the content checks judge the temperature that was sent (a workload may set its own)
@@ -179,17 +179,18 @@ async def drive_benchmark(
     if profile.rate is not None and not profile.rate > 0:
         emit(RunDone(levels, False, "the request rate must be a number > 0 (requests per second)"))
         return levels
-    client = make_client(max(profile.concurrency or (1,)) if profile.rate is None else 1024, profile.stall_timeout_s, api_key)
+    open_loop = profile.rate is not None or bool(plan.arrivals)  # a trace: one level at its own times
+    client = make_client(max(profile.concurrency or (1,)) if not open_loop else 1024, profile.stall_timeout_s, api_key)
     try:
         if not (model or profile.model):
             plan = build_plan(profile, await resolve_model(client, base_url))
         cycle = itertools.count()
-        for load in ((profile.rate,) if profile.rate is not None else profile.concurrency):
-            if profile.rate is not None:
-                res = await run_open_level(client, base_url, plan.bodies, profile, float(load), emit, cycle,
-                                           plan.repetitive, profile.seed, plan.limits)
+        for load in ((profile.rate,) if open_loop else profile.concurrency):
+            if open_loop:
+                res = await run_open_level(client, base_url, plan.bodies, profile, load, emit, cycle,
+                                           plan.repetitive, profile.seed, plan.limits, plan.arrivals)
             else:
-                res = await run_level(client, base_url, plan.bodies, profile, int(load), emit, cycle, plan.repetitive,
+                res = await run_level(client, base_url, plan.bodies, profile, int(load or 0), emit, cycle, plan.repetitive,
                                       plan.limits)
             res.workload = dict(plan.workload)
             levels.append(res)

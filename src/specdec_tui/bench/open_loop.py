@@ -1,6 +1,7 @@
 """Open-loop load: requests sent at scheduled times for a target rate (core.arrivals), whatever is in flight —
 as production traffic arrives — unlike the closed loop's C workers. The first `warmup` and the last `cooldown`
-arrivals load the server but are not measured; progress shows the requests in flight."""
+arrivals load the server but are not measured; progress shows the requests in flight. A recorded trace
+(`workloads.trace`) gives the send times itself: its requests go in order at its times, or time-scaled to a rate."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, 
 from specdec_tui.bench.events import LevelProgress, LevelStarted
 from specdec_tui.bench.server_stats import accept_from_counters, counters, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.bench.workloads.trace import mean_rate, scaled
 from specdec_tui.core.arrivals import arrival_offsets
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -33,17 +35,27 @@ async def run_open_level(
     base_url: str,
     bodies: list[bytes],
     profile: BenchProfile,
-    rate: float,
+    rate: float | None,
     emit: Emit,
     prompt_cycle: itertools.count[int],
     repetitive_prompts: bool = False,
     seed: int = 0,
     limits: list[int] | None = None,
+    trace: tuple[float, ...] = (),
 ) -> LevelResult:
-    """One level at `rate` requests/s; every sent request has ended (or was cut at the level timeout) on return."""
-    n = measured_count(profile, rate)
-    first, last = profile.warmup, profile.warmup + n
-    offsets = arrival_offsets(last + profile.cooldown, rate, profile.arrivals, burst=profile.burst, seed=seed)
+    """One level at `rate` requests/s, or of the recorded `trace` (bodies[i] at trace[i] s, time-scaled to `rate`
+    when one is given); every sent request has ended (or was cut at the level timeout) on return."""
+    if trace:
+        offsets = scaled(trace, rate)
+        rate = mean_rate(offsets) or float(len(offsets))
+        first = min(profile.warmup, len(offsets) - 1)  # every request of the trace is sent; at least one is measured
+        last = max(first + 1, len(offsets) - profile.cooldown)
+        n = last - first
+    else:
+        assert rate is not None
+        n = measured_count(profile, rate)
+        first, last = profile.warmup, profile.warmup + n
+        offsets = arrival_offsets(last + profile.cooldown, rate, profile.arrivals, burst=profile.burst, seed=seed)
     emit(LevelStarted(0, n, None))
     url = base_url + ENDPOINT_PATHS[profile.endpoint]
     chat = profile.endpoint == "chat"
@@ -56,7 +68,7 @@ async def run_open_level(
         state["in_flight"] += 1
         state["peak"] = max(state["peak"], state["in_flight"])
         try:
-            await stream_request(client, url, body, chat, rec, profile.request_timeout_s, limit)
+            await stream_request(client, url, body, chat, rec, profile.request_timeout_s, limit, profile.stall_timeout_s)
         finally:
             state["in_flight"] -= 1
         if rec.measured:
@@ -90,7 +102,7 @@ async def run_open_level(
                     measured = first <= i < last
                     rec = RequestRecord(measured, keep_text=measured and i - first < TEXT_SAMPLE_REQUESTS)
                     records.append(rec)
-                    k = next(prompt_cycle) % len(bodies)
+                    k = i if trace else next(prompt_cycle) % len(bodies)
                     tg.create_task(one(rec, bodies[k], limits[k] if limits else profile.max_tokens))
     except TimeoutError:
         cut = 0

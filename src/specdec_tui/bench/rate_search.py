@@ -3,10 +3,15 @@ geometric bisection in at most `max_probes` levels.
 
 The first probe runs at the profile's rate (or START_RATE). While probes pass, the rate quadruples; once one
 fails, a saturated probe's served rate caps the next guess. When a passing and a failing rate bracket the
-answer, each probe halves the bracket in log space; the answer is the bracket's geometric middle, so a
-bracket within 1.1× puts it within ±5 % of the boundary. Saturation (queue growing) is named in words.
-Every probe draws its arrivals from the same seed (common random numbers): the same pattern, only time-scaled,
-so a probe's verdict moves with the rate and not with the luck of its draw.
+answer, each probe halves the bracket in log space; the answer is the bracket's geometric middle. The search
+stops at a bracket within 1.05× (the middle within ±2.5 % of either end), not 1.1×: near the boundary a probe's
+verdict is itself noisy (bench/rate_search_noise.py saw a fine scan's verdicts mixed from −5.6 % to +1.1 % of it
+on a loaded machine), and the remaining half of the ±5 % is that noise's. Out of probes, a bracket within 1.1× still gives its
+middle. Saturation (queue growing) is named in words.
+Every probe sends the same requests in the same order at arrival times from the same seed (common random
+numbers): the same load, only time-scaled, so a probe's verdict moves with the rate and not with the luck of
+its draw or of which prompts it happened to get. A recorded trace is probed the same
+way: its own pattern, time-scaled to each rate, starting at its own rate.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from specdec_tui.bench.drive_common import Emit
 from specdec_tui.bench.events import LevelDone
 from specdec_tui.bench.open_loop import run_open_level
 from specdec_tui.bench.request_plan import build_plan
+from specdec_tui.bench.workloads.trace import mean_rate
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
 
 START_RATE = 8.0
 MAX_PROBES = 6
-CLOSE_ENOUGH = 1.1  # hi/lo: the geometric middle is then within ±5 % of either end
+CLOSE_ENOUGH = 1.05  # hi/lo at which the search stops: the geometric middle is within ±2.5 % of either end
+MIDDLE_WITHIN = 1.1  # out of probes, a bracket this close still answers with its middle (±5 % of either end)
 
 
 @dataclass(slots=True)
@@ -84,6 +91,19 @@ def probe_words(level: LevelResult) -> str:
     return ("met" if met(level) else "missed") + (f" ({why})" if why else "")
 
 
+def scan_crossing(grid: list[float], verdicts: list[list[bool]]) -> float:
+    """The boundary a fine scan names: the threshold with the fewest verdicts on its wrong side (met above it,
+    missed below it) over one or more scans of `grid` (ascending), the geometric middle of its two grid points;
+    ties share the middle of their run. Unlike "the first miss", one noisy miss far below does not move it."""
+    costs = [sum(not ok for row in verdicts for ok in row[:cut]) + sum(ok for row in verdicts for ok in row[cut:])
+             for cut in range(len(grid) + 1)]
+    best = [cut for cut, cost in enumerate(costs) if cost == min(costs)]
+    cut = best[len(best) // 2]
+    if cut in (0, len(grid)):
+        return grid[min(cut, len(grid) - 1)]
+    return math.sqrt(grid[cut - 1] * grid[cut])
+
+
 def next_rate(lo: float | None, hi: float | None, hi_served: float | None) -> float:
     """The next rate to probe, given the bracket so far."""
     if lo is None:
@@ -109,8 +129,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
     try:
         chosen = model or profile.model or await resolve_model(client, base_url) or FALLBACK_MODEL
         plan = build_plan(profile, chosen)
-        cycle = itertools.count()
-        rate = profile.rate or START_RATE
+        rate = profile.rate or (mean_rate(plan.arrivals) if plan.arrivals else None) or START_RATE
         lo: float | None = None
         hi: float | None = None
         hi_served: float | None = None
@@ -118,7 +137,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
             if on_probe is not None:
                 on_probe(len(search.probes), rate)
             level = await run_open_level(client, base_url, plan.bodies, dataclasses.replace(profile, rate=rate), rate,
-                                         emit, cycle, plan.repetitive, profile.seed, plan.limits)
+                                         emit, itertools.count(), plan.repetitive, profile.seed, plan.limits, plan.arrivals)
             level.workload = dict(plan.workload)
             emit(LevelDone(level))
             ok = met(level)
@@ -136,7 +155,7 @@ async def find_max_rate(base_url: str, profile: BenchProfile, emit: Emit, *, api
             rate = next_rate(lo, hi, hi_served)
         search.lo, search.hi = lo, hi
         if lo is not None:
-            search.max_rate = math.sqrt(lo * hi) if hi is not None and hi / lo <= CLOSE_ENOUGH else lo
+            search.max_rate = math.sqrt(lo * hi) if hi is not None and hi / lo <= MIDDLE_WITHIN else lo
     finally:
         await client.close()
     return search

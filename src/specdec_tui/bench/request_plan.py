@@ -29,6 +29,7 @@ class RequestPlan:
     limits: list[int] = field(default_factory=list)  # each body's max_tokens: the usage check's bound per request
     workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed: kept with the trial
     temperature: float = 0.0
+    arrivals: tuple[float, ...] = ()  # a trace: bodies[i] is sent at arrivals[i] s (open loop); () otherwise
 
 
 def _from_prompts(profile: BenchProfile) -> Workload:
@@ -48,6 +49,8 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         in_dist, out_dist = parse_length(profile.input_len), parse_length(profile.output_len)
     except (WorkloadError, ValueError) as err:
         raise PlanError(str(err)) from None
+    if wl.is_trace and (in_dist is not None or out_dist is not None):
+        raise PlanError(f"{profile.workload} is a recorded trace: its lengths are its own — drop input_len/output_len")
     temperature = wl.temperature if wl.temperature is not None and profile.workload else profile.temperature
     top_p = profile.top_p if profile.top_p is not None else wl.top_p
     common: dict[str, object] = {
@@ -63,7 +66,7 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
     if profile.ignore_eos:
         common["ignore_eos"] = True
     rng = random.Random(profile.seed)
-    shuffled = profile.workload != "" and profile.seed != 0  # seed 0 keeps the file's order
+    shuffled = profile.workload != "" and profile.seed != 0 and not wl.is_trace  # seed 0 keeps the file's order
     order = list(range(len(wl.items)))
     if shuffled:
         rng.shuffle(order)
@@ -84,4 +87,17 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         bodies.append(orjson.dumps(body))
         limits.append(max_tokens)
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
-    return RequestPlan(bodies, wl.repetitive, limits, info, temperature)
+    if wl.is_trace:
+        info["arrivals"] = "trace"
+    return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals)
+
+
+def is_trace(profile: BenchProfile) -> bool:
+    """Whether the profile's workload is a recorded trace (one open-loop level at the trace's times); False when
+    it cannot be read (the run says why)."""
+    if not profile.workload:
+        return False
+    try:
+        return load_workload(profile.workload).is_trace
+    except WorkloadError:
+        return False

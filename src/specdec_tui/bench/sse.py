@@ -24,9 +24,7 @@ class SseSplitter:
         buf = self._buf + raw if self._buf else raw
         held = b""
         if b"\r" in buf:
-            if buf.endswith(b"\r"):  # maybe the first half of a CRLF cut by the read: decide next time
-                buf, held = buf[:-1], b"\r"
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf, held = without_cr(buf)
         blocks = buf.split(b"\n\n")
         self._buf = blocks.pop() + held
         return blocks
@@ -46,6 +44,15 @@ class SseSplitter:
     def pending(self) -> bytes:
         """Bytes received after the last complete event (an unterminated event at stream end)."""
         return self._buf
+
+
+def without_cr(buf: bytes) -> tuple[bytes, bytes]:
+    """CRLF and lone CR turned into LF; a trailing CR is held back (maybe the first half of a CRLF cut by the read:
+    decided with the next bytes). Returns (text, held)."""
+    held = b""
+    if buf.endswith(b"\r"):
+        buf, held = buf[:-1], b"\r"
+    return buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n"), held
 
 
 def parse_block(block: bytes) -> SseEvent | None:

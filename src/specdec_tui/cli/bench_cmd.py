@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ignore-eos", action="store_true", default=None)
     p.add_argument("--prompts", metavar="SET", help="realistic | repetitive | path to a prompt file")
     p.add_argument("--workload", metavar="NAME|FILE",
-                   help="chat | code | long-context | trap | a JSONL file of prompts or chat messages (replaces --prompts)")
+                   help="chat | code | long-context | trap | a JSONL file of prompts or chat messages, or a recorded "
+                        "trace (arrival times + lengths: replayed open loop at its times, --rate time-scales it)")
     p.add_argument("--seed", type=int, metavar="N", help="seed for lengths, order and arrival times (recorded with the run)")
     p.add_argument("--input-len", metavar="DIST", help="fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (words)")
     p.add_argument("--output-len", metavar="DIST", help="fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (tokens)")

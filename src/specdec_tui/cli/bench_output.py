@@ -161,11 +161,12 @@ class LiveTable:
         ev = unwrap_bench(ev)  # the trial loop wraps each benchmark event with its run number
         if isinstance(ev, LevelStarted):
             planned = f"{ev.planned} requests" if ev.planned else f"{ev.duration_s:g} s"
-            self.current = f"c={ev.concurrency}: starting ({planned})"
+            self.current = f"{f'c={ev.concurrency}' if ev.concurrency else 'open loop'}: starting ({planned})"
         elif isinstance(ev, LevelProgress):
             self.current = f"c={ev.concurrency}: {ev.done} done, {ev.errors} errors, {ev.tok_s:.0f} tok/s"
-            if self.profile.rate is not None:
-                self.current = f"r={self.profile.rate:g}/s: {ev.done} done, {ev.in_flight} in flight, {ev.errors} errors"
+            if ev.concurrency == 0:  # open loop: at a rate, or a trace at its own times
+                load = f"r={self.profile.rate:g}/s" if self.profile.rate is not None else "trace"
+                self.current = f"{load}: {ev.done} done, {ev.in_flight} in flight, {ev.errors} errors"
         elif isinstance(ev, LevelDone):
             self.rows.append(ev.result)
             self.current = ""

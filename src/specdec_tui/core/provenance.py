@@ -33,6 +33,46 @@ def unit_env(unit_text: str) -> dict[str, str]:
     return env
 
 
+def behaviour_vars(pairs: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in pairs.items() if BEHAVIOUR_ENV.match(k) and not SECRET_NAME.search(k)}
+
+
+def env_file_paths(unit_text: str) -> list[tuple[str, bool]]:
+    """The unit's EnvironmentFile= paths in order, each with whether it is optional (a leading "-"); an empty
+    assignment resets the list, as systemd does."""
+    out: list[tuple[str, bool]] = []
+    for line in unit_text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if not sep or key.strip() != "EnvironmentFile":
+            continue
+        value = value.strip()
+        if not value:
+            out.clear()
+            continue
+        out.append((value.lstrip("-"), value.startswith("-")))
+    return out
+
+
+def env_file_vars(text: str) -> dict[str, str]:
+    """An environment file's assignments (systemd's format: KEY=VALUE lines, # and ; comments, shell quoting), the
+    later winning; lines that are not assignments are skipped, as systemd skips them."""
+    env: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        name, eq, value = line.partition("=")
+        name = name.strip()
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue
+        try:
+            words = shlex.split(value.strip())
+        except ValueError:
+            words = [value.strip()]
+        env[name] = " ".join(words)
+    return env
+
+
 def unit_hash(unit_text: str) -> str:
     return hashlib.sha256(unit_text.encode()).hexdigest()[:12]
 
@@ -47,8 +87,11 @@ def provenance(trial: Trial) -> dict[str, str]:
             out["model"] = trial.facts.model
         out.update(trial.facts.setup)
     out["unit"] = f"#{unit_hash(trial.unit_text)}"
-    for name, value in unit_env(trial.unit_text).items():
+    # what the server ran with: the unit's Environment=, overridden by its EnvironmentFile= as read on the host
+    for name, value in {**unit_env(trial.unit_text), **trial.file_env}.items():
         out[name] = value
+    for path, state in trial.env_files.items():
+        out[f"EnvironmentFile {path}"] = state
     wl = next((lv.workload for lv in trial.levels if lv.workload), None)
     p = trial.profile
     if wl:
@@ -57,7 +100,10 @@ def provenance(trial: Trial) -> dict[str, str]:
     else:
         out["workload"] = p.workload or f"prompts {p.prompts}"
         out["seed"] = str(p.seed)
-    out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
+    if wl and wl.get("arrivals") == "trace":
+        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times")
+    else:
+        out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
     if trial.tool_version:
         out["specdec-tui"] = trial.tool_version
     return out

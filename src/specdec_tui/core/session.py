@@ -67,6 +67,8 @@ class Trial:
     host: str = ""  # the host it ran on ("" in files written before the panel could switch hosts: the session's)
     uid: str = field(default_factory=lambda: secrets.token_hex(8))  # which trial this is across writers ("" before)
     tool_version: str = field(default_factory=tool_version)  # the specdec-tui that measured it ("" in older files)
+    file_env: dict[str, str] = field(default_factory=dict)  # behaviour-changing vars of its EnvironmentFile=s, read on the host
+    env_files: dict[str, str] = field(default_factory=dict)  # each EnvironmentFile= path → "read" or why it was not
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -158,6 +160,8 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
         doc["facts"] = _compact(trial.facts.to_dict())
     if trial.tool_version:
         doc["tool_version"] = trial.tool_version
+    if trial.env_files:
+        doc["env_files"], doc["file_env"] = dict(trial.env_files), _redacted(dict(trial.file_env))
     return doc
 
 
@@ -302,6 +306,8 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
             host=str(d.get("host", "")),
             uid=str(d.get("uid", "")),
             tool_version=str(d.get("tool_version", "")),
+            file_env={str(k): str(v) for k, v in dict(d.get("file_env", {})).items()},
+            env_files={str(k): str(v) for k, v in dict(d.get("env_files", {})).items()},
         )
     except SessionError:
         raise

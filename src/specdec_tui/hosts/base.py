@@ -180,6 +180,16 @@ class PythonProbe(Protocol):
 
 
 @runtime_checkable
+class FileReader(Protocol):
+    """A host that can read a file it holds (with the rights its unit changes need): how a trial records the
+    behaviour-changing variables of the unit's EnvironmentFile= (core/provenance.py), which the unit text lacks."""
+
+    async def read_file(self, path: str) -> bytes:
+        """The file's bytes; HostError in words when it is absent or cannot be read."""
+        ...
+
+
+@runtime_checkable
 class TwoPhaseHost(Host, Protocol):
     """A host whose push splits in two, so several hosts can be pushed all-or-none (`hosts.cluster`):
     `prepare` stages and verifies and changes nothing a restart would see, `commit` backs up and replaces,

@@ -24,6 +24,7 @@ from specdec_tui.core.cluster_units import node_units
 from specdec_tui.core.config import ClusterConfig, HostConfig
 from specdec_tui.core.unit_errors import UnitSyntaxError
 from specdec_tui.hosts.base import (
+    FileReader,
     GpuFact,
     HostInfo,
     JournalRecord,
@@ -112,6 +113,13 @@ class ClusterHost:
         await asyncio.gather(*(n.host.close() for n in self.nodes), return_exceptions=True)
 
     # --- unit ------------------------------------------------------------------------------------
+    async def read_file(self, path: str) -> bytes:
+        """Node 0's file (every node runs node 0's unit)."""
+        head = self.nodes[0].host
+        if not isinstance(head, FileReader):
+            raise HostError(f"{self.nodes[0].name} cannot read files")
+        return await head.read_file(path)
+
     async def read_unit(self) -> str:
         """Node 0's unit: the one the operator edits (the others differ only in --node-rank)."""
         return await self.nodes[0].host.read_unit()

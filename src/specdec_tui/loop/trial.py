@@ -192,6 +192,7 @@ class TrialLoop(TrialHostSteps):
             return
         if trial is not None:
             trial.facts = snap.facts or ServerFacts()
+            await self.read_env_files(trial)
             self.record(trial)
             self.emit(TrialChanged(trial))
 
@@ -243,11 +244,17 @@ class TrialLoop(TrialHostSteps):
         if trial is None or trial.levels or trial.status != "running":
             trial = self.trial = self.start_trial(self.running_text or await self.read_running())
             trial.facts = self.facts or trial.facts
+            await self.read_env_files(trial)
         previous = next((t.levels for t in reversed(self.session.trials) if t.levels and t is not trial), None)
         self.bench_run += 1
         run = self.bench_run
         self.emit(Phase("bench"))
-        levels = (0,) if trial.profile.rate is not None else tuple(trial.profile.concurrency)  # 0: one open-loop level
+        open_loop = trial.profile.rate is not None
+        if not open_loop and trial.profile.workload:  # imported here: the panel builds the loop before its first frame
+            from specdec_tui.bench.request_plan import is_trace
+
+            open_loop = is_trace(trial.profile)
+        levels = (0,) if open_loop else tuple(trial.profile.concurrency)  # 0: one open-loop level (a rate or a trace)
         self.emit(BenchStarted(run, levels, list(previous) if previous else None, trial))
         try:
             async for event in self._bench_events(trial.profile):

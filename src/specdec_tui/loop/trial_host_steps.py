@@ -8,7 +8,10 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.hosts.base import Host, PushResult, RestartResult
+from specdec_tui.core.session import Trial
+from specdec_tui.core.words import in_words
+from specdec_tui.hosts.base import FileReader, Host, PushResult, RestartResult
+from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.busy import BusyState
 from specdec_tui.loop.events import Healthy, Phase, ReleaseLearned, Restarted, RolledBack, UnitLoaded
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
@@ -46,6 +49,26 @@ class TrialHostSteps(BusyState):
         text = await self.read_running()
         self.emit(UnitLoaded(text))
         return text
+
+    async def read_env_files(self, trial: Trial) -> None:
+        """Record in `trial` what its unit's EnvironmentFile=s hold that changes behaviour (core/provenance.py), read
+        on the host now — after the restart that read them, or for a benchmark of the unit as it runs. Never raises:
+        a file that cannot be read is recorded as such."""
+        from specdec_tui.core.provenance import behaviour_vars, env_file_paths, env_file_vars
+
+        paths = env_file_paths(trial.unit_text)
+        trial.file_env, trial.env_files = {}, {}
+        for path, optional in paths:
+            if not isinstance(self.host, FileReader):
+                trial.env_files[path] = "not read (this host cannot read files)"
+                continue
+            try:
+                data = await self.host.read_file(path)
+            except HostError as err:
+                trial.env_files[path] = "absent (optional)" if optional else f"not read: {in_words(err)}"
+                continue
+            trial.file_env.update(behaviour_vars(env_file_vars(data.decode("utf-8", "replace"))))
+            trial.env_files[path] = "read"
 
     async def learn_release(self, text: str | None = None) -> Release:
         """The host's SGLang release (asked once per loop; see loop/sglang_release.py), for its checks."""

@@ -3,7 +3,9 @@
 A workload file is JSON lines. An optional first line is a header object with "workload" (its name),
 "version", "description", "temperature", "top_p" and "repetitive"; every other line is one request: {"prompt": str}
 or {"messages": [{"role", "content"}, ...]}, with an optional "output_len" (tokens) and "kind". The shipped
-ones (`SHIPPED`) live beside this file. A workload's `content_hash` covers every request and its sampling, so
+ones (`SHIPPED`) live beside this file. A file whose requests carry arrival times is a recorded trace
+(`workloads.trace`): its requests are sent in time order at those times (`Workload.arrivals`).
+A workload's `content_hash` covers every request and its sampling, so
 two trials with the same name but different text never pass for the same load.
 """
 
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from specdec_tui.bench.workloads import trace as tr
 
 SHIPPED = ("chat", "code", "long-context", "trap")
 MAX_ITEMS = 100_000
@@ -55,6 +59,11 @@ class Workload:
     top_p: float | None = None
     repetitive: bool = False  # by design: acceptance on it is inflated
     content_hash: str = ""
+    arrivals: tuple[float, ...] = ()  # a trace: each item's send time (s from the first), ascending; () otherwise
+
+    @property
+    def is_trace(self) -> bool:
+        return bool(self.arrivals)
 
     @property
     def label(self) -> str:
@@ -79,6 +88,7 @@ def load_workload(name_or_path: str) -> Workload:
 def parse_workload(text: str, default_name: str, where: str) -> Workload:
     header: dict[str, Any] = {}
     items: list[WorkItem] = []
+    times: list[float] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -91,16 +101,30 @@ def parse_workload(text: str, default_name: str, where: str) -> Workload:
         if not items and not header and "workload" in obj:
             header = obj
             continue
-        items.append(_item(obj, f"{where} line {n}"))
+        timed = tr.is_trace_line(obj)
+        if items and timed != bool(times):
+            raise WorkloadError(f"{where} line {n}: a trace needs an arrival time (timestamp ms or arrival_s) on "
+                                f"every request, and a workload on none")
+        try:
+            if timed:
+                times.append(tr.arrival_s(obj, f"{where} line {n}"))
+            items.append(_trace_item(obj, len(items), f"{where} line {n}") if timed else _item(obj, f"{where} line {n}"))
+        except tr.TraceError as err:
+            raise WorkloadError(str(err)) from None
         if len(items) > MAX_ITEMS:
             raise WorkloadError(f"{where}: more than {MAX_ITEMS} requests")
     if not items:
         raise WorkloadError(f"{where}: holds no requests")
+    if times:  # sent in time order; lines recorded out of order keep their own time
+        order = sorted(range(len(items)), key=times.__getitem__)
+        items, times = [items[i] for i in order], [times[i] for i in order]
     temperature, top_p = _opt_float(header, "temperature", where), _opt_float(header, "top_p", where)
     version = header.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool):
         raise WorkloadError(f"{where}: header version must be a whole number")
-    digest = hashlib.sha256(json.dumps([temperature, top_p, [_canon(i) for i in items]], sort_keys=True).encode())
+    arrivals = tr.offsets(times)
+    canon: list[Any] = [temperature, top_p, [_canon(i) for i in items]] + ([[round(a, 6) for a in arrivals]] if times else [])
+    digest = hashlib.sha256(json.dumps(canon, sort_keys=True).encode())
     return Workload(
         name=str(header.get("workload") or default_name),
         items=tuple(items),
@@ -110,6 +134,7 @@ def parse_workload(text: str, default_name: str, where: str) -> Workload:
         top_p=top_p,
         repetitive=bool(header.get("repetitive", False)),
         content_hash=digest.hexdigest()[:12],
+        arrivals=arrivals,
     )
 
 
@@ -130,6 +155,18 @@ def _item(obj: dict[str, Any], where: str) -> WorkItem:
             pairs.append((m["role"], m["content"]))
         return WorkItem(messages=tuple(pairs), output_len=out_len, kind=kind)
     raise WorkloadError(f"{where}: each request needs a non-empty 'prompt' or a 'messages' list")
+
+
+def _trace_item(obj: dict[str, Any], index: int, where: str) -> WorkItem:
+    """One trace entry: its prompt or messages as given, else `input_len` words made up (`trace.synthetic_prompt`)."""
+    out_len = tr.length(obj, ("output_len", "output_length"), where)
+    in_len = tr.length(obj, ("input_len", "input_length"), where)
+    if obj.get("prompt") is not None or obj.get("messages") is not None:
+        item = _item({k: v for k, v in obj.items() if k != "output_len"}, where)
+        return WorkItem(item.prompt, item.messages, out_len, "trace")
+    if in_len is None:
+        raise WorkloadError(f"{where}: a trace entry needs a 'prompt', 'messages' or an input_len")
+    return WorkItem(prompt=tr.synthetic_prompt(index, in_len, obj.get("hash_ids")), output_len=out_len, kind="trace")
 
 
 def _opt_float(header: dict[str, Any], key: str, where: str) -> float | None:

@@ -152,6 +152,13 @@ class LocalHost:
         self._ensure_dirs()
         return self.units.read_text()
 
+    async def read_file(self, path: str) -> bytes:
+        """A file on this machine (the local host is this machine), as its supervisor reads EnvironmentFile=."""
+        try:
+            return await asyncio.to_thread(Path(path).read_bytes)
+        except OSError as err:
+            raise HostError(f"cannot read {path}: {err.strerror or err}") from None
+
     async def push(self, text: str) -> PushResult:
         """Validate, then atomically replace the unit; the running service is untouched until restart."""
         return await self.commit(await self.prepare(text))

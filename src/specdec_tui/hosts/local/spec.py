@@ -80,7 +80,14 @@ def parse_seconds(value: str, default: float | None) -> float | None:
 
 
 def _parse_environment(assignments: list[str], env_files: list[str]) -> dict[str, str]:
+    """Environment= first, then the EnvironmentFile=s in order: "Settings from these files override settings made
+    with Environment=" (systemd.exec)."""
     env: dict[str, str] = {}
+    for assignment in assignments:
+        for word in split_words(assignment):
+            if "=" in word.value:
+                key, value = word.value.split("=", 1)
+                env[key] = value
     for path in env_files:
         optional = path.startswith("-")
         try:
@@ -94,11 +101,6 @@ def _parse_environment(assignments: list[str], env_files: list[str]) -> dict[str
             if line and not line.startswith(("#", ";")) and "=" in line:
                 key, value = line.split("=", 1)
                 env[key.strip()] = value.strip().strip('"').strip("'")
-    for assignment in assignments:
-        for word in split_words(assignment):
-            if "=" in word.value:
-                key, value = word.value.split("=", 1)
-                env[key] = value
     return env
 
 

@@ -159,6 +159,12 @@ class SSHHost:
         result = await self._run(rc.cat(path), check=False)
         return result.stdout if result.returncode == 0 else None
 
+    async def read_file(self, path: str) -> bytes:
+        data = await self._read_bytes(path)
+        if data is None:
+            raise HostError(f"cannot read {path} on {self.config.address} (absent or unreadable)")
+        return data
+
     async def history(self) -> list[int]:
         result = await self._run(rc.list_dir(self.history_dir), check=False)
         pattern = re.compile(rf"^{re.escape(self.config.unit)}\.(\d+)$")
