@@ -44,7 +44,7 @@ from specdec_tui.bench.events import (
 from specdec_tui.core.compare import delta_pct
 from specdec_tui.core.latency import LatencyLimit, pick
 from specdec_tui.core.progress import duration_words, eta_words
-from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
+from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.format import (
     MISSING,
@@ -55,35 +55,11 @@ from specdec_tui.ui.format import (
     fmt_num,
     line_bar,
 )
+from specdec_tui.ui.widgets.bench_columns import COLUMNS, GOODPUT, columns_for, row_keys
 
-# (key, label) in display order
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("c", "C"),
-    ("tok_s", "tok/s"),
-    ("good_req", "good/s"),  # goodput (issue 33): requests/s and tok/s of the requests that met the SLO
-    ("good_tok", "good tok/s"),
-    ("prev", "prev"),
-    ("delta", "Δ"),
-    ("progress", "progress"),
-    ("ttft_p50", "TTFT p50"),
-    ("ttft_p99", "TTFT p99"),
-    ("itl_p50", "ITL p50"),
-    ("tpot_p50", "TPOT p50"),
-    ("per_req", "req tok/s"),
-    ("accept", "accept s/c"),
-    ("srv_avg", SERVER_AVG_LABEL),
-    ("errors", "err"),
-)
-# What a narrow table keeps, first to last: the figures that answer "faster, and at what latency cost?"
-PRIORITY: tuple[str, ...] = (
-    "c", "tok_s", "delta", "progress", "good_req", "good_tok", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50",
-    "prev", "srv_avg", "ttft_p50", "per_req",
-)
-GOODPUT = frozenset({"good_req", "good_tok"})  # shown only when the profile has an SLO (`slo=` or a level's goodput)
 PENDING = "…"
 BAR_WIDTH = 8
 OPEN_LOOP = "open"  # the row of an open-loop level before it ends (then its rate, "12/s")
-CELL_PADDING = 2  # DataTable's cell_padding (1) on each side
 
 
 @dataclass(slots=True)
@@ -160,7 +136,7 @@ class BenchTable(Vertical):
                      limit: LatencyLimit | None = None, of: str = "", slo: Sequence[str] = ()) -> None:
         """Show a finished (or stored) trial's levels; `of` names the trial (a stored one, not the run just made)."""
         self._reset(previous, limit, slo)
-        for key, level in _row_keys(levels):
+        for key, level in row_keys(levels):
             self._add_row(key)
             self._fill_done(level, key)
         count = f"{len(levels)} level{'s' if len(levels) != 1 else ''}."
@@ -212,7 +188,7 @@ class BenchTable(Vertical):
         width = self.size.width
         if width <= 0:
             return
-        visible = _columns_for(width - 2, self._widths(), self._hidden())  # 2: the vertical scrollbar, when it shows
+        visible = columns_for(width - 2, self._widths(), self._hidden())  # 2: the vertical scrollbar, when it shows
         if visible != self.visible_columns:
             self.visible_columns = visible
             self._rebuild()
@@ -385,29 +361,6 @@ class BenchTable(Vertical):
 
 
 _KIND = {"success": "better", "error": "worse"}
-
-
-def _columns_for(width: int, widths: dict[str, int], hidden: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """The columns that fit `width`, taken in PRIORITY order (one that does not fit is skipped, a
-    narrower one after it may still fit), returned in display order; `hidden` ones never."""
-    chosen: set[str] = set()
-    used = 0
-    for key in PRIORITY:
-        if key in hidden:
-            continue
-        need = widths[key] + CELL_PADDING
-        if used + need <= width or not chosen:
-            chosen.add(key)
-            used += need
-    return tuple(key for key, _ in COLUMNS if key in chosen)
-
-
-def _row_keys(levels: Sequence[LevelResult]) -> list[tuple[int, LevelResult]]:
-    """Each stored level's row: closed-loop ones by concurrency, in order; open-loop ones after them, by rate,
-    keyed -1, -2, … (a rate search's trial has several, all of concurrency 0)."""
-    closed = sorted((lv for lv in levels if lv.rate is None), key=lambda lv: lv.concurrency)
-    opened = sorted((lv for lv in levels if lv.rate is not None), key=lambda lv: lv.rate or 0.0)
-    return [(lv.concurrency, lv) for lv in closed] + [(-(i + 1), lv) for i, lv in enumerate(opened)]
 
 
 def _fmt_opt(value: float | None) -> str:
