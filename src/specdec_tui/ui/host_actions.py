@@ -2,23 +2,66 @@
 cancel — each checks what the user sees (an offline session, a busy loop, a form with errors, nothing to push)
 and says in words why it does nothing, else hands the intent to the host link (`ui.host_link`), which runs it
 in the trial loop. Textual looks actions up on the app, whose `action_*` methods call these.
+
+It is handed the panel as `ActionsPanel`, the members it uses and nothing else (the app is one; this module
+never imports ui/app.py: tests/test_ui_helpers_no_app.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widgets import Input, Select, Tabs
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.loop.states import Busy
 
-if TYPE_CHECKING:  # the app composes this; a type-only import, no cycle at run time
-    from specdec_tui.ui.app import SpecdecApp
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen, ScreenResultCallbackType
+    from textual.widget import Widget
+
+    from specdec_tui.core.session import Session
+    from specdec_tui.hosts.base import Host
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.ui.host_link import HostLink
+    from specdec_tui.ui.screens.main_screen import MainScreen
+    from specdec_tui.ui.widgets.config_pane import ConfigPane
+
+
+class ActionsPanel(Protocol):
+    """What the host's keys read and call of the panel (`SpecdecApp` is one)."""
+
+    host_name: str
+    unit_name: str
+    session: Session
+
+    @property
+    def host(self) -> Host | None: ...
+    @property
+    def loop(self) -> TrialLoop | None: ...
+    @property
+    def link(self) -> HostLink | None: ...
+    @property
+    def bench_running(self) -> bool: ...
+    @property
+    def has_unpushed_edit(self) -> bool: ...
+    @property
+    def main_or_none(self) -> MainScreen | None: ...
+    @property
+    def screen(self) -> Screen[object]: ...
+    @property
+    def focused(self) -> Widget | None: ...
+    async def edit_pane(self) -> ConfigPane | None: ...
+    def marker(self, text: str) -> None: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information") -> None: ...
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None) -> object: ...
 
 
 class HostActions:
-    def __init__(self, app: SpecdecApp) -> None:
+    def __init__(self, app: ActionsPanel) -> None:
         self.app = app
 
     def refused(self, what: Busy) -> bool:
@@ -55,7 +98,7 @@ class HostActions:
             def go(yes: bool | None) -> None:
                 if yes and self.app.link is not None:
                     self.app.link.cancel_bench()
-                    self.app.call_after_refresh(self.app.action_push)  # once the cancel has been recorded
+                    self.app.call_after_refresh(self.push)  # once the cancel has been recorded
 
             from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 

@@ -1,13 +1,14 @@
 """The panel's link to one host: the workers that connect, follow the journal, watch health and run the
 trial loop's intents. Each worker only posts `ui.messages`; it never touches a widget. A collaborator of
-`SpecdecApp` (not a mixin): the app calls `connect()`, `push(text)`, `bench()`..., and renders what arrives."""
+`SpecdecApp` (not a mixin): the app calls `connect()`, `push(text)`, `bench()`..., and renders what arrives.
+It is handed only where its workers run and its messages go (`LinkWorkers`), not the app's state."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from textual.app import App
+from textual.message import Message
 from textual.worker import Worker
 
 from specdec_tui.core.words import in_words
@@ -24,13 +25,21 @@ if TYPE_CHECKING:  # the feed itself loads with the journal, after the first fra
     from specdec_tui.loop.journal_feed import Pause
 
 
+class LinkWorkers(Protocol):
+    """Where the link's workers run and its messages go: the app (any Textual `App` is one)."""
+
+    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exit_on_error: bool,
+                   exclusive: bool) -> Worker[None]: ...
+    def post_message(self, message: Message) -> bool: ...
+
+
 class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
-    def __init__(self, app: App[None], host: Host, loop: TrialLoop, *, journal_lines: int,
+    def __init__(self, owner: LinkWorkers, host: Host, loop: TrialLoop, *, journal_lines: int,
                  pause: Pause | None = None, show: Callable[[LoopEvent], None]) -> None:
-        self.app = app
+        self.owner = owner
         self.show = show  # where the loop's events go (the app hands each to the screen that shows it)
         self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
@@ -47,7 +56,7 @@ class HostLink:
         self.post_event(StepFailed(step, in_words(err)))
 
     def _run(self, job: Coroutine[Any, Any, None], group: str) -> Worker[None]:
-        return self.app.run_worker(job, group=group, exclusive=True, exit_on_error=False)
+        return self.owner.run_worker(job, group=group, exclusive=True, exit_on_error=False)
 
     # -- following the host --------------------------------------------------------------------
     def connect(self) -> None:
@@ -71,7 +80,7 @@ class HostLink:
             self._failed(Step.STATUS, err)
             return
         if status.active_state == "inactive":
-            self.app.post_message(m.ServiceInactive(status))
+            self.owner.post_message(m.ServiceInactive(status))
 
     async def _learn_release(self) -> None:
         """The host's SGLang release, for the form's checks (a ReleaseLearned event; failures fall back inside)."""
@@ -92,19 +101,19 @@ class HostLink:
         try:
             async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
-                    self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
+                    self.owner.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
                     for event in doctor.observe(batch.records, batch.kinds, self.loop.running_text):
-                        self.app.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
+                        self.owner.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
                                               else m.DoctorFindingCleared(event.kind))
                 if batch.stats is not None:
-                    self.app.post_message(m.LogStatsChanged(batch.stats))
+                    self.owner.post_message(m.LogStatsChanged(batch.stats))
         except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
             self._failed(Step.JOURNAL, err)
 
     async def _watch_health(self) -> None:
         try:
             async for snapshot in self.loop.watch_health():
-                self.app.post_message(m.HealthChanged(snapshot))
+                self.owner.post_message(m.HealthChanged(snapshot))
         except HostError as err:
             self._failed(Step.HEALTH, err)
 

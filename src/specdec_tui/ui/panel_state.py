@@ -195,6 +195,14 @@ class PanelState(App[None]):
         if main is not None and main.tabs_mounted:  # a key right at start, before the journal is there: no line
             main.journal_pane.add_marker(text)
 
+    def open_offline_session(self, session: Session, path: Path) -> None:
+        """Browse `session` offline in place of the one shown (the sessions list's choice, with no host)."""
+        self.session, self.session_path = session, path
+        self.host_name = session.host or "offline"
+        self.unit_name = session.unit or self.unit_name
+        self.sub_title = f"offline · {self.host_name} · {path.name}"
+        self.show_trials()
+
     def show_trials(self) -> None:
         main = self.main_or_none
         if main is None:

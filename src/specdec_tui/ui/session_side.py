@@ -1,15 +1,16 @@
 """The session side of the panel, a collaborator of `SpecdecApp`: `o` saved sessions, `v` compare, `S` sweep,
 `R` replay, and showing a stored trial (bench table, chart, unit) when one is selected — offline as live.
 
-It reads the app's state (session, host, the loop's busy state) and renders into the main screen's widgets;
-the sweep and replay themselves run in the trial loop (`loop.sweep`, `loop.replay`), which owns the host.
+It is handed the panel as `SessionPanel`, the members it uses and nothing else (the app is one; this module never
+imports ui/app.py: tests/test_ui_helpers_no_app.py); the sweep and replay themselves run in the trial loop
+(`loop.sweep`, `loop.replay`), which owns the host.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.binding import BindingType
 
@@ -18,10 +19,48 @@ from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.states import Busy
 
-if TYPE_CHECKING:  # the app composes this side; a type-only import, no cycle at run time
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen, ScreenResultCallbackType
+
+    from specdec_tui.core.config import Config
     from specdec_tui.loop.sweep_form import SweepForm
     from specdec_tui.loop.sweep_plan import SweepPlan
-    from specdec_tui.ui.app import SpecdecApp
+    from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.ui.host_link import HostLink
+    from specdec_tui.ui.screens.main_screen import MainScreen
+    from specdec_tui.ui.widgets.config_pane import ConfigPane
+
+
+class SessionPanel(Protocol):
+    """What the session side reads and calls of the panel (`SpecdecApp` is one)."""
+
+    config: Config
+    session: Session
+    host_name: str
+
+    @property
+    def loop(self) -> TrialLoop | None: ...
+    @property
+    def link(self) -> HostLink | None: ...
+    @property
+    def has_host(self) -> bool: ...
+    @property
+    def bench_running(self) -> bool: ...
+    @property
+    def has_unpushed_edit(self) -> bool: ...
+    @property
+    def main_or_none(self) -> MainScreen | None: ...
+    @property
+    def screen(self) -> Screen[object]: ...
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
+    async def edit_pane(self) -> ConfigPane | None: ...
+    def show_trials(self) -> None: ...
+    def open_offline_session(self, session: Session, path: Path) -> None: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information") -> None: ...
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None) -> object: ...
 
 # The session screens (and the sweep, replay and chart modules behind them) are imported where a key opens
 # one, not with the panel: none of them is on the first frame (issue 16, cold start).
@@ -43,7 +82,7 @@ def session_scopes() -> dict[str, Iterable[BindingType]]:
 
 
 class SessionSide:
-    def __init__(self, app: SpecdecApp) -> None:
+    def __init__(self, app: SessionPanel) -> None:
         self.app = app
         self.open_sessions_from: Path | None = None  # set before run: start on the sessions list of this folder
         self.last_sweep_form: SweepForm | None = None  # the sweep form as last left, shown again when it reopens
@@ -94,11 +133,7 @@ class SessionSide:
                 return
             self._push_compare(session, session.trials[-2].id, session.trials[-1].id)
             return
-        app.session, app.session_path = session, path
-        app.host_name = session.host or "offline"
-        app.unit_name = session.unit or app.unit_name
-        app.sub_title = f"offline · {app.host_name} · {path.name}"
-        app.show_trials()
+        app.open_offline_session(session, path)
         if session.trials:
             await self.show_trial(session.trials[-1].id, False)
         app.notify(f"Opened {path.name} offline: {len(session.trials)} trial(s). v compares, enter on a trial shows it.")

@@ -25,14 +25,32 @@ import stat
 import sys
 import termios
 import threading
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 if TYPE_CHECKING:
-    from specdec_tui.ui.app import SpecdecApp
+    from textual.screen import Screen
+    from textual.worker_manager import WorkerManager
+
+    from specdec_tui.ui.host_link import HostLink
+
+
+class StoppablePanel(Protocol):
+    """What an orderly stop reads and calls of the panel (`SpecdecApp` is one; ui/app.py is not imported here)."""
+
+    @property
+    def built_link(self) -> HostLink | None: ...
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
+    @property
+    def workers(self) -> WorkerManager: ...
+    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str) -> Worker[None]: ...
+    def exit(self, *, return_code: int = 0) -> None: ...
+
 
 AS_INTERRUPT = (signal.SIGTERM, signal.SIGHUP)
 EXIT_BOUND_S = 10.0  # Textual's shutdown (restore the terminal, stop its threads) takes well under a second
@@ -52,7 +70,7 @@ class StopState:
 _state = StopState()
 
 
-def install(app: SpecdecApp) -> None:
+def install(app: StoppablePanel) -> None:
     """From now on the two signals stop `app` in order (the real program only: not under Pilot). The handlers are
     Python-level (`signal.signal`), not the event loop's: they run even while the main thread is blocked outside
     the event loop (where a stuck shutdown would be), and the SIGHUP one must act before Textual's SIGCONT one."""
@@ -61,7 +79,7 @@ def install(app: SpecdecApp) -> None:
         signal.signal(sig, lambda signum, frame: _on_signal(app, loop, signal.Signals(signum), frame))
 
 
-def _on_signal(app: SpecdecApp, loop: asyncio.AbstractEventLoop, sig: signal.Signals,
+def _on_signal(app: StoppablePanel, loop: asyncio.AbstractEventLoop, sig: signal.Signals,
                frame: FrameType | None) -> None:
     if _state.first is None:
         _state.first = sig
@@ -100,7 +118,7 @@ def detach_output() -> None:
         os.close(null)
 
 
-async def _stop(app: SpecdecApp, sig: signal.Signals) -> None:
+async def _stop(app: StoppablePanel, sig: signal.Signals) -> None:
     from specdec_tui.ui.screens.task_screen import TaskScreen
 
     pending: list[Worker[Any]] = []
