@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import textual
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import Reactive
@@ -13,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from specdec_tui.ui import textual_compat as compat
+from specdec_tui.ui.input_order import InputInOrder
 from specdec_tui.ui.widgets.stable_footer import StableFooter
 
 CHANGED = f"Textual {textual.__version__} changed a private part ui/textual_compat.py uses (checked with {compat.CHECKED_WITH}): "
@@ -115,3 +117,59 @@ async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
         await pilot.pause()
         frame = compat.full_frame_text(app)
     assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"
+
+
+class TwoFields(App[None]):
+    """Two fields, the first focused: "a", Tab, "b" read together must end as "a" and "b"."""
+
+    def compose(self) -> ComposeResult:
+        yield Input(id="first")
+        yield Input(id="second")
+
+    def on_mount(self) -> None:
+        self.query_one("#first", Input).focus()
+
+
+class TwoFieldsInOrder(compat.InputInOrderApp, TwoFields):
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_order = InputInOrder(self.deliver_input, self.set_timer, self.call_later)
+
+
+async def _typed_together(app: TwoFields) -> tuple[str, str]:
+    """"a", Tab, "b" as the driver posts them from one read (queued before the first is handled)."""
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        for key, char in (("a", "a"), ("tab", None), ("b", "b")):
+            app.post_message(events.Key(key, char))
+        for _ in range(20):
+            await pilot.pause()
+        return app.query_one("#first", Input).value, app.query_one("#second", Input).value
+
+
+async def test_textual_alone_still_lets_a_key_overtake_a_tab() -> None:
+    """Why `InputInOrderApp` exists: when Textual keeps a burst in order itself, this fails and it can go."""
+    assert await _typed_together(TwoFields()) != ("a", "b"), (
+        f"Textual {textual.__version__} now delivers a key after a Tab to the next field by itself: "
+        "textual_compat.InputInOrderApp (the App.on_event override) is no longer needed")
+
+
+async def test_input_in_order_follows_textuals_routing_of_a_typed_key() -> None:
+    """`App.on_event` gets driver input unforwarded and forwards a key to `focused or screen`: what
+    `InputInOrderApp.deliver_input` follows. A burst across a Tab then lands in both fields."""
+    seen: list[tuple[str, bool]] = []
+
+    class Watched(TwoFieldsInOrder):
+        async def deliver_input(self, event: events.Event) -> None:
+            target = None
+            if isinstance(event, events.Key):
+                seen.append((event.key, event.is_forwarded))
+                target = self.focused
+            await super().deliver_input(event)
+            if isinstance(event, events.Key) and event.key == "a":
+                assert event.is_forwarded and target is not None and target.id == "first", (
+                    CHANGED + "App.on_event no longer forwards a typed key to the focused widget")
+
+    assert await _typed_together(Watched()) == ("a", "b"), CHANGED + "InputInOrderApp no longer keeps a burst in order"
+    assert [key for key, forwarded in seen if not forwarded] == ["a", "tab", "b"], (
+        CHANGED + "driver keys no longer reach App.on_event unforwarded")

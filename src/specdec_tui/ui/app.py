@@ -32,13 +32,13 @@ from specdec_tui.ui.first_trial_warmup import FirstTrialWarmup
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
 from specdec_tui.ui.host_actions import HostActions
-from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
+from specdec_tui.ui.input_order import InputInOrder
 from specdec_tui.ui.keymap import APP_BINDINGS, unknown_ids
 from specdec_tui.ui.panel_actions import PanelActions
 from specdec_tui.ui.safe_lines import TerminalSafeFilter
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
-from specdec_tui.ui.textual_compat import css_updates
+from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def palette_commands() -> type[Provider]:
     return SpecdecCommands
 
 
-class SpecdecApp(PanelActions):
+class SpecdecApp(InputInOrderApp, PanelActions):
     CSS_PATH = "app.tcss"
     TITLE = "specdec-tui"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS, CANCEL_BENCH]
@@ -113,7 +113,7 @@ class SpecdecApp(PanelActions):
         self.settles_heap = False
         self.signals_stop = False  # the real program: SIGTERM/SIGHUP stop it in order (ui/signal_exit.py)
         self.heap: HeapKeeper | None = None
-        self.input_order = InputInOrder(self._handle_event, self.set_timer, self.call_later, handled=self._input_handled)
+        self.input_order = InputInOrder(self.deliver_input, self.set_timer, self.call_later, handled=self._input_handled)
         self._started = False  # the first main screen filled and connected (once, after its first frame)
         self._main_pushed = False  # the first main screen is on the stack (_push_main_screen)
         self.sub_title = f"{self.host_name} · {self.unit_name}" if self.has_host else f"offline · {self.host_name}"
@@ -180,22 +180,11 @@ class SpecdecApp(PanelActions):
         self.heap = HeapKeeper()
         self.set_interval(HEAP_TICK_S, self.heap.tick)
 
-    async def on_event(self, event: events.Event) -> None:
-        if is_typed(event) or is_click(event):
-            if self.is_running:
-                self._push_main_screen()  # a key typed while the panel starts goes to the main screen's keys
-            if self.input_order.hold(event):
-                return  # a key before it is still on its way (ui.input_order)
-        await self._handle_event(event)
-
-    async def _handle_event(self, event: events.Event) -> None:
-        typed, click = is_typed(event), is_click(event)
-        target = (self.focused or self.screen) if typed else None
-        await super().on_event(event)
-        if typed and target is not None and event.is_forwarded:
-            await self.input_order.sent(event, target.ancestors_with_self)
-        elif typed or click:
-            await self.input_order.sent(event, [])  # handled where it arrived (a priority binding, a click)
+    def input_arriving(self) -> None:
+        """A key typed or a click while the panel starts goes to the main screen's keys (`textual_compat.InputInOrderApp`
+        holds and re-sequences input; its on_event calls this first)."""
+        if self.is_running:
+            self._push_main_screen()
 
     def _input_handled(self, event: events.Event) -> None:
         """A key has been handled all along its way (ui.input_order): a full collection that is due runs after the
