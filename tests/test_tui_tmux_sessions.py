@@ -10,10 +10,10 @@ import pytest
 
 import specdec_tui
 from specdec_tui.core import paths
+from specdec_tui.core.number_format import fmt_num
 from specdec_tui.core.session import load_session
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.current_session import current_session_of
-from specdec_tui.ui.format import fmt_num
 from tests.tmux_session import Tmux, program
 
 pytestmark = pytest.mark.timeout(240)

@@ -95,7 +95,7 @@ def fleet_table(rows: list[FleetRow]) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from specdec_tui.cli.render import num
+    from specdec_tui.core.number_format import fmt_fixed
 
     table = Table(title=f"fleet: {len(rows)} host{'s' if len(rows) != 1 else ''}")
     for column, justify in (("host", "left"), ("state", "left"), ("model", "left"), ("speculative", "left"),
@@ -111,6 +111,6 @@ def fleet_table(rows: list[FleetRow]) -> Table:
             errors.append(f" {r.cause[:60]}", style="red")
         table.add_row(r.name, state, r.model or "–", r.spec_text,
                       str(r.max_running_requests) if r.max_running_requests is not None else "–",
-                      num(r.last_c1_tok_s), num(r.best_tok_s), errors,
+                      fmt_fixed(r.last_c1_tok_s), fmt_fixed(r.best_tok_s), errors,
                       Text(", ".join(r.findings), style="bold yellow") if r.findings else Text("–", style="dim"))
     return table

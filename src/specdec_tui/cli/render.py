@@ -23,15 +23,15 @@ from specdec_tui.core.compare import (
     trial_label,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
+from specdec_tui.core.number_format import fmt_delta, fmt_fixed
 from specdec_tui.core.profile_words import distinct_profiles, short_settings
 from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
+from specdec_tui.core.status_tone import rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
 if TYPE_CHECKING:
     from specdec_tui.loop.replay import ReplayOutcome
-
-STATUS_STYLE = {"ok": "green", "failed": "red", "cancelled": "yellow", "running": "cyan"}
 
 
 def make_console(*, stderr: bool = False) -> Console:
@@ -42,23 +42,15 @@ def make_console(*, stderr: bool = False) -> Console:
     return SafeConsole(file=stream, width=wide, soft_wrap=False)
 
 
-def num(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.1f}%"
-
-
 def status_text(status: str) -> str:
-    return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
+    return f"[{rich_style(status_tone(status))}]{status}[/]"
 
 
 def accept_cell(lv: LevelResult) -> str:
     """The level's acceptance and, in short, its source (ctr: server counters, req: per-request details,
     est: estimated from the stream)."""
     source = lv.accept_source
-    return num(lv.accept_length, 2) + (f" {source.short}" if source is not None else "")
+    return fmt_fixed(lv.accept_length, 2) + (f" {source.short}" if source is not None else "")
 
 
 def levels_table(levels: Sequence[LevelResult], title: str | None = None, limit: LatencyLimit | None = None) -> Table:
@@ -72,9 +64,9 @@ def levels_table(levels: Sequence[LevelResult], title: str | None = None, limit:
         table.add_column(name, justify="right" if name != "queueing" else "left")
     for lv in levels:
         table.add_row(str(lv.concurrency), str(lv.requests), f"[red]{lv.errors}[/]" if lv.errors else "0",
-                      num(lv.output_tok_s), num(lv.per_request_tok_s.p50), num(lv.ttft_ms.p50, 0),
-                      num(lv.ttft_ms.p99, 0), num(lv.tpot_ms.p50, 2), num(lv.itl_ms.p50, 2), accept_cell(lv),
-                      num(lv.server_avg_accept_length, 2),
+                      fmt_fixed(lv.output_tok_s), fmt_fixed(lv.per_request_tok_s.p50), fmt_fixed(lv.ttft_ms.p50, 0),
+                      fmt_fixed(lv.ttft_ms.p99, 0), fmt_fixed(lv.tpot_ms.p50, 2), fmt_fixed(lv.itl_ms.p50, 2), accept_cell(lv),
+                      fmt_fixed(lv.server_avg_accept_length, 2),
                       f"[yellow]{note}[/]" if (note := limit.note(lv.concurrency)) else "")
     return table
 
@@ -103,9 +95,9 @@ def session_table(session: Session, title: str | None = None) -> Table:
         for c in cs:
             mark = limit.mark(c) if row.tok_s[c] is not None else ""
             queued = queued or bool(mark)
-            cells.append(num(row.tok_s[c]) + (f" [yellow]{mark}[/]" if mark else ""))
+            cells.append(fmt_fixed(row.tok_s[c]) + (f" [yellow]{mark}[/]" if mark else ""))
         table.add_row(str(trial.id), escape(label), status_text(trial.status), escape(short_settings(trial.profile)),
-                      str(row.max_running_requests or "–"), num(row.accept_length, 2), *cells,
+                      str(row.max_running_requests or "–"), fmt_fixed(row.accept_length, 2), *cells,
                       trial_pick(trial).best_words(), str(row.errors))
     if queued:
         table.caption = QUEUE_LEGEND
@@ -128,7 +120,7 @@ def best_lines(session: Session) -> list[str]:
     for c in dict.fromkeys(cs[:1] + cs[-1:]):
         best = best_by_concurrency(session, c)
         if best is not None and (lv := best.level(c)):
-            lines.append(f"best at c={c}: trial {best.id} {trial_label(best)} at {num(lv.output_tok_s)} tok/s")
+            lines.append(f"best at c={c}: trial {best.id} {trial_label(best)} at {fmt_fixed(lv.output_tok_s)} tok/s")
     return lines or ["no successful trial with results yet"]
 
 
@@ -144,12 +136,12 @@ def comparison_table(cmp: TrialComparison) -> Table:
         queue = cmp.queueing(lc)
         table.add_row(
             str(lc.concurrency),
-            num(lc.a.output_tok_s if lc.a else None), num(lc.b.output_tok_s if lc.b else None),
-            pct(lc.tok_s_delta_pct),
-            num(lc.a.per_request_tok_s.p50 if lc.a else None), num(lc.b.per_request_tok_s.p50 if lc.b else None),
-            pct(lc.per_request_delta_pct),
-            num(lc.a.ttft_ms.p50 if lc.a else None, 0), num(lc.b.ttft_ms.p50 if lc.b else None, 0),
-            pct(lc.ttft_delta_pct), num(lc.b.ttft_ms.p99 if lc.b else None, 0),
+            fmt_fixed(lc.a.output_tok_s if lc.a else None), fmt_fixed(lc.b.output_tok_s if lc.b else None),
+            fmt_delta(lc.tok_s_delta_pct),
+            fmt_fixed(lc.a.per_request_tok_s.p50 if lc.a else None), fmt_fixed(lc.b.per_request_tok_s.p50 if lc.b else None),
+            fmt_delta(lc.per_request_delta_pct),
+            fmt_fixed(lc.a.ttft_ms.p50 if lc.a else None, 0), fmt_fixed(lc.b.ttft_ms.p50 if lc.b else None, 0),
+            fmt_delta(lc.ttft_delta_pct), fmt_fixed(lc.b.ttft_ms.p99 if lc.b else None, 0),
             f"[yellow]{escape(queue)}[/]" if queue else "",
         )
     return table
@@ -196,9 +188,9 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
         ttft = statistics.median(s.high_c_ttft_p99_ms) if s and s.high_c_ttft_p99_ms else None
         queue = f" [yellow]{queue_mark(p.max_running_requests)}[/]" if (p.max_running_requests and high
                                                                 and high > p.max_running_requests) else ""
-        table.add_row(escape(p.value), f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), num(p.accept_length, 2),
-                      num(p.per_request_tok_s), num(p.low_c_tok_s), num(p.high_c_tok_s) + queue, num(ttft, 0),
-                      num(s.conservative if s else None), spread_words(s) if s and s.scores else "–", verdict)
+        table.add_row(escape(p.value), f"{p.ok}/{p.failed}", str(p.max_running_requests or "–"), fmt_fixed(p.accept_length, 2),
+                      fmt_fixed(p.per_request_tok_s), fmt_fixed(p.low_c_tok_s), fmt_fixed(p.high_c_tok_s) + queue, fmt_fixed(ttft, 0),
+                      fmt_fixed(s.conservative if s else None), spread_words(s) if s and s.scores else "–", verdict)
     return table
 
 
@@ -215,8 +207,8 @@ def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
         cells = []
         for c in cs:
             a, b = p.original.level(c), p.replay.level(c)
-            cells.append(f"{num(a.output_tok_s if a else None)} → {num(b.output_tok_s if b else None)} "
-                         f"({pct(p.drift.get(c))})")
+            cells.append(f"{fmt_fixed(a.output_tok_s if a else None)} → {fmt_fixed(b.output_tok_s if b else None)} "
+                         f"({fmt_delta(p.drift.get(c))})")
         verdict = p.verdict(tolerance_pct)
         style = "green" if p.within(tolerance_pct) and not p.failed_again else "yellow"
         table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),

@@ -78,8 +78,9 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
-    from specdec_tui.cli.render import make_console, num
+    from specdec_tui.cli.render import make_console
     from specdec_tui.core.compare import best_by_concurrency, concurrencies_of
+    from specdec_tui.core.number_format import fmt_fixed
     from specdec_tui.core.paths import sessions_dir
 
     files = sorted(sessions_dir().glob("*.toml")) if sessions_dir().is_dir() else []
@@ -99,7 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
             continue
         cs = concurrencies_of(session)
         best = best_by_concurrency(session, cs[0]) if cs else None
-        figure = f"{num(lv.output_tok_s)} (c={cs[0]}, trial {best.id})" if best and (lv := best.level(cs[0])) else "–"
+        figure = f"{fmt_fixed(lv.output_tok_s)} (c={cs[0]}, trial {best.id})" if best and (lv := best.level(cs[0])) else "–"
         table.add_row(escape(path.name), f"{session.created:%Y-%m-%d %H:%M}", escape(session.host), str(len(session.trials)),
                       figure)
     console.print(table)

@@ -14,10 +14,12 @@ from specdec_tui.core.compare import (
     trial_notes,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.number_format import fmt_fixed
 from specdec_tui.core.profile_words import session_settings
 from specdec_tui.core.provenance import provenance_line
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session
+from specdec_tui.core.status_tone import HTML_COLOUR, Tone, status_tone
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
 STYLE = """
@@ -25,14 +27,11 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100p
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; width: 100%; } th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; }
 th { text-align: left; background: #f3f4f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.failed td { color: #b42318; } tr.front td:first-child { font-weight: bold; }
+""" + "".join(f"tr.tone-{tone.value} td.status {{ color: {colour}; }} " for tone, colour in HTML_COLOUR.items()) + f"""
+tr.tone-bad td {{ color: {HTML_COLOUR[Tone.BAD]}; }}""" + """ tr.front td:first-child { font-weight: bold; }
 .charts { display: flex; flex-wrap: wrap; gap: 1em; } .charts figure { margin: 0; flex: 1 1 480px; }
 .charts svg { width: 100%; height: auto; } .warn { color: #9a6700; } code { background: #f3f4f6; padding: 0 .2em; }
 """
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
 
 
 def session_html(session: Session) -> str:
@@ -61,12 +60,12 @@ def session_html(session: Session) -> str:
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
         best_text = trial_pick(t).best_words()
-        classes = " ".join(c for c in ("failed" if t.status == "failed" else "", "front" if t.id in front else "") if c)
+        classes = " ".join(c for c in (f"tone-{status_tone(t.status).value}", "front" if t.id in front else "") if c)
         parts.append(
             f'<tr class="{classes}"><td>{t.id}</td><td>{escape(trial_label(t))}</td><td>{escape(t.host or session.host)}</td>'
-            f"<td>{escape(t.status)}</td><td class=num>{row.max_running_requests or '–'}</td>"
-            f"<td class=num>{_num(row.accept_length, 2)}</td>"
-            + "".join(f"<td class=num>{_num(row.tok_s[c])}"
+            f"<td class=status>{escape(t.status)}</td><td class=num>{row.max_running_requests or '–'}</td>"
+            f"<td class=num>{fmt_fixed(row.accept_length, 2)}</td>"
+            + "".join(f"<td class=num>{fmt_fixed(row.tok_s[c])}"
                       + (f' <span class="warn" title="{escape(limit.note(c) or "")}">{escape(marks[c])}</span>' if marks[c] else "")
                       + "</td>" for c in cs)
             + f"<td class=num>{escape(best_text)}</td><td class=num>{row.errors}</td></tr>"
@@ -81,7 +80,7 @@ def session_html(session: Session) -> str:
         best1 = best_by_concurrency(session, cs[0])
         if best1 is not None and (lv := best1.level(cs[0])) is not None:
             parts.append(f"<p>Best single stream (c={cs[0]}): trial {best1.id} "
-                         f"<code>{escape(trial_label(best1))}</code> at {_num(lv.output_tok_s)} tok/s.</p>")
+                         f"<code>{escape(trial_label(best1))}</code> at {fmt_fixed(lv.output_tok_s)} tok/s.</p>")
     confidence = [line for c in cs if (line := best_confidence(session, c))]
     if confidence:  # the best per level against the runner-up: a winner only where the intervals separate
         parts.append('<h2>Confidence</h2><ul id="confidence">')

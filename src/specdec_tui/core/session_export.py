@@ -18,6 +18,7 @@ from specdec_tui.core.compare import (
 )
 from specdec_tui.core.json_out import json_text
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
+from specdec_tui.core.number_format import fmt_fixed
 from specdec_tui.core.profile_words import session_settings
 from specdec_tui.core.session import Session
 
@@ -62,10 +63,6 @@ def to_json(session: Session) -> str:
     return json_text(data, indent=True, non_str_keys=True) + "\n"
 
 
-def _fmt(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -88,8 +85,8 @@ def to_markdown(session: Session) -> str:
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
         cells = [str(row.trial.id), _md_escape(trial_label(row.trial)), row.trial.status,
-                 str(row.max_running_requests or "–"), _fmt(row.accept_length, 2),
-                 *[_fmt(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
+                 str(row.max_running_requests or "–"), fmt_fixed(row.accept_length, 2),
+                 *[fmt_fixed(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
                  trial_pick(row.trial).best_words(), str(row.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -103,10 +100,10 @@ def to_markdown(session: Session) -> str:
         lines.append("")
         if best1:
             lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} `{_md_escape(trial_label(best1))}` "
-                         f"at {_fmt(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
+                         f"at {fmt_fixed(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
         if best_max and len(cs) > 1:
             lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(trial_label(best_max))}` "
-                         f"at {_fmt(best_max.level(cs[-1]).output_tok_s)} tok/s"  # type: ignore[union-attr]
+                         f"at {fmt_fixed(best_max.level(cs[-1]).output_tok_s)} tok/s"  # type: ignore[union-attr]
                          + (f" ({trial_limit(best_max).note(cs[-1])})" if trial_limit(best_max).note(cs[-1]) else ""))
         for trial in session.trials:
             if trial.levels:

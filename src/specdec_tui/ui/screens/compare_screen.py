@@ -23,15 +23,9 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_label,
 )
+from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_int, fmt_ms, fmt_num
 from specdec_tui.core.session import Session
-from specdec_tui.ui.format import (
-    MISSING,
-    delta_style,
-    fmt_delta,
-    fmt_int,
-    fmt_ms,
-    fmt_num,
-)
+from specdec_tui.core.status_tone import delta_tone, rich_style
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -43,7 +37,7 @@ LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def _delta(pct: float | None, *, higher_is_better: bool = True) -> Text:
-    style = {"success": "bold green", "error": "bold red"}.get(delta_style(pct, higher_is_better=higher_is_better), "")
+    style = rich_style(delta_tone(pct, higher_is_better=higher_is_better), bold=True)
     return Text(fmt_delta(pct), style=style, justify="right")
 
 

@@ -19,11 +19,11 @@ from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.bench.rate_search import MAX_PROBES, RateSearch, probe_why
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.number_format import MISSING, fmt_int, fmt_ms, fmt_num
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.rate_search import slo_words
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm
-from specdec_tui.ui.format import MISSING, fmt_int, fmt_ms, fmt_num
 from specdec_tui.ui.screens.task_screen import TaskCancelled, TaskFailed, TaskScreen
 
 COLUMNS: tuple[tuple[str, str], ...] = (

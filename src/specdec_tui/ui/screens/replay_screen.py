@@ -16,12 +16,12 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.core.compare import trial_label
+from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_num
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.replay import ReplayOutcome, ReplayPair
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm
-from specdec_tui.ui.format import MISSING, fmt_delta, fmt_num
 from specdec_tui.ui.screens.task_screen import (
     TaskCancelled,
     TaskFailed,

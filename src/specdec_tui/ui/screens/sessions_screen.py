@@ -16,8 +16,8 @@ from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.sessions import SessionSummary, list_sessions
-from specdec_tui.ui.format import MISSING, fmt_num
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("date", "started (UTC)"),

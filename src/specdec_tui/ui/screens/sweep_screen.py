@@ -24,14 +24,15 @@ from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.bench.validity import profile_sweep_warnings, trials_sweep_warnings
 from specdec_tui.core.config import Config
+from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
 from specdec_tui.core.session import Trial
+from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.parallel_sweep import OtherHosts
 from specdec_tui.loop.sweep_plan import SweepOutcome, SweepPlan
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm
-from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.task_screen import (
     Settled,
@@ -294,9 +295,9 @@ class SweepScreen(TaskScreen[SweepOutcome]):
 
     def _cells(self, value: str, point: CurvePoint | None) -> list[Text]:
         status = self.status_by_value.get(value, "pending")
-        style = {"ok": "bold green", "failed": "bold red", "cancelled": "dim", "pending": "dim", "skipped": "dim"}.get(status, "")
+        style = rich_style(status_tone(status), bold=True)
         if self.outcome is not None and self.outcome.winner == value:
-            status, style = f"{status} ★ winner", "bold green"
+            status, style = f"{status} ★ winner", rich_style(Tone.GOOD, bold=True)
         runs = f"{point.ok}/{point.failed}" if point else MISSING
         return [Text(value, justify="right"), Text(status, style=style), Text(runs, justify="right"),
                 Text(fmt_num(point.low_c_tok_s) if point else MISSING, justify="right"),

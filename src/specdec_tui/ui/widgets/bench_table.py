@@ -43,18 +43,12 @@ from specdec_tui.bench.events import (
 )
 from specdec_tui.core.compare import delta_pct
 from specdec_tui.core.latency import LatencyLimit, pick
+from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_int, fmt_ms, fmt_num
 from specdec_tui.core.progress import duration_words, eta_words
 from specdec_tui.core.results import LevelResult, accept_source_legend
+from specdec_tui.core.status_tone import Tone, delta_tone
 from specdec_tui.ui.cell_style import foreground_style
-from specdec_tui.ui.format import (
-    MISSING,
-    delta_style,
-    fmt_delta,
-    fmt_int,
-    fmt_ms,
-    fmt_num,
-    line_bar,
-)
+from specdec_tui.ui.text_bars import line_bar
 from specdec_tui.ui.widgets.bench_columns import COLUMNS, GOODPUT, columns_for, row_keys
 
 PENDING = "…"
@@ -278,7 +272,7 @@ class BenchTable(Vertical):
             tok_s=Text(tok_s, justify="right", style="bold"),
             good_req=Text(fmt_num(level.goodput_req_s, 2), justify="right"),
             good_tok=Text(fmt_num(level.goodput_tok_s), justify="right"),
-            delta=self._styled(fmt_delta(change), _KIND.get(delta_style(change), "")),
+            delta=self._styled(fmt_delta(change), _KIND.get(delta_tone(change), "")),
             per_req=Text(fmt_num(level.per_request_tok_s.p50), justify="right"),
             ttft_p50=Text(fmt_ms(level.ttft_ms.p50), justify="right"),
             ttft_p99=Text(fmt_ms(level.ttft_ms.p99), justify="right"),
@@ -360,7 +354,7 @@ class BenchTable(Vertical):
         self.query_one("#bench-status", Static).update(text)
 
 
-_KIND = {"success": "better", "error": "worse"}
+_KIND: dict[Tone | None, str] = {Tone.GOOD: "better", Tone.BAD: "worse"}
 
 
 def _fmt_opt(value: float | None) -> str:

@@ -14,8 +14,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.fleet import FleetRow
-from specdec_tui.ui.format import MISSING, fmt_num
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 # Narrow-first order: what tells hosts apart comes before the model name (which is long and often the same).

@@ -26,14 +26,15 @@ from textual.containers import VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+from specdec_tui.core.number_format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct
 from specdec_tui.core.progress import duration_words
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.sglang.stats import LogStats
 from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.hosts.base import GpuFact
 from specdec_tui.loop.health import HealthSnapshot
-from specdec_tui.ui.format import MISSING, fmt_int, fmt_mib, fmt_num, fmt_pct, text_bar
 from specdec_tui.ui.frame_clock import until_next
+from specdec_tui.ui.text_bars import text_bar
 
 STATES = ("down", "starting", "loading", "warming up", "ready", "failing")
 SECTIONS = ("badge", "wait", "service", "facts", "live", "error", "gpus")

@@ -24,9 +24,10 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from specdec_tui.core.compare import trial_label
+from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
 from specdec_tui.core.session import Trial
+from specdec_tui.core.status_tone import THEME_VARIABLE, Tone, status_tone
 from specdec_tui.ui.cell_style import foreground_style
-from specdec_tui.ui.format import MISSING, fmt_int, fmt_num
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -38,24 +39,17 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("mrr", "max_run_req"),
     ("status", "status"),
 )
-_STATUS_CLASS = {"ok": "trials--ok", "failed": "trials--failed", "cancelled": "trials--muted", "running": "trials--running"}
+_TONE_CLASS = {tone: f"trials--{tone.value}" for tone in Tone}  # a status's colour: core.status_tone's
 Cell = tuple[str, "JustifyMethod | None", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
 
 
 class TrialsList(Vertical):
     """One row per trial with its headline numbers; selecting posts `Selected` (API in module doc)."""
 
-    COMPONENT_CLASSES = {"trials--ok", "trials--failed", "trials--muted", "trials--running"}
-    DEFAULT_CSS = """
-    TrialsList {
-        height: 1fr;
-        & > .trials--ok { color: $text-success; }
-        & > .trials--failed { color: $text-error; text-style: bold; }
-        & > .trials--muted { color: $text-muted; }
-        & > .trials--running { color: $text-accent; }
-        #trials-data { height: 1fr; }
-    }
-    """
+    COMPONENT_CLASSES = set(_TONE_CLASS.values())
+    DEFAULT_CSS = ("TrialsList {\n    height: 1fr;\n    #trials-data { height: 1fr; }\n    & > .trials--bad { text-style: bold; }\n"
+                   + "".join(f"    & > .{_TONE_CLASS[tone]} {{ color: $text-{THEME_VARIABLE[tone]}; }}\n" for tone in Tone)
+                   + "}\n")
 
     class Selected(Message):
         """The operator picked a trial (enter or click)."""
@@ -145,7 +139,7 @@ def _shown_cells(trial: Trial, previous: Trial | None, widget: TrialsList, style
     at_max = levels[-1] if levels else None
     when = trial.pushed_at or trial.started_at
     mrr = trial.facts.max_running_requests if trial.facts else None
-    status_class = _STATUS_CLASS.get(trial.status, "trials--muted")
+    status_class = _TONE_CLASS[status_tone(trial.status)]
     if status_class not in styles:
         styles[status_class] = foreground_style(widget, status_class)
     status = trial.status + (f": {trial.failure}" if trial.failure else "")
