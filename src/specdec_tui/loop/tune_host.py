@@ -161,6 +161,30 @@ class HostLauncher:
         return result_of(trial, point)
 
 
+async def _starting_units(runners: Sequence[TrialLoop], tid: str) -> tuple[list[Before | None], list[str]]:
+    """Each host's recorded unit to end on (a resumed tune's, else None) and the unit its candidates are made
+    from. Refuses, before any launch, a host named twice, two names for one server (they would launch two
+    candidates into one unit at once: loop.same_server) and units that differ but for --host/--port."""
+    names = [r.host.info.name for r in runners]
+    if len(set(names)) != len(names):
+        raise SpaceError("a host is named twice; give each host once")
+    try:
+        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
+    except SameServer as err:
+        raise SpaceError(str(err)) from None
+    found_first = await asyncio.gather(*(_read(r) for r in runners))
+    # a resumed tune's hosts may run one of its launches: its base (and the unit it ends on) is the recorded one
+    recorded = [_resumable(runners[0].session, tid, name, found)
+                for name, found in zip(names, found_first, strict=True)]
+    bases = [r.text if r is not None else text for r, text in zip(recorded, found_first, strict=True)]
+    for name, base in zip(names[1:], bases[1:], strict=True):
+        difference = unit_difference((names[0], bases[0]), (name, base))
+        if difference is not None:
+            raise UnitsDiffer(f"host {name}'s unit differs from {names[0]}'s in {difference}; a tune on several "
+                              "hosts needs units that are the same (but for --host/--port)")
+    return recorded, bases
+
+
 def own_unit(base_text: str, candidate: Candidate) -> str:
     """The candidate on this host's unit (the first host's candidates were made from the first host's unit)."""
     from specdec_tui.loop.tune_space import unit_for
@@ -175,25 +199,9 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
     names steps is written there and, where the release has adaptive speculation and the hosts are local (the
     server can read the file), checked by one more launch (`loop.tune_adaptive`)."""
     emit = on_event or (lambda _event: None)
-    names = [r.host.info.name for r in runners]
-    if len(set(names)) != len(names):
-        raise SpaceError("a host is named twice; give each host once")
-    try:  # two names for one server would launch two candidates into one unit at once (loop.same_server)
-        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
-    except SameServer as err:
-        raise SpaceError(str(err)) from None
-    found_first = await asyncio.gather(*(_read(r) for r in runners))
     first = runners[0]
     tid = tune_id(plan, first.profile.name)
-    # a resumed tune's hosts may run one of its launches: its base (and the unit it ends on) is the recorded one
-    recorded = [_resumable(first.session, tid, name, found)
-                for name, found in zip(names, found_first, strict=True)]
-    bases = [r.text if r is not None else text for r, text in zip(recorded, found_first, strict=True)]
-    for name, base in zip(names[1:], bases[1:], strict=True):
-        difference = unit_difference((names[0], bases[0]), (name, base))
-        if difference is not None:
-            raise UnitsDiffer(f"host {name}'s unit differs from {names[0]}'s in {difference}; a tune on several "
-                              "hosts needs units that are the same (but for --host/--port)")
+    recorded, bases = await _starting_units(runners, tid)
     found, refused = candidates(bases[0], plan.space)
     prior = resumed(first.session, tid)
     several = len(runners) > 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -146,70 +146,103 @@ class LogStats:
                 if (value := getattr(figures, name)) is not None]
 
     def update(self, record: LogRecord) -> None:
-        """Folds one record in. A `Load weight begin` means a (re)start: old readiness is void."""
+        """Folds one record in, by its kind (`_FOLDERS`). A `Load weight begin` means a (re)start: old readiness
+        is void."""
         if record.timestamp is not None:
             self.last_timestamp = record.timestamp
-        if isinstance(record, DecodeRecord):
-            self.decode_lines += 1
-            self.live_at = record.timestamp or self.live_at
-            derived_rate = None
-            if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
-                derived_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
-            if (rank := record.tags.get("DP")) is not None:
-                self._fold_rank(rank, record, DECODE_FIGURES, derived_rate)
-            else:
-                for name in DECODE_FIGURES:
-                    value = getattr(record, name)
-                    if value is not None:
-                        setattr(self, name, value)
-                self.accept_rate = derived_rate if derived_rate is not None else self.accept_rate
-        elif isinstance(record, PrefillRecord):
-            self.live_at = record.timestamp or self.live_at
-            if (rank := record.tags.get("DP")) is not None:
-                self._fold_rank(rank, record, PREFILL_FIGURES)
-            else:
-                for name in PREFILL_FIGURES:
-                    value = getattr(record, name)
-                    if value is not None:
-                        setattr(self, name, value)
-        elif isinstance(record, StartupSummaryRecord):
-            self.phase = "starting the HTTP server"
-            self.max_running_requests = record.max_running_requests or self.max_running_requests
-            self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
-            self.context_len = record.context_len or self.context_len
-        elif isinstance(record, KVCacheRecord) and record.pool.upper() == "KV":
+        folder = _FOLDERS.get(type(record))
+        if folder is None:
+            folder = _FOLDERS[type(record)] = next(
+                (_FOLDERS[kind] for kind in type(record).__mro__ if kind in _FOLDERS), LogStats._ignore)
+        folder(self, record)
+
+    def _ignore(self, record: LogRecord) -> None:
+        """Lines that change no figure (access log, text, deprecations)."""
+
+    def _fold_decode(self, record: LogRecord) -> None:
+        assert isinstance(record, DecodeRecord)
+        self.decode_lines += 1
+        self.live_at = record.timestamp or self.live_at
+        derived_rate = None
+        if record.accept_len is not None and record.accept_rate is None and self.num_draft_tokens:
+            derived_rate = spec_accept_rate(record.accept_len, self.num_draft_tokens)  # older lines lack it
+        if (rank := record.tags.get("DP")) is not None:
+            self._fold_rank(rank, record, DECODE_FIGURES, derived_rate)
+            return
+        self._take(record, DECODE_FIGURES)
+        self.accept_rate = derived_rate if derived_rate is not None else self.accept_rate
+
+    def _fold_prefill(self, record: LogRecord) -> None:
+        assert isinstance(record, PrefillRecord)
+        self.live_at = record.timestamp or self.live_at
+        if (rank := record.tags.get("DP")) is not None:
+            self._fold_rank(rank, record, PREFILL_FIGURES)
+        else:
+            self._take(record, PREFILL_FIGURES)
+
+    def _take(self, record: DecodeRecord | PrefillRecord, names: tuple[str, ...]) -> None:
+        """The figures the line carries replace the server's (a line without DP rank speaks for all of it)."""
+        for name in names:
+            value = getattr(record, name)
+            if value is not None:
+                setattr(self, name, value)
+
+    def _fold_startup_summary(self, record: LogRecord) -> None:
+        assert isinstance(record, StartupSummaryRecord)
+        self.phase = "starting the HTTP server"
+        self.max_running_requests = record.max_running_requests or self.max_running_requests
+        self.max_total_num_tokens = record.max_total_num_tokens or self.max_total_num_tokens
+        self.context_len = record.context_len or self.context_len
+
+    def _fold_kv_cache(self, record: LogRecord) -> None:
+        assert isinstance(record, KVCacheRecord)
+        if record.pool.upper() == "KV":
             self.phase = "allocating the KV cache"
             self.kv_cache_tokens = record.tokens
-        elif isinstance(record, ServerArgsRecord):
-            self.num_draft_tokens = record.speculative_num_draft_tokens
-        elif isinstance(record, ConcurrencyLimitRecord):
-            self.concurrency_limit = record
-            if isinstance(record.value, int):
-                self.max_running_requests = record.value
-            if record.reduced:
-                self.adjustments.append(record)
-        elif isinstance(record, LoadWeightRecord) and record.phase == "end":
+
+    def _fold_server_args(self, record: LogRecord) -> None:
+        assert isinstance(record, ServerArgsRecord)
+        self.num_draft_tokens = record.speculative_num_draft_tokens
+
+    def _fold_concurrency_limit(self, record: LogRecord) -> None:
+        assert isinstance(record, ConcurrencyLimitRecord)
+        self.concurrency_limit = record
+        if isinstance(record.value, int):
+            self.max_running_requests = record.value
+        if record.reduced:
+            self.adjustments.append(record)
+
+    def _fold_load_weight(self, record: LogRecord) -> None:
+        assert isinstance(record, LoadWeightRecord)
+        if record.phase == "end":
             self.phase = "weights loaded"
-        elif isinstance(record, CudaGraphRecord):
-            graphs = record.graph.replace("cuda", "CUDA") + "s"
-            self.phase = f"capturing {graphs}" if record.phase == "begin" else f"{graphs} captured"
-        elif isinstance(record, LoadWeightRecord) and record.phase == "begin":
+        elif record.phase == "begin":
             self.phase = "loading weights"
             self.ready = False
             self._restarted = True
             self.last_error = None  # the stopped server's: a fresh start showed it in red as if it were its own
             self._forget_live()  # the server that logged them has stopped: none of them is this start's
             self.concurrency_limit = None  # the new start resolves it again
-        elif isinstance(record, ReadyRecord):
-            self.phase = "ready"
-            self.ready = True
-        elif isinstance(record, ErrorRecord):
-            self.error_lines += 1
-            if self.last_error is None or self._restarted or cause_rank(record) < cause_rank(self.last_error):
-                self.last_error = record
-            self._restarted = False
-        elif isinstance(record, AdjustRecord):
-            self.adjustments.append(record)
+
+    def _fold_cuda_graph(self, record: LogRecord) -> None:
+        assert isinstance(record, CudaGraphRecord)
+        graphs = record.graph.replace("cuda", "CUDA") + "s"
+        self.phase = f"capturing {graphs}" if record.phase == "begin" else f"{graphs} captured"
+
+    def _fold_ready(self, record: LogRecord) -> None:
+        self.phase = "ready"
+        self.ready = True
+
+    def _fold_error(self, record: LogRecord) -> None:
+        assert isinstance(record, ErrorRecord)
+        self.error_lines += 1
+        if self.last_error is None or self._restarted or cause_rank(record) < cause_rank(self.last_error):
+            self.last_error = record
+        self._restarted = False
+
+    def _fold_adjust(self, record: LogRecord) -> None:
+        assert isinstance(record, AdjustRecord)
+        self.adjustments.append(record)
 
     def max_running_bound(self, value: int | None) -> str:
         """What bound `value` in words ("mamba state"), when the journal's concurrency line resolved to it; else ""."""
@@ -231,3 +264,14 @@ class LogStats:
         for record in records:
             stats.update(record)
         return stats
+
+
+# Which method folds a record of each kind in (`LogStats.update`); a kind not named here is looked up by its bases
+# once, then cached. A table, not a ladder of isinstance: one lookup per line on the journal's hot path.
+_FOLDERS: dict[type[LogRecord], Callable[[LogStats, LogRecord], None]] = {
+    DecodeRecord: LogStats._fold_decode, PrefillRecord: LogStats._fold_prefill,
+    StartupSummaryRecord: LogStats._fold_startup_summary, KVCacheRecord: LogStats._fold_kv_cache,
+    ServerArgsRecord: LogStats._fold_server_args, ConcurrencyLimitRecord: LogStats._fold_concurrency_limit,
+    LoadWeightRecord: LogStats._fold_load_weight, CudaGraphRecord: LogStats._fold_cuda_graph,
+    ReadyRecord: LogStats._fold_ready, ErrorRecord: LogStats._fold_error, AdjustRecord: LogStats._fold_adjust,
+}
