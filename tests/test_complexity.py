@@ -1,0 +1,23 @@
+"""No function of radon's cyclomatic grade E or F (complexity above 30) in the package (issue 34), but the
+benchmark's hot reader, which stays one function on purpose (its docstring says why)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from radon.complexity import cc_rank, cc_visit
+
+import specdec_tui
+
+PACKAGE = Path(specdec_tui.__file__).parent
+ALLOWED = {("bench/client.py", "_read_events")}  # the hot reader: a call per branch would cost every chunk
+
+
+def test_no_function_of_grade_e_or_f() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        for block in cc_visit(path.read_text()):
+            if cc_rank(block.complexity) in "EF" and (where, block.name) not in ALLOWED:
+                found.append(f"{where}:{block.lineno} {block.fullname} {cc_rank(block.complexity)} ({block.complexity})")
+    assert found == [], "split these (radon cc -s -n E src): " + "; ".join(found)
