@@ -28,7 +28,7 @@ class BenchRun(RunHandle):
     after the last event, when every connection is closed."""
 
     def _setup(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
 
@@ -36,8 +36,8 @@ class BenchRun(RunHandle):
         """Thread-safe; in-flight requests are closed, then RunDone(cancelled=True) is emitted."""
         with self._lock:
             self._cancel_requested = True
-            if self._loop is not None and self._task is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._task.cancel)
+            if self._event_loop is not None and self._task is not None and not self._event_loop.is_closed():
+                self._event_loop.call_soon_threadsafe(self._task.cancel)
 
     def _main(self) -> None:
         try:
@@ -51,7 +51,7 @@ class BenchRun(RunHandle):
 
     async def _run(self) -> None:
         with self._lock:
-            self._loop = asyncio.get_running_loop()
+            self._event_loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
             if self._cancel_requested:
                 self._on_event(RunDone([], True))

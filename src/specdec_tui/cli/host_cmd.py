@@ -165,10 +165,10 @@ async def _rollback(host: Host, args: argparse.Namespace, target: Target) -> int
         print(f"{unit}: not restarted (--no-restart): the server keeps running its current flags until "
               f"`specdec-tui host restart --host {target.name}`", flush=True)
         return 0
-    return await _rollback_with_loop(host, target, before)
+    return await _rollback_with_trial_loop(host, target, before)
 
 
-async def _rollback_with_loop(host: Host, target: Target, before: str) -> int:
+async def _rollback_with_trial_loop(host: Host, target: Target, before: str) -> int:
     """`TrialLoop.rollback`, the code path of the panel's `u`: restore, restart, wait healthy; its events
     are printed as they come, a failure in words (the journal's cause rides along)."""
     from specdec_tui.core.config import BenchProfile
@@ -178,7 +178,7 @@ async def _rollback_with_loop(host: Host, target: Target, before: str) -> int:
 
     unit = host.info.unit
     timeout = healthy_timeout_of(target.settings)
-    loop = TrialLoop(host=host, session=Session(host=target.name, unit=unit), profile=BenchProfile(),
+    trial_loop = TrialLoop(host=host, session=Session(host=target.name, unit=unit), profile=BenchProfile(),
                      base_url=host.info.base_url, api_key=api_key_from(target.settings), healthy_timeout_s=timeout)
     failed: list[str] = []
     model: list[str] = []
@@ -194,8 +194,8 @@ async def _rollback_with_loop(host: Host, target: Target, before: str) -> int:
         elif isinstance(event, StepFailed):
             failed.append(event.reason)
 
-    loop.sink = say
-    restored = await loop.rollback()
+    trial_loop.sink = say
+    restored = await trial_loop.rollback()
     if restored is None or failed:
         what = failed[-1] if failed else "the rollback did not finish"
         raise CliError(f"{unit}: {what}; see `specdec-tui host journal --host {target.name}`")

@@ -156,19 +156,19 @@ class Engine:
             self.ended.popitem(last=False)
 
     # ---- clock --------------------------------------------------------------------------------------------------
-    def _loop_time(self) -> float:
+    def _event_loop_time(self) -> float:
         return asyncio.get_running_loop().time()
 
     def _sync_clock(self) -> None:
         """While idle the simulated clock follows the (scaled) wall clock, so idle time is not 'decoding'."""
         if not self.running:
-            real_sim = (self._loop_time() - self._real0) * self.cfg.time_scale
+            real_sim = (self._event_loop_time() - self._real0) * self.cfg.time_scale
             self.sim_now = max(self.sim_now, real_sim)
 
     async def _advance(self, dt: float) -> None:
         self.sim_now += dt
         deadline = self._real0 + self.sim_now / self.cfg.time_scale
-        delay = deadline - self._loop_time()
+        delay = deadline - self._event_loop_time()
         await asyncio.sleep(max(0.0, delay))
 
     # ---- the loop -----------------------------------------------------------------------------------------------

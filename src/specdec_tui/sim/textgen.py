@@ -29,7 +29,7 @@ class TextStream:
         self.rng = random.Random(f"{seed}|{index}|{prompt}")
         self.degenerate = degenerate
         self.count = 0
-        self.loop: list[str] = []
+        self.repeated_phrase: list[str] = []
         self.opening = self.rng.randint(12, 40)
         self.capitalize = True
         self.last_punct = False
@@ -49,9 +49,9 @@ class TextStream:
 
     def next_token(self) -> str:
         if self.degenerate and self.count >= self.opening:
-            if not self.loop:
-                self.loop = [" " + w for w in self.rng.sample(_WORDS, 7)] + ["."]
-            tok = self.loop[(self.count - self.opening) % len(self.loop)]
+            if not self.repeated_phrase:
+                self.repeated_phrase = [" " + w for w in self.rng.sample(_WORDS, 7)] + ["."]
+            tok = self.repeated_phrase[(self.count - self.opening) % len(self.repeated_phrase)]
         else:
             tok = self._fresh()
         self.count += 1

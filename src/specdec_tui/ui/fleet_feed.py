@@ -29,25 +29,25 @@ class PollThread:
     the GIL. Everything the poller opens (connections, clients) is made and closed on this loop."""
 
     def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
     async def run(self, work: Coroutine[object, object, T]) -> T:
         """`work` run on the thread's loop, awaited from the caller's (cancelling the wait cancels the work)."""
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="fleet-poll", daemon=True)
+        if self._event_loop is None:
+            self._event_loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._event_loop.run_forever, name="fleet-poll", daemon=True)
             self._thread.start()
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._event_loop))
 
     def stop(self) -> None:
-        loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
-        if loop is None or thread is None:
+        event_loop, thread, self._event_loop, self._thread = self._event_loop, self._thread, None, None
+        if event_loop is None or thread is None:
             return
-        loop.call_soon_threadsafe(loop.stop)
+        event_loop.call_soon_threadsafe(event_loop.stop)
         thread.join(timeout=5)
         if not thread.is_alive():
-            loop.close()
+            event_loop.close()
 
 
 class FleetFeed:

@@ -37,17 +37,17 @@ class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
-    def __init__(self, owner: LinkWorkers, host: Host, loop: TrialLoop, *, journal_lines: int,
+    def __init__(self, owner: LinkWorkers, host: Host, trial_loop: TrialLoop, *, journal_lines: int,
                  pause: Pause | None = None, show: Callable[[LoopEvent], None]) -> None:
         self.owner = owner
         self.show = show  # where the loop's events go (the app hands each to the screen that shows it)
         self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
-        self.loop = loop
+        self.trial_loop = trial_loop
         self.journal_lines = journal_lines
         self.bench_worker: Worker[None] | None = None
         self.doctor: DoctorWatch | None = None  # built with the journal follow
-        loop.sink = self.post_event
+        trial_loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
         self.show(event)
@@ -65,7 +65,7 @@ class HostLink:
     async def _connect(self) -> None:
         try:
             await self.host.connect()
-            await self.loop.load_running()
+            await self.trial_loop.load_running()
         except HostError as err:
             self._failed(Step.CONNECT, err)
             return
@@ -85,7 +85,7 @@ class HostLink:
     async def _learn_release(self) -> None:
         """The host's SGLang release, for the form's checks (a ReleaseLearned event; failures fall back inside)."""
         try:
-            await self.loop.learn_release()
+            await self.trial_loop.learn_release()
         except HostError as err:
             self._failed(Step.CONNECT, err)
 
@@ -102,7 +102,7 @@ class HostLink:
             async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
                     self.owner.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
-                    for event in doctor.observe(batch.records, batch.kinds, self.loop.running_text):
+                    for event in doctor.observe(batch.records, batch.kinds, self.trial_loop.running_text):
                         self.owner.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
                                               else m.DoctorFindingCleared(event.kind))
                 if batch.stats is not None:
@@ -112,7 +112,7 @@ class HostLink:
 
     async def _watch_health(self) -> None:
         try:
-            async for snapshot in self.loop.watch_health():
+            async for snapshot in self.trial_loop.watch_health():
                 self.owner.post_message(m.HealthChanged(snapshot))
         except HostError as err:
             self._failed(Step.HEALTH, err)
@@ -122,7 +122,7 @@ class HostLink:
 
         async def read() -> None:
             try:
-                await self.loop.load_running()
+                await self.trial_loop.load_running()
             except HostError as err:
                 self._failed(Step.CONNECT, err)
 
@@ -139,19 +139,19 @@ class HostLink:
             self._failed(step, err)
 
     def push(self, text: str) -> None:
-        self._run(self._intent(self.loop.push_and_restart(text), Step.PUSH), "step")
+        self._run(self._intent(self.trial_loop.push_and_restart(text), Step.PUSH), "step")
 
     def restart(self) -> None:
-        self._run(self._intent(self.loop.restart(), Step.RESTART), "step")
+        self._run(self._intent(self.trial_loop.restart(), Step.RESTART), "step")
 
     def start_service(self) -> None:
-        self._run(self._intent(self.loop.start_service(), Step.RESTART), "step")
+        self._run(self._intent(self.trial_loop.start_service(), Step.RESTART), "step")
 
     def rollback(self) -> None:
-        self._run(self._intent(self.loop.rollback(), Step.ROLLBACK), "step")
+        self._run(self._intent(self.trial_loop.rollback(), Step.ROLLBACK), "step")
 
     def bench(self) -> None:
-        self.bench_worker = self._run(self._intent(self.loop.bench(), Step.BENCH), "bench")
+        self.bench_worker = self._run(self._intent(self.trial_loop.bench(), Step.BENCH), "bench")
 
     def cancel_bench(self) -> None:
         """Cancel the running benchmark; the loop records the trial cancelled and says so."""

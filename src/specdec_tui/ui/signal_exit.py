@@ -74,22 +74,22 @@ def install(app: StoppablePanel) -> None:
     """From now on the two signals stop `app` in order (the real program only: not under Pilot). The handlers are
     Python-level (`signal.signal`), not the event loop's: they run even while the main thread is blocked outside
     the event loop (where a stuck shutdown would be), and the SIGHUP one must act before Textual's SIGCONT one."""
-    loop = asyncio.get_running_loop()
+    event_loop = asyncio.get_running_loop()
     for sig in AS_INTERRUPT:
-        signal.signal(sig, lambda signum, frame: _on_signal(app, loop, signal.Signals(signum), frame))
+        signal.signal(sig, lambda signum, frame: _on_signal(app, event_loop, signal.Signals(signum), frame))
 
 
-def _on_signal(app: StoppablePanel, loop: asyncio.AbstractEventLoop, sig: signal.Signals,
+def _on_signal(app: StoppablePanel, event_loop: asyncio.AbstractEventLoop, sig: signal.Signals,
                frame: FrameType | None) -> None:
     if _state.first is None:
         _state.first = sig
         if sig is signal.SIGHUP and terminal_gone(sys.__stderr__):
             detach_output()
-        loop.call_soon_threadsafe(lambda: app.run_worker(_stop(app, sig), group="signal-exit"))
+        event_loop.call_soon_threadsafe(lambda: app.run_worker(_stop(app, sig), group="signal-exit"))
     elif _state.exiting:
         _force_exit(sig)  # Textual's shutdown is stuck (the main thread never came back to the event loop)
     else:
-        loop.call_soon_threadsafe(_state.hurry.set)
+        event_loop.call_soon_threadsafe(_state.hurry.set)
 
 
 def terminal_gone(stream: Any) -> bool:
