@@ -27,7 +27,7 @@ from specdec_tui.core.number_format import fmt_delta, fmt_fixed
 from specdec_tui.core.profile_words import distinct_profiles, short_settings
 from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
-from specdec_tui.core.status_tone import rich_style, status_tone
+from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
             cells.append(f"{fmt_fixed(a.output_tok_s if a else None)} → {fmt_fixed(b.output_tok_s if b else None)} "
                          f"({fmt_delta(p.drift.get(c))})")
         verdict = p.verdict(tolerance_pct)
-        style = "green" if p.within(tolerance_pct) and not p.failed_again else "yellow"
+        style = rich_style(Tone.GOOD if p.within(tolerance_pct) and not p.failed_again else Tone.BAD)
         table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),
                       f"{p.original.status} → {status_text(p.replay.status)}", *cells, f"[{style}]{escape(verdict)}[/]")
     return table

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_num
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.replay import ReplayOutcome, ReplayPair
 from specdec_tui.loop.trial import TrialLoop
@@ -152,7 +153,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
 
     def _cells(self, trial: Trial, pair: ReplayPair | None = None) -> list[Text]:
         status = self.status_by_id.get(trial.id, "pending")
-        cells = [Text(str(trial.id), justify="right"), Text(trial_label(trial)), Text(status),
+        cells = [Text(str(trial.id), justify="right"), Text(trial_label(trial)), Text(status, style=rich_style(status_tone(status))),
                  Text(fmt_num(_low_c_tok_s(trial)), justify="right")]
         if pair is None:
             return cells + [Text(MISSING, justify="right"), Text(MISSING, justify="right"), Text(MISSING)]
@@ -160,7 +161,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         worst = max(drifts, key=abs) if drifts else None
         ok = pair.within(TOLERANCE_PCT)
         verdict = Text("yes" if ok else ("no: " + (f"status {pair.replay.status}" if pair.original.status != pair.replay.status
-                                                  else "drift too large")), style="green" if ok else "bold red")
+                                                  else "drift too large")), style=rich_style(Tone.GOOD if ok else Tone.BAD, bold=not ok))
         return cells + [Text(fmt_num(_low_c_tok_s(pair.replay)), justify="right"), Text(fmt_delta(worst), justify="right"), verdict]
 
     def _set_status(self, trial_id: int, status: str) -> None:
