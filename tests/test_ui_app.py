@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Input
 
 from specdec_tui.core import drafts
-from specdec_tui.core.config import UIConfig
+from specdec_tui.core.config import BenchProfile, UIConfig
 from specdec_tui.core.config_file import load_config
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.session_saver import saver_for
@@ -241,3 +241,28 @@ async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_a
                 await entry.run()
         await pilot.pause()
         assert app.screen.query_one("#tabs").active == "journal"
+
+
+async def test_p_during_a_benchmark_asks_then_cancels_it_and_pushes_the_edit(tmp_path: Path) -> None:
+    """`HostActions.push` (handed the panel's members, not the app): with a benchmark running, p asks first; yes
+    cancels the benchmark (its trial recorded cancelled) and, once that is recorded, pushes the edit."""
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    async with app.run_test(size=(160, 48)) as pilot:
+        await demo_ready(pilot, seen)
+        assert app.loop is not None
+        app.loop.use_profile(BenchProfile(concurrency=(1,), requests=100_000, warmup=0, max_tokens=64))  # runs till cancelled
+        await app.config_pane.set_flag("speculative-num-steps", "3")
+        await pilot.press("escape", "b")
+        await wait_for(pilot, lambda: app.bench_running, "the benchmark to start", steps=1200)
+        seen.clear()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "A benchmark is running" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(n.startswith("Server is healthy") for n in seen), "healthy after the push",
+                       steps=2400)
+        assert UnitFile.parse(unit_file.read_text()).flags()["speculative-num-steps"] == "3"
+        cancelled = [t for t in app.session.trials if t.status == "cancelled"]
+        assert [t.flags["speculative-num-steps"] for t in cancelled] == ["1"]  # the benchmark of the unit before
