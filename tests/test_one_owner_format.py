@@ -18,7 +18,7 @@ from specdec_tui.core.status_tone import Tone, delta_tone, rich_style, status_to
 PACKAGE = Path(specdec_tui.__file__).parent
 VIEWS = [*sorted((PACKAGE / "ui").rglob("*.py")), *sorted((PACKAGE / "cli").rglob("*.py")),
          PACKAGE / "core" / "report_html.py", PACKAGE / "core" / "session_export.py", PACKAGE / "core" / "report_charts.py"]
-FORMATTER_NAMES = {"num", "pct", "_num", "_fmt", "_pct", "fmt_num", "fmt_fixed", "fmt_int", "fmt_ms", "fmt_pct",
+FORMATTER_NAMES = {"num", "pct", "_num", "_fmt", "_pct", "_f", "fmt_num", "fmt_fixed", "fmt_int", "fmt_ms", "fmt_pct",
                    "fmt_delta", "fmt_mib"}
 COLOUR = re.compile(r"\b(green|red|yellow|cyan|dim|magenta|success|error|warning|muted|accent)\b|--")
 STATUS_WORDS = {"ok", "failed", "cancelled", "running", "pending", "skipped"}

@@ -8,6 +8,7 @@ from typing import Any
 
 from specdec_tui.cli.common import rounded
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.number_format import fmt_fixed
 from specdec_tui.core.results import SERVER_AVG_LABEL, Dist, LevelResult, ServerFacts, accept_source_legend
 
 
@@ -114,10 +115,6 @@ def distinct_warnings(rows: list[LevelResult]) -> list[tuple[list[int], str]]:
     return [(levels, w) for w, levels in seen.items()]
 
 
-def _f(v: float | None, fmt: str = "{:.1f}") -> str:
-    return "–" if v is None else fmt.format(v)
-
-
 class LiveTable:
     """A rich table redrawn as events arrive; finished rows stay, the running row shows progress."""
 
@@ -212,14 +209,14 @@ class LiveTable:
                 lv.load_label if lv.rate is not None else str(lv.concurrency),
                 str(lv.requests),
                 str(lv.errors) if not lv.errors else f"[red]{lv.errors}[/]",
-                _f(lv.output_tok_s),
-                _f(lv.per_request_tok_s.p50),
-                f"{_f(lv.ttft_ms.p50, '{:.0f}')}/{_f(lv.ttft_ms.p99, '{:.0f}')}",
-                _f(lv.tpot_ms.p50, "{:.2f}"),
-                f"{_f(lv.itl_ms.p50, '{:.2f}')}/{_f(lv.itl_ms.p99, '{:.2f}')}",
-                f"{_f(lv.accept_length_server, '{:.2f}')}/{_f(lv.accept_length_client, '{:.2f}')}"
+                fmt_fixed(lv.output_tok_s),
+                fmt_fixed(lv.per_request_tok_s.p50),
+                f"{fmt_fixed(lv.ttft_ms.p50, 0)}/{fmt_fixed(lv.ttft_ms.p99, 0)}",
+                fmt_fixed(lv.tpot_ms.p50, 2),
+                f"{fmt_fixed(lv.itl_ms.p50, 2)}/{fmt_fixed(lv.itl_ms.p99, 2)}",
+                f"{fmt_fixed(lv.accept_length_server, 2)}/{fmt_fixed(lv.accept_length_client, 2)}"
                 + (f" {src.short}" if (src := lv.accept_source) else ""),
-                _f(lv.server_avg_accept_length, "{:.2f}"),
+                fmt_fixed(lv.server_avg_accept_length, 2),
                 notes.strip(),
             )
         return t
