@@ -37,17 +37,17 @@ class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
-    def __init__(self, owner: LinkWorkers, host: Host, trial_loop: TrialLoop, *, journal_lines: int,
+    def __init__(self, app: LinkWorkers, host: Host, loop: TrialLoop, *, journal_lines: int,
                  pause: Pause | None = None, show: Callable[[LoopEvent], None]) -> None:
-        self.owner = owner
+        self.app = app  # only where workers run and messages go (LinkWorkers), not the panel's state
         self.show = show  # where the loop's events go (the app hands each to the screen that shows it)
         self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
-        self.trial_loop = trial_loop
+        self.loop = loop
         self.journal_lines = journal_lines
         self.bench_worker: Worker[None] | None = None
         self.doctor: DoctorWatch | None = None  # built with the journal follow
-        trial_loop.sink = self.post_event
+        loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
         self.show(event)
@@ -56,7 +56,7 @@ class HostLink:
         self.post_event(StepFailed(step, in_words(err)))
 
     def _run(self, job: Coroutine[Any, Any, None], group: str) -> Worker[None]:
-        return self.owner.run_worker(job, group=group, exclusive=True, exit_on_error=False)
+        return self.app.run_worker(job, group=group, exclusive=True, exit_on_error=False)
 
     # -- following the host --------------------------------------------------------------------
     def connect(self) -> None:
@@ -65,7 +65,7 @@ class HostLink:
     async def _connect(self) -> None:
         try:
             await self.host.connect()
-            await self.trial_loop.load_running()
+            await self.loop.load_running()
         except HostError as err:
             self._failed(Step.CONNECT, err)
             return
@@ -80,12 +80,12 @@ class HostLink:
             self._failed(Step.STATUS, err)
             return
         if status.active_state == "inactive":
-            self.owner.post_message(m.ServiceInactive(status))
+            self.app.post_message(m.ServiceInactive(status))
 
     async def _learn_release(self) -> None:
         """The host's SGLang release, for the form's checks (a ReleaseLearned event; failures fall back inside)."""
         try:
-            await self.trial_loop.learn_release()
+            await self.loop.learn_release()
         except HostError as err:
             self._failed(Step.CONNECT, err)
 
@@ -101,19 +101,19 @@ class HostLink:
         try:
             async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
-                    self.owner.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
-                    for event in doctor.observe(batch.records, batch.kinds, self.trial_loop.running_text):
-                        self.owner.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
+                    self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
+                    for event in doctor.observe(batch.records, batch.kinds, self.loop.running_text):
+                        self.app.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
                                               else m.DoctorFindingCleared(event.kind))
                 if batch.stats is not None:
-                    self.owner.post_message(m.LogStatsChanged(batch.stats))
+                    self.app.post_message(m.LogStatsChanged(batch.stats))
         except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
             self._failed(Step.JOURNAL, err)
 
     async def _watch_health(self) -> None:
         try:
-            async for snapshot in self.trial_loop.watch_health():
-                self.owner.post_message(m.HealthChanged(snapshot))
+            async for snapshot in self.loop.watch_health():
+                self.app.post_message(m.HealthChanged(snapshot))
         except HostError as err:
             self._failed(Step.HEALTH, err)
 
@@ -122,7 +122,7 @@ class HostLink:
 
         async def read() -> None:
             try:
-                await self.trial_loop.load_running()
+                await self.loop.load_running()
             except HostError as err:
                 self._failed(Step.CONNECT, err)
 
@@ -139,19 +139,19 @@ class HostLink:
             self._failed(step, err)
 
     def push(self, text: str) -> None:
-        self._run(self._intent(self.trial_loop.push_and_restart(text), Step.PUSH), "step")
+        self._run(self._intent(self.loop.push_and_restart(text), Step.PUSH), "step")
 
     def restart(self) -> None:
-        self._run(self._intent(self.trial_loop.restart(), Step.RESTART), "step")
+        self._run(self._intent(self.loop.restart(), Step.RESTART), "step")
 
     def start_service(self) -> None:
-        self._run(self._intent(self.trial_loop.start_service(), Step.RESTART), "step")
+        self._run(self._intent(self.loop.start_service(), Step.RESTART), "step")
 
     def rollback(self) -> None:
-        self._run(self._intent(self.trial_loop.rollback(), Step.ROLLBACK), "step")
+        self._run(self._intent(self.loop.rollback(), Step.ROLLBACK), "step")
 
     def bench(self) -> None:
-        self.bench_worker = self._run(self._intent(self.trial_loop.bench(), Step.BENCH), "bench")
+        self.bench_worker = self._run(self._intent(self.loop.bench(), Step.BENCH), "bench")
 
     def cancel_bench(self) -> None:
         """Cancel the running benchmark; the loop records the trial cancelled and says so."""
