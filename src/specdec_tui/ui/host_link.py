@@ -25,14 +25,6 @@ if TYPE_CHECKING:  # the feed itself loads with the journal, after the first fra
     from specdec_tui.loop.journal_feed import Pause
 
 
-class LinkWorkers(Protocol):
-    """Where the link's workers run and its messages go: the app (any Textual `App` is one)."""
-
-    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exit_on_error: bool,
-                   exclusive: bool) -> Worker[None]: ...
-    def post_message(self, message: Message) -> bool: ...
-
-
 class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
@@ -158,3 +150,11 @@ class HostLink:
         if self.bench_worker is not None:
             self.bench_worker.cancel()
             self.bench_worker = None
+
+
+class LinkWorkers(Protocol):
+    """Where the link's workers run and its messages go: the app (any Textual `App` is one)."""
+
+    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exit_on_error: bool,
+                   exclusive: bool) -> Worker[None]: ...
+    def post_message(self, message: Message) -> bool: ...
