@@ -27,10 +27,11 @@ class FormScreen(ModalScreen[ResultT | None], Generic[FormT, ResultT]):
     and turn them into the result (`result`, raising one of `ERRORS` with the words to show)."""
 
     PREFIX: ClassVar[str]  # the widgets' ids: "<prefix>-<field>", "<prefix>-form-error"
-    HEADING: ClassVar[str]
-    START: ClassVar[str]  # the start button's label
-    FIRST: ClassVar[str]  # the field that has the focus when the form opens
     ERRORS: ClassVar[tuple[type[Exception], ...]]  # the loop's refusals of what was typed
+    # Set on the class, or per form in `__init__` (one screen class may ask for different things):
+    heading: str
+    start_label: str  # the start button's
+    first_field: str  # the field that has the focus when the form opens
 
     DEFAULT_CSS = """
     FormScreen { align: center middle; }
@@ -48,14 +49,14 @@ class FormScreen(ModalScreen[ResultT | None], Generic[FormT, ResultT]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.HEADING, id=f"{self.PREFIX}-form-title")
+            yield Static(self.heading, id=f"{self.PREFIX}-form-title")
             with Grid():
                 yield from self.fields_compose()
             yield from self.notes_compose()
             yield Static("", id=f"{self.PREFIX}-form-error", classes="form-error", markup=False)
             with Horizontal():
                 yield Button("Cancel (esc)", id="cancel", compact=True)
-                yield Button(self.START, id="start", variant="primary", compact=True)
+                yield Button(self.start_label, id="start", variant="primary", compact=True)
 
     def fields_compose(self) -> ComposeResult:
         """The rows: a `Label`, then the field's `Input` or `Select` with id "<prefix>-<field>"."""
@@ -66,7 +67,7 @@ class FormScreen(ModalScreen[ResultT | None], Generic[FormT, ResultT]):
         yield from ()
 
     def on_mount(self) -> None:
-        self.query_one(f"#{self.PREFIX}-{self.FIRST}").focus()
+        self.query_one(f"#{self.PREFIX}-{self.first_field}").focus()
 
     def field_values(self, form_type: type[DataclassInstance]) -> dict[str, str]:
         """Each field of `form_type` as its widget shows it; one the form does not show, `absent(name)`."""

@@ -26,8 +26,9 @@ class SweepFormScreen(FormScreen[SweepForm, SweepPlan]):
     """Asks for the sweep; dismisses with a `sweep.SweepPlan`, or None when cancelled."""
 
     BINDINGS = [Binding("escape", "close", "Cancel", id="sweep-form-close")]
-    PREFIX, FIRST, START = "sweep", "values", "Start sweep"
-    HEADING = "Sweep one flag: push, restart and benchmark each value"
+    PREFIX = "sweep"
+    heading = "Sweep one flag: push, restart and benchmark each value"
+    start_label, first_field = "Start sweep", "values"
     ERRORS = (FormError,)
     DEFAULT_CSS = "SweepFormScreen #sweep-form-hint { color: $text-muted; margin-top: 1; }"
 
