@@ -48,6 +48,23 @@ def session_html(session: Session) -> str:
         f'<figure id="chart-tok-s">{tok_s_chart_svg(session)}</figure>',
         f'<figure id="chart-trade-off">{trade_off_chart_svg(session)}</figure>',
         "</div>",
+        *_trials_table(session, cs, front),
+        *_best_lines(session, cs, front),
+    ]
+    parts.append('<h2>Latency</h2><ul id="latency">')
+    parts.extend(f"<li>trial {t.id} <code>{escape(trial_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
+                 for t in session.trials if t.levels)
+    parts.append("</ul>")
+    parts.extend(_changes(session))
+    parts.append('<h2>What each trial was measured on</h2><ul id="provenance">')
+    parts.extend(f"<li>trial {t.id}: {escape(provenance_line(t))}</li>" for t in session.trials)
+    parts.append("</ul></body></html>\n")
+    return "\n".join(parts)
+
+
+def _trials_table(session: Session, cs: list[int], front: set[int]) -> list[str]:
+    """Output tok/s per concurrency, a row per trial in its status's tone; the queueing legend when a mark needs it."""
+    parts = [
         "<h2>Output tok/s per concurrency</h2>",
         '<table id="trials"><thead><tr><th>#</th><th>trial</th><th>host</th><th>status</th><th>max running req</th>'
         "<th>accept len</th>" + "".join(f"<th>c={c}</th>" for c in cs)
@@ -73,6 +90,12 @@ def session_html(session: Session) -> str:
     parts.append("</tbody></table>")
     if queued:
         parts.append(f'<p class="warn">{escape(QUEUE_LEGEND)}.</p>')
+    return parts
+
+
+def _best_lines(session: Session, cs: list[int], front: set[int]) -> list[str]:
+    """The Pareto front, the best single stream and, per level, whether the best is a winner by its intervals."""
+    parts = []
     if front:
         parts.append(f"<p>Bold ids are on the Pareto front of the trade-off (no other trial is better at both c=1 and "
                      f"best total tok/s within its TTFT p99 limit): {', '.join(f'#{i}' for i in sorted(front))}.</p>")
@@ -86,11 +109,11 @@ def session_html(session: Session) -> str:
         parts.append('<h2>Confidence</h2><ul id="confidence">')
         parts.extend(f"<li>{escape(line)}</li>" for line in confidence)
         parts.append("</ul>")
-    parts.append('<h2>Latency</h2><ul id="latency">')
-    parts.extend(f"<li>trial {t.id} <code>{escape(trial_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
-                 for t in session.trials if t.levels)
-    parts.append("</ul>")
-    parts.append('<h2>What each trial changed</h2><ul id="flags">')
+    return parts
+
+
+def _changes(session: Session) -> list[str]:
+    parts = ['<h2>What each trial changed</h2><ul id="flags">']
     for note in trial_notes(session):
         change = f"<code>{escape(note.change)}</code>" if note.first else escape(note.change)
         parts.append(f"<li>trial {note.trial.id}: {change}<br>ran with {escape(note.settings)}")
@@ -99,7 +122,4 @@ def session_html(session: Session) -> str:
         parts.extend(f'<br><span class="warn">⚠ {escape(warning)}</span>' for warning in note.warnings)
         parts.append("</li>")
     parts.append("</ul>")
-    parts.append('<h2>What each trial was measured on</h2><ul id="provenance">')
-    parts.extend(f"<li>trial {t.id}: {escape(provenance_line(t))}</li>" for t in session.trials)
-    parts.append("</ul></body></html>\n")
-    return "\n".join(parts)
+    return parts
