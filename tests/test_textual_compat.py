@@ -82,43 +82,6 @@ async def test_an_input_runs_its_own_bindings_before_inserting_text() -> None:
         assert field.value == "ac", CHANGED + "Input's key handling changed (FlagInput.key_first)"
 
 
-async def test_frames_are_seen_as_the_app_hands_them_over() -> None:
-    assert callable(getattr(App, "_display", None)), CHANGED + "App._display is gone (the tests' frame probe)"
-    seen: list[bool] = []
-    app = Host()
-    compat.watch_frames(app, lambda screen, dropped: seen.append(dropped))
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        app.screen.refresh()
-        await pilot.pause()
-    assert False in seen, CHANGED + "no frame reached App._display outside a batch"
-
-
-async def test_full_renders_are_counted() -> None:
-    from textual._compositor import Compositor
-
-    assert callable(getattr(Compositor, "render_full_update", None)), CHANGED + "Compositor.render_full_update is gone"
-    counts: list[int] = []
-    app = Host()
-    async with app.run_test() as pilot:
-        with compat.full_renders_counted(counts):
-            await pilot.resize_terminal(90, 30)
-            await pilot.pause()
-    assert counts, CHANGED + "a resize no longer renders the full screen through Compositor.render_full_update"
-
-
-async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
-    class Shown(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Input(value="words on screen")
-
-    app = Shown()
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        frame = compat.full_frame_text(app)
-    assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"
-
-
 class TwoFields(App[None]):
     """Two fields, the first focused: "a", Tab, "b" read together must end as "a" and "b"."""
 
@@ -173,3 +136,40 @@ async def test_input_in_order_follows_textuals_routing_of_a_typed_key() -> None:
     assert await _typed_together(Watched()) == ("a", "b"), CHANGED + "InputInOrderApp no longer keeps a burst in order"
     assert [key for key, forwarded in seen if not forwarded] == ["a", "tab", "b"], (
         CHANGED + "driver keys no longer reach App.on_event unforwarded")
+
+
+async def test_frames_are_seen_as_the_app_hands_them_over() -> None:
+    assert callable(getattr(App, "_display", None)), CHANGED + "App._display is gone (the tests' frame probe)"
+    seen: list[bool] = []
+    app = Host()
+    compat.watch_frames(app, lambda screen, dropped: seen.append(dropped))
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        app.screen.refresh()
+        await pilot.pause()
+    assert False in seen, CHANGED + "no frame reached App._display outside a batch"
+
+
+async def test_full_renders_are_counted() -> None:
+    from textual._compositor import Compositor
+
+    assert callable(getattr(Compositor, "render_full_update", None)), CHANGED + "Compositor.render_full_update is gone"
+    counts: list[int] = []
+    app = Host()
+    async with app.run_test() as pilot:
+        with compat.full_renders_counted(counts):
+            await pilot.resize_terminal(90, 30)
+            await pilot.pause()
+    assert counts, CHANGED + "a resize no longer renders the full screen through Compositor.render_full_update"
+
+
+async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
+    class Shown(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Input(value="words on screen")
+
+    app = Shown()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        frame = compat.full_frame_text(app)
+    assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"

@@ -86,6 +86,38 @@ class KeysFirstInput(Input):
         self._restart_blink()
 
 
+class InputInOrderApp(App[None]):
+    """`App.on_event` re-sequencing keys, pastes and clicks (`ui.input_order`; issue 34 point 5). No public API
+    makes Textual hand out the next key only once the one before has run its bindings: `App.on_event` forwards a
+    typed key at once to `self.focused or self.screen` (after the priority bindings), and a container's binding
+    (Tab) runs only when the key has bubbled back up. Here the App holds each input while one is on its way, and
+    follows the one sent along the way Textual gives it (the target's `ancestors_with_self`). What it relies on:
+    driver input reaches `App.on_event` unforwarded, and the forward target is `focused or screen` —
+    tests/test_textual_compat.py checks both, and that Textual still needs this (a burst across a Tab)."""
+
+    input_order: InputInOrder  # built by the subclass, delivering through `deliver_input`
+
+    def input_arriving(self) -> None:
+        """Called for each typed key or click before it may be held (the panel pushes its first screen here)."""
+
+    async def on_event(self, event: events.Event) -> None:
+        if is_typed(event) or is_click(event):
+            self.input_arriving()
+            if self.input_order.hold(event):
+                return  # an input before it is still on its way
+        await self.deliver_input(event)
+
+    async def deliver_input(self, event: events.Event) -> None:
+        """Textual's own handling of `event`, then its way followed (`InputInOrder.sent`) until it is handled."""
+        typed, click = is_typed(event), is_click(event)
+        target = (self.focused or self.screen) if typed else None
+        await super().on_event(event)
+        if typed and target is not None and event.is_forwarded:
+            await self.input_order.sent(event, target.ancestors_with_self)
+        elif typed or click:
+            await self.input_order.sent(event, [])  # handled where it arrived (a priority binding, a click)
+
+
 def watch_frames(app: App[Any], seen: Callable[[Screen[Any], bool], None]) -> None:
     """For tests and probes, for the app's whole life: `seen(screen, dropped)` for every frame the app hands to its
     display (`App._display`), `dropped` when a batch holds it back (a terminal would not see it). A headless app
@@ -128,35 +160,3 @@ def full_frame_text(app: App[Any]) -> str:
     update = app.screen._compositor.render_update(full=True)
     assert isinstance(update, LayoutUpdate)  # a full update is one, whatever the signature says
     return update.render_segments(app.console)
-
-
-class InputInOrderApp(App[None]):
-    """`App.on_event` re-sequencing keys, pastes and clicks (`ui.input_order`; issue 34 point 5). No public API
-    makes Textual hand out the next key only once the one before has run its bindings: `App.on_event` forwards a
-    typed key at once to `self.focused or self.screen` (after the priority bindings), and a container's binding
-    (Tab) runs only when the key has bubbled back up. Here the App holds each input while one is on its way, and
-    follows the one sent along the way Textual gives it (the target's `ancestors_with_self`). What it relies on:
-    driver input reaches `App.on_event` unforwarded, and the forward target is `focused or screen` —
-    tests/test_textual_compat.py checks both, and that Textual still needs this (a burst across a Tab)."""
-
-    input_order: InputInOrder  # built by the subclass, delivering through `deliver_input`
-
-    def input_arriving(self) -> None:
-        """Called for each typed key or click before it may be held (the panel pushes its first screen here)."""
-
-    async def on_event(self, event: events.Event) -> None:
-        if is_typed(event) or is_click(event):
-            self.input_arriving()
-            if self.input_order.hold(event):
-                return  # an input before it is still on its way
-        await self.deliver_input(event)
-
-    async def deliver_input(self, event: events.Event) -> None:
-        """Textual's own handling of `event`, then its way followed (`InputInOrder.sent`) until it is handled."""
-        typed, click = is_typed(event), is_click(event)
-        target = (self.focused or self.screen) if typed else None
-        await super().on_event(event)
-        if typed and target is not None and event.is_forwarded:
-            await self.input_order.sent(event, target.ancestors_with_self)
-        elif typed or click:
-            await self.input_order.sent(event, [])  # handled where it arrived (a priority binding, a click)
