@@ -33,7 +33,7 @@ from specdec_tui.core.session import (
     _trial_doc,
     merge_from_disk,
 )
-from specdec_tui.core.session_merge import disk_stamp, session_lock
+from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
 
 _SAVERS: dict[Path, SessionSaver] = {}
 _SAVERS_LOCK = threading.Lock()
@@ -110,12 +110,19 @@ class SessionSaver:
         self._idle = threading.Event()
         self._idle.set()
         self._error: SessionError | None = None
+        # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
+        # holds nothing that session lacks (see `_own_write`)
+        self._written: tuple[Session, DiskStamp] | None = None
         self.writes = 0  # files written (a burst of saves makes fewer)
 
     def save(self, session: Session) -> None:
         """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
         self._raise_error()
-        if disk_stamp(self.path) not in (None, session.disk_stamp):  # a stat: the lock only when the file moved
+        # A stat: the lock only when the file moved, not by this saver's own write, and only with no write on its way:
+        # that one merges into what it writes, this session takes the file's trials at the next save once it is done
+        # (waiting here for its lock held the caller — the panel's event loop — for the whole write).
+        now = disk_stamp(self.path)
+        if now not in (None, session.disk_stamp) and self._idle.is_set() and not self._own_write(session, now):
             try:  # what other processes saved meanwhile joins this session first (issue 36: no trial lost)
                 with session_lock(self.path):
                     merge_from_disk(session, self.path)
@@ -146,6 +153,15 @@ class SessionSaver:
             raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
         self._raise_error()
 
+    def _own_write(self, session: Session, stamp: DiskStamp | None) -> bool:
+        """The file is still this saver's last write of `session`. A save made while that write was on its way took
+        a snapshot whose stamp was the one before it (and the caller may look between the rename and the stamp being
+        set): without this, each such save read the whole file back to merge it — a 1,000-trial session parsed in
+        pure Python, seconds of the GIL taken from the panel's keys in the middle of a sweep (issue 34)."""
+        with self._lock:
+            written = self._written
+        return written is not None and written[0] is session and written[1] == stamp
+
     def _raise_error(self) -> None:
         with self._lock:
             error, self._error = self._error, None
@@ -168,10 +184,15 @@ class SessionSaver:
                 with session_lock(self.path):
                     # another process saved since the caller's merge: its trials go in too (the caller's session
                     # takes them at its next save, when the file's stamp is not the one it knows)
+                    if self._own_write(live, before := disk_stamp(self.path)):
+                        session.disk_stamp = before  # the file is this saver's last write of it: nothing to take in
                     foreign = merge_from_disk(session, self.path)
                     write_atomic(self.path, self._text.dumps(session))
+                    after = disk_stamp(self.path)
+                    with self._lock:  # a write that took in another process's trials holds what `live` lacks
+                        self._written = (live, after) if after is not None and not foreign else None
                     if not foreign:
-                        live.disk_stamp = disk_stamp(self.path)
+                        live.disk_stamp = after
                 self.writes += 1
             except OSError as err:
                 with self._lock:
