@@ -98,6 +98,28 @@ class SessionText:
         self._trials = kept
         return "".join(parts)
 
+    def adopt(self, text: str, session: Session) -> bool:
+        """Keep the `[[trials]]` tables of `text`, the file `session` was read from and has not changed since, as its
+        trials' tables: cut out of the text (C-speed string search), not made again. False (nothing kept) when the
+        tables do not line up one for one with the session's trials, by count and by id/uid."""
+        marker = "\n[[trials]]\n"
+        starts: list[int] = []
+        at = text.find(marker)
+        while at != -1:
+            starts.append(at)
+            at = text.find(marker, at + 1)
+        if len(starts) != len(session.trials):
+            return False  # also a unit text holding a line "[[trials]]": the file is made as usual
+        kept: dict[int, tuple[tuple[object, ...], str]] = {}
+        for trial, begin, end in zip(session.trials, starts, [*starts[1:], len(text)], strict=True):
+            table = text[begin + 1:end]
+            if not table.startswith(f"[[trials]]\nid = {trial.id}\n") or (
+                    trial.uid and f'\nuid = "{trial.uid}"\n' not in table):
+                return False
+            kept[trial.id] = (_fingerprint(trial), table)
+        self._trials = kept
+        return True
+
 
 class SessionSaver:
     def __init__(self, path: Path) -> None:
@@ -133,7 +155,8 @@ class SessionSaver:
     def prime(self, session: Session) -> None:
         """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
         the first save: that one then serialises what changed, not every trial (a 1,000-trial session's first
-        save held the GIL ~1 s in the middle of a sweep, issue 34). Nothing is done if a save is on its way."""
+        save held the GIL ~1 s in the middle of a sweep, issue 34). A session as its file holds it takes the file's
+        own tables (`_adopt_file`). Nothing is done if a save is on its way."""
         self._hand_over(session, snapshot(session), prime=True)
 
     def _hand_over(self, session: Session, taken: Session, *, prime: bool) -> None:
@@ -152,6 +175,19 @@ class SessionSaver:
         if not self._idle.wait(timeout_s):
             raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
         self._raise_error()
+
+    def _adopt_file(self, session: Session) -> bool:
+        """`prime` from the file itself when `session` is what it holds (read or written as it is on disk now): its
+        tables cut out of the text, where making them (`SessionText.dumps`) was ~1 s of pure Python at 1,000 trials
+        that took the GIL from the panel in turns while it started (issue 34)."""
+        try:
+            with session_lock(self.path):
+                if session.disk_stamp is None or disk_stamp(self.path) != session.disk_stamp:
+                    return False
+                text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return self._text.adopt(text, session)
 
     def _own_write(self, session: Session, stamp: DiskStamp | None) -> bool:
         """The file is still this saver's last write of `session`. A save made while that write was on its way took
@@ -179,7 +215,8 @@ class SessionSaver:
             live, session = pending
             try:
                 if prime:
-                    self._text.dumps(session)
+                    if not self._adopt_file(session):
+                        self._text.dumps(session)
                     continue
                 with session_lock(self.path):
                     # another process saved since the caller's merge: its trials go in too (the caller's session
