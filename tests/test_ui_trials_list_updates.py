@@ -56,6 +56,14 @@ class WriteCounter:
 
         table.add_row = counting_add_row  # type: ignore[method-assign]
         table.update_cell = counting_update_cell  # type: ignore[method-assign]
+        self.column_reads = 0  # whole columns read (DataTable.get_column): what shrinking a column's width costs
+        get_column = table.get_column
+
+        def counting_get_column(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.column_reads += 1
+            return get_column(*args, **kwargs)
+
+        table.get_column = counting_get_column  # type: ignore[method-assign]
 
 
 async def test_a_trial_added_to_a_1000_trial_session_writes_one_row_and_the_list_reads_right(
@@ -80,6 +88,8 @@ async def test_a_trial_added_to_a_1000_trial_session_writes_one_row_and_the_list
         running.status, running.levels = "ok", [LevelResult(concurrency=1, output_tok_s=321.5)]
         long.set_trials([*trials, running])  # its level came and it ended: that row's cells only
         assert counter.added == 1 and counter.cells == {"1001"} and made == [1001, 1001]
+        await pilot.pause()  # the table measures what changed when idle: "running" → "ok" reads no whole column
+        assert counter.column_reads == 0
         fresh.set_trials([*trials, running])
         await pilot.pause()
         assert shown(long) == shown(fresh)

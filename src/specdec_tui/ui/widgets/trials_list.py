@@ -14,6 +14,7 @@ Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import JustifyMethod
 from rich.style import Style
 from rich.text import Text
@@ -22,6 +23,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.session import Trial
@@ -118,8 +120,10 @@ class TrialsList(Vertical):
             if cells is was:
                 continue
             for (column, _), cell, old in zip(COLUMNS, cells, was, strict=True):
-                if cell != old:
-                    table.update_cell(str(trial_id), column, _text(cell), update_width=True)
+                if cell != old:  # a text wider than its column widens it; a narrower one leaves it as it is (Textual
+                    # measures every cell of the column again for a narrower one: ~1,000 measures a change here)
+                    wider = cell_len(cell[0]) > table.columns[ColumnKey(column)].content_width
+                    table.update_cell(str(trial_id), column, _text(cell), update_width=wider)
         for trial_id, cells in zip(ids[len(self._shown):], shown[len(self._shown):], strict=True):
             table.add_row(*(_text(cell) for cell in cells), key=str(trial_id))
         self._shown, self.trial_ids = shown, ids
