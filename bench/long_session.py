@@ -103,10 +103,13 @@ async def ui_times(session: Session, path: Path) -> dict[str, float] | None:
     except ImportError as err:
         print(f"  (UI not available: {err})")
         return None
+    from journal_flood import KeyLatency, type_key  # bench/: one owner for the key-to-screen measurement
+
     app = make_app(Config(), None, session, session_path=path)
+    timing = KeyLatency(app)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), message_hook=timing.hook) as pilot:
         await pilot.pause()
         times["UI: open offline, first screen"] = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
@@ -119,6 +122,20 @@ async def ui_times(session: Session, path: Path) -> dict[str, float] | None:
         await pilot.press("down", "enter")
         await pilot.pause()
         times["UI: select a trial (down + enter)"] = (time.perf_counter() - t2) * 1000
+        # The same switches as a terminal types them, timed key → the frame that shows them (`pilot.press` also
+        # waits for every widget to go idle: ~100 ms a key on a loaded 2-core machine, any key, any session)
+        switches: list[float] = []
+        for key in ("2", "4", "5", "4", "3", "4"):
+            shown = len(timing.t1)
+            timing.pressed()
+            type_key(app, key)
+            while len(timing.t1) == shown:
+                await asyncio.sleep(0.005)
+            await pilot.pause()
+            last = list(timing.t0)[-1]  # the key just typed
+            if key == "4":
+                switches.append((timing.t1[last] - timing.t0[last]) * 1000)
+        times["UI: switch to the chart, key to screen (median of 3)"] = sorted(switches)[len(switches) // 2]
     return times
 
 

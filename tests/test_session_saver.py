@@ -100,3 +100,95 @@ def test_the_text_built_from_kept_trials_reads_back_as_the_whole_session_does() 
     session.trials[4].status = "failed"
     session.add(Trial(id=6, unit_text="[Service]\r\nExecStart=/x\r\n"))
     assert tomllib.loads(text.dumps(session)) == tomllib.loads(dumps_session(session))
+
+
+def test_a_save_made_while_the_last_one_is_written_never_reads_the_file_back(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: a save that came while the writer was writing (a sweep's levels come in bursts) took a snapshot with
+    the stamp from before that write, so the writer — and the caller, looking between the rename and the stamp being
+    set — read the whole file back to merge it: at 1,000 trials, seconds of pure-Python parsing that held the GIL
+    while the panel's keys waited. The file is still this saver's own write then: nothing is read; a file another
+    process wrote meanwhile still is (its trial kept)."""
+    import specdec_tui.core.session as core_session
+    import specdec_tui.loop.session_saver as saver_module
+
+    path = tmp_path / "s.toml"
+    session = Session(host="h", unit="u.service")
+    session.add(Trial(id=1, unit_text=UNIT, status="ok"))
+    saver = saver_for(path)
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    reads: list[Path] = []
+    real_load, real_write = core_session.load_session, saver_module.write_atomic
+    monkeypatch.setattr(core_session, "load_session", lambda p: reads.append(Path(p)) or real_load(p))
+    written, go_on = threading.Event(), threading.Event()
+
+    def slow_write(target: Path, text: str) -> None:  # the file renamed into place, its stamp not yet taken
+        real_write(target, text)
+        written.set()
+        assert go_on.wait(10)
+
+    monkeypatch.setattr(saver_module, "write_atomic", slow_write)
+    session.trials[0].levels.append(level(1))
+    saver.save(session)
+    assert written.wait(30)
+    session.trials[0].levels.append(level(4))
+    saver.save(session)  # while the write before it is on its way
+    go_on.set()
+    saver.flush(timeout_s=60)
+    assert reads == []
+    assert [lv.concurrency for lv in load_session(path).trials[0].levels] == [1, 4]
+
+    other = load_session(path)  # another process adds a trial: read back and kept
+    other.add(Trial(id=2, unit_text=UNIT, status="ok"))
+    from specdec_tui.core.session import save_session
+
+    save_session(other, path)
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    assert reads and [t.id for t in load_session(path).trials] == [1, 2]
+
+
+def test_a_session_read_from_its_file_is_primed_from_the_files_own_tables(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: priming made every trial's table (~1 s of pure Python at 1,000 trials, taking the GIL from the panel
+    in turns as it started). A session as its file holds it takes the file's own tables: the save after a change makes
+    only the changed and the new trial's, and the file reads back as the whole session's text does. A file changed
+    meanwhile (another writer) is not taken: the tables are made."""
+    import tomllib
+
+    import specdec_tui.loop.session_saver as saver_module
+    from specdec_tui.core.session import dumps_session, save_session
+
+    path = tmp_path / "s.toml"
+    written = Session(host="h", unit="u.service")
+    for i in range(1, 21):
+        trial = Trial(id=i, unit_text=UNIT.replace("3", str(i)), status="ok", label=f"steps={i}")
+        trial.levels.append(level(1))
+        written.add(trial)
+    save_session(written, path)
+    session = load_session(path)
+    made: list[int] = []
+    trial_doc = saver_module._trial_doc
+    monkeypatch.setattr(saver_module, "_trial_doc", lambda trial: made.append(trial.id) or trial_doc(trial))
+    saver = saver_for(path)
+    saver.prime(session)
+    saver.flush(timeout_s=60)
+    assert made == []
+    session.trials[4].levels.append(level(4))
+    session.add(Trial(id=21, unit_text=UNIT, status="running"))
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    assert made == [5, 21]
+    assert tomllib.loads(path.read_text()) == tomllib.loads(dumps_session(session))
+    assert [lv.concurrency for lv in load_session(path).trials[4].levels] == [1, 4]
+
+    other = tmp_path / "other.toml"
+    save_session(written, other)
+    stale = load_session(other)
+    written.trials[0].label = "renamed by another writer"
+    save_session(written, other)
+    made.clear()
+    saver_for(other).prime(stale)
+    saver_for(other).flush(timeout_s=60)
+    assert len(made) == 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from textual.app import App, ComposeResult
 
 from specdec_tui.core.results import LevelResult, ServerFacts
@@ -55,9 +56,23 @@ class WriteCounter:
 
         table.add_row = counting_add_row  # type: ignore[method-assign]
         table.update_cell = counting_update_cell  # type: ignore[method-assign]
+        self.column_reads = 0  # whole columns read (DataTable.get_column): what shrinking a column's width costs
+        get_column = table.get_column
+
+        def counting_get_column(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.column_reads += 1
+            return get_column(*args, **kwargs)
+
+        table.get_column = counting_get_column  # type: ignore[method-assign]
 
 
-async def test_a_trial_added_to_a_1000_trial_session_writes_one_row_and_the_list_reads_right() -> None:
+async def test_a_trial_added_to_a_1000_trial_session_writes_one_row_and_the_list_reads_right(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdec_tui.ui.widgets import trials_list
+
+    made: list[int] = []  # the trials whose cells were made again (every row's, each change: ~0.1 s at 1,000)
+    shown_cells = trials_list._shown_cells
+    monkeypatch.setattr(trials_list, "_shown_cells", lambda trial, *rest: made.append(trial.id) or shown_cells(trial, *rest))
     app = Host()
     async with app.run_test(size=(120, 30)) as pilot:
         long, fresh = app.query_one("#long", TrialsList), app.query_one("#fresh", TrialsList)
@@ -66,12 +81,15 @@ async def test_a_trial_added_to_a_1000_trial_session_writes_one_row_and_the_list
         long.table.move_cursor(row=500)
         await pilot.pause()
         counter = WriteCounter(long)
+        made.clear()
         running = make_trial(1001, 3, status="running")
         long.set_trials([*trials, running])  # the push of a sweep's next value: one row more
-        assert counter.added == 1 and counter.cells == set()
+        assert counter.added == 1 and counter.cells == set() and made == [1001]
         running.status, running.levels = "ok", [LevelResult(concurrency=1, output_tok_s=321.5)]
         long.set_trials([*trials, running])  # its level came and it ended: that row's cells only
-        assert counter.added == 1 and counter.cells == {"1001"}
+        assert counter.added == 1 and counter.cells == {"1001"} and made == [1001, 1001]
+        await pilot.pause()  # the table measures what changed when idle: "running" → "ok" reads no whole column
+        assert counter.column_reads == 0
         fresh.set_trials([*trials, running])
         await pilot.pause()
         assert shown(long) == shown(fresh)

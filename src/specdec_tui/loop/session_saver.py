@@ -33,7 +33,7 @@ from specdec_tui.core.session import (
     _trial_doc,
     merge_from_disk,
 )
-from specdec_tui.core.session_merge import disk_stamp, session_lock
+from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
 
 _SAVERS: dict[Path, SessionSaver] = {}
 _SAVERS_LOCK = threading.Lock()
@@ -98,6 +98,28 @@ class SessionText:
         self._trials = kept
         return "".join(parts)
 
+    def adopt(self, text: str, session: Session) -> bool:
+        """Keep the `[[trials]]` tables of `text`, the file `session` was read from and has not changed since, as its
+        trials' tables: cut out of the text (C-speed string search), not made again. False (nothing kept) when the
+        tables do not line up one for one with the session's trials, by count and by id/uid."""
+        marker = "\n[[trials]]\n"
+        starts: list[int] = []
+        at = text.find(marker)
+        while at != -1:
+            starts.append(at)
+            at = text.find(marker, at + 1)
+        if len(starts) != len(session.trials):
+            return False  # also a unit text holding a line "[[trials]]": the file is made as usual
+        kept: dict[int, tuple[tuple[object, ...], str]] = {}
+        for trial, begin, end in zip(session.trials, starts, [*starts[1:], len(text)], strict=True):
+            table = text[begin + 1:end]
+            if not table.startswith(f"[[trials]]\nid = {trial.id}\n") or (
+                    trial.uid and f'\nuid = "{trial.uid}"\n' not in table):
+                return False
+            kept[trial.id] = (_fingerprint(trial), table)
+        self._trials = kept
+        return True
+
 
 class SessionSaver:
     def __init__(self, path: Path) -> None:
@@ -110,12 +132,19 @@ class SessionSaver:
         self._idle = threading.Event()
         self._idle.set()
         self._error: SessionError | None = None
+        # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
+        # holds nothing that session lacks (see `_own_write`)
+        self._written: tuple[Session, DiskStamp] | None = None
         self.writes = 0  # files written (a burst of saves makes fewer)
 
     def save(self, session: Session) -> None:
         """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
         self._raise_error()
-        if disk_stamp(self.path) not in (None, session.disk_stamp):  # a stat: the lock only when the file moved
+        # A stat: the lock only when the file moved, not by this saver's own write, and only with no write on its way:
+        # that one merges into what it writes, this session takes the file's trials at the next save once it is done
+        # (waiting here for its lock held the caller — the panel's event loop — for the whole write).
+        now = disk_stamp(self.path)
+        if now not in (None, session.disk_stamp) and self._idle.is_set() and not self._own_write(session, now):
             try:  # what other processes saved meanwhile joins this session first (issue 36: no trial lost)
                 with session_lock(self.path):
                     merge_from_disk(session, self.path)
@@ -126,7 +155,8 @@ class SessionSaver:
     def prime(self, session: Session) -> None:
         """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
         the first save: that one then serialises what changed, not every trial (a 1,000-trial session's first
-        save held the GIL ~1 s in the middle of a sweep, issue 34). Nothing is done if a save is on its way."""
+        save held the GIL ~1 s in the middle of a sweep, issue 34). A session as its file holds it takes the file's
+        own tables (`_adopt_file`). Nothing is done if a save is on its way."""
         self._hand_over(session, snapshot(session), prime=True)
 
     def _hand_over(self, session: Session, taken: Session, *, prime: bool) -> None:
@@ -146,6 +176,28 @@ class SessionSaver:
             raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
         self._raise_error()
 
+    def _adopt_file(self, session: Session) -> bool:
+        """`prime` from the file itself when `session` is what it holds (read or written as it is on disk now): its
+        tables cut out of the text, where making them (`SessionText.dumps`) was ~1 s of pure Python at 1,000 trials
+        that took the GIL from the panel in turns while it started (issue 34)."""
+        try:
+            with session_lock(self.path):
+                if session.disk_stamp is None or disk_stamp(self.path) != session.disk_stamp:
+                    return False
+                text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return self._text.adopt(text, session)
+
+    def _own_write(self, session: Session, stamp: DiskStamp | None) -> bool:
+        """The file is still this saver's last write of `session`. A save made while that write was on its way took
+        a snapshot whose stamp was the one before it (and the caller may look between the rename and the stamp being
+        set): without this, each such save read the whole file back to merge it — a 1,000-trial session parsed in
+        pure Python, seconds of the GIL taken from the panel's keys in the middle of a sweep (issue 34)."""
+        with self._lock:
+            written = self._written
+        return written is not None and written[0] is session and written[1] == stamp
+
     def _raise_error(self) -> None:
         with self._lock:
             error, self._error = self._error, None
@@ -163,15 +215,21 @@ class SessionSaver:
             live, session = pending
             try:
                 if prime:
-                    self._text.dumps(session)
+                    if not self._adopt_file(session):
+                        self._text.dumps(session)
                     continue
                 with session_lock(self.path):
                     # another process saved since the caller's merge: its trials go in too (the caller's session
                     # takes them at its next save, when the file's stamp is not the one it knows)
+                    if self._own_write(live, before := disk_stamp(self.path)):
+                        session.disk_stamp = before  # the file is this saver's last write of it: nothing to take in
                     foreign = merge_from_disk(session, self.path)
                     write_atomic(self.path, self._text.dumps(session))
+                    after = disk_stamp(self.path)
+                    with self._lock:  # a write that took in another process's trials holds what `live` lacks
+                        self._written = (live, after) if after is not None and not foreign else None
                     if not foreign:
-                        live.disk_stamp = disk_stamp(self.path)
+                        live.disk_stamp = after
                 self.writes += 1
             except OSError as err:
                 with self._lock:

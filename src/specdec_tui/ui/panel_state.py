@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from textual.theme import Theme
 
     from specdec_tui.core.sglang.stats import LogStats
+    from specdec_tui.core.trade_off import TradeOffPoint
     from specdec_tui.hosts.base import Host
     from specdec_tui.loop.events import LoopEvent
     from specdec_tui.loop.health import HealthSnapshot
@@ -207,13 +208,16 @@ class PanelState(App[None]):
         main = self.main_or_none
         if main is None:
             return  # a late message while the app shuts down
-        from specdec_tui.core.trade_off import pareto_front, trade_off_points
-
         main.trials_list.set_trials(list(self.session.trials))
         self.show_bench_chart()
-        points = trade_off_points(self.session)
-        main.trade_off_chart.set_points(points, pareto_front(points))
+        main.trade_off_chart.set_source(self._trade_off)  # made when the Trials tab shows it (and the newest only)
         main.trade_off_chart.select(main.trials_list.current_trial_id)
+
+    def _trade_off(self) -> tuple[list[TradeOffPoint], set[int]]:
+        from specdec_tui.core.trade_off import pareto_front, trade_off_points
+
+        points = trade_off_points(self.session)
+        return points, pareto_front(points)
 
     def show_bench_chart(self) -> None:
         """The Bench tab's curves as the session and the benchmark are now."""

@@ -2,10 +2,13 @@
 total tok/s (what the server delivers) — with the Pareto front joined and marked, and the trial under the cursor
 highlighted. More speculative steps move a point right and, past a point, down: the front is where to choose.
 
-Public API: TradeOffChart(id=...); .set_points(points, front); .select(trial_id); .points, .front, .selected.
+Public API: TradeOffChart(id=...); .set_points(points, front); .set_source(compute); .select(trial_id); .points,
+.front, .selected.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
@@ -13,6 +16,7 @@ from textual_plotext import PlotextPlot
 from specdec_tui.core.trade_off import X_AXIS_NAME, TradeOffPoint, best_axis_name
 from specdec_tui.ui.widgets.chart_ticks import PLOT_FRAME_ROWS, nice_ticks, tick_labels
 
+PointSource = Callable[[], tuple[list[TradeOffPoint], set[int]]]  # the points and the front's trial ids
 FRONT_COLOR = "orange"
 OTHER_COLOR = "gray"
 SELECTED_COLOR = "cyan"
@@ -32,9 +36,26 @@ class TradeOffChart(PlotextPlot):
         self.selected: int | None = None
         self._ticked_height = -1
         self._y_range = (0.0, 1.0)
+        self._source: PointSource | None = None  # the points to compute once the chart is on screen (set_source)
 
     def on_mount(self) -> None:
         self._draw()
+
+    def set_source(self, compute: PointSource) -> None:
+        """The points `compute()` returns, computed now if the chart is on screen, else once it is shown (the newest
+        source only). A 1,000-trial session's points cost ~30 ms to make, and a sweep changes the session on every
+        level: made while another tab was shown, they held the panel's keys for nothing (issue 34)."""
+        self._source = compute
+        if self.is_on_screen:
+            self._compute()
+
+    def on_show(self) -> None:
+        self._compute()
+
+    def _compute(self) -> None:
+        compute, self._source = self._source, None
+        if compute is not None:
+            self.set_points(*compute())
 
     def render(self) -> RenderResult:
         """The y ticks depend on the height: set here, where the size is known (`chart_ticks`)."""

@@ -14,6 +14,7 @@ Messages: TrialsList.Selected(trial_index: int, trial_id: int) on enter/click of
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import JustifyMethod
 from rich.style import Style
 from rich.text import Text
@@ -22,6 +23,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from specdec_tui.core.compare import trial_label
 from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
@@ -70,6 +72,8 @@ class TrialsList(Vertical):
         super().__init__(id=id, classes=classes)
         self.trial_ids: list[int] = []
         self._shown: list[list[Cell]] = []  # the cells on screen, per trial in order
+        self._marks: list[tuple[object, ...]] = []  # what each shown row was made from (`_mark`), in order
+        self._styles: dict[str, Style] = {}  # the status colours the rows were made with
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(id="trials-data", cursor_type="row", zebra_stripes=True)
@@ -83,13 +87,21 @@ class TrialsList(Vertical):
 
     def set_trials(self, trials: list[Trial]) -> None:
         """Show `trials`. When they extend the trials shown (a trial added, a level or an end changed one), only
-        the cells that differ are rewritten and the new rows added: rebuilding all of a 1,000-trial session's rows
-        on every change of a sweep held the panel's keys for seconds (issue 34). Anything else rebuilds."""
-        styles: dict[str, Style] = {}
-        shown = [_shown_cells(trial, previous, self, styles) for previous, trial in zip([None, *trials], trials, strict=False)]
+        the trials that changed are read again (`_mark`), only the cells that differ are rewritten and the new rows
+        added: rebuilding all of a 1,000-trial session's rows on every change of a sweep held the panel's keys for
+        seconds, and making every row's cells again still cost ~0.1 s a change (issue 34). Anything else rebuilds."""
+        styles = {name: foreground_style(self, name) for name in self.COMPONENT_CLASSES}
         ids = [trial.id for trial in trials]
+        extends = bool(self.trial_ids) and ids[: len(self.trial_ids)] == self.trial_ids
+        if styles != self._styles or not extends:  # a new theme (the status colours) or another list: all again
+            self._styles, self._marks = styles, []
+        marks = [_mark(trial, previous) for previous, trial in zip([None, *trials], trials, strict=False)]
+        known = self._marks
+        shown = [self._shown[i] if i < len(known) and known[i] == mark else _shown_cells(trial, previous, styles)
+                 for i, (mark, previous, trial) in enumerate(zip(marks, [None, *trials], trials, strict=False))]
+        self._marks = marks
         table = self.table
-        if not self.trial_ids or ids[: len(self.trial_ids)] != self.trial_ids:
+        if not extends:
             keep_row = table.cursor_row
             table.clear()
             for trial_id, cells in zip(ids, shown, strict=True):
@@ -99,9 +111,13 @@ class TrialsList(Vertical):
                 table.move_cursor(row=min(max(keep_row, 0), len(trials) - 1))
             return
         for trial_id, cells, was in zip(ids, shown, self._shown, strict=False):  # the rows shown before
+            if cells is was:
+                continue
             for (column, _), cell, old in zip(COLUMNS, cells, was, strict=True):
-                if cell != old:
-                    table.update_cell(str(trial_id), column, _text(cell), update_width=True)
+                if cell != old:  # a text wider than its column widens it; a narrower one leaves it as it is (Textual
+                    # measures every cell of the column again for a narrower one: ~1,000 measures a change here)
+                    wider = cell_len(cell[0]) > table.columns[ColumnKey(column)].content_width
+                    table.update_cell(str(trial_id), column, _text(cell), update_width=wider)
         for trial_id, cells in zip(ids[len(self._shown):], shown[len(self._shown):], strict=True):
             table.add_row(*(_text(cell) for cell in cells), key=str(trial_id))
         self._shown, self.trial_ids = shown, ids
@@ -133,15 +149,21 @@ class TrialsList(Vertical):
 
 
 
-def _shown_cells(trial: Trial, previous: Trial | None, widget: TrialsList, styles: dict[str, Style]) -> list[Cell]:
+def _mark(trial: Trial, previous: Trial | None) -> tuple[object, ...]:
+    """What a row is made of, cheap to compare: a row whose trial (and the one before it, which names the change) has
+    the same mark shows the same cells. Levels are appended, never edited; the rest is replaced, not changed."""
+    return (trial, trial.id, trial.status, trial.failure, len(trial.levels), trial.levels[-1] if trial.levels else None,
+            trial.label, trial.facts, trial.pushed_at, trial.started_at, trial.flags, previous,
+            previous.flags if previous is not None else None)
+
+
+def _shown_cells(trial: Trial, previous: Trial | None, styles: dict[str, Style]) -> list[Cell]:
     levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
     at_one = next((lv.output_tok_s for lv in levels if lv.concurrency == 1 and lv.measured), None)
     at_max = levels[-1] if levels else None
     when = trial.pushed_at or trial.started_at
     mrr = trial.facts.max_running_requests if trial.facts else None
     status_class = _TONE_CLASS[status_tone(trial.status)]
-    if status_class not in styles:
-        styles[status_class] = foreground_style(widget, status_class)
     status = trial.status + (f": {trial.failure}" if trial.failure else "")
     return [
         (str(trial.id), "right", None),
