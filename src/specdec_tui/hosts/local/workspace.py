@@ -88,7 +88,11 @@ def demo_unit_text(port: int, *, time_scale: float = 1.0, workdir: Path | None =
     from specdec_tui.core.systemd_quote import quote_arg  # written once, when the workspace is made
 
     exec_start = f"ExecStart={quote_arg(sys.executable)} -m specdec_tui.sim \\\n    " + " \\\n    ".join(flags)
-    workdir_line = f"WorkingDirectory={quote_arg(str(workdir))}\n" if workdir else ""
+    # systemd takes WorkingDirectory= literally, spaces included: no quotes (quoted, a path with a space — macOS's
+    # "Application Support" — was a directory named with its quotes: the service failed with 200/CHDIR)
+    if workdir is not None and any(ch in str(workdir) for ch in "\n\r\0"):
+        raise ValueError(f"the demo workspace's path cannot hold a line break: {str(workdir)!r}")
+    workdir_line = f"WorkingDirectory={workdir}\n" if workdir else ""
     return (
         "[Unit]\n"
         "Description=SGLang Qwen3.5-122B-A10B (specdec-tui demo, simulated)\n"
