@@ -100,33 +100,41 @@ def test_a_batch_above_the_captured_graphs_is_an_eager_fallback_and_a_healthy_ru
     assert FindingKind.EAGER_FALLBACK not in {f.kind for f in diagnose(records_of(eager), flags_of(args))}
 
 
-def test_requests_queued_behind_max_running_requests_are_capacity_bound(sim) -> None:
+def test_requests_queued_behind_max_running_requests_are_capacity_bound_and_a_healthy_run_is_not(sim) -> None:
     args = [*MODEL, *FAST, "--max-running-requests", "2"]
-    bound = sim(*args)
+    bound, healthy = sim(*args), sim(*MODEL, *FAST)
     bound.wait_ready(60)
+    healthy.wait_ready(60)
     load(bound.url, 8)
+    load(healthy.url, 8)
+    assert diagnose(records_of(healthy), flags_of([*MODEL, *FAST])) == []
     finding = assert_found_at_cause(records_of(bound), flags_of(args), FindingKind.CAPACITY_BOUND,
                                     lambda r: (r.running_req or 0) >= 2 and (r.queue_req or 0) > 0)
     assert "wait behind max_running_requests=2" in finding.cost
     assert finding.fix["max-running-requests"] is not None and int(finding.fix["max-running-requests"]) > 2
 
 
-def test_corrupt_drafts_are_an_acceptance_collapse(sim) -> None:
+def test_corrupt_drafts_are_an_acceptance_collapse_and_a_healthy_run_is_not(sim) -> None:
     args = [*MODEL, *FAST, "--sim-fault", "corrupt-drafts"]
-    broken = sim(*args)
+    broken, healthy = sim(*args), sim(*MODEL, *FAST)
     broken.wait_ready(60)
+    healthy.wait_ready(60)
     load(broken.url, 4)
+    load(healthy.url, 4)
+    assert diagnose(records_of(healthy), flags_of([*MODEL, *FAST])) == []
     finding = assert_found_at_cause(records_of(broken), flags_of(args), FindingKind.ACCEPTANCE_COLLAPSE,
                                     lambda r: r.accept_len is not None)
     assert finding.evidence[-1].figures["accept_len"] == 1.0
     assert finding.severity.value == "critical" and not finding.fixable
 
 
-def test_a_start_out_of_memory_names_the_cause_and_the_next_rung(sim) -> None:
-    args = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static", "0.15",
-            "--time-scale", "20", "--load-seconds", "1"]
-    failed = sim(*args)
+def test_a_start_out_of_memory_names_the_cause_and_the_next_rung_and_a_good_start_has_none(sim) -> None:
+    base = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--time-scale", "20", "--load-seconds", "1"]
+    args = [*base, "--mem-fraction-static", "0.15"]
+    failed, good = sim(*args), sim(*base)
     assert failed.wait_exit(60) == 1
+    good.wait_ready(60)
+    assert diagnose(records_of(good), flags_of(base)) == []
     [finding] = diagnose(records_of(failed), flags_of(args))
     assert finding.kind is FindingKind.START_FAILURE
     assert "Loaded weights leave no GPU memory" in finding.evidence[0].line
@@ -169,6 +177,33 @@ def test_a_load_that_swings_between_tiers_is_adaptive_flapping_and_a_steady_one_
     assert finding.evidence[-1].line == records[switches[-1]].message
     assert "speculative-adaptive" in finding.remove
     assert [f.kind for f in diagnose(records_of(steady), flags)] == []
+
+
+def test_the_drift_fault_makes_acceptance_fall_with_context_and_is_found_within_one_interval(sim) -> None:
+    """--sim-fault acceptance-drift: the draft loses the context (sglang#30763), so acceptance falls as the requests'
+    context grows. Found on the first decode line whose three newest lines average below 70 % of the first three
+    (worked out here from the lines' own figures), not before it; the same load without the fault finds nothing."""
+    args = [*MODEL, *FAST, "--sim-fault", "acceptance-drift"]
+    drifting, healthy = sim(*args), sim(*MODEL, *FAST)
+    drifting.wait_ready(60)
+    healthy.wait_ready(60)
+    load(drifting.url, 4, 600)
+    load(healthy.url, 4, 600)
+    assert diagnose(records_of(healthy), flags_of([*MODEL, *FAST])) == []
+    records = records_of(drifting)
+    decodes = [i for i, r in enumerate(records) if isinstance(r, DecodeRecord) and r.accept_len is not None]
+    accept = [records[i].accept_len or 0.0 for i in decodes]
+    assert len(accept) >= 10 and accept[-1] < accept[0] * 0.7  # the fault did what it says
+    opening = sum(accept[:3]) / 3
+    cause = next(n for n in range(6, len(accept) + 1) if sum(accept[n - 3: n]) / 3 < 0.7 * opening) - 1
+    at = decodes[cause]
+    flags = flags_of(args)
+    assert FindingKind.ACCEPTANCE_DRIFT not in {f.kind for f in diagnose(records[:at], flags)}
+    [finding] = diagnose(records[: at + 1], flags)
+    assert finding.kind is FindingKind.ACCEPTANCE_DRIFT and finding.since == records[decodes[cause - 2]].timestamp
+    assert finding.evidence[-1].line == records[at].message
+    assert finding.evidence[0].figures["accept_len"] == round(accept[0], 2)
+    assert f"accept length fell from {opening:.2f}" in finding.cost
 
 
 def test_acceptance_that_falls_by_a_third_over_the_run_is_drift() -> None:

@@ -112,6 +112,15 @@ def expected_accept_length(alpha: float, tree: Tree, decay: float = 1.0) -> floa
     return _expected(alpha, decay, list(tree_widths(alpha, tree, decay)))
 
 
+DRIFT_TOKENS = 1024  # --sim-fault acceptance-drift: a request's acceptance falls linearly over this much context...
+DRIFT_FLOOR = 0.5  # ...to this share of its own (the draft still helps: a drift, not a collapse)
+
+
+def drifted(alpha: float, context_tokens: int) -> float:
+    """--sim-fault acceptance-drift: the draft loses the context (sglang#30763), acceptance falls as it grows."""
+    return alpha * max(DRIFT_FLOOR, 1.0 - context_tokens / DRIFT_TOKENS)
+
+
 def accepted_tokens(alpha: float, tree: Tree, u: float, decay: float = 1.0) -> int:
     """A draw of the tokens gained in one round, from a uniform u in [0, 1): P(>= 1 + d) = prod of the first d
     depths' hits, so the mean is `expected_accept_length`."""

@@ -51,6 +51,7 @@ class EngineConfig:
     mamba: MambaPool | None = None  # a hybrid model's state pool, for the log lines
     corrupt_drafts: bool = False  # --sim-fault corrupt-drafts: no draft survives and the text goes to garbage
     skip_zero_step_extend: bool = False  # SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND (see `_gained`)
+    acceptance_drift: bool = False  # --sim-fault acceptance-drift: acceptance falls as a request's context grows
 
     @property
     def tree(self) -> Tree:
@@ -298,7 +299,7 @@ class Engine:
         if req.draft_cold:
             req.draft_cold = False
             return 1
-        alpha = req.alpha
+        alpha = cost_model.drifted(req.alpha, req.prompt_tokens + req.emitted) if self.cfg.acceptance_drift else req.alpha
         if req.stale_tokens:
             alpha *= max(0.0, 1.0 - req.stale_tokens / max(1, req.emitted))
         return cost_model.accepted_tokens(alpha, tree, self.rng.random(), req.decay)

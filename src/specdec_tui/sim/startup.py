@@ -123,6 +123,7 @@ def engine_config(a: SimArgs, plan: model.MemoryPlan) -> EngineConfig:
         mamba=state_pool(a, plan),
         corrupt_drafts=a.sim_fault == "corrupt-drafts",
         skip_zero_step_extend=env_flag("SGLANG_SPEC_SKIP_ZERO_STEP_DRAFT_EXTEND"),
+        acceptance_drift=a.sim_fault == "acceptance-drift",
     )
 
 

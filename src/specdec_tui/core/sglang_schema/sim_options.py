@@ -11,7 +11,7 @@ from specdec_tui.core.sglang_schema.schema import OptionSpec, ReleaseSchema
 
 SIM_MODULE = "specdec_tui.sim"
 SIM_FAILURES = ("not-enough-memory", "cuda-graph-oom", "hang-loading", "crash-after-ready")
-SIM_FAULTS = ("corrupt-drafts",)
+SIM_FAULTS = ("corrupt-drafts", "acceptance-drift")
 
 
 def _option(name: str, type_: str, default: float | int | None, help_: str,
@@ -28,7 +28,8 @@ SIM_OPTIONS = (
     _option("gpu-mem-gb", "float", None, "memory per simulated GPU (default: the model profile's GPU)"),
     _option("sim-fail", "str", None, "force a failure mode for rehearsal", SIM_FAILURES),
     _option("sim-fault", "str", None, "a running fault: corrupt-drafts makes every draft wrong (accept length 1) "
-            "and a speculative server's text garbage after its opening, as a broken draft model does",
+            "and a speculative server's text garbage after its opening, as a broken draft model does; acceptance-drift "
+            "makes the draft lose the context: acceptance falls as a request's context grows (sglang#30763)",
             SIM_FAULTS),
 )
 
