@@ -315,6 +315,18 @@ class SpecdecApp(InputInOrderApp, PanelActions):
             main.doctor_section.clear_finding(message.kind)
             main.show_doctor_badge()
 
+    @on(m.RecoveryOffered)
+    def _recovery_offered(self, message: m.RecoveryOffered) -> None:
+        from specdec_tui.ui.recovery_offer import ask
+
+        ask(self, message)
+
+    @on(m.RecoveryEnded)
+    def _recovery_ended(self, message: m.RecoveryEnded) -> None:
+        from specdec_tui.ui.recovery_offer import report
+
+        report(self, message)
+
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.fleet.show(event.pane.id == "fleet")

@@ -39,9 +39,12 @@ class HostLink:
         self.journal_lines = journal_lines
         self.bench_worker: Worker[None] | None = None
         self.doctor: DoctorWatch | None = None  # built with the journal follow
+        self.recovering = False  # a recovery's tries run: their failed starts are its to report, not dialogs
         loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
+        if self.recovering and isinstance(event, StepFailed) and event.step in (Step.RESTART, Step.HEALTHY):
+            return  # a recovery's try that did not come up: RecoveryEnded says so, with every try
         self.show(event)
 
     def _failed(self, step: Step, err: BaseException) -> None:
@@ -131,7 +134,32 @@ class HostLink:
             self._failed(step, err)
 
     def push(self, text: str) -> None:
-        self._run(self._intent(self.loop.push_and_restart(text), Step.PUSH), "step")
+        self._run(self._intent(self._push_then_offer(text), Step.PUSH), "step")
+
+    async def _push_then_offer(self, text: str) -> None:
+        """Push and restart; a start that failed with a cause the ladder answers is offered to recover (asked)."""
+        from specdec_tui.loop.recovery import offered_rung
+
+        last_good = self.loop.running_text
+        trial = await self.loop.push_and_restart(text)
+        if trial.status == "failed" and trial.pushed_at is not None and not self.recovering:
+            finding = await offered_rung(self.host, text, trial.pushed_at)
+            if finding is not None:
+                self.app.post_message(m.RecoveryOffered(finding, text, last_good))
+
+    def recover(self, offer: m.RecoveryOffered) -> None:
+        """The recovery the user accepted: at most two tries of the ladder, else back on the last good unit."""
+        from specdec_tui.loop.recovery import recover_pushed
+
+        async def run() -> None:
+            self.recovering = True
+            try:
+                result = await recover_pushed(self.loop, offer.failed_text, offer.finding, last_good=offer.last_good)
+            finally:
+                self.recovering = False
+            self.app.post_message(m.RecoveryEnded(result))
+
+        self._run(self._intent(run(), Step.PUSH), "step")
 
     def restart(self) -> None:
         self._run(self._intent(self.loop.restart(), Step.RESTART), "step")

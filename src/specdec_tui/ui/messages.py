@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # field types only: importing them here put the fleet poller 
     from specdec_tui.hosts.base import JournalRecord, ServiceStatus
     from specdec_tui.loop.fleet import FleetRow
     from specdec_tui.loop.health import HealthSnapshot
+    from specdec_tui.loop.recovery import RecoveryResult
 
 
 class HealthChanged(Message):
@@ -78,3 +79,21 @@ class DoctorFindingCleared(Message):
     def __init__(self, kind: FindingKind) -> None:
         super().__init__()
         self.kind = kind
+
+
+class RecoveryOffered(Message):
+    """A pushed unit failed to start and the doctor names a rung of the ladder: the panel asks before it tries."""
+
+    def __init__(self, finding: Finding, failed_text: str, last_good: str | None) -> None:
+        super().__init__()
+        self.finding = finding
+        self.failed_text = failed_text
+        self.last_good = last_good
+
+
+class RecoveryEnded(Message):
+    """The recovery the user accepted has ended: came up, or back on the last good unit (or neither)."""
+
+    def __init__(self, result: RecoveryResult) -> None:
+        super().__init__()
+        self.result = result
