@@ -80,6 +80,6 @@ def plan_from_form(form: SweepForm, profile: BenchProfile, *, configured: Sequen
         objective = Objective("c1_floor")
     hosts = hosts_from_form(form.hosts, configured, active)
     return SweepPlan(flag=form.flag, values=values, repeats=repeats, objective=objective,
-                     hosts=hosts if len(hosts) > 1 else ())
+                     hosts=hosts if len(hosts) > 1 else (), correctness_gate=True)  # as the CLI's default
 
 

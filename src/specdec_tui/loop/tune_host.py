@@ -28,11 +28,11 @@ from specdec_tui.core.tune_objective import (
 )
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.loop.correctness_gate import gate_quietly
 from specdec_tui.loop.events import Phase
 from specdec_tui.loop.health import NotHealthy
 from specdec_tui.loop.parallel_sweep import UnitsDiffer, unit_difference
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
+from specdec_tui.loop.schedule_gate import gate_schedule
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import UnitGuard, settle_unit
 from specdec_tui.loop.sweep_plan import OnHost
@@ -48,7 +48,7 @@ from specdec_tui.loop.tune_adaptive import (
     tiers_json,
     write_tiers,
 )
-from specdec_tui.loop.tune_space import STEPS, Candidate, SpaceError, candidates
+from specdec_tui.loop.tune_space import STEPS, Candidate, SpaceError, candidates, unit_for
 
 TAG = "tune"
 
@@ -226,15 +226,13 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
         search_plan = replace(plan, budget=plan.budget - 1) if check and plan.budget > 1 else plan  # kept for it
         outcome = await run_tune(launchers, found, search_plan, refused=refused, prior=prior, on_event=emit)
         outcome.plan = plan
+        if correctness_gate:  # before the tiers are written: they must not name a configuration it rejects
+            await gate_schedule(first.host, outcome, lambda point: unit_for(bases[0], dict(point)), emit,
+                                api_key=first.api_key)
         if adaptive_file is not None and outcome.adaptive is not None and release_supports_adaptive():
             outcome.adaptive_file = write_tiers(outcome.adaptive, adaptive_file)  # the operator's copy
             if check:
                 await check_and_ship(launchers, bases[0], outcome, emit)
-        best = next((c for c in found if c.point == outcome.best), None)
-        if correctness_gate and best is not None:  # the guards put the host back afterwards
-            emit(Phase("gate", f"correctness gate: {point_label(best.point)} against the same unit without "
-                               "speculation, temperature 0"))
-            outcome.gate = await gate_quietly(first.host, own_unit(bases[0], best), api_key=first.api_key)
         return outcome
 
 

@@ -177,8 +177,8 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     @on(tm.PhaseMessage)
     def _phase(self, message: tm.PhaseMessage) -> None:
         event, (_, current, where) = message.event, self._host_of(message)
-        if event.name == "restore":
-            self.say(f"{where}restore: {event.detail}")
+        if event.name in ("restore", "gate"):  # the sweep's own steps, not the value's (its row stays as it ended)
+            self.say(f"{where}{event.name}: {event.detail}")
         elif current is not None and event.name != "done":
             detail = f" ({event.detail})" if event.detail and event.name == "bench" else ""
             self._set_status(current, f"{where}{event.name}{detail}")
@@ -238,7 +238,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.running = False
         self._refresh_curves()
         self._show_result()
-        winner = outcome.winner
+        winner = outcome.promoted  # the measured winner, unless it failed the correctness gate
         if winner is not None and outcome.left_on == "original":
             if self.several:
                 question = (f"Apply the winner --{self.plan.flag} {winner} on {', '.join(self.plan.hosts)}?\n"
@@ -267,6 +267,10 @@ class SweepScreen(TaskScreen[SweepOutcome]):
                  }.get(outcome.left_on, outcome.left_on)
         lines = [outcome.choice.headline(self.plan.flag) if outcome.choice else "No winner."]
         lines += [f"  - {reason}" for reason in outcome.reasons]
+        if outcome.gate is not None:
+            from specdec_tui.loop.correctness_gate import verdict_lines
+
+            lines += verdict_lines(outcome.gate)
         if outcome.stopped:
             lines.append(f"Stopped early: {outcome.stopped}")
         if self.several:

@@ -185,7 +185,8 @@ class TuneScreen(Screen[object]):
             if len(self.hosts) > 1 and self.config is not None:
                 loops += await others.open(self.config, self.hosts[1:], self.runner)
             outcome = await run_host_tune(loops, plan, on_event=self._post,
-                                          adaptive_file=path.with_suffix(".adaptive.json") if path else None)
+                                          adaptive_file=path.with_suffix(".adaptive.json") if path else None,
+                                          correctness_gate=True)  # as the CLI: a choice that garbles is not offered
         except asyncio.CancelledError:
             self.post_message(TuneStopped("cancelled; the unit that ran before is back", cancelled=True))
             raise
@@ -313,8 +314,13 @@ class TuneScreen(Screen[object]):
                 lines.append(f"Adaptive tiers: {o.adaptive_note}.")
             elif o.adaptive_file is not None and o.adaptive_check is None:
                 lines.append(f"Adaptive tiers (not checked): {o.adaptive_file}")
+            if o.gate is not None:
+                from specdec_tui.loop.correctness_gate import verdict_lines
+
+                lines += verdict_lines(o.gate)
             where = f" on {self.runner.host.info.name}" if len(self.hosts) > 1 else ""
-            lines.append(f"a pushes the choice{where} (u rolls back), escape goes back.")
+            lines.append(f"a pushes the choice{where} (u rolls back), escape goes back." if o.promoted is not None
+                         else "Nothing to push: the choice failed the correctness gate. Press escape to go back.")
         self._say("result", "\n".join(lines))
 
     @on(TuneStopped)
@@ -329,9 +335,12 @@ class TuneScreen(Screen[object]):
         if self.running or o is None or o.best is None:
             self._say("status", "Nothing to push yet: the tune has not chosen a configuration.")
             return
+        if o.promoted is None:
+            self._say("status", "Not pushed: the choice failed the correctness gate (see above).")
+            return
         from specdec_tui.loop.tune_space import unit_for
 
-        self.dismiss(unit_for(self.base_text, dict(o.best)))
+        self.dismiss(unit_for(self.base_text, dict(o.promoted)))
 
     def action_close(self) -> None:
         if self.running:
