@@ -15,6 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from statistics import median
 
+from specdec_tui.core.doctor_memory import graph_room
 from specdec_tui.core.sglang.records import (
     ConcurrencyLimitRecord,
     DecodeRecord,
@@ -80,7 +81,8 @@ DRIFT_LINES = 3  # lines averaged at each end
 FLAP_SWITCHES = 4  # adaptive switches that reverse direction...
 FLAP_WINDOW_S = 120.0  # ...within this many seconds of the newest one
 EVIDENCE_LINES = 3  # the newest lines shown as evidence
-_CAPTURE_BS = re.compile(r"Capture cuda graph bs \[(?P<bs>[\d, ]+)\]")
+# "Capture cuda graph bs [...]" (older releases), "Capture target verify CUDA graph end. bs=[...]" (0.5.23)
+_CAPTURE_BS = re.compile(r"Capture (?:cuda graph bs |[\w ]*CUDA graph end\. bs=)\[(?P<bs>[\d, ]+)\]")
 _SWITCH = re.compile(r"Switch adaptive runtime state: steps (?P<old>\d+) -> (?P<new>\d+)")
 _MIN_VIABLE = re.compile(r"minimum viable(?: = [^=()]*)?= (?P<v>\d+\.\d+)")
 
@@ -168,12 +170,20 @@ def eager_fallback(records: Sequence[LogRecord], flags: Flags) -> Finding | None
     target = max(captured * 2, 8 * math.ceil(peak / 8))
     evidence = tuple(_evidence(r, batch=r.running_req or 0, captured=captured,
                                tok_s=round(r.gen_throughput or 0.0, 2)) for r in run[-EVIDENCE_LINES:])
+    severity = Severity.CRITICAL if ratio >= 2 else Severity.WARNING
+    room = graph_room(records, captured, target)
+    if room is not None and not room.fits:  # the raise would fail at capture: keep batches within the graphs
+        return Finding(FindingKind.EAGER_FALLBACK, severity, since, cost, evidence,
+                       fix={"max-running-requests": str(captured)},
+                       fix_words=(f"cap --max-running-requests at {captured}, so every decode batch has its graph: "
+                                  f"{room.words(captured, target)}"))
     remove = ("cuda-graph-max-bs",) if "cuda-graph-max-bs" in flags else ()
+    fits = f"; {room.words(captured, target)}" if room is not None else (
+        f"; it takes memory: if the start then fails, cap --max-running-requests at {captured} instead")
     return Finding(
-        FindingKind.EAGER_FALLBACK, Severity.CRITICAL if ratio >= 2 else Severity.WARNING, since, cost, evidence,
+        FindingKind.EAGER_FALLBACK, severity, since, cost, evidence,
         fix={"cuda-graph-max-bs-decode": str(target)}, remove=remove,
-        fix_words=(f"capture graphs up to batch {target} (--cuda-graph-max-bs-decode {target}; it takes memory: if "
-                   f"the start then fails, cap --max-running-requests at {captured} instead)"),
+        fix_words=f"capture graphs up to batch {target} (--cuda-graph-max-bs-decode {target}{fits})",
     )
 
 
