@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from specdec_tui.core.doctor_metrics import metrics_findings
 from specdec_tui.core.doctor_rules import Finding, FindingKind, diagnose
@@ -19,7 +20,10 @@ from specdec_tui.core.sglang.records import LogRecord, ServerArgsRecord
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import Host, JournalRecord
 
-__all__ = ["DoctorReport", "DoctorWatch", "FindingRaised", "FindingCleared", "examine", "findings_as_json",
+if TYPE_CHECKING:  # httpx is loaded with the first read of /metrics, not with the panel's first frame
+    import httpx
+
+__all__ = ["with_gauges", "gauges_from", "DoctorReport", "DoctorWatch", "FindingRaised", "FindingCleared", "examine", "findings_as_json",
            "unit_flags", "apply_finding", "watched", "JOURNAL_READ"]
 
 JOURNAL_READ = 20000  # lines read back; the window is cut from them by time
@@ -83,11 +87,18 @@ async def examine(host: Host, name: str, *, since: timedelta | None = None, now:
     findings = diagnose(records, flags)
     if not any(r.kind == "decode" for r in records):  # no decode lines at this log level: ask the gauges
         gauges = await _gauges(host.info.base_url, api_key_from_flags(flags))
-        if gauges is not None:
-            seen = {f.kind for f in findings}
-            found_at = now or datetime.now().astimezone()
-            findings += [f for f in metrics_findings(gauges, found_at, records, flags) if f.kind not in seen]
+        findings = with_gauges(findings, records, flags, gauges, now or datetime.now().astimezone())
     return DoctorReport(name, start, findings)
+
+
+def with_gauges(findings: list[Finding], records: Sequence[LogRecord], flags: Mapping[str, str | None],
+                gauges: Mapping[str, float] | None, at: datetime | None) -> list[Finding]:
+    """The journal's findings and, where the window has no decode line to say (a server at `--log-level warning`),
+    what `/metrics` says at `at` for the kinds the journal did not find."""
+    if gauges is None or at is None or any(r.kind == "decode" for r in records):
+        return findings
+    seen = {f.kind for f in findings}
+    return findings + [f for f in metrics_findings(gauges, at, records, flags) if f.kind not in seen]
 
 
 def api_key_from_flags(flags: Mapping[str, str | None]) -> str | None:
@@ -98,12 +109,19 @@ async def _gauges(base_url: str, api_key: str | None) -> dict[str, float] | None
     """The server's /metrics summed by name; None when it does not answer (down, or metrics not enabled)."""
     import httpx
 
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(3.0, connect=1.0), headers=headers) as client:
+        return await gauges_from(client, base_url)
+
+
+async def gauges_from(client: httpx.AsyncClient, base_url: str) -> dict[str, float] | None:
+    """/metrics summed by name with the caller's client (its key, its pool); None when it does not answer."""
+    import httpx
+
     from specdec_tui.bench.server_stats import parse_metrics
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(3.0, connect=1.0), headers=headers) as client:
-            resp = await client.get(base_url + "/metrics")
+        resp = await client.get(base_url + "/metrics", timeout=httpx.Timeout(3.0, connect=1.0))
     except httpx.HTTPError:
         return None
     return parse_metrics(resp.text) if resp.status_code == 200 else None
@@ -139,17 +157,29 @@ class DoctorWatch:
     flags: Mapping[str, str | None] = field(default_factory=dict)
     records: list[LogRecord] = field(default_factory=list)
     active: dict[FindingKind, Finding] = field(default_factory=dict)
+    gauges: Mapping[str, float] | None = None  # the newest /metrics read (None: none, or it did not answer)
+    gauges_at: datetime | None = None
     _unit_text: str | None = None
 
     def feed(self, batch: Sequence[LogRecord]) -> list[DoctorEvent]:
         for record in batch:
             if isinstance(record, ServerArgsRecord):
                 self.records.clear()
+                self.gauges = None  # the old server's gauges say nothing of the new start
             self.records.append(record)
         if len(self.records) > KEPT_RECORDS:  # old decode lines go; the start's own lines (args, limits) stay
             cut = len(self.records) - KEPT_RECORDS
             self.records[:cut] = [r for r in self.records[:cut] if r.kind != "decode"]
-        return self._update(diagnose(self.records, self.flags))
+        return self._update(self._diagnose())
+
+    def observe_gauges(self, gauges: Mapping[str, float] | None, at: datetime) -> list[DoctorEvent]:
+        """A read of /metrics (None: it did not answer): where the journal has no decode lines, the gauges say
+        whether requests queue behind a full batch or acceptance collapsed now; the next read replaces them."""
+        self.gauges, self.gauges_at = gauges, at
+        return self._update(self._diagnose())
+
+    def _diagnose(self) -> list[Finding]:
+        return with_gauges(diagnose(self.records, self.flags), self.records, self.flags, self.gauges, self.gauges_at)
 
     def observe(self, entries: Sequence[JournalRecord], kinds: Sequence[str] | None,
                 unit_text: str | None) -> list[DoctorEvent]:
@@ -176,7 +206,7 @@ class DoctorWatch:
 
     def set_flags(self, flags: Mapping[str, str | None]) -> list[DoctorEvent]:
         self.flags = flags
-        return self._update(diagnose(self.records, self.flags))
+        return self._update(self._diagnose())
 
     def _update(self, found: list[Finding]) -> list[DoctorEvent]:
         events: list[DoctorEvent] = []

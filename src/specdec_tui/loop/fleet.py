@@ -27,7 +27,7 @@ from specdec_tui.hosts.base import Host, HostInfo, ServiceStatus
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.current_session import current_session_of
-from specdec_tui.loop.doctor import DoctorWatch, unit_flags, watched
+from specdec_tui.loop.doctor import DoctorWatch, gauges_from, unit_flags, watched
 from specdec_tui.loop.health import HealthState, derive_state
 from specdec_tui.loop.health_probe import facts_from, new_probe_client, probe_http
 from specdec_tui.loop.same_server import describe_same_server, same_server_groups
@@ -234,6 +234,9 @@ class FleetPoller:
         elif state is not HealthState.READY:
             seen.facts = None
         await self._count_errors(seen, host, status, text)
+        if seen.doctor is not None:  # the gauges too: a server that logs no decode lines still shows a queue there
+            gauges = await gauges_from(seen.client, host.info.base_url) if state is HealthState.READY else None
+            seen.doctor.observe_gauges(gauges, datetime.now().astimezone())
         c1, best = self._session_figures(name, seen, _flags_of(text))
         facts = seen.facts
         return FleetRow(

@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # the feed itself loads with the journal, after the first fra
     from specdec_tui.loop.journal_feed import Pause
 
 
+GAUGES_EVERY_S = 2.0  # how often the doctor reads /metrics
+
+
 class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
@@ -66,6 +69,7 @@ class HostLink:
             return
         self._run(self._follow_journal(self.host.journal(follow=True, lines=min(self.journal_lines, 500))), "journal")
         self._run(self._watch_health(), "health")
+        self._run(self._watch_gauges(), "gauges")
         self._run(self._learn_release(), "release")
         if self.host.info.kind != "local":
             return  # never start a production unit implicitly
@@ -104,6 +108,29 @@ class HostLink:
                     self.app.post_message(m.LogStatsChanged(batch.stats))
         except Exception as err:  # noqa: BLE001 - a lost journal is said in words, the panel goes on
             self._failed(Step.JOURNAL, err)
+
+    async def _watch_gauges(self) -> None:
+        """/metrics every GAUGES_EVERY_S for the doctor (with the journal's records: a server that logs no decode
+        lines still shows a queue behind a full batch there); a server without metrics answers None, said nowhere."""
+        import asyncio
+        from datetime import datetime
+
+        import httpx
+
+        from specdec_tui.loop.doctor import FindingRaised, gauges_from
+
+        key = self.loop.api_key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        async with httpx.AsyncClient(headers=headers) as client:
+            while True:
+                await asyncio.sleep(GAUGES_EVERY_S)
+                doctor = self.doctor
+                if doctor is None:
+                    continue
+                gauges = await gauges_from(client, self.host.info.base_url)
+                for event in doctor.observe_gauges(gauges, datetime.now().astimezone()):
+                    self.app.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
+                                          else m.DoctorFindingCleared(event.kind))
 
     async def _watch_health(self) -> None:
         try:
