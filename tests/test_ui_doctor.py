@@ -69,3 +69,24 @@ async def test_a_failed_start_is_a_doctor_finding_f_fixes_it_and_a_good_start_cl
         assert tab_title(app) == "3 Health"
         await wait_for(pilot, lambda: any("doctor: start_failure cleared (its evidence stopped)" in line
                                           for line in app.main.journal_pane.shown_lines), "the journal's clear mark")
+
+
+async def test_the_doctor_section_fits_80x24_with_its_finding_cause_and_fix(tmp_path: Path) -> None:
+    """At 80×24 the Health tab shows the Doctor section whole: its header, the finding, the cause line's start and
+    the fix, inside the screen (wrapped, not cut off at the right edge)."""
+    app = failing_demo(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        section = app.main.doctor_section
+        await wait_for(pilot, lambda: "start_failure" in section.plain, "the finding", steps=1200)
+        await wait_for(pilot, lambda: app.screen is not app.main, "the failed start's dialog")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main, "the dialog closed")
+        await pilot.press("3")
+        await wait_for(pilot, lambda: section.region.height > 0, "the Health tab")
+        await pilot.pause()
+        region = section.region
+        assert region.x >= 0 and region.right <= 80 and region.y >= 0 and region.bottom <= 24, region
+        shown = app.export_screenshot().replace("&#160;", " ")
+        for text in ("Doctor: ⚠ 1 finding", "start_failure", "Capture cuda graph", "fix: --mem-fraction-static"):
+            assert text in shown, text
