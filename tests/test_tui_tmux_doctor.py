@@ -1,5 +1,6 @@
-"""The Doctor in the real program under tmux at 80×24: a host whose start fails at graph capture shows the finding
-in the Health tab (its cause and the fix) with a badge on the tab, and `f` there puts the fix into the unit."""
+"""The Doctor in the real program under tmux at 80×24: a host whose start fails at graph capture is asked about the
+ladder's next rung (declined here), shows the finding in the Health tab (its cause and the fix) with a badge on the
+tab, and `f` there puts the fix into the unit."""
 
 from __future__ import annotations
 
@@ -25,10 +26,18 @@ def test_the_doctor_names_a_failed_start_and_f_applies_its_fix_at_80x24(tmux: Tm
            "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
     tmux.start(program() + ["--config", str(config)], env, width=80, height=24)
     tmux.wait_for(lambda s: "Health ⚠1" in s, "the badge on the Health tab", timeout_s=90)
-    tmux.wait_for(lambda s: "did not become healthy" in s, "the failed start's own dialog")
+    question = tmux.wait_for(lambda s: "next rung" in s and "Recover (y)" in s,
+                             "the recovery question naming the ladder's next rung")
+    words = " ".join(question.split())
+    assert "The unit did not start:" in question, question  # its top line shows: the question fits 80×24
+    assert "--mem-fraction-static to 0.80" in words, question
 
     def doctor_shown(screen: str) -> bool:
-        """The Health tab's Doctor section; the failed start's dialog (it may come again) is closed on the way."""
+        """The Health tab's Doctor section; the recovery question (left: n) and the failed start's dialog are
+        closed on the way."""
+        if "next rung" in screen:
+            tmux.keys("n")
+            return False
         if "did not become healthy" in screen:
             tmux.keys("Escape")
             return False

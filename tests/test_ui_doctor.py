@@ -1,6 +1,6 @@
 """The doctor in the panel (Pilot, the real demo host): a failed start shows in the Health tab's Doctor section, its
-tab title and the Fleet row; `f` on the Health tab applies the finding's fix as an edit of the unit; a good start
-clears the finding (its evidence stopped)."""
+tab title and the Fleet row, and the panel asks whether to recover (the ladder's next rung); `f` on the Health tab
+applies the finding's fix as an edit of the unit; a good start clears the finding (its evidence stopped)."""
 
 from __future__ import annotations
 
@@ -51,9 +51,13 @@ async def test_a_failed_start_is_a_doctor_finding_f_fixes_it_and_a_good_start_cl
         assert tab_title(app) == "3 Health ⚠1"
         await wait_for(pilot, lambda: any("doctor: start_failure — the server did not come up" in line
                                           for line in app.main.journal_pane.shown_lines), "the journal's mark")
-        await wait_for(pilot, lambda: app.screen is not app.main, "the failed start's dialog")
-        await pilot.press("escape")  # the start's own failure dialog (what failed, what to do)
-        await wait_for(pilot, lambda: app.screen is app.main, "the dialog closed")
+        # the start's own failure dialog gives way to the recovery question, which names the cause and the rung
+        await wait_for(pilot, lambda: "next rung" in getattr(app.screen, "question", ""), "the recovery question")
+        question = getattr(app.screen, "question", "")
+        assert "Capture cuda graph failed" in question and "lower --mem-fraction-static to 0.80" in question
+        assert "the unit as the last try leaves it" in question  # the session has no unit that came up
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is app.main, "the question closed")
         await pilot.press("6")
         await wait_for(pilot, lambda: "a" in app.main.fleet_table.row_names
                        and app.main.fleet_table.cell_text("a", "doctor") == "⚠ 1", "the Fleet row's doctor cell")
@@ -79,9 +83,9 @@ async def test_the_doctor_section_fits_80x24_with_its_finding_cause_and_fix(tmp_
         await started(pilot)
         section = app.main.doctor_section
         await wait_for(pilot, lambda: "start_failure" in section.plain, "the finding", steps=1200)
-        await wait_for(pilot, lambda: app.screen is not app.main, "the failed start's dialog")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main, "the dialog closed")
+        await wait_for(pilot, lambda: "next rung" in getattr(app.screen, "question", ""), "the recovery question")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is app.main, "the question closed")
         await pilot.press("3")
         await wait_for(pilot, lambda: section.region.height > 0, "the Health tab")
         await pilot.pause()

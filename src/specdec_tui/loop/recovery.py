@@ -26,9 +26,10 @@ from specdec_tui.hosts.base import Host
 from specdec_tui.loop.doctor import JOURNAL_READ, unit_flags
 
 if TYPE_CHECKING:
+    from specdec_tui.core.session import Trial
     from specdec_tui.loop.trial import TrialLoop
 
-__all__ = ["RecoveryStep", "RecoveryResult", "recover_start", "wait_settled", "offered_rung", "recover_pushed",
+__all__ = ["last_good_unit", "RecoveryStep", "RecoveryResult", "recover_start", "wait_settled", "offered_rung", "recover_pushed",
            "failed_start"]
 
 
@@ -172,3 +173,12 @@ async def recover_pushed(loop: TrialLoop, failed_text: str, first: Finding, *, l
         await loop.push_and_restart(last_good)
     result.back_on_good = await loop.host.read_unit() == last_good and (await loop.host.status()).is_running
     return result
+
+
+def last_good_unit(trials: Sequence[Trial], host: str, failed_text: str) -> str | None:
+    """The newest unit of this host's session that came up (a trial that ended ok), other than the one that
+    failed; None when the session has none."""
+    for trial in reversed(trials):
+        if trial.status == "ok" and trial.host in ("", host) and trial.unit_text and trial.unit_text != failed_text:
+            return trial.unit_text
+    return None

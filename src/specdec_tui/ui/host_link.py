@@ -189,10 +189,27 @@ class HostLink:
         self._run(self._intent(run(), Step.PUSH), "step")
 
     def restart(self) -> None:
-        self._run(self._intent(self.loop.restart(), Step.RESTART), "step")
+        self._run(self._intent(self._start_then_offer(self.loop.restart()), Step.RESTART), "step")
 
     def start_service(self) -> None:
-        self._run(self._intent(self.loop.start_service(), Step.RESTART), "step")
+        self._run(self._intent(self._start_then_offer(self.loop.start_service()), Step.RESTART), "step")
+
+    async def _start_then_offer(self, job: Coroutine[Any, Any, None]) -> None:
+        """A (re)start of the unit as it is; one that failed with a cause the ladder answers is offered to recover,
+        back on the session's last unit that came up (if it has one) when the tries fail."""
+        from datetime import UTC, datetime
+
+        from specdec_tui.loop.recovery import last_good_unit, offered_rung
+
+        since = datetime.now(UTC).replace(microsecond=0)
+        await job
+        text = self.loop.running_text
+        if text is None or self.recovering:
+            return
+        finding = await offered_rung(self.host, text, since)
+        if finding is not None:
+            self.app.post_message(m.RecoveryOffered(finding, text, last_good_unit(self.loop.session.trials,
+                                                                                     self.host.info.name, text)))
 
     def rollback(self) -> None:
         self._run(self._intent(self.loop.rollback(), Step.ROLLBACK), "step")

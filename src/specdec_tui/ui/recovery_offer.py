@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from specdec_tui.ui.app import SpecdecApp
 
 MAX_TRIES = 2
+CAUSE_CHARS = 140  # of the cause line: the Doctor section (Health tab) shows it whole
 
 
 def question(offer: m.RecoveryOffered) -> str:
-    cause = escape(terminal_safe(offer.finding.evidence[0].line.strip()))
+    cause = terminal_safe(" ".join(offer.finding.evidence[0].line.split()))
+    cause = escape(cause if len(cause) <= CAUSE_CHARS else cause[: CAUSE_CHARS - 1] + "…")  # the question fits 80×24
     rung = escape(terminal_safe(offer.finding.fix_words))
     back = "the last good unit" if offer.last_good is not None else "the unit as the last try leaves it"
     return (f"The unit did not start: {cause}\n\nThe doctor's next rung: {rung}.\nApply it and restart? At most "
