@@ -80,3 +80,33 @@ async def test_no_leaves_the_host_on_the_rollback(tmp_path: Path) -> None:
         await pilot.pause(0.5)
         assert len(app.session.trials) == trials and not any("Recover" in n for n in notes)
         assert app.host is not None and await app.host.read_unit() == good
+
+
+async def test_a_failed_restart_is_offered_too_and_ends_back_on_the_sessions_last_good_unit(tmp_path: Path) -> None:
+    """The unit on the host changed outside the panel into one that fails at graph capture, then r: the question
+    names the rung; yes tries two rungs (neither fixes a forced capture failure) and puts the host back on the
+    session's newest unit that came up."""
+    app = demo_app(tmp_path)
+    notes = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, notes)
+        assert app.link is not None and app.host is not None and app.config_pane.running_text
+        good = UnitFile.parse(app.config_pane.running_text).set_flags({"speculative-num-steps": "2",
+                                                                       "speculative-num-draft-tokens": "3"}).text
+        notes.clear()
+        app.link.push(good)
+        await wait_for(pilot, lambda: any(n.startswith("Server is healthy") for n in notes), "the good push",
+                       steps=2400)
+        await wait_for(pilot, lambda: app.session.trials and app.session.trials[-1].status == "ok"
+                       or app.busy.name == "IDLE", "the trial's end")
+        good = await app.host.read_unit()
+        await app.host.push(UnitFile.parse(good).set_flags({"mem-fraction-static": "0.9",
+                                                            "sim-fail": "cuda-graph-oom"}).text)
+        app.link.restart()
+        await wait_for(pilot, lambda: "next rung" in question_of(app), "the recovery question", steps=2400)
+        assert "Capture cuda graph failed" in question_of(app) and "goes back on the last good unit" in question_of(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(n.startswith("Not recovered after 2 restart(s)") for n in notes),
+                       "the recovery's end", steps=3600)
+        assert any("back on its last good unit" in n for n in notes if n.startswith("Not recovered"))
+        assert await app.host.read_unit() == good and (await app.host.status()).is_running

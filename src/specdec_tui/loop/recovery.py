@@ -176,9 +176,10 @@ async def recover_pushed(loop: TrialLoop, failed_text: str, first: Finding, *, l
 
 
 def last_good_unit(trials: Sequence[Trial], host: str, failed_text: str) -> str | None:
-    """The newest unit of this host's session that came up (a trial that ended ok), other than the one that
-    failed; None when the session has none."""
+    """The newest unit of this host's session that came up (its trial has the server's facts, or ended ok), other
+    than the one that failed; None when the session has none."""
     for trial in reversed(trials):
-        if trial.status == "ok" and trial.host in ("", host) and trial.unit_text and trial.unit_text != failed_text:
+        came_up = trial.facts is not None or trial.status == "ok"
+        if came_up and trial.host in ("", host) and trial.unit_text and trial.unit_text != failed_text:
             return trial.unit_text
     return None

@@ -203,9 +203,9 @@ class HostLink:
 
         since = datetime.now(UTC).replace(microsecond=0)
         await job
-        text = self.loop.running_text
-        if text is None or self.recovering:
+        if self.recovering:
             return
+        text = await self.host.read_unit()  # the unit that failed: it may have changed outside the panel
         finding = await offered_rung(self.host, text, since)
         if finding is not None:
             self.app.post_message(m.RecoveryOffered(finding, text, last_good_unit(self.loop.session.trials,
