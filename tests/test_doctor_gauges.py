@@ -32,9 +32,10 @@ def quiet_demo(root: Path, name: str) -> tuple[Path, str]:
     return ws.root, ws.base_url
 
 
-async def queue(base_url: str, streams: int = 6) -> None:
+async def queue(base_url: str, streams: int = 8) -> None:
+    """Requests queued behind the two running ones for several seconds (several reads of the gauges)."""
     async def one(session: aiohttp.ClientSession) -> None:
-        body = {"prompt": "Tell me about Lisbon.", "max_tokens": 400, "temperature": 0, "ignore_eos": True}
+        body = {"prompt": "Tell me about Lisbon.", "max_tokens": 800, "temperature": 0, "ignore_eos": True}
         async with session.post(base_url + "/v1/completions", json=body) as resp:
             await resp.read()
 

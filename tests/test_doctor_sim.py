@@ -101,28 +101,39 @@ def test_a_batch_above_the_captured_graphs_is_an_eager_fallback_and_a_healthy_ru
     assert FindingKind.EAGER_FALLBACK not in {f.kind for f in diagnose(records_of(eager), flags_of(args))}
 
 
+def at_peak(records: list[LogRecord], flags: dict[str, str | None]):
+    """The eager-fallback finding as it stood at the decode line with the largest eager batch."""
+    eager = [i for i, r in enumerate(records) if isinstance(r, DecodeRecord) and r.cuda_graph is False]
+    peak = max(eager, key=lambda i: records[i].running_req or 0)  # type: ignore[attr-defined]
+    [finding] = [f for f in diagnose(records[: peak + 1], flags) if f.kind is FindingKind.EAGER_FALLBACK]
+    return finding
+
+
 def test_a_raise_that_would_not_fit_in_memory_offers_capping_the_running_requests_instead(sim) -> None:
-    """A static fraction of 0.94 (little left beside it), graphs up to batch 8 and forty requests: graphs up to 40
-    would take more than half of what the server has free after capture (its own log's figures), so the fix caps
-    --max-running-requests at 8; the simulator agrees: a start with graphs up to 40 fails at capture. With the
-    default fraction the same raise fits and is offered."""
+    """A static fraction of 0.94 (little left beside it), graphs up to batch 8 and forty-eight requests: graphs up
+    to 48 would take more than half of what the server has free after capture (its own log's figures), so the fix
+    caps --max-running-requests at 8; the simulator agrees: a start with the raised graphs fails at capture. With
+    the default fraction the same raise fits, is offered, and starts."""
     tight = [*MODEL, *FAST, "--mem-fraction-static", "0.94"]
     args = [*tight, "--cuda-graph-max-bs-decode", "8"]
-    eager, roomy = sim(*args), sim(*MODEL, *FAST, "--cuda-graph-max-bs-decode", "8")
+    roomy_args = [*MODEL, *FAST, "--cuda-graph-max-bs-decode", "8"]
+    eager, roomy = sim(*args), sim(*roomy_args)
     eager.wait_ready(60)
     roomy.wait_ready(60)
-    load(eager.url, 40)
-    load(roomy.url, 40)
-    finding = assert_found_at_cause(records_of(eager), flags_of(args), FindingKind.EAGER_FALLBACK,
-                                    lambda r: r.cuda_graph is False and (r.running_req or 0) > 8)
+    load(eager.url, 48)
+    load(roomy.url, 48)
+    assert_found_at_cause(records_of(eager), flags_of(args), FindingKind.EAGER_FALLBACK,
+                          lambda r: r.cuda_graph is False and (r.running_req or 0) > 8)
+    finding = at_peak(records_of(eager), flags_of(args))
     assert finding.fix == {"max-running-requests": "8"}, finding.fix_words
     target = finding.fix_words.split("graphs up to batch ")[1].split()[0]
-    assert int(target) > 8 and "GB free after capture" in finding.fix_words
+    assert int(target) > 32 and "GB free after capture" in finding.fix_words
     raised = sim(*tight, "--cuda-graph-max-bs-decode", target)
     assert raised.wait_exit(60) == 1 and "Capture cuda graph failed" in raised.output()
-    [fits] = [f for f in diagnose(records_of(roomy), flags_of([*MODEL, *FAST, "--cuda-graph-max-bs-decode", "8"]))
-              if f.kind is FindingKind.EAGER_FALLBACK]
-    assert fits.fix == {"cuda-graph-max-bs-decode": target}
+    fits = at_peak(records_of(roomy), flags_of(roomy_args))
+    assert list(fits.fix) == ["cuda-graph-max-bs-decode"] and "GB free after capture" in fits.fix_words
+    started = sim(*MODEL, *FAST, "--cuda-graph-max-bs-decode", fits.fix["cuda-graph-max-bs-decode"] or "")
+    started.wait_ready(60)
 
 
 def test_requests_queued_behind_max_running_requests_are_capacity_bound_and_a_healthy_run_is_not(sim) -> None:
