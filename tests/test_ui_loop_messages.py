@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import get_args
 
 from specdec_tui.bench.events import LevelDone, LevelProgress, LevelStarted
-from specdec_tui.loop import replay, sweep_plan
+from specdec_tui.loop import rate_search, replay, sweep_plan
 from specdec_tui.loop.events import BenchUpdate, LoopEvent, Phase, StepFailed
 from specdec_tui.loop.states import Step
 from specdec_tui.ui import loop_messages, task_messages
@@ -28,6 +28,7 @@ def test_a_task_event_comes_unwrapped_with_its_host() -> None:
     assert message.event is started and message.host == "b"
     assert isinstance(task_messages.task_message(Phase("bench")), task_messages.PhaseMessage)
     shown = {LevelStarted, LevelProgress, LevelDone, Phase, sweep_plan.SweepValueStarted, sweep_plan.SweepTrialDone,
-             sweep_plan.SweepStopped, sweep_plan.SweepHostFailed, sweep_plan.SweepDone, replay.ReplayStarted, replay.ReplayDone}
+             sweep_plan.SweepStopped, sweep_plan.SweepHostFailed, sweep_plan.SweepDone, replay.ReplayStarted, replay.ReplayDone,
+             rate_search.RateProbeStarted, rate_search.RateProbeDone, rate_search.RateSearchDone}
     assert set(task_messages.message_table()) == shown
     assert task_messages.task_message(StepFailed(Step.PUSH, "x")) is None  # the screens show its phase instead
