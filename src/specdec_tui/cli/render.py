@@ -166,7 +166,6 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     and the verdict of the choice rules. `levels`: the concurrencies the sweep set out to measure, which name
     the columns while nothing is measured yet (mid-sweep); `number`: the sweep's number in its session."""
     stats = {s.value: s for s in (choice.stats if choice else [])}
-    winner = choice.winner.value if choice and choice.winner else None
     points = list(points)
     low = next((p.low_c for p in points if p.low_c is not None), min(levels, default=None))
     high = next((p.high_c for p in points if p.high_c is not None), max(levels, default=None))
@@ -184,7 +183,9 @@ def sweep_table(flag: str, points: Iterable[CurvePoint], choice: SweepChoice | N
     table.add_column("verdict")
     for p in points:
         s = stats.get(p.value)
-        verdict = "[bold green]winner[/]" if p.value == winner else (f"[yellow]{escape(s.rejected)}[/]" if s and s.rejected else "")
+        mark = choice.mark(p.value) if choice else ""  # "★ winner" only when its interval excludes the runner-up's
+        verdict = (f"[{rich_style(Tone.GOOD, bold=True) if choice and choice.clear else 'yellow'}]{escape(mark)}[/]" if mark
+                   else (f"[yellow]{escape(s.rejected)}[/]" if s and s.rejected else ""))
         ttft = statistics.median(s.high_c_ttft_p99_ms) if s and s.high_c_ttft_p99_ms else None
         queue = f" [yellow]{queue_mark(p.max_running_requests)}[/]" if (p.max_running_requests and high
                                                                 and high > p.max_running_requests) else ""

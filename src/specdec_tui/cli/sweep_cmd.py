@@ -314,7 +314,9 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
             "correctness": gate_json(outcome.gate), "reasons": outcome.reasons,
             "confidence": None if not outcome.choice or not outcome.choice.confidence else {
                 "clear": outcome.choice.confidence.winner is not None, "text": outcome.choice.confidence.text,
-                "samples_needed": outcome.choice.confidence.samples_needed},
+                "samples_needed": outcome.choice.confidence.samples_needed, "runner_up": outcome.choice.runner_up,
+                "repeats_needed": outcome.choice.repeats_needed},
+            "clear_winner": bool(outcome.choice and outcome.choice.clear),
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],
             "hosts": list(outcome.left_on_by_host), "host_of_value": outcome.host_of_value,

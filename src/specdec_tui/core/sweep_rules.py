@@ -7,6 +7,7 @@ the best (fewer draft steps cost less memory: the seed's max_running_requests fe
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,17 +96,40 @@ class SweepChoice:
     stats: list[ValueStats]
     reasons: list[str]
     confidence: Verdict | None = None  # the winner against the runner-up, with intervals (None: nothing to compare)
+    runner_up: str | None = None  # the value the winner was compared with
+    repeats_needed: int | None = None  # repeats per value that would tell them apart (when they were not)
+
+    @property
+    def clear(self) -> bool:
+        """A winner whose 95 % interval excludes the runner-up's (or no runner-up to be confused with): only then
+        "★ winner" and "Apply the winner?"; otherwise the best value is a pick within the noise."""
+        return self.winner is not None and (self.confidence is None or self.confidence.winner is not None)
+
+    def unclear_words(self) -> str:
+        """"no clear difference from 2; about 6 repeats each would tell" ("" for a clear winner or none)."""
+        if self.winner is None or self.clear:
+            return ""
+        more = (f"; about {self.repeats_needed} repeats each would tell" if self.repeats_needed
+                else "; no interval to tell them apart")
+        return f"no clear difference from {self.runner_up}{more}"
+
+    def mark(self, value: str) -> str:
+        """The verdict cell of a swept value: "★ winner", "pick: no clear difference (…)" or ""."""
+        if self.winner is None or value != self.winner.value:
+            return ""
+        if self.clear:
+            return "★ winner"
+        more = f", about {self.repeats_needed} repeats would tell" if self.repeats_needed else ""
+        return f"pick: no clear difference{more}"
 
     def headline(self, flag: str) -> str:
         """"Winner: steps 3" only when its interval excludes the runner-up's; else "Pick: steps 3 (no clear
-        difference from the runner-up; about N … each would tell)" — the CLI's and the panel's first line."""
+        difference from 2; about N repeats each would tell)" — the CLI's and the panel's first line."""
         if self.winner is None:
             return "No winner."
-        v = self.confidence
-        if v is None or v.winner is not None:
+        if self.clear:
             return f"Winner: {flag} {self.winner.value}"
-        more = f"; about {v.samples_needed} each would tell" if v.samples_needed else ""
-        return f"Pick: {flag} {self.winner.value} (no clear difference from the runner-up{more})"
+        return f"Pick: {flag} {self.winner.value} ({self.unclear_words()})"
 
 
 def _value_key(value: str) -> tuple[int, float | str]:
@@ -177,17 +201,36 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
         reasons.append(f"confidence: {confidence.text}")
     if (cost := high_c_cost(winner, stats)) is not None:
         reasons.append(cost)
-    return SweepChoice(winner, stats, reasons, confidence)
+    runner = _runner_up(winner, candidates)
+    return SweepChoice(winner, stats, reasons, confidence, runner.value if runner else None,
+                       _repeats_needed(confidence, winner, runner, trials_by_value, objective))
+
+
+def _runner_up(winner: ValueStats, candidates: Sequence[ValueStats]) -> ValueStats | None:
+    others = [s for s in candidates if s is not winner]
+    return max(others, key=lambda s: s.conservative or 0.0) if others else None
+
+
+def _repeats_needed(v: Verdict | None, winner: ValueStats, runner: ValueStats | None,
+                    trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective) -> int | None:
+    """How many repeats per value would tell the pick from the runner-up: the verdict's estimate, which counts
+    requests when the intervals were over requests (then divided by the requests one run measures)."""
+    if v is None or v.winner is not None or not v.samples_needed or runner is None:
+        return None
+    if len(winner.scores) >= 2 and len(runner.scores) >= 2:  # the intervals were over repeats (winner_confidence)
+        return max(v.samples_needed, 2)
+    runs = sum(1 for t in trials_by_value[winner.value] if t.status == "ok") or 1
+    per_run = max(1, len(_request_samples(trials_by_value[winner.value], objective)) // runs)
+    return max(2, math.ceil(v.samples_needed / per_run))
 
 
 def winner_confidence(winner: ValueStats, candidates: Sequence[ValueStats],
                       trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective) -> Verdict | None:
     """The winner against the best other candidate, with 95 % intervals (core.confidence): over repeats when each
     ran at least twice, else over the requests of the level the objective reads (per-request tok/s)."""
-    others = [s for s in candidates if s is not winner]
-    if not others:
+    runner = _runner_up(winner, candidates)
+    if runner is None:
         return None
-    runner = max(others, key=lambda s: s.conservative or 0.0)
     a, b = f"value {winner.value}", f"value {runner.value}"
     if len(winner.scores) >= 2 and len(runner.scores) >= 2:
         return compare_samples("the objective's score", a, winner.scores, b, runner.scores, unit=" tok/s",

@@ -240,7 +240,12 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self._show_result()
         winner = outcome.promoted  # the measured winner, unless it failed the correctness gate
         if winner is not None and outcome.left_on == "original":
-            if self.several:
+            if outcome.choice is not None and not outcome.choice.clear:  # a pick within the noise: say so first
+                on = f" on {', '.join(self.plan.hosts)}" if self.several else ""
+                hosts = "hosts run the units they" if self.several else "host runs the unit it"
+                question = (f"Apply --{self.plan.flag} {winner}{on}? It shows {outcome.choice.unclear_words()}; "
+                            f"apply anyway?\nThe {hosts} ran before the sweep; yes pushes {winner} and restarts.")
+            elif self.several:
                 question = (f"Apply the winner --{self.plan.flag} {winner} on {', '.join(self.plan.hosts)}?\n"
                             "The hosts run the units they ran before the sweep; yes pushes the winner to each "
                             "and restarts them.")
@@ -300,8 +305,9 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     def _cells(self, value: str, point: CurvePoint | None) -> list[Text]:
         status = self.status_by_value.get(value, "pending")
         style = rich_style(status_tone(status), bold=True)
-        if self.outcome is not None and self.outcome.winner == value:
-            status, style = f"{status} ★ winner", rich_style(Tone.GOOD, bold=True)
+        choice = self.outcome.choice if self.outcome is not None else None
+        if choice is not None and (mark := choice.mark(value)):  # ★ only when the intervals separate (issue 33)
+            status, style = f"{status} {mark}", rich_style(Tone.GOOD, bold=True) if choice.clear else "yellow"
         runs = f"{point.ok}/{point.failed}" if point else MISSING
         return [Text(value, justify="right"), Text(status, style=style), Text(runs, justify="right"),
                 Text(fmt_num(point.low_c_tok_s) if point else MISSING, justify="right"),

@@ -1,0 +1,53 @@
+"""The panel's sweep when its values are within noise (issue 33, point 4): the best value is marked a pick, not
+"★ winner", and the apply question says in words that it shows no clear difference from the runner-up (and how
+many repeats would tell) before asking to apply anyway. On the real demo host, through Pilot."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from specdec_tui.loop.states import Busy
+from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
+
+from .ui_helpers import demo_app, started, wait_for
+
+
+async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) -> None:
+    app = demo_app(tmp_path, time_scale=25.0)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
+                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+                       "the demo start to end", steps=1200)
+        original = unit_file.read_text()
+        # 0.84 and 0.85 of the memory fraction (the form offers the speculative flags; the plan takes any):
+        # the same speed at c=1, within the benchmark's noise
+        plan = replace(plan_from_form(SweepForm("speculative-num-steps", "1,2", "1", "c1"), app.config.profile()),
+                       flag="mem-fraction-static", values=("0.84", "0.85"))
+        # 24 requests a value at c=1: the percentile bootstrap over 4 requests is too narrow to trust
+        app.loop.use_profile(replace(app.loop.profile, concurrency=(1,), requests=24))
+        app.push_screen(SweepScreen(app.loop, plan))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the apply question", steps=2400)
+        outcome = screen.outcome
+        assert outcome is not None and outcome.choice is not None and outcome.winner is not None
+        assert not outcome.choice.clear, outcome.choice.reasons
+        other = ({"0.84", "0.85"} - {outcome.winner}).pop()
+        question = str(app.screen.query_one("#confirm-question").render())
+        assert question.startswith(f"Apply --mem-fraction-static {outcome.winner}? It shows no clear difference "
+                                   f"from {other}; about "), question
+        assert "repeats each would tell; apply anyway?" in " ".join(question.split())
+        assert "Apply the winner" not in question
+        status = screen.cell_text(outcome.winner, "status")
+        assert "pick: no clear difference" in status and "★" not in status
+        assert str(screen.query_one("#sweep-result").render()).startswith(
+            f"Pick: mem-fraction-static {outcome.winner} (no clear difference from {other}")
+        await pilot.press("n")  # not applied: the host keeps the unit it ran before the sweep
+        await pilot.pause()
+        assert unit_file.read_text() == original
