@@ -70,3 +70,30 @@ def test_levels_without_per_request_figures_say_so() -> None:
     old = LevelResult(concurrency=1, requests=8, output_tok_s=100.0)
     v = ReplayPair(trial(1, [old]), trial(2, [old])).confidence()
     assert v is not None and v.winner is None and v.text == "c=1 per-request tok/s: no interval (then kept no per-request figures)"
+
+
+async def test_replay_reproduces_by_intervals_where_levels_kept_requests_else_by_the_tolerance(tmp_path: Path) -> None:
+    """Issue 33 (4): the replay's "reproduces?" is decided by then-against-now intervals where both levels kept
+    per-request figures — not by ±10 % — and says which rule it used; old levels fall back to ±tolerance."""
+    from specdec_tui.cli.render import make_console, replay_table
+    from specdec_tui.loop.replay import ReplayOutcome
+
+    slow, fast, fast_again = await _levels(tmp_path, 8.0), await _levels(tmp_path, 4.0), await _levels(tmp_path, 4.0)
+    same = ReplayPair(trial(1, fast), trial(2, fast_again))
+    assert same.drift[4] != 0.0  # two runs never measure the same figure …
+    assert same.reproduces(0.0) and same.verdict(0.0) == "within the noise (95 % intervals)"  # … the noise says so
+    halved = ReplayPair(trial(1, fast), trial(2, slow))  # ±1000 % would call it reproduced
+    assert not halved.reproduces(1000.0) and halved.verdict(1000.0) == "drifted at c=4 (95 % intervals)"
+    assert halved.reproduction(1000.0).words() == "no: drift at c=4 (95 % intervals)"
+    old = [LevelResult(concurrency=4, requests=40, output_tok_s=100.0)]  # saved before intervals
+    drifted_old = ReplayPair(trial(1, old), trial(2, [LevelResult(concurrency=4, requests=40, output_tok_s=85.0)]))
+    assert not drifted_old.reproduces(10.0) and drifted_old.verdict(10.0) == "drifted at c=4 (±10%)"
+    assert drifted_old.reproduces(20.0) and drifted_old.verdict(20.0) == "within ±20% (no interval)"
+    outcome = ReplayOutcome(pairs=[same, halved, drifted_old])
+    assert outcome.held_words(10.0) == ("1 of 3 measured trial(s) reproduced by 95 % intervals (then against now), "
+                                        "within ±10% where a level kept fewer than 8 per-request figures")
+    console = make_console()
+    with console.capture() as cap:
+        console.print(replay_table(outcome, 10.0))
+    table = " ".join(cap.get().split())
+    assert "within the noise (95 % intervals)" in table and "drifted at c=4 (±10%)" in table

@@ -98,7 +98,7 @@ def test_a_trial_that_failed_again_is_said_so_not_reproduced(capsys: pytest.Capt
 
     pairs = [ReplayPair(_trial("failed"), _trial("failed")), ReplayPair(_trial("ok", 200.0), _trial("ok", 205.0)),
              ReplayPair(_trial("failed"), _trial("ok", 100.0))]
-    assert [p.verdict(10.0) for p in pairs] == ["failed again", "within ±10%", "was failed, now ok"]
+    assert [p.verdict(10.0) for p in pairs] == ["failed again", "within ±10% (no interval)", "was failed, now ok"]
     make_console().print(replay_table(ReplayOutcome(pairs=pairs), 10.0))
     out = capsys.readouterr().out
     assert "failed again" in out and "reproduced" not in out

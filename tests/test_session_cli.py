@@ -75,7 +75,7 @@ def test_sweep_on_demo_then_show_compare_export_and_replay(capsys: pytest.Captur
     code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo", "--trials", "3",
                          "--tolerance", "35")
     assert code == 0, err
-    assert "1 of 1 measured trial(s) reproduced" in out
+    assert "1 of 1 measured trial(s) reproduced within ±35% (no level kept 8 per-request figures" in " ".join(out.split())
     assert "trial 3 → 4: c=1 per-request tok/s then " in " ".join(out.split())  # then against now, with intervals
     saved = load_session(path)
     assert [(t.id, t.replay_of) for t in saved.trials][-1] == (4, 3)
@@ -96,14 +96,15 @@ def test_sweep_table_says_why_the_winner_won_and_why_a_value_failed(capsys: pyte
 
 
 def test_sweep_within_noise_names_no_winner_only_a_pick_and_the_repeats_that_would_tell(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """0.84 and 0.85 of the memory fraction leave the demo's speed at c=1 the same: the values are within noise,
     so the table marks no ★ winner — the best value is a pick, "no clear difference", and how many repeats would
     tell (issue 33, point 4)."""
     # 24 requests a value: the percentile bootstrap over 4 is too narrow (it separated two runs of one speed here)
     argv = ["sweep", "--host", "demo", "--flag", "mem-fraction-static", "--values", "0.84,0.85", "--repeats", "1",
             "--no-correctness-gate", "--concurrency", "1", "--requests", "24", "--max-tokens", "32", "--time-scale", "25"]
-    code, out, err = run(capsys, *argv)
+    path = tmp_path / "noise.toml"
+    code, out, err = run(capsys, *argv, "--session", str(path))
     assert code == 0, err
     assert "★" not in out and "Winner:" not in out
     pick = next(line for line in out.splitlines() if line.startswith("Pick: mem-fraction-static "))
@@ -116,6 +117,13 @@ def test_sweep_within_noise_names_no_winner_only_a_pick_and_the_repeats_that_wou
     assert summary["clear_winner"] is False and summary["confidence"]["clear"] is False
     assert {summary["confidence"]["runner_up"], summary["measured_winner"]} == {"0.84", "0.85"}
     assert summary["confidence"]["repeats_needed"] >= 2
+
+    # its replay (24 requests a level) is judged by then-against-now intervals, and says so
+    code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo", "--trials", "1")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "1 measured trial(s) reproduced by 95 % intervals (then against now)" in flat, flat
+    assert "(95 % intervals)" in flat and "±10%" not in flat
 
 def synthetic_session(host: str = "gpu-box") -> Session:
     """Figures shaped like the seed's steps 1 and 3 (not measured: the show/list tests need no host)."""

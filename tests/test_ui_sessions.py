@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -231,7 +232,7 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
     from specdec_tui.loop.sweep_plan import edit_for_value
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
 
-    app = demo_app(tmp_path, time_scale=200.0)
+    app = demo_app(tmp_path, time_scale=25.0)  # 200× fast, requests come in one chunk: no per-request figures
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(140, 30)) as pilot:
         await started(pilot)
@@ -240,6 +241,8 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
                        "the demo start to end", steps=1200)
         original = unit_file.read_text()
         runner = app.loop
+        # enough requests a level, each long enough to stream in several chunks, for intervals (issue 33)
+        runner.use_profile(replace(runner.profile, requests=12, max_tokens=64))
         first = await runner.run_trial(edit_for_value(original, STEPS, "2"))
         assert first.status == "ok" and first.levels
         await runner.run_trial(original)  # back on the original unit before the replay
@@ -251,6 +254,10 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
         assert screen.cell_text(first.id, "drift").endswith("%")
         result = str(screen.query_one("#replay-result").render())
         assert "ran before the replay" in result
+        # reproduced or not by then-against-now intervals, not by ±10 %, and the cell says so
+        verdict = screen.cell_text(first.id, "verdict")
+        assert verdict.endswith("(intervals)"), [len(lv.tok_s_samples) for t in app.session.trials for lv in t.levels]
+        assert "1 measured trial(s) reproduced by 95 % intervals (then against now)." in result
         replayed = app.session.trials[-1]  # then against now, with intervals (issue 33)
         assert f"trial {first.id} → {replayed.id}: c=" in " ".join(result.split())
         assert unit_file.read_text() == original

@@ -211,7 +211,7 @@ def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
             cells.append(f"{fmt_fixed(a.output_tok_s if a else None)} → {fmt_fixed(b.output_tok_s if b else None)} "
                          f"({fmt_delta(p.drift.get(c))})")
         verdict = p.verdict(tolerance_pct)
-        style = rich_style(Tone.GOOD if p.within(tolerance_pct) and not p.failed_again else Tone.BAD)
+        style = rich_style(Tone.GOOD if p.reproduces(tolerance_pct) and not p.failed_again else Tone.BAD)
         table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),
                       f"{p.original.status} → {status_text(p.replay.status)}", *cells, f"[{style}]{escape(verdict)}[/]")
     return table

@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a.add_argument("--keep-best", action="store_true", help="leave the host on the best replayed trial")
     a.add_argument("--trials", metavar="IDS", help="only these trial ids, e.g. 1,3")
     a.add_argument("--tolerance", type=float, default=10.0, metavar="PCT",
-                   help="drift in %% still counted as reproduced (default 10)")
+                   help="for levels saved without per-request figures (no intervals): drift in %% still counted as "
+                        "reproduced (default 10); other levels are judged by their 95 %% intervals")
     a.set_defaults(func=run_replay)
 
 
@@ -265,10 +266,8 @@ async def _replay(args: argparse.Namespace, session: Session, path: Path, config
     console.print(replay_table(outcome, args.tolerance))
     for line in filter(None, (p.confidence_line() for p in outcome.pairs)):  # the drift against the noise (issue 33)
         console.print(line, markup=False)
-    measured = [p for p in outcome.pairs if not p.failed_again]
-    held = sum(1 for p in measured if p.within(args.tolerance))
-    again = len(outcome.pairs) - len(measured)
-    console.print(f"{held} of {len(measured)} measured trial(s) reproduced within ±{args.tolerance:g}%"
+    again = sum(1 for p in outcome.pairs if p.failed_again)
+    console.print(outcome.held_words(args.tolerance)  # by intervals where the levels kept per-request figures
                   + (f"; {again} failed again, as they did then (no figures to compare)" if again else ""),
                   markup=False)
     if outcome.left_on == "best" and outcome.kept is not None:

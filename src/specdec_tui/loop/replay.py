@@ -31,12 +31,40 @@ class ReplayStarted:
     total: int
 
 
+@dataclass(frozen=True, slots=True)
+class Reproduction:
+    """Whether a replay reproduced its trial and by which rule: per level, then and now by their 95 % intervals
+    over requests where both kept enough per-request figures, else (levels saved before intervals, or too few
+    requests) the ±tolerance rule."""
+
+    held: bool
+    by: str  # "95 % intervals", "±10%", "95 % intervals; ±10% where no interval", or "" (decided by status)
+    drifted_at: tuple[int, ...] = ()  # the concurrencies that did not reproduce
+
+    def words(self) -> str:
+        """The "reproduces?" cell: "yes (95 % intervals)", "no: drift at c=4 (±10%)"."""
+        rule = f" ({self.by})" if self.by else ""
+        if self.held:
+            return f"yes{rule}"
+        where = f" at {', '.join(f'c={c}' for c in self.drifted_at)}" if self.drifted_at else ""
+        return f"no: drift{where}{rule}"
+
+
+MIN_REQUESTS_FOR_INTERVAL = 8  # fewer: the ±tolerance rule (a percentile bootstrap over 4 requests is far too
+# narrow — on the demo it called a -0.6 % replay of the same unit "drifted")
+
+
+def _has_interval(values: Sequence[float]) -> bool:
+    return len(values) >= MIN_REQUESTS_FOR_INTERVAL
+
+
 @dataclass(slots=True)
 class ReplayPair:
     """An old trial and its re-run; drift is the change of output tok/s per concurrency, in percent."""
 
     original: Trial
     replay: Trial
+    _judged: dict[float, Reproduction] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def drift(self) -> dict[int, float | None]:
@@ -55,13 +83,52 @@ class ReplayPair:
         return self.original.status == "failed" and self.replay.status == "failed"
 
     def verdict(self, tolerance_pct: float) -> str:
-        """In words: "within ±10%", "drifted", "failed again" or "was failed, now ok"."""
+        """In words: "within the noise (95 % intervals)", "drifted at c=4 (±10%)", "failed again" or "was failed,
+        now ok" — the rule that decided named."""
         if self.failed_again:
             same = (self.original.failure or "").split(":")[0] == (self.replay.failure or "").split(":")[0]
             return "failed again" + ("" if same else " (at another step)")
         if self.original.status != self.replay.status:
             return f"was {self.original.status}, now {self.replay.status}"
-        return f"within ±{tolerance_pct:g}%" if self.within(tolerance_pct) else "drifted"
+        r = self.reproduction(tolerance_pct)
+        if not r.held:
+            return f"drifted at {', '.join(f'c={c}' for c in r.drifted_at)} ({r.by})"
+        return f"within {r.by} (no interval)" if r.by.startswith("±") else f"within the noise ({r.by})"
+
+    def reproduction(self, tolerance_pct: float) -> Reproduction:
+        """Reproduced or not, decided per level by intervals (then against now, core.confidence) where both kept
+        per-request figures, by ±tolerance on output tok/s where one did not; once per tolerance (bootstraps)."""
+        if (known := self._judged.get(tolerance_pct)) is not None:
+            return known
+        if self.original.status != self.replay.status or self.failed_again:
+            judged = Reproduction(self.original.status == self.replay.status, "")
+        else:
+            judged = self._judge_levels(tolerance_pct)
+        self._judged[tolerance_pct] = judged
+        return judged
+
+    def _judge_levels(self, tolerance_pct: float) -> Reproduction:
+        by_interval = by_tolerance = False
+        drifted: list[int] = []
+        for c, d in self.drift.items():
+            a, b = self.original.level(c), self.replay.level(c)
+            if a is None or b is None:
+                continue
+            if _has_interval(a.tok_s_samples) and _has_interval(b.tok_s_samples):
+                by_interval = True
+                if compare_samples(f"c={c}", "then", a.tok_s_samples, "now", b.tok_s_samples).winner is not None:
+                    drifted.append(c)
+            else:
+                by_tolerance = True
+                if d is not None and abs(d) > tolerance_pct:
+                    drifted.append(c)
+        tol = f"±{tolerance_pct:g}%"
+        by = (f"95 % intervals; {tol} where no interval" if by_interval and by_tolerance
+              else "95 % intervals" if by_interval else tol)
+        return Reproduction(not drifted, by, tuple(drifted))
+
+    def reproduces(self, tolerance_pct: float) -> bool:
+        return self.reproduction(tolerance_pct).held
 
     def confidence(self) -> Verdict | None:
         """Then against now at the lowest concurrency both measured, with 95 % intervals over requests: whether the
@@ -91,6 +158,21 @@ class ReplayOutcome:
     pairs: list[ReplayPair] = field(default_factory=list)
     kept: Trial | None = None  # with keep_best: the replayed trial the host was left on
     left_on: str = ""  # "original", "best" or a sentence saying what went wrong
+
+    def held_words(self, tolerance_pct: float) -> str:
+        """"2 of 3 measured trial(s) reproduced by 95 % intervals (then against now)" — and the ±tolerance rule
+        named where a level kept no per-request figures (saved before intervals): the CLI's and the panel's line."""
+        measured = [p for p in self.pairs if not p.failed_again]
+        held = sum(1 for p in measured if p.reproduces(tolerance_pct))
+        rules = " ".join(p.reproduction(tolerance_pct).by for p in measured)
+        tol = f"±{tolerance_pct:g}%"
+        if "95 %" in rules:
+            rule = "by 95 % intervals (then against now)" + (
+                f", within {tol} where a level kept fewer than {MIN_REQUESTS_FOR_INTERVAL} per-request figures"
+                if tol in rules else "")
+        else:
+            rule = f"within {tol} (no level kept {MIN_REQUESTS_FOR_INTERVAL} per-request figures for an interval)"
+        return f"{held} of {len(measured)} measured trial(s) reproduced {rule}"
 
 
 @dataclass(frozen=True, slots=True)
