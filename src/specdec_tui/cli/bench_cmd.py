@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a live table")
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     p.add_argument("--record", action="store_true",
-                   help="with --host: record the run as a trial in the host's current session (the unit it runs)")
+                   help="with --host: record the run as a trial in the host's current session (the unit it runs); "
+                        "with --find-max-rate, its probes as one trial")
     p.add_argument("--session", default=argparse.SUPPRESS, metavar="FILE",
                    help="with --record: the session file to add the trial to (default: the host's current session)")
     p.add_argument("--new-session", action="store_true", default=argparse.SUPPRESS,
@@ -79,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if args.find_max_rate:
         from specdec_tui.cli.rate_search_out import run_rate_search
 
-        return run_rate_search(base_url, profile, api_key=api_key, model=args.model, as_json=args.json)
+        return run_rate_search(base_url, profile, api_key=api_key, model=args.model, as_json=args.json,
+                               record=args if getattr(args, "record", False) else None)
     from specdec_tui.bench import run_benchmark
     from specdec_tui.bench.events import RunDone
     from specdec_tui.cli.bench_output import JsonOut, LiveTable
