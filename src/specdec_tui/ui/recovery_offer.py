@@ -4,7 +4,7 @@ two tries, else the host back on its last good unit), and the result is said in 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.markup import escape
 
@@ -12,7 +12,24 @@ from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.ui import messages as m
 
 if TYPE_CHECKING:
-    from specdec_tui.ui.app import SpecdecApp
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen, ScreenResultCallbackType
+
+    from specdec_tui.ui.host_link import HostLink
+
+
+class RecoveryPanel(Protocol):
+    """What the question and its report use of the panel (`SpecdecApp` is one; ui/app.py is not imported here)."""
+
+    @property
+    def screen(self) -> Screen[object]: ...
+    @property
+    def link(self) -> HostLink | None: ...
+    def marker(self, text: str) -> None: ...
+    def pop_screen(self) -> object: ...
+    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None) -> object: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None) -> None: ...
 
 MAX_TRIES = 2
 CAUSE_CHARS = 140  # of the cause line: the Doctor section (Health tab) shows it whole
@@ -27,7 +44,7 @@ def question(offer: m.RecoveryOffered) -> str:
             f"{MAX_TRIES} tries (a further rung if the first fails); if it still fails, the host goes back on {back}.")
 
 
-def ask(app: SpecdecApp, offer: m.RecoveryOffered) -> None:
+def ask(app: RecoveryPanel, offer: m.RecoveryOffered) -> None:
     """Ask (on top of nothing: the start's own error dialog says less and is closed); yes starts the recovery."""
     from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
     from specdec_tui.ui.screens.error_screen import ErrorScreen
@@ -43,7 +60,7 @@ def ask(app: SpecdecApp, offer: m.RecoveryOffered) -> None:
     app.push_screen(ConfirmScreen(question(offer), yes="Recover", no="Leave it"), answer)
 
 
-def report(app: SpecdecApp, result: m.RecoveryEnded) -> None:
+def report(app: RecoveryPanel, result: m.RecoveryEnded) -> None:
     done = result.result
     tries = "; ".join(f"try {n}: {', '.join(f'--{k} {v}' for k, v in step.fix.items())} "
                       f"{'came up' if step.came_up else 'did not come up'}" for n, step in enumerate(done.steps, 1))
