@@ -1,6 +1,6 @@
 """The panel's sweep when its values are within noise (issue 33, point 4): the best value is marked a pick, not
 "★ winner", and the apply question says in words that it shows no clear difference from the runner-up (and how
-many repeats would tell) before asking to apply anyway. On the real demo host, through Pilot."""
+many repeats would tell) before asking to apply anyway; applied, it is named the pick. On the real demo host, through Pilot."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) 
         assert "pick: no clear difference" in status and "★" not in status
         assert str(screen.query_one("#sweep-result").render()).startswith(
             f"Pick: mem-fraction-static {outcome.winner} (no clear difference from {other}")
-        await pilot.press("n")  # not applied: the host keeps the unit it ran before the sweep
-        await pilot.pause()
-        assert unit_file.read_text() == original
+        assert "--mem-fraction-static" in original
+        await pilot.press("y")  # applied anyway: said as the pick it is, not as a winner
+        await wait_for(pilot, lambda: "now runs" in str(screen.query_one("#sweep-result").render()), "the result",
+                       steps=2400)
+        result = " ".join(str(screen.query_one("#sweep-result").render()).split())
+        assert f"The host now runs the pick (mem-fraction-static {outcome.winner})." in result, result
+        assert "now runs the winner" not in result
+        assert f"--mem-fraction-static {outcome.winner}" in unit_file.read_text()

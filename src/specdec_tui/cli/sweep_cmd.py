@@ -284,7 +284,8 @@ def trial_json(trial: Any) -> str:
 def where_left(outcome: Any) -> list[str]:
     """Where each host was left, in words (one line for one host)."""
     plan = outcome.plan
-    words = {"winner": f"runs the winner ({plan.flag} {outcome.winner})",
+    chosen = "the winner" if outcome.choice is None or outcome.choice.clear else "the pick"  # not clear: a pick
+    words = {"winner": f"runs {chosen} ({plan.flag} {outcome.winner})",
              "original": "runs the unit it ran before the sweep"}
     if len(outcome.left_on_by_host) <= 1:
         return [f"the host {words[outcome.left_on]}" if outcome.left_on in words else outcome.left_on]

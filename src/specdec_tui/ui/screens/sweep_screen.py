@@ -230,7 +230,9 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         if message.problem:
             self.applied = f"The winner was not applied: {message.problem}"
         else:
-            self.applied = f"{hosts} the winner ({self.plan.flag} {message.value})."
+            choice = self.outcome.choice if self.outcome is not None else None
+            what = "the winner" if choice is None or choice.clear else "the pick"  # no clear winner: not called one
+            self.applied = f"{hosts} {what} ({self.plan.flag} {message.value})."
         self._show_result()
 
     def _done(self, outcome: SweepOutcome) -> None:
