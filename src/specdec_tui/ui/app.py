@@ -198,6 +198,11 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         if self.heap is not None:
             self.heap.answer_shown(more_input=not self.input_order.idle)
 
+    def on_app_focus(self, _: events.AppFocus) -> None:
+        """The terminal is back in front: the host's unit is read again at once (another terminal may have pushed)."""
+        if self.built_link is not None:
+            self.built_link.check_unit()
+
     def on_notify(self, message: Notify) -> None:
         """Repaint the screen once a notice has gone: a toast that expired over a widget with nothing new to draw
         (the Fleet table, a health pane that only redraws what changed) stayed painted on the terminal until

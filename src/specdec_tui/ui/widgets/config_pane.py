@@ -200,6 +200,18 @@ class ConfigPane(Vertical):
         self.post_message(self.Edited(self.text, self.dirty))
         return fate
 
+    async def follow_port(self, text: str) -> None:
+        """The host's unit is `text`, which differs from the one shown in its --port alone (the demo's own rewrite,
+        no one's change): an edit keeps going with that port, so neither the diff nor a push puts the old one back."""
+        from specdec_tui.loop.unit_watch import with_port_of
+
+        await self._take_editor_keys()
+        edited = self.dirty
+        self.running_text = text
+        self.text = with_port_of(self.text, text) if edited else text
+        await self._refresh_views(update_editor=True)
+        self.post_message(self.Edited(self.text, self.dirty))
+
     async def set_text(self, text: str) -> None:
         """Replace the edited text (draft restore, apply fix) and refresh everything."""
         self.text = self._with_secrets(text)
