@@ -340,7 +340,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
     async def _fleet_rows(self, message: m.FleetRows) -> None:
         main = await self._filled_main()  # the Fleet tab opened right at start: its table may still be coming
         if main is not None:
-            main.fleet_table.set_rows(message.rows, active=self.host_name if self.has_host else "")
+            main.fleet_table.set_rows(message.rows, active=self.host_name if self.has_host else "",
+                                      refused=message.refused)
 
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)

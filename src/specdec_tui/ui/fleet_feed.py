@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.app import App
 
 from specdec_tui.core.config import Config
+from specdec_tui.loop.same_server import SameServer
 from specdec_tui.ui import messages as m
 
 if TYPE_CHECKING:
@@ -86,8 +87,12 @@ class FleetFeed:
             await self._wake.wait()
             self._wake.clear()
             while self.shown:
-                rows = await self._thread.run(self.poller.poll())
-                self.app.post_message(m.FleetRows(rows))
+                try:
+                    rows = await self._thread.run(self.poller.poll())
+                except SameServer as err:  # two names for one server: said in the tab, no rows
+                    self.app.post_message(m.FleetRows([], refused=str(err)))
+                else:
+                    self.app.post_message(m.FleetRows(rows))
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_EVERY_S)
                     self._wake.clear()

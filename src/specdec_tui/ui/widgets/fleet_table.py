@@ -91,7 +91,7 @@ class FleetTable(Vertical):
     def table(self) -> DataTable[Text | str]:
         return self.query_one("#fleet-data", DataTable)
 
-    def set_rows(self, rows: list[FleetRow], active: str) -> None:
+    def set_rows(self, rows: list[FleetRow], active: str, *, refused: str = "") -> None:
         """Show `rows`. Rebuilt on every poll (every 2 s while the tab shows), also when nothing changed: leaving
         it alone saved ~1 % of a core, but a notice that expired over the unchanged table stayed painted on the
         terminal (tests/test_tui_tmux_fleet.py at 80x24) — not yet understood, see the issue-16 note."""
@@ -118,6 +118,9 @@ class FleetTable(Vertical):
         if rows and keep is not None:
             table.move_cursor(row=min(keep, len(rows) - 1))
         self._show_detail()
+        if refused:
+            self.query_one("#fleet-note", Static).update(Text(f"Not polled: {refused}.", style="bold red"))
+            return
         unreachable = sum(1 for r in rows if r.state == "unreachable")
         note = f"{len(rows)} host{'s' if len(rows) != 1 else ''}"
         if unreachable:
