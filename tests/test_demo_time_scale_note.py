@@ -33,3 +33,6 @@ def test_a_demo_workspace_at_real_time_has_no_note() -> None:
     demo = cli("demo", "--concurrency", "1", "--requests", "1", "--max-tokens", "8")
     assert demo.returncode == 0, demo.stderr
     assert "demo host:" in demo.stderr and "faster than the GPU" not in demo.stderr
+    # Issue 35 (10): the server's speculative settings in words, not a Python dict.
+    server = next(line for line in demo.stdout.splitlines() if line.startswith("server: "))
+    assert "speculative " in server and "{" not in server and "'" not in server, server
