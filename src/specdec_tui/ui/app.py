@@ -43,6 +43,7 @@ from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
     from textual.command import Provider
+    from textual.driver import Driver
 
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import Host
@@ -131,6 +132,15 @@ class SpecdecApp(InputInOrderApp, PanelActions):
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines)."""
         return [*super().get_line_filters(), self._terminal_safe]
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice of driver; the terminal's input is first read without the colour codes of a paste
+        (`textual_compat.filter_paste_input`: a coloured paste landed reordered in a field)."""
+        from specdec_tui.ui.textual_compat import filter_paste_input
+
+        driver = super().get_driver_class()
+        filter_paste_input()
+        return driver
 
     def on_mount(self) -> None:
         if self.signals_stop:
