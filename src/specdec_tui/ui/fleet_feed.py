@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.app import App
 
 from specdec_tui.core.config import Config
-from specdec_tui.loop.same_server import SameServer
 from specdec_tui.ui import messages as m
 
 if TYPE_CHECKING:
@@ -83,6 +82,8 @@ class FleetFeed:
             self._wake.set()
 
     async def _run(self) -> None:
+        from specdec_tui.loop.same_server import SameServer  # with the tab, not on the first frame (hosts.base)
+
         while True:
             await self._wake.wait()
             self._wake.clear()
