@@ -183,3 +183,23 @@ async def test_a_push_carries_the_demos_port_rewrite_and_refuses_someone_elses_c
         assert loop.busy is Busy.IDLE
     finally:
         await host.close()
+
+
+async def test_a_trial_pushed_and_never_measured_is_not_left_running_when_the_panel_quits(tmp_path: Path) -> None:
+    """Newcomer pass (issue 35): `session show` listed a trial "running" of a panel long gone (pushed, healthy,
+    never benchmarked, then the panel quit). It ends as it is, as the next push would end it."""
+    from specdec_tui.core.session import load_session
+
+    path = tmp_path / "session.toml"
+    app = demo_app(tmp_path, session_path=path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await demo_ready(pilot, seen)
+        await type_edit(pilot, app, MAX_RUNNING, "7")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and sum(n.startswith("Server is healthy") for n in seen) == 2,
+                       "the push to end healthy", steps=1200)
+        trial = app.loop.trial if app.loop is not None else None
+        assert trial is not None and trial.status == "running" and not trial.levels
+    statuses = [t.status for t in load_session(path).trials]
+    assert statuses and "running" not in statuses, statuses

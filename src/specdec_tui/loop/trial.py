@@ -339,6 +339,13 @@ class TrialLoop(TrialHostSteps):
             self.emit(Phase("done", trial.status))
             return trial
 
+    def end_unmeasured(self) -> None:
+        """The panel goes: a trial pushed and never measured ends as it is (as the next push would end it), not
+        left "running" in the session file of a panel that no longer runs (seen in the newcomer pass)."""
+        trial = self.trial
+        if trial is not None and trial.status == "running" and self.busy is Busy.IDLE:
+            self._end(trial)
+
     async def restart_healthy(self) -> HealthSnapshot:
         """restart → healthy for a sweep/replay putting a unit back; raises NotHealthy/HostError in words."""
         with self._claimed(Busy.RESTART):

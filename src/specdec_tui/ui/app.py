@@ -226,6 +226,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
     async def on_unmount(self) -> None:
         if self.heap is not None:
             self.heap.close()
+        if self._trial_loop is not None:
+            self._trial_loop.end_unmeasured()
         self._flush_session()
         await self.fleet.close()
         host = self.opened_host  # one never opened has nothing to close
