@@ -48,6 +48,13 @@ async def type_edit(pilot: object, app: object, flag: str, keys: str) -> None:
     await wait_for(pilot, lambda: app.config_pane.dirty, "the edit to land in the unit")  # type: ignore[arg-type,attr-defined]
 
 
+async def no_periodic_read(pilot: object, app: object) -> None:
+    """Stop the periodic re-read, so the change is found by what the test does next (p), not by the timer."""
+    app.workers.cancel_group(app, "unit-watch")  # type: ignore[attr-defined]
+    await wait_for(pilot, lambda: not [w for w in app.workers  # type: ignore[arg-type,attr-defined]
+                                       if w.group == "unit-watch" and not w.is_finished], "the periodic read to stop")
+
+
 async def test_a_unit_changed_by_another_terminal_reaches_the_form_when_there_is_no_edit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(host_link, "UNIT_CHECK_S", 0.2)
@@ -85,6 +92,7 @@ async def test_p_over_another_terminals_push_asks_and_pushes_nothing_until_answe
         pane = app.config_pane
         await type_edit(pilot, app, MAX_RUNNING, "7")
         mine = UnitFile.parse(pane.text).flags()[MAX_RUNNING]
+        await no_periodic_read(pilot, app)
         theirs = other_terminal_sets(unit_file, CHUNKED, "1024")
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, UnitChangedScreen), "the question")
@@ -117,6 +125,7 @@ async def test_keep_mine_pushes_the_edit_once_asked(tmp_path: Path) -> None:
         pane = app.config_pane
         await type_edit(pilot, app, MAX_RUNNING, "7")
         mine = UnitFile.parse(pane.text).flags()[MAX_RUNNING]
+        await no_periodic_read(pilot, app)
         other_terminal_sets(unit_file, CHUNKED, "1024")
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, UnitChangedScreen), "the question")

@@ -46,8 +46,9 @@ async def test_the_panel_on_an_ssh_host_notices_a_push_from_another_terminal(
         field.focus()
         await pilot.press("end", "ctrl+u", "6", "escape")  # steps 5 + 1
         await wait_for(pilot, lambda: pane.dirty, "the edit")
-        app.built_link.unit_check_s = 3600.0  # p itself must find it
-        await pilot.pause(0.5)
+        app.workers.cancel_group(app, "unit-watch")  # p itself must find it (no periodic read in between)
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "unit-watch" and not w.is_finished],
+                       "the periodic read to stop")
         again = UnitFile.parse(theirs).set_flag("chunked-prefill-size", "4096").text
         another_terminal_pushes(hostlab, lab_service.path, again)
         await pilot.press("p")
