@@ -33,3 +33,15 @@ def test_a_demo_workspace_at_real_time_has_no_note() -> None:
     demo = cli("demo", "--concurrency", "1", "--requests", "1", "--max-tokens", "8")
     assert demo.returncode == 0, demo.stderr
     assert "demo host:" in demo.stderr and "faster than the GPU" not in demo.stderr
+    # Issue 35 (10): the server's speculative settings in words, not a Python dict.
+    server = next(line for line in demo.stdout.splitlines() if line.startswith("server: "))
+    assert "speculative " in server and "{" not in server and "'" not in server, server
+
+
+def test_the_time_scale_defaults_say_why_they_differ() -> None:
+    """Issue 35 (12): `demo` defaulted to time scale 1 and `sweep`/`replay` to 25 with no word why; each verb's
+    help now says its default, the other's, why, and that an existing workspace keeps its speed."""
+    for verb, own, other in ((["demo"], "default 1", "default to 25"), (["sweep"], "default 25", "real time, 1"),
+                             (["session", "replay"], "default 25", "real time, 1")):
+        text = " ".join(cli(*verb, "--help").stdout.split())
+        assert own in text and other in text and "keeps the speed it was made with" in text, (verb, text)

@@ -177,14 +177,13 @@ def test_fleet_status_knows_the_demo_like_every_other_verb(tmp_path: Path) -> No
         assert [r["name"] for r in rows] == ["demo"] and rows[0]["state"] == "down"
 
 
-def test_hosts_that_are_one_server_are_polled_once_and_named(tmp_path: Path) -> None:
+def test_fleet_status_refuses_hosts_that_are_one_server_naming_them(tmp_path: Path) -> None:
     """Issue 35 (6): rehearsal hosts without their own workspace are the one demo unit; the fleet showed three
-    servers where there is one."""
+    servers where there is one (then polled it once under the first name). Now refused, like a sweep and a tune."""
     config = tmp_path / "config.toml"
     config.write_text("".join(f'[hosts.{n}]\naddress = "local"\n' for n in ("a", "b")))
     run = subprocess.run([sys.executable, "-m", "specdec_tui", "fleet", "status", "--config", str(config), "--json"],
                          capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "160"})
-    assert run.returncode == 0, run.stderr
-    rows = {r["name"]: r for r in json.loads(run.stdout)}
-    assert rows["a"]["state"] == "down"
-    assert rows["b"]["state"] == "same server" and "hosts a and b are one server" in rows["b"]["detail"]
+    assert run.returncode == 1 and run.stdout == "", run.stdout
+    assert "fleet status refused: hosts a and b are one server" in run.stderr and "sglang-demo.service" in run.stderr
+    assert "own `workspace`" in run.stderr and "Traceback" not in run.stderr

@@ -26,7 +26,14 @@ from specdec_tui.loop.parallel_sweep import UnitsDiffer, run_parallel_sweep, spl
 from specdec_tui.loop.same_server import refuse_same_server
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import run_sweep
-from specdec_tui.loop.sweep_plan import OnHost, SweepHostFailed, SweepPlan, SweepValueStarted, edit_for_value
+from specdec_tui.loop.sweep_plan import (
+    OnHost,
+    SweepError,
+    SweepHostFailed,
+    SweepPlan,
+    SweepValueStarted,
+    edit_for_value,
+)
 from specdec_tui.loop.trial import TrialLoop
 
 STEPS = "speculative-num-steps"
@@ -300,3 +307,17 @@ def test_rehearsal_hosts_sharing_the_demo_unit_are_refused_naming_them(capsys: p
     assert [h.info.unit for h in opened] == ["sglang-a.service", "sglang-b.service"]
     assert [Path(h.info.unit_path).name for h in opened] == ["sglang-a.service", "sglang-b.service"]
     refuse_same_server([(h.info.name, h.info) for h in opened])  # two units: two servers, not refused
+
+
+async def test_the_panels_parallel_sweep_refuses_hosts_that_are_one_server(tmp_path: Path) -> None:
+    """Issue 35 (6), the engine the panel's sweep screen runs (the CLI refuses before it): two names for one demo
+    unit are refused naming them, before anything is pushed or recorded."""
+    ws = ensure_demo_workspace(tmp_path / "shared", time_scale=FAST)
+    session = Session(host="a", unit=ws.unit_name, profile=PROFILE)
+    loops = [TrialLoop(host=LocalHost(ws.root, ws.unit_name, ws.base_url, name=n), session=session, profile=PROFILE,
+                       base_url=ws.base_url, session_path=None, healthy_timeout_s=60) for n in ("a", "b")]
+    before = ws.unit_path.read_bytes()
+    with pytest.raises(SweepError) as refused:
+        await run_parallel_sweep(loops, SweepPlan(STEPS, ("1", "2"), repeats=1))
+    assert str(refused.value).startswith("hosts a and b are one server") and ws.unit_name in str(refused.value)
+    assert ws.unit_path.read_bytes() == before and session.trials == []

@@ -56,6 +56,24 @@ def test_two_demo_runs_append_to_one_session_and_new_session_starts_another() ->
     assert [t.id for t in load_session(newest).trials] == [1]
 
 
+def test_trials_at_another_time_scale_start_a_session_of_their_own() -> None:
+    """Newcomer pass (issue 35): the demo workspace keeps the time scale of the verb that created it (tune, sweep,
+    replay at 25×, demo and the panel at 1×); made again at another scale, its trials landed in the same session as
+    the old ones, figures 25× apart read as one server's. A start at another scale begins its own session."""
+    import shutil
+
+    first = cli("demo", *DEMO_SMALL)
+    assert first.returncode == 0, first.stderr
+    shutil.rmtree(demo_dir())  # the workspace made again, by a verb with another default scale
+    again = cli("demo", *[("40" if a == "50" else a) for a in DEMO_SMALL])
+    assert again.returncode == 0, again.stderr
+    files = session_files()
+    assert len(files) == 2, files
+    assert "ran at time scale 50, the demo now runs at another: they are not mixed" in again.stderr
+    scales = sorted({t.flags.get("time-scale") for f in files for t in load_session(f).trials})
+    assert scales == ["40", "50"] and all(len(load_session(f).trials) == 1 for f in files)
+
+
 def test_the_current_session_is_the_hosts_newest_file(tmp_path: Path) -> None:
     older, other, newer = tmp_path / "a.toml", tmp_path / "b.toml", tmp_path / "c.toml"
     save_session(Session(host="gpu1", trials=[Trial(id=1, unit_text="")]), older)

@@ -173,3 +173,21 @@ async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
         await pilot.pause()
         frame = compat.full_frame_text(app)
     assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"
+
+
+def test_a_paste_with_colour_codes_is_one_paste_of_its_text() -> None:
+    """`filter_paste_input` wraps `XTermParser.feed`: a coloured bracketed paste, even cut across reads, is one
+    Paste event of its text, and keys around it stay keys (Textual alone sent the text after the first code as
+    keys ahead of the paste)."""
+    from textual._xterm_parser import XTermParser
+
+    from specdec_tui.ui.textual_compat import filter_paste_input
+
+    filter_paste_input()
+    filter_paste_input()  # once only: a second call wraps nothing again
+    parser = XTermParser()
+    seen: list[object] = []
+    for chunk in ("a\x1b[200~--speculative-eagle-topk \x1b[3", "1m2\x1b[0m\x1b[2", "01~b"):
+        seen += list(parser.feed(chunk))
+    assert [(type(e).__name__, getattr(e, "text", getattr(e, "character", None))) for e in seen] == [
+        ("Key", "a"), ("Paste", "--speculative-eagle-topk 2"), ("Key", "b")]

@@ -68,3 +68,19 @@ def test_a_paste_into_a_value_field_is_its_value_or_refused_in_words(tmux: Tmux)
     screen = tmux.wait_for(lambda s: "Several words" in s, "the refusal of several words")
     assert field_value(screen, "speculative-eagle-topk") == "4" and field_value(screen, "speculative-num-steps") == "1"
     assert "--speculative-eagle-topk \"" not in screen and "+    --speculative-eagle-topk 4 \\" in screen
+
+
+def test_a_coloured_paste_lands_as_its_text_in_order(tmux: Tmux) -> None:
+    """Newcomer pass (issue 35): text copied with its colours is pasted with its escape codes; Textual's parser cut
+    the paste at the first code and typed the rest in *before* the paste, so the field read the value reordered,
+    codes and all. The codes are dropped inside a paste (core.paste_codes); the value lands as it reads."""
+    start_demo(tmux)
+    type_keys(tmux, "Tab", "Tab")  # algorithm → steps → top-k
+    type_keys(tmux, "End", "BSpace")
+    paste(tmux, "--speculative-eagle-topk \x1b[1;31m4\x1b[0m")  # the flag plain, the value in bold red
+    tmux.wait_for(lambda s: field_value(s, "speculative-eagle-topk") == "4" and "+    --speculative-eagle-topk 4 \\" in s,
+                  "top-k 4 in the field and in the diff")
+    type_keys(tmux, "End", "BSpace")
+    paste(tmux, "\x1b[32m1\x1b[0m\x1b[32m6\x1b[0m")  # one word, each digit coloured: typed in as 16
+    screen = tmux.wait_for(lambda s: field_value(s, "speculative-eagle-topk") == "16", "16 in the field")
+    assert "^[" not in screen and "[0m" not in screen, screen

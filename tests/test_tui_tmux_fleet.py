@@ -31,11 +31,18 @@ def test_fleet_tab_switches_the_active_host_at_80x24(tmux: Tmux, tmp_path: Path)
     # (a notice may cover the right of the rows for a few seconds: wait for the row to read whole)
     tmux.wait_for(lambda s: "▶ alpha" in s and "bravo" in s and "NEXTN steps=2 topk=1 draft=3" in s,
                   "both hosts in the Fleet tab, bravo's speculative settings readable")
+    # Newcomer pass (issue 35): at 80 columns the table's "errors" header (and column) fell off the right edge.
+    header = next(line for line in tmux.screen().splitlines() if "host" in line and "state" in line)
+    assert " errors " in header + " ", header
     tmux.keys("Down", "Down", "Up", "Down", "Enter")  # a burst, ending on bravo
     tmux.wait_for(lambda s: "bravo · sglang-demo.service" in s, "the title naming bravo")
     tmux.keys("1")
-    tmux.wait_for(lambda s: any(line.split()[:2] == ["speculative-num-steps", "2"] for line in s.splitlines() if line.strip()),
-                  "bravo's unit (steps 2) in the Config tab")
+    screen = tmux.wait_for(lambda s: any(line.split()[:2] == ["speculative-num-steps", "2"]
+                                         for line in s.splitlines() if line.strip()),
+                           "bravo's unit (steps 2) in the Config tab")
+    # ... and a Config value was cut at 10 cells ("Qwen/Qwen3" for the model path).
+    model = next(line for line in screen.splitlines() if line.startswith("model-path"))
+    assert "Qwen/Qwen3.5-122B-A10B" in model, screen
     tmux.keys("C-q")
     tmux.wait_for(lambda s: "EXITED:" in s or "Quit" in s, "quit (or its confirmation)")
     if "EXITED:" not in tmux.screen():

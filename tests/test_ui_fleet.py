@@ -62,6 +62,21 @@ async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_pat
     assert draft is not None and "--speculative-num-steps 3" in draft  # the edit on a is kept as a's draft
 
 
+async def test_the_fleet_tab_refuses_hosts_that_are_one_server_naming_them(tmp_path: Path) -> None:
+    """Issue 35 (6): two names for one demo unit are refused in the tab, in words, with no rows (the CLI's rule)."""
+    ws = ensure_demo_workspace(tmp_path / "shared", time_scale=200)
+    hosts = {n: HostConfig(name=n, address="local", workspace=str(ws.root), unit=ws.unit_name) for n in ("a", "b")}
+    config = Config(hosts=hosts, profiles={"default": FAST_PROFILE}, default_host="a")
+    app = make_app(config, None, Session(host="a", unit=ws.unit_name), session_path=None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("6")
+        table = app.main.fleet_table
+        note = table.query_one("#fleet-note")
+        await wait_for(pilot, lambda: "Not polled" in str(note.render()), "the refusal in the Fleet tab")
+        assert "hosts a and b are one server" in str(note.render()) and table.row_names == []
+
+
 def fixed_rows() -> list[FleetRow]:
     return [
         FleetRow("gpu-a", "ready", "serving", model="Qwen3.5-122B-A10B",

@@ -49,3 +49,30 @@ async def test_sweep_status_shows_requests_done_of_planned(tmp_path: Path) -> No
     progress = [s for s in shown if re.fullmatch(r"bench c=1 \d+.*", s)]
     assert progress, shown
     assert all(re.fullmatch(r"bench c=1 \d/6", s) for s in progress), progress
+
+
+async def test_the_first_value_has_a_time_left_once_a_level_is_done(tmp_path: Path) -> None:
+    """Newcomer pass (issue 35): the sweep said "estimating the time left…" for its whole first value (the pace was
+    taken from whole values only); a level done gives an estimate while the first value still runs."""
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=25.0)
+    base = demo_config(ws)
+    profile = BenchProfile(name="demo", concurrency=(1, 2, 4), requests=4, warmup=0, max_tokens=32, ignore_eos=True)
+    config = Config(hosts=base.hosts, profiles={"default": profile}, default_host=base.default_host)
+    app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
+                   Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        screen = SweepScreen(app.loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
+        app.push_screen(screen)
+
+        def status() -> str:
+            found = screen.query("#sweep-status")
+            return str(found.first().render()) if found else ""
+
+        await wait_for(pilot, lambda: status().startswith("[1/2]") and "left" in status() and "estimating" not in status(),
+                       "an estimate during the first value", steps=2400)
+        assert re.fullmatch(r"\[1/2\] .* · about \d+ s left|\[1/2\] .* · about \d+ min \d\d s left", status()), status()
+        assert not screen.trials_by_value  # the first value has not ended
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) or screen.outcome is not None,
+                       "the sweep to end", steps=2400)

@@ -60,6 +60,9 @@ async def test_rows_prefilled_pending_then_progress_fills_cells() -> None:
         assert table.cell_text(64, "prev") == "–"
 
         table.apply_event(LevelStarted(concurrency=1, planned=8))
+        # Newcomer pass (issue 35): a level with no token back yet read "0.0" tok/s, as if measured at zero.
+        table.apply_event(LevelProgress(concurrency=1, done=0, errors=0, tokens=0, tok_s=0.0))
+        assert table.cell_text(1, "tok_s") == "…"
         table.apply_event(LevelProgress(concurrency=1, done=4, errors=0, tokens=1000, tok_s=230.0))
         assert table.cell_text(1, "tok_s") == "230.0"
         assert table.cell_text(1, "progress").endswith(" 4/8")  # requests done / planned

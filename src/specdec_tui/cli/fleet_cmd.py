@@ -45,6 +45,7 @@ def run_status(args: argparse.Namespace) -> int:
     from specdec_tui.core.config_file import find_config_path, load_config
     from specdec_tui.core.paths import sessions_dir
     from specdec_tui.loop.fleet import FleetPoller, fleet_names
+    from specdec_tui.loop.same_server import SameServer
 
     try:
         config = load_config(find_config_path(getattr(args, "config", None)))
@@ -68,7 +69,10 @@ def run_status(args: argparse.Namespace) -> int:
         finally:
             await poller.close()
 
-    rows = asyncio.run(poll_once())
+    try:
+        rows = asyncio.run(poll_once())
+    except SameServer as err:
+        raise CliError(f"fleet status refused: {err}") from None
     if args.json:
         from specdec_tui.cli.common import rounded
         from specdec_tui.core.json_out import json_bytes

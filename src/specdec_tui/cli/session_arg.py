@@ -17,9 +17,26 @@ def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = F
     current session is continued (a fresh one with `new`, i.e. --new-session, or when the host has none).
     Shared by the panel, `demo`, `sweep` and `bench --record`."""
     if not arg:
-        from specdec_tui.loop.current_session import continue_or_start  # not for `--session FILE` (issue 16, cold start)
+        from specdec_tui.loop.current_session import (  # not for `--session FILE` (issue 16, cold start)
+            continue_or_start,
+            current_session_of,
+            other_time_scale,
+        )
 
-        return continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
+        session, path = continue_or_start(host_name, unit, sessions_dir(), new=new, profile=profile)
+        current = None if new else current_session_of(host_name, sessions_dir())
+        if current is not None and current != path:
+            try:
+                ran = other_time_scale(load_session(current), host_name)
+            except SessionError:
+                ran = None
+            if ran is not None:
+                import sys
+
+                print(f"note: the trials of the demo's current session ({current.name}) ran at time scale {ran}, "
+                      f"the demo now runs at another: they are not mixed, this starts the session {path.name}",
+                      file=sys.stderr)
+        return session, path
     path = Path(arg)
     if path.exists():
         try:

@@ -19,6 +19,11 @@ class Refused(WorkflowError):
     """An intent that cannot start now (another step runs, no host); the message says why and what to do."""
 
 
+class UnitChangedElsewhere(Refused):
+    """A push found the unit on the host changed since the edit was made (`loop.unit_watch`): nothing was pushed;
+    a `UnitLoaded` event has said so and the panel asks the operator what to do (not an error dialog)."""
+
+
 def _ignore(_event: LoopEvent) -> None:
     return None
 

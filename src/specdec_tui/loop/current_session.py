@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specdec_tui.core import paths
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
 
@@ -48,11 +49,33 @@ def continue_or_start(host: str, unit: str, directory: Path, *, new: bool = Fals
     path = None if new else current_session_of(host, directory)
     if path is not None:
         try:
-            return load_session(path), path
+            session = load_session(path)
         except SessionError:
-            pass
+            session = None
+        if session is not None and not other_time_scale(session, host):
+            return session, path
     fresh = Session(host=host, unit=unit) if profile is None else Session(host=host, unit=unit, profile=profile)
     return fresh, unused_session_path(host, directory)
+
+
+def other_time_scale(session: Session, host: str) -> str | None:
+    """The time scale the demo's trials in `session` ran at when the demo workspace now runs at another (None: the
+    same, or not the demo). Why: the workspace keeps the scale of the verb that created it (tune, sweep, replay
+    at 25×, demo and the panel at 1×), and trials 25× fast beside real-time ones in one session read as one
+    server's figures; a start at another scale begins a session of its own."""
+    if host != "demo" or not session.trials:
+        return None
+    from specdec_tui.hosts.local.workspace import DEMO_UNIT, DemoWorkspace
+
+    now = DemoWorkspace(paths.demo_dir(), session.unit or DEMO_UNIT, 0).time_scale
+    for trial in session.trials:
+        try:
+            ran = float(trial.flags.get("time-scale") or 1.0)
+        except ValueError:
+            continue
+        if ran != now:
+            return f"{ran:g}"
+    return None
 
 
 def unused_session_path(host: str, directory: Path) -> Path:

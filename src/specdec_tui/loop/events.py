@@ -11,7 +11,7 @@ from specdec_tui.bench.events import BenchEvent
 from specdec_tui.core.results import LevelResult, ServerFacts
 from specdec_tui.core.session import Trial
 from specdec_tui.hosts.base import PushResult, RestartResult
-from specdec_tui.loop.states import Busy, Step
+from specdec_tui.loop.states import Busy, Step, UnitChange
 
 if TYPE_CHECKING:
     from specdec_tui.core.sglang_schema.schema import ReleaseSchema
@@ -32,9 +32,12 @@ class BusyChanged:
 
 @dataclass(frozen=True, slots=True)
 class UnitLoaded:
-    """The unit text as it is on the host now (read after connect, or after a sweep/replay)."""
+    """The unit text as it is on the host now (read after connect, after a sweep/replay, or found changed outside
+    this panel: `change`; `refused_push`: found by a push, which then pushed nothing)."""
 
     text: str
+    change: UnitChange = UnitChange.READ
+    refused_push: bool = False
 
 
 @dataclass(frozen=True, slots=True)

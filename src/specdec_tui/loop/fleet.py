@@ -30,14 +30,13 @@ from specdec_tui.loop.current_session import current_session_of
 from specdec_tui.loop.doctor import DoctorWatch, gauges_from, unit_flags, watched
 from specdec_tui.loop.health import HealthState, derive_state
 from specdec_tui.loop.health_probe import facts_from, new_probe_client, probe_http
-from specdec_tui.loop.same_server import describe_same_server, same_server_groups
+from specdec_tui.loop.same_server import refuse_same_server
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
     import httpx
 
 UNREACHABLE = "unreachable"
-SAME_SERVER = "same server"  # a name for a server another row already shows (loop.same_server)
 SPEC_FLAGS = {
     "algorithm": "--speculative-algorithm",
     "steps": "--speculative-num-steps",
@@ -146,16 +145,17 @@ class FleetPoller:
         self._shared_client: httpx.AsyncClient | None = None  # for every host without an API key (one TLS setup)
 
     async def poll(self) -> list[FleetRow]:
-        """One row per host, in name order; a host that does not answer within `timeout_s` is UNREACHABLE."""
+        """One row per host, in name order; a host that does not answer within `timeout_s` is UNREACHABLE.
+        Raises `SameServer` (naming them) when two names are one server."""
         if self._shared_client is None:  # built off the loop: httpx's import and TLS setup take ~150 ms
             self._shared_client = await asyncio.to_thread(new_probe_client, None)
-        shared = self._same_server()
-        polls = (self._shared(name, shared[name]) if name in shared else self._poll_one(name) for name in self.names)
-        return list(await asyncio.gather(*polls))
+        self._refuse_same_server()
+        return list(await asyncio.gather(*(self._poll_one(name) for name in self.names)))
 
-    def _same_server(self) -> dict[str, str]:
-        """The names that drive the same server as an earlier name, with that name (`loop.same_server`): polled
-        once, under the first name; the others say whose server they are."""
+    def _refuse_same_server(self) -> None:
+        """Raises SameServer naming the hosts that are one machine and unit (`loop.same_server`): a fleet of them
+        would show one server as several (issue 35: it polled such a server once; now it is refused, like a
+        parallel sweep and a tune on them)."""
         infos: list[tuple[str, HostInfo]] = []
         for name in self.names:
             seen = self._seen[name]
@@ -167,13 +167,7 @@ class FleetPoller:
                 except HostError:
                     continue  # said by its poll
             infos.append((name, seen.host.info))
-        return {other: group[0] for group in same_server_groups(infos) for other in group[1:]}
-
-    async def _shared(self, name: str, first: str) -> FleetRow:
-        info = self._seen[name].host
-        assert info is not None  # opened by _same_server
-        detail = describe_same_server([first, name], info.info).split(":", 1)[0] + f"; shown as {first}"
-        return FleetRow(name, SAME_SERVER, detail, address=_address(self.config, name))
+        refuse_same_server(infos)
 
     async def close(self) -> None:
         for name, seen in self._seen.items():

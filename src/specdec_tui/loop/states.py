@@ -33,3 +33,12 @@ class Step(StrEnum):
     BENCH = "bench"
     JOURNAL = "journal"
     HEALTH = "health"
+
+
+class UnitChange(StrEnum):
+    """How a unit read from the host differs from the one last read or pushed (`loop.unit_watch` tells which)."""
+
+    READ = "read"  # read on connect or after a task of this panel (a sweep, a replay, a tune): no one else's change
+    SAME = "same"  # nothing changed
+    PORT = "port"  # only the demo's own port rewrite: carried into the edit, never asked about
+    ELSEWHERE = "elsewhere"  # changed outside this panel (another terminal): the form follows it, or the operator is asked

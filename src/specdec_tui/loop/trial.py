@@ -35,7 +35,7 @@ from specdec_tui.loop.events import (
 )
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
 from specdec_tui.loop.session_saver import saver_for
-from specdec_tui.loop.states import Busy, Step
+from specdec_tui.loop.states import Busy, Step, UnitChange
 from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.trial_host_steps import TrialHostSteps
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
@@ -147,13 +147,26 @@ class TrialLoop(TrialHostSteps):
 
     # ---------------------------------------------------------------- intents
 
-    async def push_and_restart(self, text: str) -> Trial:
+    async def push_and_restart(self, text: str, *, expected: str | None = None) -> Trial:
         """push → restart → healthy. The trial is recorded from the push on; a push that fails keeps
         nothing on the host (raises WorkflowError for an invalid edit before anything happens); a start
-        that never turns healthy fails the trial and, with auto_rollback, restores the previous unit."""
+        that never turns healthy fails the trial and, with auto_rollback, restores the previous unit.
+        `expected`: the host's unit the edit was made against (the panel's); the host's unit is read first and,
+        changed since by someone else, nothing is pushed (UnitChangedElsewhere, after a `UnitLoaded` saying so);
+        the demo's port rewrite alone is carried into the pushed text."""
         check_unit(text, (await self.learn_release(text)).schema)
         with self._claimed(Busy.PUSH):
+            if expected is not None:
+                text = await self._still_expected(text, expected)
             return await self._push_and_restart(text)
+
+    async def _still_expected(self, text: str, expected: str) -> str:
+        from specdec_tui.loop.unit_watch import UnitChangedElsewhere, with_port_of
+
+        change = self.unit_seen(expected, await self.host.read_unit(), refused_push=True)
+        if change is UnitChange.ELSEWHERE:
+            raise UnitChangedElsewhere(f"the unit on {self.host.info.name} changed since it was read; nothing pushed")
+        return with_port_of(text, self.running_text or "") if change is UnitChange.PORT else text
 
     async def _push_and_restart(self, text: str, *, profile: BenchProfile | None = None) -> Trial:
         if self.trial is not None and self.trial.status == "running":
@@ -325,6 +338,13 @@ class TrialLoop(TrialHostSteps):
                 raise
             self.emit(Phase("done", trial.status))
             return trial
+
+    def end_unmeasured(self) -> None:
+        """The panel goes: a trial pushed and never measured ends as it is (as the next push would end it), not
+        left "running" in the session file of a panel that no longer runs (seen in the newcomer pass)."""
+        trial = self.trial
+        if trial is not None and trial.status == "running" and self.busy is Busy.IDLE:
+            self._end(trial)
 
     async def restart_healthy(self) -> HealthSnapshot:
         """restart → healthy for a sweep/replay putting a unit back; raises NotHealthy/HostError in words."""

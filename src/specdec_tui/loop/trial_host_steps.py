@@ -15,6 +15,7 @@ from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.busy import BusyState
 from specdec_tui.loop.events import Healthy, Phase, ReleaseLearned, Restarted, RolledBack, UnitLoaded
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
+from specdec_tui.loop.states import Busy, UnitChange
 from specdec_tui.loop.unit_push import checked_push
 
 if TYPE_CHECKING:
@@ -69,6 +70,28 @@ class TrialHostSteps(BusyState):
                 continue
             trial.file_env.update(behaviour_vars(env_file_vars(data.decode("utf-8", "replace"))))
             trial.env_files[path] = "read"
+
+    async def check_unit(self) -> UnitChange:
+        """Read the host's unit again (the panel's periodic check, on focus): changed outside this loop, the new
+        text becomes the running one and a `UnitLoaded` says how (`loop.unit_watch`). Never while a step of this
+        loop runs (its own pushes change the unit) nor when one changed it during the read."""
+        before = self.running_text
+        if self.busy is not Busy.IDLE or before is None:
+            return UnitChange.SAME
+        now = await self.host.read_unit()
+        if self.busy is not Busy.IDLE or self.running_text != before:
+            return UnitChange.SAME
+        return self.unit_seen(before, now)
+
+    def unit_seen(self, before: str, now: str, *, refused_push: bool = False) -> UnitChange:
+        """`now` was read from the host where `before` was expected: say how it changed (nothing when it did not)."""
+        from specdec_tui.loop.unit_watch import unit_change
+
+        change = unit_change(before, now, port_rewrites=self.host.info.kind == "local")
+        self.running_text = now
+        if change is not UnitChange.SAME:
+            self.emit(UnitLoaded(now, change, refused_push=refused_push and change is UnitChange.ELSEWHERE))
+        return change
 
     async def learn_release(self, text: str | None = None) -> Release:
         """The host's SGLang release (asked once per loop; see loop/sglang_release.py), for its checks."""

@@ -43,6 +43,7 @@ from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
     from textual.command import Provider
+    from textual.driver import Driver
 
     from specdec_tui.core.sglang.stats import LogStats
     from specdec_tui.hosts.base import Host
@@ -132,6 +133,15 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines)."""
         return [*super().get_line_filters(), self._terminal_safe]
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice of driver; the terminal's input is first read without the colour codes of a paste
+        (`textual_compat.filter_paste_input`: a coloured paste landed reordered in a field)."""
+        from specdec_tui.ui.textual_compat import filter_paste_input
+
+        driver = super().get_driver_class()
+        filter_paste_input()
+        return driver
+
     def on_mount(self) -> None:
         if self.signals_stop:
             from specdec_tui.ui.signal_exit import install
@@ -198,6 +208,11 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         if self.heap is not None:
             self.heap.answer_shown(more_input=not self.input_order.idle)
 
+    def on_app_focus(self, _: events.AppFocus) -> None:
+        """The terminal is back in front: the host's unit is read again at once (another terminal may have pushed)."""
+        if self.built_link is not None:
+            self.built_link.check_unit()
+
     def on_notify(self, message: Notify) -> None:
         """Repaint the screen once a notice has gone: a toast that expired over a widget with nothing new to draw
         (the Fleet table, a health pane that only redraws what changed) stayed painted on the terminal until
@@ -211,6 +226,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
     async def on_unmount(self) -> None:
         if self.heap is not None:
             self.heap.close()
+        if self._trial_loop is not None:
+            self._trial_loop.end_unmeasured()
         self._flush_session()
         await self.fleet.close()
         host = self.opened_host  # one never opened has nothing to close
@@ -335,7 +352,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
     async def _fleet_rows(self, message: m.FleetRows) -> None:
         main = await self._filled_main()  # the Fleet tab opened right at start: its table may still be coming
         if main is not None:
-            main.fleet_table.set_rows(message.rows, active=self.host_name if self.has_host else "")
+            main.fleet_table.set_rows(message.rows, active=self.host_name if self.has_host else "",
+                                      refused=message.refused)
 
     async def on_fleet_table_chosen(self, message: FleetTable.Chosen) -> None:
         await self.switch_host(message.name)

@@ -82,12 +82,18 @@ class FleetFeed:
             self._wake.set()
 
     async def _run(self) -> None:
+        from specdec_tui.loop.same_server import SameServer  # with the tab, not on the first frame (hosts.base)
+
         while True:
             await self._wake.wait()
             self._wake.clear()
             while self.shown:
-                rows = await self._thread.run(self.poller.poll())
-                self.app.post_message(m.FleetRows(rows))
+                try:
+                    rows = await self._thread.run(self.poller.poll())
+                except SameServer as err:  # two names for one server: said in the tab, no rows
+                    self.app.post_message(m.FleetRows([], refused=str(err)))
+                else:
+                    self.app.post_message(m.FleetRows(rows))
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_EVERY_S)
                     self._wake.clear()

@@ -106,7 +106,7 @@ class HostActions:
             return
         if self.refused(Busy.PUSH) or self.app.link is None:
             return
-        self.app.link.push(pane.text)
+        self.app.link.push(pane.text, expected=pane.running_text)  # read again first: changed elsewhere, it asks
 
     def restart(self) -> None:
         if self.refused(Busy.RESTART) or self.app.link is None:

@@ -5,6 +5,8 @@ It is handed only where its workers run and its messages go (`LinkWorkers`), not
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -14,11 +16,13 @@ from textual.worker import Worker
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host, JournalRecord
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.loop.busy import Refused
+from specdec_tui.loop.busy import Refused, UnitChangedElsewhere
 from specdec_tui.loop.events import LoopEvent, StepFailed
 from specdec_tui.loop.states import Step
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import messages as m
+
+UNIT_CHECK_S = 5.0  # how often the host's unit is read again while idle (one `cat` over the open connection)
 
 if TYPE_CHECKING:  # the feed itself loads with the journal, after the first frame
     from specdec_tui.loop.doctor import DoctorWatch
@@ -43,6 +47,7 @@ class HostLink:
         self.bench_worker: Worker[None] | None = None
         self.doctor: DoctorWatch | None = None  # built with the journal follow
         self.recovering = False  # a recovery's tries run: their failed starts are its to report, not dialogs
+        self.unit_check_s = UNIT_CHECK_S
         loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
@@ -71,6 +76,7 @@ class HostLink:
         self._run(self._watch_health(), "health")
         self._run(self._watch_gauges(), "gauges")
         self._run(self._learn_release(), "release")
+        self._run(self._watch_unit(), "unit-watch")
         if self.host.info.kind != "local":
             return  # never start a production unit implicitly
         try:
@@ -139,6 +145,23 @@ class HostLink:
         except HostError as err:
             self._failed(Step.HEALTH, err)
 
+    async def _watch_unit(self) -> None:
+        """Every `unit_check_s` while idle, the host's unit is read again: a push from another terminal reaches the
+        form (`TrialLoop.check_unit`). A failed read is left to the health watch, which says the host is gone."""
+        while True:
+            await asyncio.sleep(self.unit_check_s)
+            with contextlib.suppress(HostError):
+                await self.loop.check_unit()
+
+    def check_unit(self) -> None:
+        """Read the host's unit again now (the terminal got the focus back)."""
+
+        async def check() -> None:
+            with contextlib.suppress(HostError):
+                await self.loop.check_unit()
+
+        self._run(check(), "unit-check")
+
     def reload_unit(self) -> None:
         """After a sweep or replay: the Config tab follows the unit the host runs now."""
 
@@ -155,20 +178,25 @@ class HostLink:
         """Run one intent; a refusal or an unexpected error reaches the user in words."""
         try:
             await job
+        except UnitChangedElsewhere:
+            return  # its UnitLoaded event has gone to the screen, which asks the operator
         except Refused as err:
             self.post_event(StepFailed(step, str(err)))
         except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
             self._failed(step, err)
 
-    def push(self, text: str) -> None:
-        self._run(self._intent(self._push_then_offer(text), Step.PUSH), "step")
+    def push(self, text: str, *, expected: str | None = None) -> None:
+        """Push `text`, made against the host's unit `expected` (read again first: changed since, nothing is pushed
+        and the screen asks)."""
+        self._run(self._intent(self._push_then_offer(text, expected), Step.PUSH), "step")
 
-    async def _push_then_offer(self, text: str) -> None:
+    async def _push_then_offer(self, text: str, expected: str | None = None) -> None:
         """Push and restart; a start that failed with a cause the ladder answers is offered to recover (asked)."""
         from specdec_tui.loop.recovery import offered_rung
 
         last_good = self.loop.running_text
-        trial = await self.loop.push_and_restart(text)
+        trial = await self.loop.push_and_restart(text, expected=expected)
+        text = trial.unit_text  # what was pushed (the demo's port rewrite carried in)
         if trial.status == "failed" and trial.pushed_at is not None and not self.recovering:
             finding = await offered_rung(self.host, text, trial.pushed_at)
             if finding is not None:

@@ -58,11 +58,13 @@ class ServiceInactive(Message):
 
 
 class FleetRows(Message):
-    """One poll of every configured host (the Fleet tab), posted by the fleet feed's worker."""
+    """One poll of every configured host (the Fleet tab), posted by the fleet feed's worker; `refused`: why there
+    are no rows (hosts that are one server)."""
 
-    def __init__(self, rows: list[FleetRow]) -> None:
+    def __init__(self, rows: list[FleetRow], *, refused: str = "") -> None:
         super().__init__()
         self.rows = rows
+        self.refused = refused
 
 
 class DoctorFindingRaised(Message):

@@ -279,7 +279,7 @@ class PanelState(App[None]):
         pane = await self.edit_pane()
         if pane is not None:
             pane.flush_draft()
-        for group in ("connect", "journal", "health", "gauges", "reload-unit"):
+        for group in ("connect", "journal", "health", "gauges", "reload-unit", "unit-watch", "unit-check"):
             self.workers.cancel_group(self, group)
         self._flush_session()  # the old host's session, complete on disk before its panel goes
         old, self.host = self.host, new_host

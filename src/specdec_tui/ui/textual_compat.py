@@ -160,3 +160,27 @@ def full_frame_text(app: App[Any]) -> str:
     update = app.screen._compositor.render_update(full=True)
     assert isinstance(update, LayoutUpdate)  # a full update is one, whatever the signature says
     return update.render_segments(app.console)
+
+
+def filter_paste_input() -> None:
+    """`textual._xterm_parser.XTermParser.feed`, wrapped once: the data read from the terminal first passes a
+    `core.paste_codes.PasteCodes` of its own parser (the colour codes inside a bracketed paste removed). Textual's
+    parser cuts a paste at its first escape code and sends the rest as keys ahead of the Paste event, so a coloured
+    paste landed reordered in a field. No public hook sees the terminal's data before that parser (every driver
+    builds its own `XTermParser` in its input thread), so the class's `feed` is wrapped."""
+    from textual._xterm_parser import XTermParser
+
+    from specdec_tui.core.paste_codes import PasteCodes
+
+    if getattr(XTermParser.feed, "specdec_paste_codes", False):
+        return
+    parse = XTermParser.feed
+
+    def feed(self: XTermParser, data: str) -> Any:
+        clean = self.__dict__.get("specdec_paste_codes")
+        if clean is None:
+            clean = self.__dict__["specdec_paste_codes"] = PasteCodes()
+        return parse(self, clean(data))
+
+    feed.specdec_paste_codes = True  # type: ignore[attr-defined]
+    XTermParser.feed = feed  # type: ignore[method-assign]

@@ -120,6 +120,11 @@ def unit_port(text: str) -> int | None:
     return int(found.group(2)) if found else None
 
 
+def with_port(text: str, port: int) -> str:
+    """The unit with its first --port set to `port` (the demo's own rewrite of a taken port), every other byte kept."""
+    return _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1)
+
+
 def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0,
                           unit: str = DEMO_UNIT) -> DemoWorkspace:
     """Create the demo workspace, or keep an existing one (with its unit edits and history).
@@ -148,7 +153,7 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0,
     port = written_port
     if not port_is_free(port) and not _demo_server_runs(root, unit):
         port = free_port()
-        write_atomic(ws_unit, _PORT_ARG.sub(lambda m: f"{m.group(1)}{port}", text, count=1))
+        write_atomic(ws_unit, with_port(text, port))
     return DemoWorkspace(root, unit, port)
 
 

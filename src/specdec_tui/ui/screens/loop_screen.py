@@ -17,7 +17,7 @@ from textual import on
 from textual.message import Message
 from textual.screen import Screen
 
-from specdec_tui.loop.states import Busy, Step
+from specdec_tui.loop.states import Busy, Step, UnitChange
 from specdec_tui.loop.step_words import step_failed, step_failed_title
 from specdec_tui.ui import loop_messages as lm
 
@@ -89,7 +89,14 @@ class LoopScreen(Screen[None]):
     async def _unit_loaded(self, message: lm.UnitLoadedMessage) -> None:
         if not await self._shown():
             return
-        await self._follow_host(message.event.text, "read again")
+        event = message.event
+        if event.change is UnitChange.PORT:
+            await self.config_pane.follow_port(event.text)  # the demo's own port rewrite: no one's change
+            return
+        if event.change is UnitChange.ELSEWHERE:
+            await self._changed_elsewhere(event.text, refused_push=event.refused_push)
+            return
+        await self._follow_host(event.text, "read again")
         if not self._draft_offered:
             self._draft_offered = True
             self._offer_draft(message.event.text)
@@ -214,6 +221,53 @@ class LoopScreen(Screen[None]):
         if await pane.follow_host(text) is EditFate.KEPT and changed:
             self.notify(f"The unit on the host changed ({what}); your edit is kept and the diff shows it against "
                         "the new unit. d discards it.", title="Edit kept")
+
+    async def _changed_elsewhere(self, text: str, *, refused_push: bool) -> None:
+        """Someone else changed the host's unit (another terminal, a hand edit): the form follows it when there is
+        no edit; an edit in progress is kept for now and the operator asked (keep mine / take the host's / diff)."""
+        from specdec_tui.loop.edit_draft import EditFate
+
+        pane = self.config_pane
+        before = pane.running_text
+        where = f"on {self.draft.host}" if self.draft else "on the host"
+        fate = await pane.follow_host(text)
+        if fate is EditFate.FOLLOW:
+            self.notify(f"The unit {where} was changed outside this panel (another terminal?); the form shows it now.",
+                        title="Unit changed on the host")
+            return
+        if fate is EditFate.LANDED:
+            self.notify(f"The unit {where} was changed outside this panel to exactly your edit: nothing left to push.",
+                        title="Unit changed on the host")
+            return
+        self._ask_changed(before, text, refused_push=refused_push)
+
+    def _ask_changed(self, before: str, now: str, *, refused_push: bool) -> None:
+        from specdec_tui.core.terminal_codes import terminal_safe
+        from specdec_tui.loop.edit_draft import draft_changes
+        from specdec_tui.ui.screens.unit_changed_screen import Answer, UnitChangedScreen
+
+        pane = self.config_pane
+        where = f"{self.draft.unit} on {self.draft.host}" if self.draft else "the unit on the host"
+        pushed = " Nothing was pushed." if refused_push else ""
+        question = (f"{where} was changed outside this panel (another terminal, or a hand edit and daemon-reload) "
+                    f"since your edit began.{pushed}\nKeep mine: your edit stays (its diff is now against the "
+                    f"host's new unit){'; the push goes on' if refused_push else ''}. Take the host's: your edit "
+                    "is dropped and the form shows the host's unit.")
+        diff = "\n".join(["What changed on the host:", *(f"  {terminal_safe(x)}" for x in draft_changes(now, before)),
+                          "Your edit against the host's unit now:",
+                          *(f"  {terminal_safe(x)}" for x in draft_changes(pane.text, now))])
+
+        async def answer(choice: Answer | None) -> None:
+            if choice == "take":
+                await pane.revert()
+                self.notify("Your edit is dropped: the form shows the host's unit.")
+            elif choice == "keep" and refused_push:
+                await self.app.run_action("push")
+            else:
+                self.notify("Your edit is kept; its diff is against the host's new unit. d discards it.",
+                            title="Edit kept")
+
+        self.app.push_screen(UnitChangedScreen(question, diff), answer)
 
     def _end_wait(self) -> None:
         for view in self.health_views:

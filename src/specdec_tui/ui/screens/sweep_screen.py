@@ -81,6 +81,8 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.current_by_host: dict[str, str] = {}  # the value each host runs now
         self.planned_by_level: dict[int, int] = {}  # requests each level measures, for "bench c=64 14/64"
         self.applied: str = ""  # what happened after "apply the winner?"
+        self._step: tuple[int, int, str] | None = None  # the value on its way (one host): index, total, words
+        self._levels_done = 0  # of that value, over its runs: its share of the work done, for the time left
 
     @property
     def several(self) -> bool:
@@ -166,6 +168,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.current_by_host[event.host or host] = event.value
         self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
         self.say(self.step_words(event.index, event.total, event.label + (f" on {event.host}" if self.several else "")))
+        self._step, self._levels_done = (event.index, event.total, event.label), 0
 
     @on(tm.SweepHostFailedMessage)
     def _host_failed(self, message: tm.SweepHostFailedMessage) -> None:
@@ -197,6 +200,11 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     @on(tm.LevelDoneMessage)
     def _level_done(self, message: tm.LevelDoneMessage) -> None:
         self._level_status(message, f"bench c={message.event.result.concurrency} done")
+        self._levels_done += 1
+        levels = len(self.runner.profile.concurrency) * self.plan.repeats
+        if self._step is not None and not self.several and levels:
+            index, total, label = self._step  # the time left from the levels done, the first value's too
+            self.show_status(self.step_words(index, total, label, done=index + min(1.0, self._levels_done / levels)))
 
     def _level_status(self, message: tm.TaskMessage[object], status: str) -> None:
         _, current, where = self._host_of(message)

@@ -58,10 +58,15 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
         if message is not None:
             self.post_message(message)
 
-    def step_words(self, index: int, total: int, what: str) -> str:
-        """"[3/6] steps=3 · about 2 min 10 s left": which step of how many, at the pace of the steps done."""
-        eta = eta_words(index, total, time.monotonic() - self.started)
+    def step_words(self, index: int, total: int, what: str, *, done: float | None = None) -> str:
+        """"[3/6] steps=3 · about 2 min 10 s left": which step of how many, at the pace of the steps done
+        (`done`: the steps done counting a part of this one, so the first step has an estimate before it ends)."""
+        eta = eta_words(index if done is None else done, total, time.monotonic() - self.started)
         return f"[{index + 1}/{total}] {what}" + (f" · {eta}" if eta else "")
+
+    def show_status(self, line: str) -> None:
+        """The status line anew, without a line in the task's log (a refreshed estimate)."""
+        self.query_one(f"#{self.TASK}-status", Static).update(line)
 
     def say(self, line: str) -> None:
         self.log_lines.append(line)

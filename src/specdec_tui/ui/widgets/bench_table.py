@@ -151,7 +151,7 @@ class BenchTable(Vertical):
             done = f"{event.done}/{running.planned}" if running and running.planned else f"{fraction * 100:3.0f}%"
             self._update(
                 event.concurrency,
-                tok_s=self._styled(fmt_num(event.tok_s), "running"),
+                tok_s=self._styled(fmt_num(event.tok_s) if event.tokens else "…", "running"),  # no token yet: no rate
                 errors=self._errors_cell(event.errors),
                 progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {done}", "running"),
             )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -43,6 +43,7 @@ from specdec_tui.ui.widgets.flag_form import FlagForm
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
 DRAFT_DEBOUNCE_S = 0.5
+NARROW_COLUMNS = 100  # below it the form is given two thirds of the width
 
 
 def syntax_issue(err: UnitSyntaxError) -> Issue:
@@ -107,6 +108,7 @@ class ConfigPane(Vertical):
     ConfigPane #config-columns { height: 1fr; }
     ConfigPane #config-left { width: 1fr; min-width: 36; }
     ConfigPane #config-right { width: 1fr; }
+    ConfigPane.-narrow #config-left { width: 2fr; }
     ConfigPane #config-issues { height: auto; max-height: 6; padding: 0 1; border-top: hkey $panel; }
     ConfigPane #config-issues.-errors { color: $error; }
     ConfigPane #config-issues.-warnings { color: $warning; }
@@ -146,6 +148,11 @@ class ConfigPane(Vertical):
             return UnitFile.parse(self.text).flags()
         except UnitSyntaxError:
             return {}
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below NARROW_COLUMNS the form takes two thirds: at 80 columns half left a value 10 cells (a model path
+        read "Qwen/Qwen3"); the raw editor and the diff scroll and wrap."""
+        self.set_class(event.size.width < NARROW_COLUMNS, "-narrow")
 
     async def on_mount(self) -> None:
         await self._refresh_views(update_editor=False)
@@ -199,6 +206,18 @@ class ConfigPane(Vertical):
             self.draft.discard()
         self.post_message(self.Edited(self.text, self.dirty))
         return fate
+
+    async def follow_port(self, text: str) -> None:
+        """The host's unit is `text`, which differs from the one shown in its --port alone (the demo's own rewrite,
+        no one's change): an edit keeps going with that port, so neither the diff nor a push puts the old one back."""
+        from specdec_tui.loop.unit_watch import with_port_of
+
+        await self._take_editor_keys()
+        edited = self.dirty
+        self.running_text = text
+        self.text = with_port_of(self.text, text) if edited else text
+        await self._refresh_views(update_editor=True)
+        self.post_message(self.Edited(self.text, self.dirty))
 
     async def set_text(self, text: str) -> None:
         """Replace the edited text (draft restore, apply fix) and refresh everything."""

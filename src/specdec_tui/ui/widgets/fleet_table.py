@@ -18,16 +18,17 @@ from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.fleet import FleetRow
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
-# Narrow-first order: what tells hosts apart comes before the model name (which is long and often the same).
+# Narrow-first order: what says a host is in trouble (its state, the doctor, journal errors) comes first, then what
+# tells hosts apart, the model name last (long and often the same). At 80 columns "errors" fell off the edge.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("host", "host"),
     ("state", "state"),
     ("doctor", "doctor"),
+    ("errors", "errors"),
     ("spec", "speculative"),
     ("c1", "c=1 tok/s"),
     ("best", "best tok/s ≤TTFT"),  # core.latency.pick: within the TTFT p99 limit, of the running unit
     ("mrr", "max run"),
-    ("errors", "errors"),
     ("model", "model"),
 )
 def _detail(r: FleetRow) -> str:
@@ -91,7 +92,7 @@ class FleetTable(Vertical):
     def table(self) -> DataTable[Text | str]:
         return self.query_one("#fleet-data", DataTable)
 
-    def set_rows(self, rows: list[FleetRow], active: str) -> None:
+    def set_rows(self, rows: list[FleetRow], active: str, *, refused: str = "") -> None:
         """Show `rows`. Rebuilt on every poll (every 2 s while the tab shows), also when nothing changed: leaving
         it alone saved ~1 % of a core, but a notice that expired over the unchanged table stayed painted on the
         terminal (tests/test_tui_tmux_fleet.py at 80x24) — not yet understood, see the issue-16 note."""
@@ -110,14 +111,17 @@ class FleetTable(Vertical):
                 Text(cells["host"], style="bold" if r.name == active else ""),
                 Text(cells["state"], style=STATE_STYLE.get(r.state, "yellow")),
                 Text(cells["doctor"], style="bold yellow" if r.findings else "dim"),
-                cells["spec"], cells["c1"], cells["best"], cells["mrr"],
                 Text(cells["errors"], style="bold red" if r.errors_since_start else "dim"),
+                cells["spec"], cells["c1"], cells["best"], cells["mrr"],
                 cells["model"],
             ]
             table.add_row(*styled, key=r.name)
         if rows and keep is not None:
             table.move_cursor(row=min(keep, len(rows) - 1))
         self._show_detail()
+        if refused:
+            self.query_one("#fleet-note", Static).update(Text(f"Not polled: {refused}.", style="bold red"))
+            return
         unreachable = sum(1 for r in rows if r.state == "unreachable")
         note = f"{len(rows)} host{'s' if len(rows) != 1 else ''}"
         if unreachable:
