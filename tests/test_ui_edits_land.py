@@ -13,7 +13,7 @@ from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 
-from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
+from .ui_helpers import applied_as, demo_app, demo_ready, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -44,7 +44,7 @@ async def test_a_sweep_winner_applied_is_what_the_form_shows_and_the_next_push_k
         winner = screen.outcome.winner
         assert winner in values and winner != before
         await pilot.press("y")
-        await wait_for(pilot, lambda: "now runs the winner" in str(screen.query_one("#sweep-result").render()),
+        await wait_for(pilot, lambda: f"now runs the {applied_as(screen)}" in str(screen.query_one("#sweep-result").render()),
                        "the winner applied", steps=2400)
         await pilot.press("escape")
         pane = app.config_pane

@@ -20,7 +20,7 @@ from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
-from .ui_helpers import FAST_PROFILE, offline_app, record_notifications, started, wait_for
+from .ui_helpers import FAST_PROFILE, applied_as, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -102,7 +102,7 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
         assert "Ran: 1 on a, 2 on b, 3 on a, 4 on b" in result and "The hosts run the units they ran before" in result
         assert {n: ws.unit_path.read_text() for n, ws in workspaces.items()} == before
         await pilot.press("y")
-        await wait_for(pilot, lambda: "Every host now runs the winner" in str(screen.query_one("#sweep-result").render()),
+        await wait_for(pilot, lambda: f"Every host now runs the {applied_as(screen)}" in str(screen.query_one("#sweep-result").render()),
                        "the winner applied on both hosts", steps=2400)
         for name, ws in workspaces.items():
             now = ws.unit_path.read_text()

@@ -25,6 +25,7 @@ from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
 from .ui_helpers import (
     OFFLINE_UNIT,
+    applied_as,
     demo_app,
     offline_app,
     record_notifications,
@@ -218,7 +219,7 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
         assert "ran before the sweep" in result
         assert unit_file.read_text() == original  # not applied yet
         await pilot.press("y")
-        await wait_for(pilot, lambda: "now runs the winner" in str(screen.query_one("#sweep-result").render()),
+        await wait_for(pilot, lambda: f"now runs the {applied_as(screen)}" in str(screen.query_one("#sweep-result").render()),
                        "the winner applied", steps=2400)
         assert UnitFile.parse(unit_file.read_text()).flags()[STEPS] == outcome.winner
         await pilot.press("escape")

@@ -139,3 +139,36 @@ async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -
         assert "a pushes the choice on demo" in text_of(screen, "result")
     assert other.unit_path.read_bytes() == before  # the other host runs the unit it ran before
 
+
+
+async def test_a_pushes_nothing_over_a_unit_another_terminal_changed_during_the_tune(tmp_path: Path) -> None:
+    """Issue 35: the choice is made against the unit the tune started from; changed on the host since (another
+    terminal), `a` pushes nothing and says so in words (it pushed over the other terminal's unit before)."""
+    from textual.widgets import Input
+
+    from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
+
+    from .test_ui_unit_changed_elsewhere import no_periodic_read, other_terminal_sets
+
+    app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
+    seen = record_notifications(app)
+    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
+        screen = app.screen
+        assert isinstance(screen, TuneScreen)
+        screen.query_one("#tune-space", Input).value = "speculative-num-steps=1,2"
+        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
+        screen.query_one("#tune-budget", Input).value = "2"
+        screen.query_one("#tune-space", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=2400)
+        await no_periodic_read(pilot, app)
+        theirs = other_terminal_sets(unit_file, "chunked-prefill-size", "1024")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("The tune's choice was not pushed: the unit on demo changed outside this "
+                                          "panel" in note for note in seen), "the refusal in words", steps=1200)
+        assert unit_file.read_text() == theirs  # nothing pushed over the other terminal's unit
+        assert not isinstance(app.screen, UnitChangedScreen)  # no edit of the form's own to keep or drop

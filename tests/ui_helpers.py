@@ -81,3 +81,10 @@ def record_notifications(app: SpecdecApp) -> list[str]:
 
     app.notify = notify  # type: ignore[method-assign]
     return seen
+
+
+def applied_as(screen: object) -> str:
+    """How a sweep screen names the value it applied: "winner" when the intervals separated it from the runner-up,
+    "pick" when it showed no clear difference (issue 33)."""
+    outcome = screen.outcome  # type: ignore[attr-defined]
+    return "winner" if outcome is None or outcome.choice is None or outcome.choice.clear else "pick"

@@ -25,6 +25,8 @@ from specdec_tui.ui import messages as m
 UNIT_CHECK_S = 5.0  # how often the host's unit is read again while idle (one `cat` over the open connection)
 
 if TYPE_CHECKING:  # the feed itself loads with the journal, after the first frame
+    from textual.notifications import SeverityLevel
+
     from specdec_tui.loop.doctor import DoctorWatch
     from specdec_tui.loop.journal_feed import Pause
 
@@ -185,10 +187,21 @@ class HostLink:
         except Exception as err:  # noqa: BLE001 - every failure becomes words for the user
             self._failed(step, err)
 
-    def push(self, text: str, *, expected: str | None = None) -> None:
+    def push(self, text: str, *, expected: str | None = None, what: str = "") -> None:
         """Push `text`, made against the host's unit `expected` (read again first: changed since, nothing is pushed
-        and the screen asks)."""
-        self._run(self._intent(self._push_then_offer(text, expected), Step.PUSH), "step")
+        and the screen asks). `what` names a push that is not the form's edit (a tune's choice): refused, it is said
+        not pushed in words — the form, with no edit of its own, just follows the host's unit."""
+        job = self._push_then_offer(text, expected)
+        self._run(self._intent(self._said_if_refused(job, what) if what else job, Step.PUSH), "step")
+
+    async def _said_if_refused(self, job: Coroutine[Any, Any, None], what: str) -> None:
+        try:
+            await job
+        except UnitChangedElsewhere:
+            self.app.notify(f"{what} was not pushed: the unit on {self.host.info.name} changed outside this panel "
+                            "since it was made against it. The form shows the host's unit now; run it again or push "
+                            "by hand.", title="Not pushed", severity="warning", timeout=20)
+            raise
 
     async def _push_then_offer(self, text: str, expected: str | None = None) -> None:
         """Push and restart; a start that failed with a cause the ladder answers is offered to recover (asked)."""
@@ -258,3 +271,5 @@ class LinkWorkers(Protocol):
     def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exit_on_error: bool,
                    exclusive: bool) -> Worker[None]: ...
     def post_message(self, message: Message) -> bool: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None) -> None: ...

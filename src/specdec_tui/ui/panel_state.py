@@ -244,12 +244,15 @@ class PanelState(App[None]):
 
     def binding_scopes(self) -> dict[str, Iterable[BindingType]]:
         """Every BINDINGS the help screen lists, by where they apply."""
+        from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
         from specdec_tui.ui.screens.error_screen import ErrorScreen
         from specdec_tui.ui.screens.help_screen import HelpScreen
+        from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
 
         return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS,
-                "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, **session_scopes()}
+                "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, "Load form": BenchFormScreen.BINDINGS,
+                "Unit changed elsewhere": UnitChangedScreen.BINDINGS, **session_scopes()}
 
     def help_rows(self) -> list[KeyRow]:
         return key_rows(self.binding_scopes(), self.effective_keymap, self.key_display)

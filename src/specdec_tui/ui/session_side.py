@@ -264,12 +264,16 @@ class SessionSide:
             return
         from specdec_tui.ui.screens.tune_screen import TuneScreen
 
+        screen = TuneScreen(app.loop, config=app.config)
+
         def closed(unit: object) -> None:
             self._task_closed(unit)
             if isinstance(unit, str) and app.link is not None:
-                app.link.push(unit)
+                # made against the unit the tune started from (and put back): changed on the host since, by
+                # another terminal, nothing is pushed and the panel asks (issue 35)
+                app.link.push(unit, expected=screen.base_text or None, what="The tune's choice")
 
-        app.push_screen(TuneScreen(app.loop, config=app.config), closed)
+        app.push_screen(screen, closed)
 
     def rate_search(self) -> None:
         """M: the load form (the SLO is required), then the rate-search screen on the unit running now."""
