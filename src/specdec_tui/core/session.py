@@ -318,6 +318,16 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
     return trial
 
 
+def trial_from_doc(d: Any, where: str) -> Trial:
+    """One `[[trials]]` table as a trial, checked as a whole session's are (SessionError in words)."""
+    return _trial_from(d, where)
+
+
+def profile_from_doc(d: Any, where: str) -> BenchProfile:
+    """A `profile` table as the profile it names (SessionError in words)."""
+    return _profile_from(d, where)
+
+
 def loads_session(text: str, source: str = "<session>") -> Session:
     """Parse session TOML. Raises SessionError (only) with the file name and what is wrong."""
     return session_from_doc(parse_toml(text, source), source)
