@@ -5,15 +5,23 @@ huge_session.py's: 10,000 trials, beside a 3-trial session.)"""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
+from textual.widgets import TabbedContent
+
 from specdec_tui.cli.session_cmd import SHOW_TRIALS
+from specdec_tui.cli.tui_cmd import offline_app
+from specdec_tui.core.config import Config
 from specdec_tui.core.report_charts import LABELLED_TRIALS, tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.session_cache import cache_path
+from specdec_tui.ui import session_load
 
 
 def long_session(n: int) -> Session:
@@ -56,3 +64,41 @@ def test_the_reports_charts_name_a_few_trials_and_draw_the_rest_together() -> No
     assert f"{500 - LABELLED_TRIALS} earlier trials" in tok_s
     trade_off = trade_off_chart_svg(session)
     assert "trials off the front" in trade_off and trade_off.count("<text") < 2 * LABELLED_TRIALS + 30
+
+
+async def test_the_panel_is_up_before_a_long_sessions_trials_are_read_and_then_lists_every_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel opens with the session's newest trial and says it is loading the rest; keys work meanwhile; then
+    every trial is listed (issue 36: the whole file was read before the first frame)."""
+    path = tmp_path / "s.toml"
+    save_session(long_session(300), path)
+    gate, reads = threading.Event(), []
+
+    def held_load(p: Path) -> Session:
+        reads.append(p)
+        assert gate.wait(60)
+        return load_session(p)
+
+    monkeypatch.setattr(session_load, "load_session", held_load)
+    app = offline_app(argparse.Namespace(sessions=False, session=str(path), host=None), Config())
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(200):
+            if reads:
+                break
+            await pilot.pause(0.05)
+        assert reads == [path]  # the whole file is being read: after the first frame, in a worker
+        assert "loading 300 trials" in app.sub_title
+        assert app.main.trials_list.trial_ids == [300]  # the newest trial only, so far
+        await pilot.press("5")  # a key answered meanwhile (the Trials tab)
+        await pilot.pause()
+        assert app.main.query_one(TabbedContent).active == "trials"
+        gate.set()
+        for _ in range(400):
+            if app.session_load is not None and app.session_load.done:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+        assert app.main.trials_list.trial_ids == list(range(1, 301))
+        assert "loading" not in app.sub_title
+        assert [t.id for t in app.session.trials] == list(range(1, 301))
+        assert app.session.disk_stamp is not None  # now the file as read: a save writes only what changed

@@ -143,6 +143,41 @@ def read_cached(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     return CachedSession(head, profiles, index, view, starts)
 
 
+def read_first_and_last(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
+    """`read_cached` with only the first line and the newest trial's read (the file's two ends: a panel's start
+    reads no more of a 50 MB cache): `trial_docs` knows that last position only."""
+    if stamp is None:
+        return None
+    import orjson
+
+    try:
+        with open(cache_path(path), "rb") as f:
+            top = orjson.loads(f.readline())
+            size = f.seek(0, os.SEEK_END)
+            tail, back = b"", 0
+            while b"\n" not in tail and back < size:
+                back = min(size, back + 65536)
+                f.seek(size - back)
+                tail = f.read(back)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+        return None
+    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
+    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
+        return None
+    try:
+        if isinstance(head.get("created"), str):
+            head["created"] = datetime.fromisoformat(head["created"])
+    except ValueError:
+        return None
+    if not index:
+        return CachedSession(head, profiles, index, memoryview(b""), [1])
+    last = tail[tail.rfind(b"\n") + 1:]
+    starts = [0] * (len(index) - 1) + [0, len(last) + 1]  # only the last trial's line is here
+    return CachedSession(head, profiles, index, memoryview(last), starts)
+
+
 def read_cache(path: Path, stamp: DiskStamp | None) -> dict[str, Any] | None:
     """The document the TOML at `path` holds, if the cache was written for exactly that file; else None."""
     cached = read_cached(path, stamp)

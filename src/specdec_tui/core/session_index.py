@@ -21,7 +21,7 @@ from specdec_tui.core.session import (
     session_from_doc,
     trial_from_doc,
 )
-from specdec_tui.core.session_cache import CachedSession, index_of, read_cached
+from specdec_tui.core.session_cache import CachedSession, index_of, read_cached, read_first_and_last
 from specdec_tui.core.session_merge import disk_stamp
 
 
@@ -114,3 +114,24 @@ def _headline(row: dict[str, Any], profiles: list[BenchProfile]) -> TrialHeadlin
                          profile=profiles[int(row["p"])], levels=levels,
                          replay_of=None if replay_of is None else int(replay_of), sweep=dict(row.get("sweep", {})),
                          flags={str(k): (None if v is True else str(v)) for k, v in dict(row.get("flags", {})).items()})
+
+
+def read_head(path: Path) -> tuple[Session, int] | None:
+    """The session at `path` with only its newest trial, and how many it holds, from its cache alone (None without
+    a cache of this very file): what the panel opens with, its other trials loaded after its first frame. The
+    session is marked as never read (no disk stamp), so a save before they are in merges the file first and never
+    writes this part over the whole."""
+    cached = read_first_and_last(path, disk_stamp(path))
+    if cached is None:
+        return None
+    try:
+        session = session_from_doc({**cached.head, "trials": []}, str(path))
+        count = len(cached.index)
+        if count:
+            docs = cached.trial_docs([count - 1])
+            if docs is None:
+                return None
+            session.trials.append(trial_from_doc(docs[0], f"{path}: trial #{count}"))
+    except SessionError:
+        return None
+    return session, count
