@@ -20,7 +20,9 @@ from specdec_tui.core.config import Config
 from specdec_tui.core.report_charts import LABELLED_TRIALS, tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, load_session, save_session
-from specdec_tui.core.session_cache import cache_path
+from specdec_tui.core.session_cache import cache_path, read_cached
+from specdec_tui.core.session_merge import disk_stamp
+from specdec_tui.loop.session_saver import saver_for
 from specdec_tui.ui import session_load
 
 
@@ -102,3 +104,22 @@ async def test_the_panel_is_up_before_a_long_sessions_trials_are_read_and_then_l
         assert "loading" not in app.sub_title
         assert [t.id for t in app.session.trials] == list(range(1, 301))
         assert app.session.disk_stamp is not None  # now the file as read: a save writes only what changed
+
+
+def test_the_panels_saves_keep_the_cache_of_the_file_they_write(tmp_path: Path) -> None:
+    """The panel's saver writes the cache beside the TOML: before, its first save left a stale cache and the next
+    `session show` or panel start read the whole TOML (13 s at 10,000 trials)."""
+    path = tmp_path / "s.toml"
+    session = long_session(30)
+    save_session(session, path)
+    session.trials.append(Trial(id=31, unit_text="u31", label="t31", status="ok",
+                                levels=[LevelResult(concurrency=1, requests=4, output_tok_s=999.0)]))
+    saver = saver_for(path)
+    saver.save(session)
+    saver.flush(30)
+    cached = read_cached(path, disk_stamp(path))
+    assert cached is not None and [row["id"] for row in cached.index] == list(range(1, 32))
+    assert cached.doc() is not None and load_session(path) == session
+    done = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "show", str(path)], capture_output=True,
+                          text=True, timeout=120, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert "best at c=1: trial 31 t31 at 999.0 tok/s" in done.stdout, done.stdout[-2000:]

@@ -28,10 +28,10 @@ def cache_path(path: Path) -> Path:
     return path.parent / f".{path.name}.json"
 
 
-def headline_row(trial: dict[str, Any], profile: int) -> dict[str, Any]:
-    """What the index keeps of one trial's document: id, label, status, the profile it ran with (a number into the
-    index's profiles), its sweep tag, and (concurrency, output tok/s) per level."""
-    row: dict[str, Any] = {"id": trial.get("id"), "status": trial.get("status", "ok"), "p": profile,
+def headline_row(trial: dict[str, Any]) -> dict[str, Any]:
+    """What the index keeps of one trial's document: id, label, status, its sweep tag, and (concurrency, output
+    tok/s) per level; and the profile it ran with, as a number into the index's profiles (`_numbered`)."""
+    row: dict[str, Any] = {"id": trial.get("id"), "status": trial.get("status", "ok"),
                            "lv": [[lv.get("concurrency"), lv.get("output_tok_s", 0.0)] for lv in trial.get("levels", [])
                                   if isinstance(lv, dict)]}
     for key in ("label", "replay_of", "sweep"):
@@ -44,36 +44,72 @@ def headline_row(trial: dict[str, Any], profile: int) -> dict[str, Any]:
 
 def index_of(doc: dict[str, Any]) -> tuple[list[Any], list[dict[str, Any]]]:
     """The distinct profiles the trials ran with (first seen first) and every trial's headline row."""
+    return _numbered([(_row(trial), trial.get("profile") if isinstance(trial, dict) else None)
+                      for trial in doc.get("trials", [])])
+
+
+def _row(trial: Any) -> dict[str, Any]:
+    return headline_row(trial if isinstance(trial, dict) else {})
+
+
+def _numbered(rows: list[tuple[dict[str, Any], Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The rows with their profile numbered into the list of distinct profiles, first seen first."""
     profiles: list[Any] = []
-    rows = []
-    for trial in doc.get("trials", []):
-        profile = trial.get("profile") if isinstance(trial, dict) else None
-        if profile not in profiles:
+    numbers: dict[bytes, int] = {}
+    out = []
+    import orjson
+
+    for row, profile in rows:
+        key = orjson.dumps(profile, option=orjson.OPT_SORT_KEYS)
+        if key not in numbers:
+            numbers[key] = len(profiles)
             profiles.append(profile)
-        rows.append(headline_row(trial if isinstance(trial, dict) else {}, profiles.index(profile)))
-    return profiles, rows
+        out.append({**row, "p": numbers[key]})
+    return profiles, out
+
+
+CachePart = tuple[bytes, dict[str, Any], Any]  # a trial's line, its headline row, its profile
+
+
+def trial_part(trial: dict[str, Any]) -> CachePart:
+    """One trial's document as the cache keeps it: its line, its headline row and its profile (a writer that keeps
+    these per trial, `loop.session_saver`, writes the cache of 10,000 trials without making each again); TypeError
+    for a value JSON cannot hold."""
+    import orjson
+
+    line = orjson.dumps(_dated(trial), option=orjson.OPT_PASSTHROUGH_DATETIME)  # a date-time elsewhere: TypeError
+    if b"null" in line:  # NaN or infinity (JSON has neither): kept only in the TOML
+        raise TypeError("a value JSON cannot hold")
+    return line, _row(trial), trial.get("profile")
 
 
 def write_cache(path: Path, doc: dict[str, Any], stamp: DiskStamp | None) -> None:
     """Keep `doc` (what the TOML at `path`, as `stamp` says it is now, holds) for the next read."""
+    try:
+        parts = [trial_part(trial) for trial in doc.get("trials", [])]
+    except TypeError:
+        return
+    write_cache_parts(path, {k: v for k, v in doc.items() if k != "trials"}, parts, stamp)
+
+
+def write_cache_parts(path: Path, head: dict[str, Any], parts: Sequence[CachePart],
+                      stamp: DiskStamp | None) -> None:
+    """`write_cache` from the session's own fields (`head`) and each trial's `trial_part`."""
     if stamp is None:
         return
     import orjson
 
-    strict = orjson.OPT_PASSTHROUGH_DATETIME  # a date-time elsewhere: TypeError, no cache
     try:
-        head = {k: v for k, v in doc.items() if k != "trials"}
+        head = dict(head)
         if not isinstance(head.get("created"), datetime):
             raise TypeError("created is not a date-time")
         head["created"] = head["created"].isoformat()
-        profiles, rows = index_of(doc)
-        lines = [orjson.dumps({"cache": CACHE_VERSION, "stamp": list(stamp), "head": head, "profiles": profiles,
-                               "index": rows}, option=strict)]
-        lines.extend(orjson.dumps(_dated(trial), option=strict) for trial in doc.get("trials", []))
-        data = b"\n".join(lines)
-        if b"null" in data:  # NaN or infinity (JSON has neither): kept only in the TOML
+        profiles, rows = _numbered([(row, profile) for _, row, profile in parts])
+        first = orjson.dumps({"cache": CACHE_VERSION, "stamp": list(stamp), "head": head, "profiles": profiles,
+                              "index": rows}, option=orjson.OPT_PASSTHROUGH_DATETIME)
+        if b"null" in first:
             return
-        write_atomic(cache_path(path), data, mode=0o600)
+        write_atomic(cache_path(path), b"\n".join([first, *(line for line, _, _ in parts)]), mode=0o600)
     except (OSError, TypeError):
         pass  # a read-only directory, an odd value: the TOML is read instead
 
