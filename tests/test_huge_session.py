@@ -22,7 +22,7 @@ from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.session_cache import cache_path, read_cached
 from specdec_tui.core.session_merge import disk_stamp
-from specdec_tui.loop.session_saver import saver_for
+from specdec_tui.loop.session_saver import SessionSaver, saver_for
 from specdec_tui.ui import session_load
 
 
@@ -123,3 +123,20 @@ def test_the_panels_saves_keep_the_cache_of_the_file_they_write(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "show", str(path)], capture_output=True,
                           text=True, timeout=120, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert "best at c=1: trial 31 t31 at 999.0 tok/s" in done.stdout, done.stdout[-2000:]
+
+
+def test_a_writers_first_save_takes_the_tables_already_in_the_file_from_the_file(tmp_path: Path) -> None:
+    """A new writer (another process: `bench --record`, a headless sweep) saves a long session without making every
+    trial's table again (10 s at 10,000 trials, the file's lock held): the file's own tables are kept as they are,
+    a note a person wrote in one included, and the new trial follows them; the cache follows the file."""
+    path = tmp_path / "s.toml"
+    save_session(long_session(30), path)
+    path.write_text(path.read_text().replace('label = "t7"\n', 'label = "t7"\n# rerun: the fan was loud\n'))
+    session = load_session(path)  # the file as a person left it
+    session.add(Trial(id=31, unit_text="u31", label="t31", status="ok"))
+    saver = SessionSaver(path)  # a process's first saver of this file
+    saver.save(session)
+    saver.flush(30)
+    text = path.read_text()
+    assert "# rerun: the fan was loud" in text and text.index('label = "t30"') < text.index('label = "t31"')
+    assert load_session(path) == session and read_cached(path, disk_stamp(path)) is not None

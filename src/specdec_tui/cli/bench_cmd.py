@@ -133,7 +133,6 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
     """`--record`: the run as a trial of the host's current session (as the panel's b records one), with the
     unit the host runs; returns the trial id and the session file."""
     from specdec_tui.cli.session_arg import resolve_session
-    from specdec_tui.core.session import save_session
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.trial import TrialLoop
 
@@ -151,7 +150,7 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
         await host.close()
     trial.levels = levels
     trial.status, trial.failure = ("failed", f"benchmark: {error}") if error else ("ok", "")
-    save_session(session, path)
+    runner.record(trial)  # through the file's saver: the trials already in it are not serialised again
     return trial.id, path
 
 

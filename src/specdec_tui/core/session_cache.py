@@ -137,6 +137,12 @@ class CachedSession:
             return None
         return docs
 
+    def part(self, position: int) -> CachePart:
+        """The trial at `position` as `trial_part` made it, taken from this cache."""
+        row = self.index[position]
+        line = bytes(self._data[self._starts[position]:self._starts[position + 1] - 1])
+        return line, row, self.profiles[row["p"]]
+
     def doc(self) -> dict[str, Any] | None:
         """The whole document, as the TOML parser gives it."""
         trials = self.trial_docs(range(len(self.index)))
