@@ -228,21 +228,29 @@ def save_session(session: Session, path: Path | str) -> None:
 def merge_from_disk(session: Session, path: Path) -> bool:
     """Under the file's lock (`session_merge.session_lock`): take in what other writers saved to `path` since
     `session` last read or wrote it; True when the file held trials this writer did not have."""
+    return merged_from_disk(session, path)[0]
+
+
+def merged_from_disk(session: Session, path: Path) -> tuple[bool, Session | None]:
+    """`merge_from_disk`, and the session the file held when it was read for that (None when it was not: the
+    file is the one this writer knows, or not a session it can read)."""
     stamp = disk_stamp(path)
     if stamp is None or stamp == session.disk_stamp:
-        return False
+        return False, None
     before = {(t.uid, t.id) for t in session.trials}
-    _merge_from_disk(session, path)
-    return any((t.uid, t.id) not in before for t in session.trials)
+    disk = _merge_from_disk(session, path)
+    return any((t.uid, t.id) not in before for t in session.trials), disk
 
 
-def _merge_from_disk(session: Session, path: Path) -> None:
+def _merge_from_disk(session: Session, path: Path) -> Session | None:
     try:
         disk = load_session(path)
     except SessionError:
-        return  # not a session we can read: this save replaces it, as before
-    if same_session(session, disk):
-        merge_into(session, disk)
+        return None  # not a session we can read: this save replaces it, as before
+    if not same_session(session, disk):
+        return None
+    merge_into(session, disk)
+    return disk
 
 
 # ---------------------------------------------------------------------------------------------- reading
