@@ -140,3 +140,22 @@ def test_a_writers_first_save_takes_the_tables_already_in_the_file_from_the_file
     text = path.read_text()
     assert "# rerun: the fan was loud" in text and text.index('label = "t30"') < text.index('label = "t31"')
     assert load_session(path) == session and read_cached(path, disk_stamp(path)) is not None
+
+
+def test_a_save_after_another_writers_keeps_this_writers_change_to_a_trial_already_in_the_file(tmp_path: Path) -> None:
+    """After another writer's save, the file's own tables are taken only for the trials as the file has them: a
+    trial this writer changed since (a note on its running trial) is written as it is now, beside the other's."""
+    path = tmp_path / "s.toml"
+    save_session(long_session(30), path)
+    mine, theirs = load_session(path), load_session(path)
+    mine_saver = SessionSaver(path)
+    mine_saver.save(mine)  # this writer has made its tables
+    mine_saver.flush(30)
+    theirs.add(Trial(id=31, unit_text="u31", label="theirs", status="ok"))
+    save_session(theirs, path)
+    mine.trials[4].notes = "the server was restarted by hand"
+    mine_saver.save(mine)
+    mine_saver.flush(30)
+    back = load_session(path)
+    assert back.trials[4].notes == "the server was restarted by hand"
+    assert [t.label for t in back.trials][-2:] == ["t30", "theirs"] and len(back.trials) == 31
