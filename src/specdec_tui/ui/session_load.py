@@ -11,21 +11,43 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specdec_tui.core.session import Session, SessionError, load_session
 from specdec_tui.core.session_merge import merge_into
 
 if TYPE_CHECKING:
-    from specdec_tui.ui.app import SpecdecApp
+    from textual.notifications import SeverityLevel
+    from textual.worker import Worker
+
+    from specdec_tui.loop.trial import TrialLoop
 
 Loader = Callable[[Path], Session]
+
+
+class LoadingPanel(Protocol):
+    """What the load reads and calls of the panel (`SpecdecApp` is one)."""
+
+    session: Session
+    session_path: Path | None
+
+    @property
+    def sub_title(self) -> str: ...
+    @sub_title.setter
+    def sub_title(self, value: str) -> None: ...
+    @property
+    def loop(self) -> TrialLoop | None: ...
+    def show_trials(self) -> None: ...
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> Worker[None]: ...
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
+    def notify(self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
 
 class SessionLoad:
     """One load of the session `app` opened with (`start`, once its first frame is up)."""
 
-    def __init__(self, app: SpecdecApp, path: Path, count: int, loader: Loader | None = None) -> None:
+    def __init__(self, app: LoadingPanel, path: Path, count: int, loader: Loader | None = None) -> None:
         self.app = app
         self.path = path
         self.count = count
@@ -68,7 +90,7 @@ class SessionLoad:
             return
         app.sub_title = self._sub_title
         app.session_path = None  # a save would replace the file it could not read with the part it opened with
-        if app._trial_loop is not None:  # not built here if it was not yet (`app.loop` would build it)
-            app._trial_loop.session_path = None
+        if app.loop is not None:
+            app.loop.session_path = None
         app.notify(f"The session's other trials could not be read: {err}. Trials run now are not saved; the file "
                    "is left as it is.", severity="error", timeout=30)
