@@ -21,7 +21,8 @@ from specdec_tui.core.report_charts import LABELLED_TRIALS, tok_s_chart_svg, tra
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, load_session, save_session
 from specdec_tui.core.session_cache import cache_path, read_cached
-from specdec_tui.core.session_merge import disk_stamp
+from specdec_tui.core.session_index import read_head
+from specdec_tui.core.session_merge import disk_stamp, merge_into
 from specdec_tui.loop.session_saver import SessionSaver, saver_for
 from specdec_tui.ui import session_load
 
@@ -159,3 +160,36 @@ def test_a_save_after_another_writers_keeps_this_writers_change_to_a_trial_alrea
     back = load_session(path)
     assert back.trials[4].notes == "the server was restarted by hand"
     assert [t.label for t in back.trials][-2:] == ["t30", "theirs"] and len(back.trials) == 31
+
+
+def test_a_trial_saved_before_the_rest_of_the_session_is_in_loses_no_trial(tmp_path: Path) -> None:
+    """The panel opens with the newest trial only (`read_head`); a trial run and saved before the others are loaded
+    is saved after all of the file's trials, with the next id, and the loaded trials join it in the file's order."""
+    path = tmp_path / "s.toml"
+    save_session(long_session(40), path)
+    head = read_head(path)
+    assert head is not None
+    part, count = head
+    assert count == 40 and [t.id for t in part.trials] == [40] and part.disk_stamp is None
+    part.add(Trial(id=part.next_trial_id(), unit_text="u41", label="early", status="ok"))
+    saver = SessionSaver(path)
+    saver.save(part)
+    saver.flush(30)
+    back = load_session(path)
+    assert [t.id for t in back.trials] == list(range(1, 42)) and back.trials[-1].label == "early"
+    merge_into(part, load_session(path))  # what the panel's load does when the rest is in (ui.session_load)
+    assert [t.label for t in part.trials] == [f"t{i}" for i in range(1, 41)] + ["early"]
+
+
+def test_show_refuses_a_figure_that_is_no_figure_in_a_trial_it_does_not_list(tmp_path: Path) -> None:
+    """`show` lists the newest trials only, but a string, a negative or 1e308 in an earlier one (the TOML edited, so
+    its cache is not used) is still said in words with its trial, exit 1, no traceback."""
+    path = tmp_path / "s.toml"
+    save_session(long_session(SHOW_TRIALS + 5), path)
+    text = path.read_text()
+    for bad in ('"fast"', "-5.0", "1e308"):
+        path.write_text(text.replace("output_tok_s = ", f"output_tok_s = {bad}\nx_output_tok_s = ", 1))
+        done = subprocess.run([sys.executable, "-m", "specdec_tui", "session", "show", str(path)], capture_output=True,
+                              text=True, timeout=120, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"{path}: trial #1: malformed trial" in done.stderr and "output_tok_s" in done.stderr, done.stderr
