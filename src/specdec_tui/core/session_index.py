@@ -122,16 +122,15 @@ def read_head(path: Path) -> tuple[Session, int] | None:
     session is marked as never read (no disk stamp), so a save before they are in merges the file first and never
     writes this part over the whole."""
     cached = read_first_and_last(path, disk_stamp(path))
-    if cached is None:
-        return None
+    if cached is None or len(cached.index) < 2:
+        return None  # no cache of this file, or no other trial to load later: the file is read as it is
     try:
         session = session_from_doc({**cached.head, "trials": []}, str(path))
         count = len(cached.index)
-        if count:
-            docs = cached.trial_docs([count - 1])
-            if docs is None:
-                return None
-            session.trials.append(trial_from_doc(docs[0], f"{path}: trial #{count}"))
+        docs = cached.trial_docs([count - 1])
+        if docs is None:
+            return None
+        session.trials.append(trial_from_doc(docs[0], f"{path}: trial #{count}"))
     except SessionError:
         return None
     return session, count
