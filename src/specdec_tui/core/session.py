@@ -214,9 +214,7 @@ def save_session(session: Session, path: Path | str) -> None:
     path = Path(path)
     try:
         with session_lock(path):
-            stamp = disk_stamp(path)
-            if stamp is not None and stamp != session.disk_stamp:
-                _merge_from_disk(session, path)
+            merged_from_disk(session, path)
             doc = session_doc(session)
             write_atomic(path, dumps_session(session, doc))
             session.disk_stamp = disk_stamp(path)
@@ -232,25 +230,19 @@ def merge_from_disk(session: Session, path: Path) -> bool:
 
 
 def merged_from_disk(session: Session, path: Path) -> tuple[bool, Session | None]:
-    """`merge_from_disk`, and the session the file held when it was read for that (None when it was not: the
-    file is the one this writer knows, or not a session it can read)."""
+    """`merge_from_disk`, and the session the file held (None: not read, or not a session this one can take in)."""
     stamp = disk_stamp(path)
     if stamp is None or stamp == session.disk_stamp:
         return False, None
     before = {(t.uid, t.id) for t in session.trials}
-    disk = _merge_from_disk(session, path)
-    return any((t.uid, t.id) not in before for t in session.trials), disk
-
-
-def _merge_from_disk(session: Session, path: Path) -> Session | None:
     try:
         disk = load_session(path)
     except SessionError:
-        return None  # not a session we can read: this save replaces it, as before
+        return False, None
     if not same_session(session, disk):
-        return None
+        return False, None
     merge_into(session, disk)
-    return disk
+    return any((t.uid, t.id) not in before for t in session.trials), disk
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -259,7 +251,7 @@ def _merge_from_disk(session: Session, path: Path) -> Session | None:
 _PROFILE_FIELDS = frozenset(f.name for f in fields(BenchProfile))
 
 
-def _profile_from(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
+def profile_from_doc(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
     """The profile a table holds. `last`: the previous table read and its profile (frozen, so shared): the
     trials of a session mostly ran with one profile, and 10,000 of them were 10,000 profiles built."""
     if not isinstance(d, dict):
@@ -291,7 +283,7 @@ def _as_datetime(value: Any, where: str) -> datetime:
     raise SessionError(f"{where}: expected a date-time, found {value!r}")
 
 
-def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
+def trial_from_doc(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
     if not isinstance(d, dict):
         raise SessionError(f"{where}: a [[trials]] entry must be a table")
     try:
@@ -305,7 +297,7 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
             status=str(d.get("status", "ok")),  # type: ignore[arg-type]
             failure=str(d.get("failure", "")),
             facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
-            profile=_profile_from(d.get("profile"), where, last_profile),
+            profile=profile_from_doc(d.get("profile"), where, last_profile),
             levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
             notes=str(d.get("notes", "")),
             label=str(d.get("label", "")),
@@ -324,16 +316,6 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
     if trial.status not in ("running", "ok", "failed", "cancelled"):
         raise SessionError(f"{where}: unknown status {trial.status!r}")
     return trial
-
-
-def trial_from_doc(d: Any, where: str) -> Trial:
-    """One `[[trials]]` table as a trial, checked as a whole session's are (SessionError in words)."""
-    return _trial_from(d, where)
-
-
-def profile_from_doc(d: Any, where: str) -> BenchProfile:
-    """A `profile` table as the profile it names (SessionError in words)."""
-    return _profile_from(d, where)
 
 
 def loads_session(text: str, source: str = "<session>") -> Session:
@@ -373,7 +355,7 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         session = Session(
             host=str(doc.get("host", "")),
             unit=str(doc.get("unit", "")),
-            profile=_profile_from(doc.get("profile"), source),
+            profile=profile_from_doc(doc.get("profile"), source),
             created=created,
             notes=str(doc.get("notes", "")),
         )
@@ -381,7 +363,7 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         raise SessionError(f"{source}: malformed session header: {err}") from err
     last_profile: list[tuple[dict[str, Any], BenchProfile]] = []
     for i, raw in enumerate(trials_raw, start=1):
-        session.trials.append(_trial_from(raw, f"{source}: trial #{i}", last_profile))
+        session.trials.append(trial_from_doc(raw, f"{source}: trial #{i}", last_profile))
     return session
 
 
