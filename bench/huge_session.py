@@ -134,9 +134,11 @@ def main() -> None:
         frame = [sys.executable, "-m", "specdec_tui.cli.main", "--session"]
         small, huge = first_frames([[*frame, str(files[n])] for n in (3, args.trials)], panel_env, max(5, args.repeat))
         row("panel: first frame (median)", huge, small, "≈ the anchor", huge[0] < small[0] * 1.3)
-        for n, path in files.items():  # the appends go to copies (with their caches): each run appends one
+        from specdec_tui.core.session import load_session
+
+        for n, path in files.items():  # the appends go to copies: each run appends one
             shutil.copy(path, root / f"w{n}.toml")
-            shutil.copy(root / f".{path.name}.json", root / f".w{n}.toml.json")
+            load_session(root / f"w{n}.toml")  # the copy's own cache (a copied one names the original's inode)
         appended = {n: best_s(lambda n=n: wait_ok(append(env, root / f"w{n}.toml", "one")), args.repeat)
                     for n in files}
         row("append one trial (a writer)", appended[args.trials], appended[3], "(no target)", True)
@@ -145,8 +147,6 @@ def main() -> None:
         for proc in [append(env, root / f"w{args.trials}.toml", f"writer {i}") for i in range(writers)]:
             wait_ok(proc)
         wall, cpu = time.perf_counter() - t0, children_cpu_s() - c0
-        from specdec_tui.core.session import load_session
-
         trials = load_session(root / f"w{args.trials}.toml").trials
         landed = sorted(t.label for t in trials if t.label.startswith("writer "))
         unique = len({t.id for t in trials}) == len(trials) == args.trials + args.repeat + writers
