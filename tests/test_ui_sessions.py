@@ -369,7 +369,8 @@ def test_offline_session_file_builds_an_app_without_a_host(tmp_path: Path) -> No
     args = argparse.Namespace(demo=False, headless=False, config=None, host=None, session=str(path), profile=None)
     app = tui_cmd.offline_app(args, tui_cmd.resolve_config(None))
     assert app is not None and app.host is None and app.session_path == path
-    assert [t.label for t in app.session.trials] == ["steps=1", "steps=2", "steps=3"]
+    # the newest trial before the first frame, the others loaded after it (issue 36: tests/test_huge_session.py)
+    assert [t.label for t in app.session.trials] == ["steps=3"] and app.trials_to_load == 3
     folder = argparse.Namespace(**{**vars(args), "session": str(tmp_path)})
     assert tui_cmd.offline_app(folder, tui_cmd.resolve_config(None)).sessions.open_sessions_from == tmp_path
     live = argparse.Namespace(**{**vars(args), "host": "demo"})

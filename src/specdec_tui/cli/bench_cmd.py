@@ -133,7 +133,8 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
     """`--record`: the run as a trial of the host's current session (as the panel's b records one), with the
     unit the host runs; returns the trial id and the session file."""
     from specdec_tui.cli.session_arg import resolve_session
-    from specdec_tui.core.session import save_session
+    from specdec_tui.core.session import merge_from_disk
+    from specdec_tui.core.session_merge import session_lock
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.trial import TrialLoop
 
@@ -151,7 +152,9 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
         await host.close()
     trial.levels = levels
     trial.status, trial.failure = ("failed", f"benchmark: {error}") if error else ("ok", "")
-    save_session(session, path)
+    runner.record(trial)  # through the file's saver: the trials already in it are not serialised again
+    with session_lock(path):  # the id the file gave it (its writer renumbers a copy when another took the id)
+        merge_from_disk(session, path)
     return trial.id, path
 
 

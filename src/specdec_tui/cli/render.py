@@ -17,16 +17,17 @@ from rich.table import Table
 from specdec_tui.cli.safe_console import SafeConsole
 from specdec_tui.core.compare import (
     TrialComparison,
-    best_by_concurrency,
+    best_of,
     concurrencies_of,
     summary_rows,
     trial_label,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.number_format import fmt_delta, fmt_fixed
-from specdec_tui.core.profile_words import distinct_profiles, short_settings
+from specdec_tui.core.profile_words import Profiled, distinct_profiles, short_settings
 from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
+from specdec_tui.core.session_index import TrialHeadline
 from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, SweepChoice, spread_words
 
@@ -104,21 +105,21 @@ def session_table(session: Session, title: str | None = None) -> Table:
     return table
 
 
-def settings_lines(session: Session) -> list[str]:
+def settings_lines(trials: Sequence[Profiled]) -> list[str]:
     """When trials ran different settings, which trials ran which (the header cannot name one profile)."""
-    profiles = distinct_profiles(session.trials)
+    profiles = distinct_profiles(trials)
     if len(profiles) < 2:
         return []
-    return [f"trials {', '.join(str(t.id) for t in session.trials if t.profile == p)}: {short_settings(p)}"
+    return [f"trials {', '.join(str(t.id) for t in trials if t.profile == p)}: {short_settings(p)}"
             for p in profiles]
 
 
-def best_lines(session: Session) -> list[str]:
-    """"best at c=1: trial 3 steps=3 at 234.0 tok/s" for the lowest and highest concurrency."""
-    cs = concurrencies_of(session)
+def best_lines(trials: Sequence[TrialHeadline]) -> list[str]:
+    """"best at c=1: trial 3 steps=3 at 234.0 tok/s" for the lowest and highest concurrency of every trial."""
+    cs = sorted({lv.concurrency for t in trials for lv in t.levels})
     lines = []
     for c in dict.fromkeys(cs[:1] + cs[-1:]):
-        best = best_by_concurrency(session, c)
+        best = best_of(trials, c)
         if best is not None and (lv := best.level(c)):
             lines.append(f"best at c={c}: trial {best.id} {trial_label(best)} at {fmt_fixed(lv.output_tok_s)} tok/s")
     return lines or ["no successful trial with results yet"]

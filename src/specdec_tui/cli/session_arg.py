@@ -45,3 +45,23 @@ def resolve_session(arg: str | None, host_name: str, unit: str, *, new: bool = F
             raise CliError(str(err)) from None
     return (Session(host=host_name, unit=unit) if profile is None
             else Session(host=host_name, unit=unit, profile=profile)), path
+
+
+def resolve_panel_session(arg: str | None, host_name: str, unit: str, *,
+                          new: bool = False) -> tuple[Session, Path, int | None]:
+    """`resolve_session` for the panel: an existing session with only its newest trial when its cache allows, and
+    how many trials it holds (the panel loads them after its first frame: issue 36, a 10,000-trial session held
+    the first frame for seconds); None when the session came whole."""
+    if not arg:
+        from specdec_tui.loop.current_session import continue_or_start_head
+
+        return continue_or_start_head(host_name, unit, sessions_dir(), new=new)
+    path = Path(arg)
+    if path.is_file():
+        from specdec_tui.core.session_index import read_head
+
+        head = read_head(path)
+        if head is not None:
+            return head[0], path, head[1]
+    session, path = resolve_session(arg, host_name, unit, new=new)
+    return session, path, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,10 @@ from specdec_tui.cli.errors import CliError
 from specdec_tui.core.session import Session, SessionError, load_session
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from specdec_tui.core.config import Config
+    from specdec_tui.core.session_index import SessionIndex
     from specdec_tui.hosts.base import Host
 
 
@@ -109,53 +113,73 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from specdec_tui.cli.render import (
-        best_lines,
-        make_console,
-        session_table,
-        settings_lines,
-        sweep_table,
-    )
-    from specdec_tui.core.profile_words import session_settings
-    from specdec_tui.core.sweep_rules import choose, curve
-    from specdec_tui.core.sweep_runs import separate_sweeps
-
-    session, path = open_session_file(args.file)
-    console = make_console()
-    console.print(f"{path}: host {session.host or '?'}, unit {session.unit or '?'}, {len(session.trials)} trial(s); "
-                  f"{session_settings(session)}", markup=False)  # the trials' own settings, not the session's default
-    for line in settings_lines(session):
-        console.print(line, markup=False)
-    listed = listed_trials(session)
-    console.print(session_table(listed))
-    if len(listed.trials) < len(session.trials):
-        console.print(f"{len(session.trials) - len(listed.trials)} earlier trial(s) not listed; "
-                      f"`specdec-tui session export {path} --format csv` lists every one", markup=False)
-    for line in best_lines(session):
-        console.print(line, markup=False)
-    for t in listed.trials:
-        if t.failure:
-            console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
+    """Every trial summarised from the session's index, the newest `SHOW_TRIALS` listed whole (issue 36: 10,000
+    trials built ~300,000 result objects to list 200 of them)."""
+    from specdec_tui.cli.render import best_lines, make_console, session_table, settings_lines
+    from specdec_tui.core.profile_words import trials_settings
     from specdec_tui.core.provenance import provenance_line
+    from specdec_tui.core.session_index import load_index
     from specdec_tui.core.terminal_codes import terminal_safe
 
-    for t in listed.trials:
+    path = session_path(args.file)
+    try:
+        index = load_index(path)
+        heads = index.headlines
+        listed = index.trials(range(max(0, len(heads) - SHOW_TRIALS), len(heads)))
+        sweeps = _sweep_tables(index, {t.id for t in listed})
+    except SessionError as err:
+        raise CliError(str(err)) from None
+    session = index.header
+    console = make_console()
+    console.print(f"{path}: host {session.host or '?'}, unit {session.unit or '?'}, {len(heads)} trial(s); "
+                  f"{trials_settings(heads, session.profile)}", markup=False)  # the trials' own, not the default
+    for line in settings_lines(heads):
+        console.print(line, markup=False)
+    console.print(session_table(dataclasses.replace(session, trials=listed)))
+    if len(listed) < len(heads):
+        console.print(f"{len(heads) - len(listed)} earlier trial(s) not listed; "
+                      f"`specdec-tui session export {path} --format csv` lists every one", markup=False)
+    for line in best_lines(heads):
+        console.print(line, markup=False)
+    for t in listed:
+        if t.failure:
+            console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
+    for t in listed:
         console.print(terminal_safe(f"trial {t.id} measured on: {provenance_line(t)}"), markup=False)
-    runs = separate_sweeps([t for t in session.trials if t.replay_of is None])
-    for run in runs:  # each sweep its own table, numbered when there are several
-        console.print(sweep_table(run.flag, curve(run.by_value), choose(run.by_value),
-                                  number=run.number if len(runs) > 1 else 0, levels=run.concurrency))
+    tables, earlier = sweeps
+    for table in tables:
+        console.print(table)
+    if earlier:
+        console.print(f"{earlier} earlier sweep(s) not shown (none of their trials is listed above); "
+                      f"`specdec-tui session export {path} --format md` reports every trial", markup=False)
     return 0
 
 
 SHOW_TRIALS = 200  # `show` lists the newest this many: a 10,000-row table took Rich 20 s and no one reads it
 
 
-def listed_trials(session: Session) -> Session:
-    """The session with only the trials `show` lists (its figures and bests still come from every trial)."""
-    import dataclasses
+def _sweep_tables(index: SessionIndex, listed: set[int]) -> tuple[list[Table], int]:
+    """A table for each sweep that has a trial among the `listed` ones (built from all its trials), numbered when
+    the session holds several; and how many earlier sweeps are left out."""
+    from specdec_tui.cli.render import sweep_table
+    from specdec_tui.core.session import Trial
+    from specdec_tui.core.sweep_rules import choose, curve
+    from specdec_tui.core.sweep_runs import SweepRun, separate_sweeps
 
-    return dataclasses.replace(session, trials=session.trials[-SHOW_TRIALS:])
+    tagged = [(i, h) for i, h in enumerate(index.headlines) if h.replay_of is None and h.sweep]
+    stubs = [Trial(id=h.id, unit_text="", flags=h.flags, sweep=h.sweep, uid="", tool_version="") for _, h in tagged]
+    position = {id(stub): i for stub, (i, _) in zip(stubs, tagged, strict=True)}
+    runs = separate_sweeps(stubs)  # which trials each sweep ran, told apart as the whole trials would be
+    shown = [run for run in runs if any(t.id in listed for ts in run.by_value.values() for t in ts)]
+    wanted = sorted({position[id(t)] for run in shown for ts in run.by_value.values() for t in ts})
+    whole = dict(zip(wanted, index.trials(wanted), strict=True))
+    tables = []
+    for run in shown:
+        full = SweepRun(run.flag, run.number, {value: [whole[position[id(t)]] for t in ts]
+                                               for value, ts in run.by_value.items()})
+        tables.append(sweep_table(full.flag, curve(full.by_value), choose(full.by_value),
+                                  number=full.number if len(runs) > 1 else 0, levels=full.concurrency))
+    return tables, len(runs) - len(shown)
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdec_tui.cli.errors import CliError
-from specdec_tui.cli.session_arg import resolve_session
+from specdec_tui.cli.session_arg import resolve_panel_session, resolve_session
 from specdec_tui.core.config import Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_file import find_config_path, load_config
@@ -82,8 +82,10 @@ def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
     if not path.exists():
         return None  # a new file: a session started on the default host
     # a saved session on its own is opened for reading: trials, compare; no host is touched
-    session, session_path = resolve_session(args.session, "offline", "")
-    return build_app(config, None, session, session_path)
+    session, session_path, to_load = resolve_panel_session(args.session, "offline", "")
+    app = build_app(config, None, session, session_path)
+    app.trials_to_load = to_load
+    return app
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,8 +115,10 @@ def _run_panel(args: argparse.Namespace) -> int:
         host = open_host(config, host_name)
     except HostError as err:
         raise CliError(str(err)) from None
-    session, session_path = resolve_session(args.session, host_name, host.info.unit, new=_new(args))
-    return run_app(config, host, session, session_path)
+    session, session_path, to_load = resolve_panel_session(args.session, host_name, host.info.unit, new=_new(args))
+    app = build_app(config, host, session, session_path)
+    app.trials_to_load = to_load  # the rest of the session's trials: loaded after the first frame
+    return run_built(app)
 
 
 def _new(args: argparse.Namespace) -> bool:

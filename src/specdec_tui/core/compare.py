@@ -6,9 +6,10 @@ Markdown report, so every view computes deltas the same way.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC
+from typing import Protocol, TypeVar
 
 from specdec_tui.core.confidence import Verdict, compare_samples
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
@@ -163,7 +164,34 @@ def change_label(previous: dict[str, str | None] | None, flags: dict[str, str | 
     return " ".join(parts) or "same flags"
 
 
-def trial_label(trial: Trial, previous: Trial | None = None) -> str:
+class Named(Protocol):
+    """A trial, or its headline (`core.session_index`): what its name is made of."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def flags(self) -> dict[str, str | None]: ...
+
+
+class _TokS(Protocol):
+    @property
+    def output_tok_s(self) -> float: ...
+
+
+class Scored(Named, Protocol):
+    """A trial, or its headline: what picks the best one."""
+
+    @property
+    def status(self) -> str: ...
+    def level(self, concurrency: int) -> _TokS | None: ...
+
+
+ScoredT = TypeVar("ScoredT", bound=Scored)
+
+
+def trial_label(trial: Named, previous: Named | None = None) -> str:
     """The one name a trial goes by: its label, else what it changed against `previous`, else `trial N`."""
     if trial.label:
         return trial.label
@@ -199,7 +227,12 @@ def summary_rows(session: Session) -> list[SummaryRow]:
 
 def best_by_concurrency(session: Session, concurrency: int) -> Trial | None:
     """The ok trial with the highest aggregate tok/s at one concurrency."""
-    scored = [(lv.output_tok_s, t) for t in session.trials if t.status == "ok" and (lv := t.level(concurrency))]
+    return best_of(session.trials, concurrency)
+
+
+def best_of(trials: Sequence[ScoredT], concurrency: int) -> ScoredT | None:
+    """`best_by_concurrency` of trials or of their headlines (`session show` of thousands reads those)."""
+    scored = [(lv.output_tok_s, t) for t in trials if t.status == "ok" and (lv := t.level(concurrency))]
     return max(scored, key=lambda pair: pair[0])[1] if scored else None
 
 

@@ -7,9 +7,19 @@ ignore_eos, repetitive prompts): each trial records its own `Trial.profile`, and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.session import Session
+
+
+class Profiled(Protocol):
+    """A trial, or its headline (`core.session_index`)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def profile(self) -> BenchProfile: ...
 
 
 def settings_words(profile: BenchProfile) -> str:
@@ -39,7 +49,7 @@ def short_settings(profile: BenchProfile) -> str:
     return " · ".join(parts)
 
 
-def distinct_profiles(trials: Sequence[Trial]) -> list[BenchProfile]:
+def distinct_profiles(trials: Sequence[Profiled]) -> list[BenchProfile]:
     """The profiles the trials ran with, each once, in first-seen order."""
     out: list[BenchProfile] = []
     for trial in trials:
@@ -50,7 +60,12 @@ def distinct_profiles(trials: Sequence[Trial]) -> list[BenchProfile]:
 
 def session_settings(session: Session) -> str:
     """The header's words: the trials' own settings when they all agree, else a pointer to each trial's."""
-    profiles = distinct_profiles(session.trials) or [session.profile]
+    return trials_settings(session.trials, session.profile)
+
+
+def trials_settings(trials: Sequence[Profiled], default: BenchProfile) -> str:
+    """`session_settings` of these trials (or their headlines); `default`: the session's, when there are none."""
+    profiles = distinct_profiles(trials) or [default]
     if len(profiles) == 1:
         return "trials ran " + settings_words(profiles[0])
     return f"trials ran {len(profiles)} different settings (each trial's are listed with it)"

@@ -214,9 +214,7 @@ def save_session(session: Session, path: Path | str) -> None:
     path = Path(path)
     try:
         with session_lock(path):
-            stamp = disk_stamp(path)
-            if stamp is not None and stamp != session.disk_stamp:
-                _merge_from_disk(session, path)
+            merged_from_disk(session, path)
             doc = session_doc(session)
             write_atomic(path, dumps_session(session, doc))
             session.disk_stamp = disk_stamp(path)
@@ -228,21 +226,23 @@ def save_session(session: Session, path: Path | str) -> None:
 def merge_from_disk(session: Session, path: Path) -> bool:
     """Under the file's lock (`session_merge.session_lock`): take in what other writers saved to `path` since
     `session` last read or wrote it; True when the file held trials this writer did not have."""
+    return merged_from_disk(session, path)[0]
+
+
+def merged_from_disk(session: Session, path: Path) -> tuple[bool, Session | None]:
+    """`merge_from_disk`, and the session the file held (None: not read, or not a session this one can take in)."""
     stamp = disk_stamp(path)
     if stamp is None or stamp == session.disk_stamp:
-        return False
+        return False, None
     before = {(t.uid, t.id) for t in session.trials}
-    _merge_from_disk(session, path)
-    return any((t.uid, t.id) not in before for t in session.trials)
-
-
-def _merge_from_disk(session: Session, path: Path) -> None:
     try:
         disk = load_session(path)
     except SessionError:
-        return  # not a session we can read: this save replaces it, as before
-    if same_session(session, disk):
-        merge_into(session, disk)
+        return False, None
+    if not same_session(session, disk):
+        return False, None
+    merge_into(session, disk)
+    return any((t.uid, t.id) not in before for t in session.trials), disk
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -251,7 +251,7 @@ def _merge_from_disk(session: Session, path: Path) -> None:
 _PROFILE_FIELDS = frozenset(f.name for f in fields(BenchProfile))
 
 
-def _profile_from(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
+def profile_from_doc(d: Any, where: str, last: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> BenchProfile:
     """The profile a table holds. `last`: the previous table read and its profile (frozen, so shared): the
     trials of a session mostly ran with one profile, and 10,000 of them were 10,000 profiles built."""
     if not isinstance(d, dict):
@@ -283,7 +283,7 @@ def _as_datetime(value: Any, where: str) -> datetime:
     raise SessionError(f"{where}: expected a date-time, found {value!r}")
 
 
-def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
+def trial_from_doc(d: Any, where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None = None) -> Trial:
     if not isinstance(d, dict):
         raise SessionError(f"{where}: a [[trials]] entry must be a table")
     try:
@@ -297,7 +297,7 @@ def _trial_from(d: Any, where: str, last_profile: list[tuple[dict[str, Any], Ben
             status=str(d.get("status", "ok")),  # type: ignore[arg-type]
             failure=str(d.get("failure", "")),
             facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
-            profile=_profile_from(d.get("profile"), where, last_profile),
+            profile=profile_from_doc(d.get("profile"), where, last_profile),
             levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
             notes=str(d.get("notes", "")),
             label=str(d.get("label", "")),
@@ -355,7 +355,7 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         session = Session(
             host=str(doc.get("host", "")),
             unit=str(doc.get("unit", "")),
-            profile=_profile_from(doc.get("profile"), source),
+            profile=profile_from_doc(doc.get("profile"), source),
             created=created,
             notes=str(doc.get("notes", "")),
         )
@@ -363,7 +363,7 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         raise SessionError(f"{source}: malformed session header: {err}") from err
     last_profile: list[tuple[dict[str, Any], BenchProfile]] = []
     for i, raw in enumerate(trials_raw, start=1):
-        session.trials.append(_trial_from(raw, f"{source}: trial #{i}", last_profile))
+        session.trials.append(trial_from_doc(raw, f"{source}: trial #{i}", last_profile))
     return session
 
 

@@ -85,3 +85,18 @@ def unused_session_path(host: str, directory: Path) -> Path:
     while path.exists():
         path, n = directory / f"{stem}-{n}.toml", n + 1
     return path
+
+
+def continue_or_start_head(host: str, unit: str, directory: Path, *, new: bool = False,
+                           profile: BenchProfile | None = None) -> tuple[Session, Path, int | None]:
+    """`continue_or_start` for the panel: the current session with only its newest trial when its cache allows
+    (`core.session_index.read_head`), and the number of trials it holds, to load after the first frame; None
+    when the session came whole (or fresh)."""
+    from specdec_tui.core.session_index import read_head
+
+    path = None if new else current_session_of(host, directory)
+    head = read_head(path) if path is not None else None
+    if head is not None and path is not None:
+        return head[0], path, head[1]
+    session, path = continue_or_start(host, unit, directory, new=new, profile=profile)
+    return session, path, None

@@ -32,7 +32,9 @@ from specdec_tui.core.session import (
     _tidy,
     _trial_doc,
     merge_from_disk,
+    merged_from_disk,
 )
+from specdec_tui.core.session_cache import CachedSession, CachePart, read_cached, trial_part, write_cache_parts
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
 
 _SAVERS: dict[Path, SessionSaver] = {}
@@ -68,13 +70,36 @@ def _fingerprint(trial: Trial) -> tuple[object, ...]:
             trial.pushed_at, trial.host, len(trial.unit_text), id(trial.profile), trial.replay_of)
 
 
+_TABLE = "\n[[trials]]\n"  # where a trial's table starts in a session file (`dumps_session`, `SessionText`)
+Kept = tuple[tuple[object, ...], str, CachePart | None]  # a trial's mark, its `[[trials]]` table, its cache part
+
+
+def _tables(text: str) -> list[str]:
+    """The `[[trials]]` tables of a session file's text, cut out by string search (C speed), in order."""
+    starts: list[int] = []
+    at = text.find(_TABLE)
+    while at != -1:
+        starts.append(at)
+        at = text.find(_TABLE, at + 1)
+    return [text[begin + 1:end] for begin, end in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+def _is_table_of(table: str, trial: Trial) -> bool:
+    return table.startswith(f"[[trials]]\nid = {trial.id}\n") and (
+        not trial.uid or f'\nuid = "{trial.uid}"\n' in table)
+
+
 class SessionText:
-    """`dumps_session`'s text, made from a header and one cached `[[trials]]` table per trial."""
+    """`dumps_session`'s text, made from a header and one cached `[[trials]]` table per trial; beside each table
+    the trial's part of the cache (`core.session_cache.trial_part`), so the cache follows every save too (without
+    it the next `session show` or panel start read the whole TOML: 13 s at 10,000 trials)."""
 
     HEADER = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
 
     def __init__(self) -> None:
-        self._trials: dict[int, tuple[tuple[object, ...], str]] = {}
+        self._trials: dict[int, Kept] = {}
+        self.head: dict[str, object] = {}  # the session's own fields, as the last `dumps` wrote them
+        self.parts: list[CachePart] | None = None  # each trial's cache part, as the last `dumps` wrote them
 
     def dumps(self, session: Session) -> str:
         import tomli_w
@@ -85,40 +110,74 @@ class SessionText:
             doc["notes"] = session.notes
         doc["profile"] = _tidy(asdict(session.profile))
         parts = [self.HEADER, tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))]
-        kept: dict[int, tuple[tuple[object, ...], str]] = {}
+        kept: dict[int, Kept] = {}
+        cache: list[CachePart] | None = []
         for trial in session.trials:
             mark = _fingerprint(trial)
             cached = self._trials.get(trial.id)
             if cached is None or cached[0] != mark:
-                table = {"trials": [_trial_doc(trial)]}
-                cached = (mark, tomli_w.dumps(table, multiline_strings=not _has_carriage_return(table)))
+                trial_doc = _trial_doc(trial)
+                table = {"trials": [trial_doc]}
+                try:
+                    part: CachePart | None = trial_part(trial_doc)
+                except TypeError:
+                    part = None  # a value JSON cannot hold: this session has no cache
+                cached = (mark, tomli_w.dumps(table, multiline_strings=not _has_carriage_return(table)), part)
                 time.sleep(0)  # the GIL to the panel's loop between trials (a first save of 1,000 trials held it ~1 s)
             kept[trial.id] = cached
             parts.append("\n" + cached[1])
+            if cache is not None and cached[2] is not None:
+                cache.append(cached[2])
+            else:
+                cache = None
         self._trials = kept
+        self.head, self.parts = doc, cache
         return "".join(parts)
 
-    def adopt(self, text: str, session: Session) -> bool:
+    @property
+    def has_tables(self) -> bool:
+        return bool(self._trials)
+
+    def adopt(self, text: str, session: Session, cached: CachedSession | None = None) -> bool:
         """Keep the `[[trials]]` tables of `text`, the file `session` was read from and has not changed since, as its
-        trials' tables: cut out of the text (C-speed string search), not made again. False (nothing kept) when the
-        tables do not line up one for one with the session's trials, by count and by id/uid."""
-        marker = "\n[[trials]]\n"
-        starts: list[int] = []
-        at = text.find(marker)
-        while at != -1:
-            starts.append(at)
-            at = text.find(marker, at + 1)
-        if len(starts) != len(session.trials):
+        trials' tables: cut out of the text (C-speed string search), not made again; and their cache parts from
+        `cached`, that file's cache. False (nothing kept) when the tables do not line up one for one with the
+        session's first trials, by count and by id/uid."""
+        tables = _tables(text)
+        if not tables or len(tables) > len(session.trials):
             return False  # also a unit text holding a line "[[trials]]": the file is made as usual
-        kept: dict[int, tuple[tuple[object, ...], str]] = {}
-        for trial, begin, end in zip(session.trials, starts, [*starts[1:], len(text)], strict=True):
-            table = text[begin + 1:end]
-            if not table.startswith(f"[[trials]]\nid = {trial.id}\n") or (
-                    trial.uid and f'\nuid = "{trial.uid}"\n' not in table):
-                return False
-            kept[trial.id] = (_fingerprint(trial), table)
-        self._trials = kept
+        held = session.trials[:len(tables)]  # the file's; a trial begun since it was read follows them
+        if not all(_is_table_of(table, trial) for table, trial in zip(tables, held, strict=True)):
+            return False
+        parts = cached is not None and len(cached.index) == len(tables)
+        self._trials = {trial.id: (_fingerprint(trial), table, cached.part(n) if parts and cached else None)
+                        for n, (table, trial) in enumerate(zip(tables, held, strict=True))}
         return True
+
+    def adopt_merged(self, session: Session, path: Path, disk: Session) -> None:
+        """After a merge of another writer's save (`disk`: the session the file held, just read and merged into
+        `session`): take the file's own table (and cache part) for each trial equal to the file's, instead of making
+        it again — 10,000 of them were ~10 s with the file's lock held (issue 36). The file's trials must be the
+        session's first ones, table by table, else nothing is taken."""
+        stamp = disk_stamp(path)
+        if disk.disk_stamp != stamp:
+            return
+        try:
+            tables = _tables(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return
+        if len(tables) != len(disk.trials) or len(tables) > len(session.trials):
+            return
+        cached = read_cached(path, stamp)
+        if cached is not None and len(cached.index) != len(tables):
+            cached = None
+        kept: dict[int, Kept] = {}
+        for n, (table, trial) in enumerate(zip(tables, session.trials, strict=False)):
+            if not _is_table_of(table, trial):
+                return
+            if disk.trials[n] is trial or disk.trials[n] == trial:
+                kept[trial.id] = (_fingerprint(trial), table, cached.part(n) if cached is not None else None)
+        self._trials = {**self._trials, **kept}
 
 
 class SessionSaver:
@@ -185,9 +244,17 @@ class SessionSaver:
                 if session.disk_stamp is None or disk_stamp(self.path) != session.disk_stamp:
                     return False
                 text = self.path.read_text(encoding="utf-8")
+                cached = read_cached(self.path, session.disk_stamp)
         except (OSError, UnicodeDecodeError):
             return False
-        return self._text.adopt(text, session)
+        return self._text.adopt(text, session, cached)
+
+    def _adopt_text(self, session: Session) -> None:
+        """`_adopt_file` for the writer, which holds the file's lock already."""
+        try:
+            self._text.adopt(self.path.read_text(encoding="utf-8"), session, read_cached(self.path, session.disk_stamp))
+        except (OSError, UnicodeDecodeError):
+            pass  # the tables are made instead
 
     def _own_write(self, session: Session, stamp: DiskStamp | None) -> bool:
         """The file is still this saver's last write of `session`. A save made while that write was on its way took
@@ -223,9 +290,15 @@ class SessionSaver:
                     # takes them at its next save, when the file's stamp is not the one it knows)
                     if self._own_write(live, before := disk_stamp(self.path)):
                         session.disk_stamp = before  # the file is this saver's last write of it: nothing to take in
-                    foreign = merge_from_disk(session, self.path)
+                    if not self._text.has_tables and session.disk_stamp is not None and session.disk_stamp == before:
+                        self._adopt_text(session)  # a first save of the file as this process read it
+                    foreign, disk = merged_from_disk(session, self.path)
+                    if disk is not None:  # the file's own tables for its trials as they are (issue 36)
+                        self._text.adopt_merged(session, self.path, disk)
                     write_atomic(self.path, self._text.dumps(session))
                     after = disk_stamp(self.path)
+                    if self._text.parts is not None:
+                        write_cache_parts(self.path, self._text.head, self._text.parts, after)
                     with self._lock:  # a write that took in another process's trials holds what `live` lacks
                         self._written = (live, after) if after is not None and not foreign else None
                     if not foreign:

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.host_link import HostLink
     from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+    from specdec_tui.ui.session_load import SessionLoad
     from specdec_tui.ui.widgets.fleet_table import FleetTable
     from specdec_tui.ui.widgets.trials_list import TrialsList
 
@@ -100,6 +101,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self._trial_loop: TrialLoop | None = None  # `loop` and `link`: built on first use (_link_host)
         self._host_link: HostLink | None = None
         self.sessions = SessionSide(self)
+        self.trials_to_load: int | None = None  # set before run: the session came with its newest trial only
+        self.session_load: SessionLoad | None = None  # the rest of it, loaded after the first frame
         self.host_actions = HostActions(self)
         self.health: HealthSnapshot | None = None
         self.log_stats: LogStats | None = None  # what the journal said last (LogStatsChanged)
@@ -179,6 +182,11 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self.show_trials()
         if self.settles_heap:
             self.call_after_refresh(self._settle_heap)  # every tab is built: what start-up made lives on
+        if self.trials_to_load is not None and self.session_path is not None:  # the rest of a long session
+            from specdec_tui.ui.session_load import SessionLoad
+
+            self.session_load = SessionLoad(self, self.session_path, self.trials_to_load)
+            self.session_load.start()
         self.sessions.start()
         if self.link is not None:
             self.link.connect()

@@ -1,0 +1,96 @@
+"""The rest of a long session, loaded after the panel's first frame (issue 36: a 10,000-trial session held the
+first frame for seconds while ~300,000 result objects were built).
+
+The panel opens with the session's own fields and its newest trial (`core.session_index.read_head`); this reads
+the whole file in a thread worker, says so in the header meanwhile, and then joins the two as a save joins
+another writer's trials (`core.session_merge.merge_into`): the file's trials in its order, then any trial started
+here before they were in. Until then the session carries no disk stamp, so a save merges the file first and never
+writes the part over the whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from specdec_tui.core.session import Session, SessionError, load_session
+from specdec_tui.core.session_merge import merge_into
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+    from textual.worker import Worker
+
+    from specdec_tui.loop.trial import TrialLoop
+
+Loader = Callable[[Path], Session]
+
+
+class LoadingPanel(Protocol):
+    """What the load reads and calls of the panel (`SpecdecApp` is one)."""
+
+    session: Session
+    session_path: Path | None
+
+    @property
+    def sub_title(self) -> str: ...
+    @sub_title.setter
+    def sub_title(self, value: str) -> None: ...
+    @property
+    def loop(self) -> TrialLoop | None: ...
+    def show_trials(self) -> None: ...
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> Worker[None]: ...
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
+    def notify(self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
+
+
+class SessionLoad:
+    """One load of the session `app` opened with (`start`, once its first frame is up)."""
+
+    def __init__(self, app: LoadingPanel, path: Path, count: int, loader: Loader | None = None) -> None:
+        self.app = app
+        self.path = path
+        self.count = count
+        self.loader = loader if loader is not None else load_session
+        self.session = app.session  # the part it opened with: the one joined when the rest is in
+        self.done = False
+        self._sub_title = app.sub_title
+
+    def start(self) -> None:
+        self.app.sub_title = f"{self._sub_title} · loading {self.count:,} trials…"
+        self.app.run_worker(self._load, name="session load", group="session-load", thread=True, exit_on_error=False)
+
+    def _load(self) -> None:
+        try:
+            whole = self.loader(self.path)
+        except SessionError as err:
+            self.app.call_from_thread(self._failed, err)
+            return
+        self.app.call_from_thread(self._loaded, whole)
+
+    def _loaded(self, whole: Session) -> None:
+        self.done = True
+        app = self.app
+        if app.session is not self.session:
+            return  # the panel went to another host's session meanwhile
+        merge_into(self.session, whole)
+        if self.session.disk_stamp is None:  # no save merged the file meanwhile: it is now the file as read
+            self.session.disk_stamp = whole.disk_stamp
+        app.sub_title = self._sub_title
+        app.show_trials()
+        if app.session_path is not None:
+            from specdec_tui.loop.session_saver import saver_for
+
+            saver_for(app.session_path).prime(self.session)  # the first save then writes what changed only
+
+    def _failed(self, err: SessionError) -> None:
+        self.done = True
+        app = self.app
+        if app.session is not self.session:
+            return
+        app.sub_title = self._sub_title
+        app.session_path = None  # a save would replace the file it could not read with the part it opened with
+        if app.loop is not None:
+            app.loop.session_path = None
+        app.notify(f"The session's other trials could not be read: {err}. Trials run now are not saved; the file "
+                   "is left as it is.", severity="error", timeout=30)
