@@ -252,7 +252,7 @@ class PanelState(App[None]):
 
         return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS,
                 "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, "Load form": BenchFormScreen.BINDINGS,
-                "Unit changed elsewhere": UnitChangedScreen.BINDINGS, **session_scopes()}
+                "Host's unit": UnitChangedScreen.BINDINGS, **session_scopes()}
 
     def help_rows(self) -> list[KeyRow]:
         return key_rows(self.binding_scopes(), self.effective_keymap, self.key_display)
