@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.states import Busy
+from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.commands import palette_entries
 from specdec_tui.ui.screens.tune_screen import TuneScreen
 
@@ -20,20 +21,26 @@ def text_of(screen: TuneScreen, widget: str) -> str:
     return str(screen.query_one(f"#tune-{widget}", Static).render())
 
 
+async def start_tune(pilot: object, app: SpecdecApp, space: str, slo: str, budget: str) -> TuneScreen:
+    """T, the form filled (space, SLO, budget), enter: the Tune screen, its search started."""
+    await pilot.press("T")  # type: ignore[attr-defined]
+    await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")  # type: ignore[arg-type]
+    screen = app.screen
+    assert isinstance(screen, TuneScreen)
+    screen.query_one("#tune-space", Input).value = space
+    screen.query_one("#tune-slo", Input).value = slo
+    screen.query_one("#tune-budget", Input).value = budget
+    screen.query_one("#tune-space", Input).focus()
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    return screen
+
+
 async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp_path: Path) -> None:
     app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, seen)
-        await pilot.press("T")
-        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
-        screen = app.screen
-        assert isinstance(screen, TuneScreen)
-        screen.query_one("#tune-space", Input).value = "speculative-num-steps=0,1,3"
-        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
-        screen.query_one("#tune-budget", Input).value = "4"
-        screen.query_one("#tune-space", Input).focus()
-        await pilot.press("enter")
+        screen = await start_tune(pilot, app, "speculative-num-steps=0,1,3", "ttft_p99=5s", "4")
         await wait_for(pilot, lambda: screen.running, "the tune's start")
         assert app.busy is not Busy.IDLE  # the loop is held by the tune: no other intent meanwhile
         await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=2400)
@@ -144,8 +151,6 @@ async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -
 async def test_a_pushes_nothing_over_a_unit_another_terminal_changed_during_the_tune(tmp_path: Path) -> None:
     """Issue 35: the choice is made against the unit the tune started from; changed on the host since (another
     terminal), `a` pushes nothing and says so in words (it pushed over the other terminal's unit before)."""
-    from textual.widgets import Input
-
     from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
 
     from .test_ui_unit_changed_elsewhere import no_periodic_read, other_terminal_sets
@@ -155,15 +160,7 @@ async def test_a_pushes_nothing_over_a_unit_another_terminal_changed_during_the_
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, seen)
-        await pilot.press("T")
-        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
-        screen = app.screen
-        assert isinstance(screen, TuneScreen)
-        screen.query_one("#tune-space", Input).value = "speculative-num-steps=1,2"
-        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
-        screen.query_one("#tune-budget", Input).value = "2"
-        screen.query_one("#tune-space", Input).focus()
-        await pilot.press("enter")
+        screen = await start_tune(pilot, app, "speculative-num-steps=1,2", "ttft_p99=5s", "2")
         await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=2400)
         await no_periodic_read(pilot, app)
         theirs = other_terminal_sets(unit_file, "chunked-prefill-size", "1024")
