@@ -22,7 +22,7 @@ from specdec_tui.cli.common import (
 )
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.results import LevelResult
 from specdec_tui.loop.unit_checks import api_key_from
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> None:
         nonlocal done
+        from specdec_tui.loop.health_probe import server_facts
+
         out.set_facts(await server_facts(base_url, api_key))
         async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
             if isinstance(ev, RunDone):
@@ -114,18 +116,6 @@ def run(args: argparse.Namespace) -> int:
     if done.error:
         raise CliError(done.error)
     return 0
-
-
-async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None:
-    """What the server says about itself (/server_info, /v1/models), for its max running requests; None when
-    it does not answer (the benchmark then says why)."""
-    import httpx
-
-    from specdec_tui.loop.health_probe import auth_headers, facts_from, probe_http
-
-    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
-        probe = await probe_http(client, base_url)
-    return facts_from(probe.server_info, probe.models, probe.max_model_len)
 
 
 async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: list[LevelResult],

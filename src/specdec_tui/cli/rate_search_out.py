@@ -67,7 +67,7 @@ async def _recorded(args: argparse.Namespace, profile: BenchProfile, print_probe
         session, path = resolve_session(getattr(args, "session", None), host_name, host.info.unit,
                                         new=bool(getattr(args, "new_session", False)), profile=profile)
         runner = TrialLoop.for_host(host, config, session, host_name=host_name, session_path=path, profile=profile)
-        from specdec_tui.cli.bench_cmd import server_facts
+        from specdec_tui.loop.health_probe import server_facts
 
         runner.facts = await server_facts(runner.base_url, runner.api_key)  # the trial's max running requests etc.
 

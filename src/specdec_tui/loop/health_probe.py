@@ -153,3 +153,13 @@ def new_probe_client(api_key: str | None) -> httpx.AsyncClient:
     import httpx
 
     return httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=1.0), headers=auth_headers(api_key))
+
+
+async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None:
+    """What the server says about itself (/server_info, /v1/models), for its max running requests; None when it
+    does not answer (the benchmark then says why). One probe on a client of its own: the headless commands'."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
+        probe = await probe_http(client, base_url)
+    return facts_from(probe.server_info, probe.models, probe.max_model_len)
