@@ -192,3 +192,25 @@ def test_a_session_read_from_its_file_is_primed_from_the_files_own_tables(tmp_pa
     saver_for(other).prime(stale)
     saver_for(other).flush(timeout_s=60)
     assert len(made) == 20
+
+
+@pytest.mark.parametrize("primed", [True, False])
+def test_a_session_file_of_no_trials_takes_its_first_trial(tmp_path: Path, primed: bool) -> None:
+    """A session saved before any trial (the panel's save key, a bench's fresh file), opened again: the first trial
+    recorded into it was not saved — "could not save session …: zip() argument 2 is longer than argument 1" — because
+    cutting a file of no trials into its tables made one table ending the file."""
+    from specdec_tui.core.session import save_session
+
+    path = tmp_path / "empty.toml"
+    save_session(Session(host="h", unit="u.service"), path)
+    session = load_session(path)
+    saver = saver_for(path)
+    if primed:
+        saver.prime(session)
+        saver.flush(timeout_s=60)
+    trial = Trial(id=1, unit_text=UNIT, status="ok")
+    trial.levels.append(level(1))
+    session.add(trial)
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    assert [t.id for t in load_session(path).trials] == [1]

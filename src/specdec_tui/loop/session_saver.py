@@ -81,7 +81,8 @@ def _tables(text: str) -> list[str]:
     while at != -1:
         starts.append(at)
         at = text.find(_TABLE, at + 1)
-    return [text[begin + 1:end] for begin, end in zip(starts, [*starts[1:], len(text)], strict=True)]
+    ends = [*starts[1:], len(text)] if starts else []  # a session of no trials has no table (not one ending the file)
+    return [text[begin + 1:end] for begin, end in zip(starts, ends, strict=True)]
 
 
 def _is_table_of(table: str, trial: Trial) -> bool:
