@@ -74,11 +74,11 @@ async def one_run(mode: str, trials: int, background: bool, plan: SweepPlan, tim
     writes_before = saver_for(path).writes
     async with app.run_test(size=(160, 48), message_hook=timing.hook) as pilot:
         ready_by = time.monotonic() + 120
-        while app.loop is None or app.health is None or app.health.state is not HealthState.READY or app.busy is not Busy.IDLE:
+        while app.trial_loop is None or app.health is None or app.health.state is not HealthState.READY or app.busy is not Busy.IDLE:
             if time.monotonic() > ready_by:
                 raise SystemExit(f"{mode}: the demo server was not ready after 120 s (see {ws.root})")
             await pilot.pause(0.2)
-        loop = app.loop
+        loop = app.trial_loop
         loop.save_in_background = background
         await pilot.pause(0.5)
         sweep = asyncio.create_task(run_sweep(loop, await loop.read_running(), plan))

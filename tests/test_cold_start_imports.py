@@ -80,7 +80,7 @@ OFFLINE_HEAVY = (
 # What `specdec-tui --session FILE` imports before the app runs: the CLI, the start command, the panel.
 OFFLINE_START = "import specdec_tui.cli.main, specdec_tui.cli.tui_cmd, specdec_tui.cli.session_arg, specdec_tui.ui.app"
 # `--demo` adds the demo's workspace and the host's current session; the host itself, the trial loop and the host
-# link are opened and built after the first frame (SpecdecApp.host, SpecdecApp.loop).
+# link are opened and built after the first frame (SpecdecApp.host, SpecdecApp.trial_loop).
 DEMO_START = OFFLINE_START + ", specdec_tui.hosts.local.workspace, specdec_tui.loop.current_session"
 # ... so the demo's first frame does not build the host's records either: seven frozen dataclasses in hosts.base
 # and the state file's record, ~45 M instructions (bench/start_instructions.py)

@@ -141,7 +141,7 @@ async def test_the_panels_live_benchmark_marks_levels_above_the_demo_servers_cap
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
         seen = record_notifications(app)
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start", steps=1200)
         await pilot.press("b")
         await wait_for(pilot, lambda: any(n.startswith("Benchmark done") for n in seen), "the benchmark", steps=1200)

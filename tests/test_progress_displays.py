@@ -74,7 +74,7 @@ async def test_a_restart_shows_the_wait_until_healthy_then_hides_it(tmp_path) ->
 
     app = demo_app(tmp_path, time_scale=4.0)  # slow enough that the wait is on screen for a while
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=2400)
         pane = app.main.query_one("#health-pane", HealthPane)
         await pilot.press("r")

@@ -51,7 +51,7 @@ async def test_on_the_compare_screen_the_footer_offers_no_push_restart_or_bench(
     app = demo_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.loop is not None, "the loop")
+        await wait_for(pilot, lambda: app.trial_loop is not None, "the loop")
         await pilot.pause()
         assert all(k in footer_text(app) for k in LOOP_KEYS)  # on the main screen, with a host, they are offered
         trials = [Trial(id=1, unit_text=OFFLINE_UNIT, label="a"), Trial(id=2, unit_text=OFFLINE_UNIT, label="b")]

@@ -104,9 +104,9 @@ async def test_the_panel_sweep_warns_from_the_start_and_explains_the_winner(tmp_
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
-        app.push_screen(SweepScreen(app.loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile)))
+        app.push_screen(SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile)))
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SweepScreen)

@@ -214,7 +214,7 @@ async def test_footer_fits_80_columns_on_every_tab_and_hidden_keys_are_in_help_a
     app = demo_app(tmp_path)  # with a host: offline the footer does not offer the loop's keys
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.loop is not None, "the loop")
+        await wait_for(pilot, lambda: app.trial_loop is not None, "the loop")
         for tab in "12345":
             await pilot.press(tab)
             await pilot.pause(0.1)
@@ -251,8 +251,8 @@ async def test_p_during_a_benchmark_asks_then_cancels_it_and_pushes_the_edit(tmp
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
-        assert app.loop is not None
-        app.loop.use_profile(BenchProfile(concurrency=(1,), requests=100_000, warmup=0, max_tokens=64))  # runs till cancelled
+        assert app.trial_loop is not None
+        app.trial_loop.use_profile(BenchProfile(concurrency=(1,), requests=100_000, warmup=0, max_tokens=64))  # runs till cancelled
         await app.config_pane.set_flag("speculative-num-steps", "3")
         await pilot.press("escape", "b")
         await wait_for(pilot, lambda: app.bench_running, "the benchmark to start", steps=1200)

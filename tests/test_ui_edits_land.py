@@ -67,7 +67,7 @@ async def test_a_sweep_winner_applied_is_what_the_form_shows_and_the_next_push_k
         draft = drafts.load_draft("demo", app.session.unit)
         assert draft is not None and UnitFile.parse(draft).flags()[STEPS] == winner
         await pilot.press("y")
-    assert app.loop is None or app.loop.busy is Busy.IDLE
+    assert app.trial_loop is None or app.trial_loop.busy is Busy.IDLE
 
 
 async def test_f_fixes_the_finding_of_the_row_the_cursor_is_on_not_the_first_fixable_one() -> None:

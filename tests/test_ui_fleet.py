@@ -40,7 +40,7 @@ async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_pat
         await wait_for(pilot, lambda: "--speculative-num-steps 1" in app.config_pane.text, "a's unit in the Config tab")
         # the panel starts a's inactive demo service by itself, after the unit has loaded; a switch is refused while
         # that runs, and idle before that start is not idle for good: wait for its end
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE
                        and any(n.startswith("Server is healthy") for n in notes), "a's start to end", steps=1200)
         assert await app.config_pane.set_flag("speculative-num-steps", "3")  # an edit on a, not pushed
         await pilot.press("6")
@@ -54,7 +54,7 @@ async def test_the_fleet_tab_lists_every_host_and_enter_makes_one_active(tmp_pat
         await wait_for(pilot, lambda: "--speculative-num-steps 2" in app.config_pane.text, "b's unit in the Config tab")
         assert "b · sglang-demo.service" in app.sub_title
         assert app.session.host == "b" and app.session_path is not None and "b" in app.session_path.name
-        assert app.loop is not None and app.loop.host is app.host and app.host.info.name == "b"
+        assert app.trial_loop is not None and app.trial_loop.host is app.host and app.host.info.name == "b"
         assert any("Active host: b" in n for n in notes)
         await pilot.press("6")
         await wait_for(pilot, lambda: app.main.fleet_table.cell_text("b", "host") == "▶ b", "b marked active")

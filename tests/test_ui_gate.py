@@ -52,8 +52,8 @@ def result_of(screen: SweepScreen | TuneScreen, task: str) -> str:
 
 
 async def sweep(pilot, app: SpecdecApp) -> SweepScreen:
-    assert app.loop is not None
-    screen = SweepScreen(app.loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), PROFILE))
+    assert app.trial_loop is not None
+    screen = SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), PROFILE))
     app.push_screen(screen)
     await wait_for(pilot, lambda: screen.outcome is not None, "the sweep to end", steps=4000)
     await pilot.pause(0.2)

@@ -225,7 +225,7 @@ async def test_the_bench_chart_says_the_first_level_is_running_not_that_there_is
         await pilot.press("4")
         await wait_for(pilot, lambda: any("no benchmark yet" in row for row in chart_rows(app)), "an empty chart")
         await start_bench(pilot, app)
-        trial = app.loop.trial
+        trial = app.trial_loop.trial
         await wait_for(pilot, lambda: any(f"#{trial.id} " in row and "the first level is running" in row
                                           for row in chart_rows(app)), "the run named on the chart")
         await keys(pilot, app, "escape", until=lambda: not app.bench_running, what="the cancel")

@@ -77,7 +77,7 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
         # the demo starts its inactive service by itself after reading the unit: wait for that start's end
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE
                        and any(n.startswith("Server is healthy") for n in seen), "the panel's own start", steps=1200)
         app.action_sweep()
         await pilot.pause()

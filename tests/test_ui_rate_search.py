@@ -41,7 +41,7 @@ async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answe
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
                    session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
         assert any(e.title == "Max rate within SLO" and e.help == "keys: M" for e in palette_entries(app))  # type: ignore[arg-type]
         assert "M Rate" in footer_text(app)
@@ -73,7 +73,7 @@ async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answe
         trial = session.trials[-1]
         assert [lv.rate for lv in trial.levels] == [p.rate for p in search.probes]
         assert trial.notes == search.words() and trial.status == "ok"
-        assert app.loop.busy is Busy.IDLE
+        assert app.trial_loop.busy is Busy.IDLE
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, RateSearchScreen), "the screen to close")
         chart = app.main.tok_chart  # the probes, drawn against the rate they ran at
@@ -89,7 +89,7 @@ async def test_rate_search_without_an_slo_is_refused_in_words(tmp_path: Path) ->
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
         seen = record_notifications(app)
         await pilot.press("M")
@@ -146,7 +146,7 @@ async def test_escape_cancels_a_running_search_and_the_probes_so_far_are_kept(tm
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
                    session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
         await pilot.press("M")
         await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
@@ -156,11 +156,11 @@ async def test_escape_cancels_a_running_search_and_the_probes_so_far_are_kept(tm
         assert isinstance(screen, RateSearchScreen)
         await wait_for(pilot, lambda: any(line.startswith("probe 1:") and " done," in line for line in screen.log_lines),
                        "the first probe's progress", steps=1200)
-        assert app.loop.busy is Busy.RATE_SEARCH
+        assert app.trial_loop.busy is Busy.RATE_SEARCH
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.running, "the cancel", steps=1200)
         result = str(screen.query_one("#rate-search-result", Static).content)
         assert result.startswith("Rate search cancelled") and "Nothing was pushed" in result
-        assert session.trials[-1].status == "cancelled" and app.loop.busy is Busy.IDLE
+        assert session.trials[-1].status == "cancelled" and app.trial_loop.busy is Busy.IDLE
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, RateSearchScreen), "the screen to close")

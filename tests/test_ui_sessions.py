@@ -185,12 +185,12 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
     outcomes: list[object] = []
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
-                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
+                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "1..3", "1", "c1"), app.config.profile())
-        app.push_screen(SweepScreen(app.loop, plan), outcomes.append)
+        app.push_screen(SweepScreen(app.trial_loop, plan), outcomes.append)
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SweepScreen)
@@ -237,11 +237,11 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(140, 30)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
-                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
+                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
         original = unit_file.read_text()
-        runner = app.loop
+        runner = app.trial_loop
         # enough requests a level, each long enough to stream in several chunks, for intervals (issue 33)
         runner.use_profile(replace(runner.profile, requests=12, max_tokens=64))
         first = await runner.run_trial(edit_for_value(original, STEPS, "2"))
@@ -273,12 +273,12 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
     closed: list[object] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
-                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
+                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "2..6", "3", "c1"), app.config.profile())
-        app.push_screen(SweepScreen(app.loop, plan), closed.append)
+        app.push_screen(SweepScreen(app.trial_loop, plan), closed.append)
         await pilot.pause()
         screen = app.screen
         await wait_for(pilot, lambda: unit_file.read_text() != original, "the first value pushed", steps=2400)

@@ -32,9 +32,9 @@ async def test_sweep_status_shows_requests_done_of_planned(tmp_path: Path) -> No
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
-        screen = SweepScreen(app.loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
+        screen = SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
         shown: list[str] = []
         set_status = screen._set_status
 
@@ -61,9 +61,9 @@ async def test_the_first_value_has_a_time_left_once_a_level_is_done(tmp_path: Pa
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.loop is not None and app.loop.busy is Busy.IDLE and app.health is not None
+        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
                        and app.health.state == "ready", "the demo start to end", steps=1200)
-        screen = SweepScreen(app.loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
+        screen = SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
         app.push_screen(screen)
 
         def status() -> str:

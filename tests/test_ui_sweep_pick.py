@@ -20,8 +20,8 @@ async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) 
     unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.loop is not None
-                       and app.loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
+                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
                        "the demo start to end", steps=1200)
         original = unit_file.read_text()
         # 0.84 and 0.85 of the memory fraction (the form offers the speculative flags; the plan takes any):
@@ -29,8 +29,8 @@ async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) 
         plan = replace(plan_from_form(SweepForm("speculative-num-steps", "1,2", "1", "c1"), app.config.profile()),
                        flag="mem-fraction-static", values=("0.84", "0.85"))
         # 24 requests a value at c=1: the percentile bootstrap over 4 requests is too narrow to trust
-        app.loop.use_profile(replace(app.loop.profile, concurrency=(1,), requests=24))
-        app.push_screen(SweepScreen(app.loop, plan))
+        app.trial_loop.use_profile(replace(app.trial_loop.profile, concurrency=(1,), requests=24))
+        app.push_screen(SweepScreen(app.trial_loop, plan))
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SweepScreen)

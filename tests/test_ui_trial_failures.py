@@ -25,7 +25,7 @@ LONG = BenchProfile(concurrency=(1, 4), requests=400, warmup=0, max_tokens=128)
 
 
 def _ready(app) -> bool:
-    return (app.loop is not None and app.loop.busy is Busy.IDLE and app.busy is Busy.IDLE
+    return (app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.busy is Busy.IDLE
             and app.health is not None and app.health.state == "ready")
 
 

@@ -59,11 +59,11 @@ async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp
         await pilot.press("a")
         await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "the screen to close")
         # the ordinary push: the host's unit becomes the choice (so u rolls it back)
-        await wait_for(pilot, lambda: app.busy is Busy.IDLE and app.loop is not None and app.loop.running_text is not None
-                       and (UnitFile.parse(app.loop.running_text).get_flag("speculative-num-steps") or "0") == chosen,
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE and app.trial_loop is not None and app.trial_loop.running_text is not None
+                       and (UnitFile.parse(app.trial_loop.running_text).get_flag("speculative-num-steps") or "0") == chosen,
                        "the choice pushed", steps=1200)
         if chosen == "0":
-            assert UnitFile.parse(app.loop.running_text).get_flag("speculative-algorithm") is None
+            assert UnitFile.parse(app.trial_loop.running_text).get_flag("speculative-algorithm") is None
 
 
 async def test_the_form_says_what_is_wrong_and_starts_nothing(tmp_path: Path) -> None:

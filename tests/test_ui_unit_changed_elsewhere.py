@@ -113,7 +113,7 @@ async def test_p_over_another_terminals_push_asks_and_pushes_nothing_until_answe
         assert pane.text == theirs and field_value(app, CHUNKED) == "1024"
         assert UnitFile.parse(pane.text).flags().get(MAX_RUNNING) != mine
         assert unit_file.read_text() == theirs
-    assert app.loop is None or app.loop.busy is Busy.IDLE
+    assert app.trial_loop is None or app.trial_loop.busy is Busy.IDLE
 
 
 async def test_keep_mine_pushes_the_edit_once_asked(tmp_path: Path) -> None:
@@ -208,7 +208,7 @@ async def test_a_trial_pushed_and_never_measured_is_not_left_running_when_the_pa
         await pilot.press("p")
         await wait_for(pilot, lambda: app.busy is Busy.IDLE and sum(n.startswith("Server is healthy") for n in seen) == 2,
                        "the push to end healthy", steps=1200)
-        trial = app.loop.trial if app.loop is not None else None
+        trial = app.trial_loop.trial if app.trial_loop is not None else None
         assert trial is not None and trial.status == "running" and not trial.levels
     statuses = [t.status for t in load_session(path).trials]
     assert statuses and "running" not in statuses, statuses

@@ -98,7 +98,7 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self.host_name = host_name or (host.info.name if host else session.host or "offline")
         self.unit_name = unit_name or (host.info.unit if host else (session.unit or "sglang.service"))
         self.effective_keymap: dict[str, str] = dict(config.ui.keymap)
-        self._trial_loop: TrialLoop | None = None  # `loop` and `link`: built on first use (_link_host)
+        self._trial_loop: TrialLoop | None = None  # `trial_loop` and `link`: built on first use (_link_host)
         self._host_link: HostLink | None = None
         self.sessions = SessionSide(self)
         self.trials_to_load: int | None = None  # set before run: the session came with its newest trial only

@@ -40,7 +40,7 @@ class ActionsPanel(Protocol):
     @property
     def host(self) -> Host | None: ...
     @property
-    def loop(self) -> TrialLoop | None: ...
+    def trial_loop(self) -> TrialLoop | None: ...
     @property
     def link(self) -> HostLink | None: ...
     @property
@@ -66,17 +66,17 @@ class HostActions:
 
     def refused(self, what: Busy) -> bool:
         """Offline, or the loop is busy: say so and return True."""
-        if self.app.loop is None:
+        if self.app.trial_loop is None:
             self.app.notify("This is an offline session: there is no host to act on. Start with --host NAME.", severity="warning")
             return True
-        why = self.app.loop.refusal(what)
+        why = self.app.trial_loop.refusal(what)
         if why is not None:
             self.app.notify(why, severity="warning")
             return True
         return False
 
     async def push(self) -> None:
-        if self.app.loop is None:
+        if self.app.trial_loop is None:
             self.refused(Busy.PUSH)
             return
         pane = await self.app.edit_pane()  # p right at start: pushes the form's edit once it is there
@@ -115,7 +115,7 @@ class HostActions:
         self.app.link.restart()
 
     async def rollback(self) -> None:
-        if self.refused(Busy.ROLLBACK) or self.app.host is None or self.app.loop is None:
+        if self.refused(Busy.ROLLBACK) or self.app.host is None or self.app.trial_loop is None:
             return
 
         def go(yes: bool | None) -> None:
@@ -127,7 +127,7 @@ class HostActions:
         pane = await self.app.edit_pane()
         if pane is None:
             return
-        running = self.app.loop.running_text or pane.running_text
+        running = self.app.trial_loop.running_text or pane.running_text
         preview = await rollback_preview(self.app.host, running, self.app.session)
         question = (preview.describe(self.app.unit_name, self.app.host_name) if preview is not None else
                     f"Roll {self.app.unit_name} back to the previous version on {self.app.host_name} and restart it?")
@@ -136,7 +136,7 @@ class HostActions:
         self.app.push_screen(ConfirmScreen(question, yes="Roll back"), go)
 
     def bench(self) -> None:
-        if self.app.loop is None:
+        if self.app.trial_loop is None:
             self.app.notify("This is an offline session: there is nothing to benchmark.", severity="warning")
             return
         if self.refused(Busy.BENCH) or self.app.link is None:
@@ -148,16 +148,16 @@ class HostActions:
 
     def bench_with_load(self) -> None:
         """The load form (workload, arrivals, rate, SLO), then a benchmark with it; the loop keeps it for later runs."""
-        loop = self.app.loop
+        loop = self.app.trial_loop
         if loop is None or self.refused(Busy.BENCH):
             self.bench()  # says why not
             return
         from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
 
         def go(profile: BenchProfile | None) -> None:
-            if profile is None or self.app.loop is None:
+            if profile is None or self.app.trial_loop is None:
                 return
-            self.app.loop.use_profile(profile)
+            self.app.trial_loop.use_profile(profile)
             self.bench()
 
         self.app.push_screen(BenchFormScreen(loop.profile), go)

@@ -38,19 +38,19 @@ class HostLink:
     """Runs each host job in its own exclusive worker group: a new intent replaces nothing silently
     (the loop refuses while busy), the journal and health follow one host, the benchmark can be cancelled."""
 
-    def __init__(self, app: LinkWorkers, host: Host, loop: TrialLoop, *, journal_lines: int,
+    def __init__(self, app: LinkWorkers, host: Host, trial_loop: TrialLoop, *, journal_lines: int,
                  pause: Pause | None = None, show: Callable[[LoopEvent], None]) -> None:
         self.app = app  # only where workers run and messages go (LinkWorkers), not the panel's state
         self.show = show  # where the loop's events go (the app hands each to the screen that shows it)
         self.pause = pause  # between two slices of journal parsing (the app's: keys go first)
         self.host = host
-        self.loop = loop
+        self.trial_loop = trial_loop
         self.journal_lines = journal_lines
         self.bench_worker: Worker[None] | None = None
         self.doctor: DoctorWatch | None = None  # built with the journal follow
         self.recovering = False  # a recovery's tries run: their failed starts are its to report, not dialogs
         self.unit_check_s = UNIT_CHECK_S
-        loop.sink = self.post_event
+        trial_loop.sink = self.post_event
 
     def post_event(self, event: LoopEvent) -> None:
         if self.recovering and isinstance(event, StepFailed) and event.step in (Step.RESTART, Step.HEALTHY):
@@ -70,7 +70,7 @@ class HostLink:
     async def _connect(self) -> None:
         try:
             await self.host.connect()
-            await self.loop.load_running()
+            await self.trial_loop.load_running()
         except HostError as err:
             self._failed(Step.CONNECT, err)
             return
@@ -92,7 +92,7 @@ class HostLink:
     async def _learn_release(self) -> None:
         """The host's SGLang release, for the form's checks (a ReleaseLearned event; failures fall back inside)."""
         try:
-            await self.loop.learn_release()
+            await self.trial_loop.learn_release()
         except HostError as err:
             self._failed(Step.CONNECT, err)
 
@@ -109,7 +109,7 @@ class HostLink:
             async for batch in offloaded_batches(source, pause=self.pause or next_turn):
                 if batch.records:
                     self.app.post_message(m.JournalBatch(batch.records, batch.kinds, batch.lines))
-                    for event in doctor.observe(batch.records, batch.kinds, self.loop.running_text):
+                    for event in doctor.observe(batch.records, batch.kinds, self.trial_loop.running_text):
                         self.app.post_message(m.DoctorFindingRaised(event.finding) if isinstance(event, FindingRaised)
                                               else m.DoctorFindingCleared(event.kind))
                 if batch.stats is not None:
@@ -127,7 +127,7 @@ class HostLink:
 
         from specdec_tui.loop.doctor import FindingRaised, gauges_from
 
-        key = self.loop.api_key
+        key = self.trial_loop.api_key
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         async with httpx.AsyncClient(headers=headers) as client:
             while True:
@@ -142,7 +142,7 @@ class HostLink:
 
     async def _watch_health(self) -> None:
         try:
-            async for snapshot in self.loop.watch_health():
+            async for snapshot in self.trial_loop.watch_health():
                 self.app.post_message(m.HealthChanged(snapshot))
         except HostError as err:
             self._failed(Step.HEALTH, err)
@@ -153,14 +153,14 @@ class HostLink:
         while True:
             await asyncio.sleep(self.unit_check_s)
             with contextlib.suppress(HostError):
-                await self.loop.check_unit()
+                await self.trial_loop.check_unit()
 
     def check_unit(self) -> None:
         """Read the host's unit again now (the terminal got the focus back)."""
 
         async def check() -> None:
             with contextlib.suppress(HostError):
-                await self.loop.check_unit()
+                await self.trial_loop.check_unit()
 
         self._run(check(), "unit-check")
 
@@ -169,7 +169,7 @@ class HostLink:
 
         async def read() -> None:
             try:
-                await self.loop.load_running()
+                await self.trial_loop.load_running()
             except HostError as err:
                 self._failed(Step.CONNECT, err)
 
@@ -207,8 +207,8 @@ class HostLink:
         """Push and restart; a start that failed with a cause the ladder answers is offered to recover (asked)."""
         from specdec_tui.loop.recovery import offered_rung
 
-        last_good = self.loop.running_text
-        trial = await self.loop.push_and_restart(text, expected=expected)
+        last_good = self.trial_loop.running_text
+        trial = await self.trial_loop.push_and_restart(text, expected=expected)
         text = trial.unit_text  # what was pushed (the demo's port rewrite carried in)
         if trial.status == "failed" and trial.pushed_at is not None and not self.recovering:
             finding = await offered_rung(self.host, text, trial.pushed_at)
@@ -222,7 +222,7 @@ class HostLink:
         async def run() -> None:
             self.recovering = True
             try:
-                result = await recover_pushed(self.loop, offer.failed_text, offer.finding, last_good=offer.last_good)
+                result = await recover_pushed(self.trial_loop, offer.failed_text, offer.finding, last_good=offer.last_good)
             finally:
                 self.recovering = False
             self.app.post_message(m.RecoveryEnded(result))
@@ -230,10 +230,10 @@ class HostLink:
         self._run(self._intent(run(), Step.PUSH), "step")
 
     def restart(self) -> None:
-        self._run(self._intent(self._start_then_offer(self.loop.restart()), Step.RESTART), "step")
+        self._run(self._intent(self._start_then_offer(self.trial_loop.restart()), Step.RESTART), "step")
 
     def start_service(self) -> None:
-        self._run(self._intent(self._start_then_offer(self.loop.start_service()), Step.RESTART), "step")
+        self._run(self._intent(self._start_then_offer(self.trial_loop.start_service()), Step.RESTART), "step")
 
     async def _start_then_offer(self, job: Coroutine[Any, Any, None]) -> None:
         """A (re)start of the unit as it is; one that failed with a cause the ladder answers is offered to recover,
@@ -249,14 +249,14 @@ class HostLink:
         text = await self.host.read_unit()  # the unit that failed: it may have changed outside the panel
         finding = await offered_rung(self.host, text, since)
         if finding is not None:
-            self.app.post_message(m.RecoveryOffered(finding, text, last_good_unit(self.loop.session.trials,
+            self.app.post_message(m.RecoveryOffered(finding, text, last_good_unit(self.trial_loop.session.trials,
                                                                                      self.host.info.name, text)))
 
     def rollback(self) -> None:
-        self._run(self._intent(self.loop.rollback(), Step.ROLLBACK), "step")
+        self._run(self._intent(self.trial_loop.rollback(), Step.ROLLBACK), "step")
 
     def bench(self) -> None:
-        self.bench_worker = self._run(self._intent(self.loop.bench(), Step.BENCH), "bench")
+        self.bench_worker = self._run(self._intent(self.trial_loop.bench(), Step.BENCH), "bench")
 
     def cancel_bench(self) -> None:
         """Cancel the running benchmark; the loop records the trial cancelled and says so."""

@@ -151,7 +151,7 @@ class PanelState(App[None]):
 
     # -- start ---------------------------------------------------------------------------------
     @property
-    def loop(self) -> TrialLoop | None:
+    def trial_loop(self) -> TrialLoop | None:
         """The trial loop on `self.host`; None offline. Built on first use: on a normal start that is right after
         the first frame (the loop, the link and their ~40 records are not needed to draw it: ~50 ms on 2 cores),
         at once when a key needs it sooner."""
@@ -228,7 +228,7 @@ class PanelState(App[None]):
     def _chart_trials(self) -> list[tuple[str, list[LevelResult]]]:
         from specdec_tui.core.compare import chart_series
 
-        return chart_series(list(self.session.trials), self.loop.trial if self.loop is not None else None,
+        return chart_series(list(self.session.trials), self.trial_loop.trial if self.trial_loop is not None else None,
                             self.compared_trial_id, measuring=self.bench_running)
 
     def _flush_session(self) -> None:
@@ -267,7 +267,7 @@ class PanelState(App[None]):
         if self.has_host and name == self.host_name:
             self.notify(f"{name} is already the active host.")
             return
-        if self.loop is not None and self.busy is not Busy.IDLE:
+        if self.trial_loop is not None and self.busy is not Busy.IDLE:
             self.notify(f"Not switching to {name}: {self.busy.value} is running on {self.host_name}. Let it finish "
                         "or cancel it first.", severity="warning")
             return

@@ -36,7 +36,7 @@ class LoadingPanel(Protocol):
     @sub_title.setter
     def sub_title(self, value: str) -> None: ...
     @property
-    def loop(self) -> TrialLoop | None: ...
+    def trial_loop(self) -> TrialLoop | None: ...
     def show_trials(self) -> None: ...
     def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
                    exit_on_error: bool) -> Worker[None]: ...
@@ -90,7 +90,7 @@ class SessionLoad:
             return
         app.sub_title = self._sub_title
         app.session_path = None  # a save would replace the file it could not read with the part it opened with
-        if app.loop is not None:
-            app.loop.session_path = None
+        if app.trial_loop is not None:
+            app.trial_loop.session_path = None
         app.notify(f"The session's other trials could not be read: {err}. Trials run now are not saved; the file "
                    "is left as it is.", severity="error", timeout=30)

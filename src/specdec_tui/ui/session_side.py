@@ -40,7 +40,7 @@ class SessionPanel(Protocol):
     host_name: str
 
     @property
-    def loop(self) -> TrialLoop | None: ...
+    def trial_loop(self) -> TrialLoop | None: ...
     @property
     def link(self) -> HostLink | None: ...
     @property
@@ -204,11 +204,11 @@ class SessionSide:
     # -- S: sweep, R: replay ---------------------------------------------------------------------
     def _refuse_task(self, what: Busy) -> bool:
         app = self.app
-        if app.loop is None:
+        if app.trial_loop is None:
             app.notify(f"This is an offline session: a {what.value} needs a host. Start with --host NAME (or --demo).",
                        severity="warning")
             return True
-        why = app.loop.refusal(what)
+        why = app.trial_loop.refusal(what)
         if why is not None:
             app.notify(why, severity="warning")
             return True
@@ -230,9 +230,9 @@ class SessionSide:
 
         def start(plan: SweepPlan | None) -> None:
             self.last_sweep_form = form.left or self.last_sweep_form  # shown as it was left, the next time
-            if plan is None or self._refuse_task(Busy.SWEEP) or app.loop is None:
+            if plan is None or self._refuse_task(Busy.SWEEP) or app.trial_loop is None:
                 return
-            app.push_screen(SweepScreen(app.loop, plan, config=app.config), self._task_closed)
+            app.push_screen(SweepScreen(app.trial_loop, plan, config=app.config), self._task_closed)
 
         app.push_screen(form, start)
 
@@ -249,8 +249,8 @@ class SessionSide:
             return
 
         def start(yes: bool | None) -> None:
-            if yes and not self._refuse_task(Busy.REPLAY) and app.loop is not None:
-                app.push_screen(ReplayScreen(app.loop, app.session), self._task_closed)
+            if yes and not self._refuse_task(Busy.REPLAY) and app.trial_loop is not None:
+                app.push_screen(ReplayScreen(app.trial_loop, app.session), self._task_closed)
 
         app.push_screen(ConfirmScreen(
             f"Replay {len(todo)} trial(s) on {app.host_name}? Each one pushes its unit and restarts the server; "
@@ -260,11 +260,11 @@ class SessionSide:
         """T: the Tune screen on the panel's host; `a` there dismisses with the choice's unit, pushed the
         ordinary way (u rolls it back)."""
         app = self.app
-        if self._on_session_screen() or self._refuse_task(Busy.TUNE) or app.loop is None:
+        if self._on_session_screen() or self._refuse_task(Busy.TUNE) or app.trial_loop is None:
             return
         from specdec_tui.ui.screens.tune_screen import TuneScreen
 
-        screen = TuneScreen(app.loop, config=app.config)
+        screen = TuneScreen(app.trial_loop, config=app.config)
 
         def closed(unit: object) -> None:
             self._task_closed(unit)
@@ -278,21 +278,21 @@ class SessionSide:
     def rate_search(self) -> None:
         """M: the load form (the SLO is required), then the rate-search screen on the unit running now."""
         app = self.app
-        if self._on_session_screen() or self._refuse_task(Busy.RATE_SEARCH) or app.loop is None:
+        if self._on_session_screen() or self._refuse_task(Busy.RATE_SEARCH) or app.trial_loop is None:
             return
         from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
         from specdec_tui.ui.screens.rate_search_screen import RateSearchScreen
 
         def start(profile: BenchProfile | None) -> None:
-            if profile is None or self._refuse_task(Busy.RATE_SEARCH) or app.loop is None:
+            if profile is None or self._refuse_task(Busy.RATE_SEARCH) or app.trial_loop is None:
                 return
             if not profile.slo:
                 app.notify("The rate search needs an SLO, e.g. ttft_p99=2s, itl_p99=50ms: press M again and fill "
                            "the SLO field.", severity="warning", title="No SLO")
                 return
-            app.push_screen(RateSearchScreen(app.loop, profile), self._task_closed)
+            app.push_screen(RateSearchScreen(app.trial_loop, profile), self._task_closed)
 
-        app.push_screen(BenchFormScreen(app.loop.profile, purpose="rate search"), start)
+        app.push_screen(BenchFormScreen(app.trial_loop.profile, purpose="rate search"), start)
 
     def task_blocks_quit(self) -> bool:
         """A running sweep or replay must end by itself or by its cancel (which restores the unit): quitting
