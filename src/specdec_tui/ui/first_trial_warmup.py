@@ -11,9 +11,11 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
-from textual.app import App
+from textual.worker import Worker
 
 from specdec_tui.core.session import Session
 
@@ -25,18 +27,25 @@ def _import_all() -> None:
         importlib.import_module(name)
 
 
-class FirstTrialWarmup:
-    """Starts both once per panel (`start`); later calls do nothing."""
+class WarmupWorkers(Protocol):
+    """Where the import's thread worker runs: the app (any Textual `App` is one)."""
 
-    def __init__(self, app: App[None]) -> None:
-        self.app = app
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> Worker[None]: ...
+
+
+class FirstTrialWarmup:
+    """Starts both once per panel (`start`); later calls do nothing. Handed only where its worker runs."""
+
+    def __init__(self, workers: WarmupWorkers) -> None:
+        self.workers = workers
         self.started = False
 
     def start(self, session: Session, session_path: Path | None) -> None:
         if self.started:
             return
         self.started = True
-        self.app.run_worker(_import_all, name="bench warm-up", group="warm-up", thread=True, exit_on_error=False)
+        self.workers.run_worker(_import_all, name="bench warm-up", group="warm-up", thread=True, exit_on_error=False)
         if session_path is not None and session.trials:
             from specdec_tui.loop.session_saver import saver_for
 

@@ -1,5 +1,6 @@
 """The Fleet tab's feed: a worker that polls every configured host every 2 s while the tab is shown (and at once
-when it is opened), and posts the rows. It only posts `FleetRows`; the app renders them.
+when it is opened), and posts the rows. It only posts `FleetRows`; the app renders them. It is handed where its
+worker runs and its rows go (`FeedWorkers`), not the app.
 
 The poll itself (every host's reads, its journal's lines parsed, its unit and session read) runs on an event loop of
 its own, on a thread (`PollThread`): on the panel's loop, 16 hosts' polls held typed keys behind them (issue 34)."""
@@ -10,9 +11,10 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from textual.app import App
+from textual.message import Message
+from textual.worker import Worker
 
 from specdec_tui.core.config import Config
 from specdec_tui.ui import messages as m
@@ -22,6 +24,14 @@ if TYPE_CHECKING:
 
 POLL_EVERY_S = 2.0
 T = TypeVar("T")
+
+
+class FeedWorkers(Protocol):
+    """Where the feed's worker runs and its rows go: the app (any Textual `App` is one)."""
+
+    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exclusive: bool,
+                   exit_on_error: bool) -> Worker[None]: ...
+    def post_message(self, message: Message) -> bool: ...
 
 
 class PollThread:
@@ -54,8 +64,8 @@ class FleetFeed:
     """Owns the fleet poller (its connections live as long as the panel) and the worker that drives it.
     The poller is built when the tab is first shown: most starts never open it (and its import is not cheap)."""
 
-    def __init__(self, app: App[None], config: Config, sessions_dir: Path | None) -> None:
-        self.app = app
+    def __init__(self, workers: FeedWorkers, config: Config, sessions_dir: Path | None) -> None:
+        self.workers = workers
         self.config = config
         self.sessions_dir = sessions_dir
         self._poller: FleetPoller | None = None
@@ -78,7 +88,7 @@ class FleetFeed:
         if shown:
             if not self._started:
                 self._started = True
-                self.app.run_worker(self._run(), group="fleet", exclusive=True, exit_on_error=False)
+                self.workers.run_worker(self._run(), group="fleet", exclusive=True, exit_on_error=False)
             self._wake.set()
 
     async def _run(self) -> None:
@@ -91,9 +101,9 @@ class FleetFeed:
                 try:
                     rows = await self._thread.run(self.poller.poll())
                 except SameServer as err:  # two names for one server: said in the tab, no rows
-                    self.app.post_message(m.FleetRows([], refused=str(err)))
+                    self.workers.post_message(m.FleetRows([], refused=str(err)))
                 else:
-                    self.app.post_message(m.FleetRows(rows))
+                    self.workers.post_message(m.FleetRows(rows))
                 try:
                     await asyncio.wait_for(self._wake.wait(), POLL_EVERY_S)
                     self._wake.clear()
