@@ -111,7 +111,8 @@ class FlagInput(KeysFirstInput):
         super().__init__(value=value, placeholder=placeholder, compact=compact, id=id)
         self.flag = flag
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
+        """Runs before Input's own paste handler (Textual calls a subclass's first); stopping the default skips it."""
         pasted = pasted_value(self.flag, event.text)
         if pasted.insert:
             return  # Input's own paste: typed in at the cursor
