@@ -1,36 +1,38 @@
 """What the Tune screen's worker posts: one message class per tune event (`loop.tune`), each handled with `@on`
-by the screen. Loaded with the screen, not on the panel's start."""
+by the screen. Loaded with the screen, not on the panel's start. `tune_message(event)` gives an event's message
+(a table by type, as `ui.task_messages` and `ui.loop_messages` have), or None for one the screen does not show."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from textual.message import Message
 
 from specdec_tui.loop.tune import LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 
+EventT = TypeVar("EventT", covariant=True)  # a message of a narrower event is a TuneMessage[object]
 
-class TuneBegan(Message):
+
+class TuneMessage(Message, Generic[EventT]):
+    """A tune event, as the search emitted it."""
+
+    def __init__(self, event: EventT) -> None:
+        super().__init__()
+        self.event = event
+
+
+class TuneBegan(TuneMessage[TuneStarted]):
     """The space is known: how many candidates, how many the release refuses, launches resumed."""
 
-    def __init__(self, event: TuneStarted) -> None:
-        super().__init__()
-        self.event = event
 
-
-class TuneLaunching(Message):
+class TuneLaunching(TuneMessage[LaunchStarted]):
     """A launch is on its way: which configuration, on which host, and why the search chose it."""
 
-    def __init__(self, event: LaunchStarted) -> None:
-        super().__init__()
-        self.event = event
 
-
-class TuneLanded(Message):
+class TuneLanded(TuneMessage[LaunchLanded]):
     """A launch measured every level (or failed to start); the standing after it."""
-
-    def __init__(self, event: LaunchLanded) -> None:
-        super().__init__()
-        self.event = event
 
 
 class TuneStep(Message):
@@ -41,12 +43,8 @@ class TuneStep(Message):
         self.words = words
 
 
-class TuneAdaptiveChecked(Message):
+class TuneAdaptiveChecked(TuneMessage[AdaptiveCheck]):
     """The schedule ran as adaptive speculation across every level, judged against the schedule."""
-
-    def __init__(self, check: AdaptiveCheck) -> None:
-        super().__init__()
-        self.check = check
 
 
 class TuneFinished(Message):
@@ -64,3 +62,29 @@ class TuneStopped(Message):
         super().__init__()
         self.reason = reason
         self.cancelled = cancelled
+
+
+_MESSAGES: dict[type, Callable[[object], Message]] = {}
+
+
+def tune_message(event: object) -> Message | None:
+    """`event`'s message: a step (`Phase`, but its "done") as words, one of several hosts' steps with its host,
+    the search's own events in their classes; None for what the screen does not show."""
+    from specdec_tui.loop.events import Phase
+    from specdec_tui.loop.sweep_plan import OnHost
+
+    host = ""
+    if isinstance(event, OnHost):  # a step on one of several hosts: said with its host (its other events are not)
+        host, event = f"{event.host}: ", event.event
+        if not isinstance(event, Phase):
+            return None
+    if isinstance(event, Phase):
+        return TuneStep(f"{host}{event.name}" + (f": {event.detail}" if event.detail else "")) \
+            if event.name != "done" else None
+    if not _MESSAGES:
+        pairs: list[tuple[type, type[TuneMessage[object]]]] = [
+            (TuneStarted, TuneBegan), (LaunchStarted, TuneLaunching), (LaunchLanded, TuneLanded),
+            (AdaptiveCheck, TuneAdaptiveChecked)]
+        _MESSAGES.update(pairs)
+    make = _MESSAGES.get(type(event))
+    return make(event) if make is not None else None

@@ -29,8 +29,7 @@ from specdec_tui.core.tune_objective import LaunchResult, Slo, meets, parse_slo,
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.trial import TrialLoop
-from specdec_tui.loop.tune import DEFAULT_BUDGET, LaunchLanded, LaunchStarted, TuneOutcome, TunePlan, TuneStarted
-from specdec_tui.loop.tune_adaptive import AdaptiveCheck
+from specdec_tui.loop.tune import DEFAULT_BUDGET, TuneOutcome, TunePlan
 from specdec_tui.loop.unit_checks import WorkflowError
 from specdec_tui.ui.tune_messages import (
     TuneAdaptiveChecked,
@@ -40,6 +39,7 @@ from specdec_tui.ui.tune_messages import (
     TuneLaunching,
     TuneStep,
     TuneStopped,
+    tune_message,
 )
 from specdec_tui.ui.widgets.tune_chart import TuneChart
 
@@ -199,24 +199,9 @@ class TuneScreen(Screen[object]):
 
     def _post(self, event: object) -> None:
         """Loop events → this screen's messages (called on the worker's loop; posting is all it does)."""
-        from specdec_tui.loop.events import Phase
-        from specdec_tui.loop.sweep_plan import OnHost
-
-        if isinstance(event, OnHost):  # a step on one of several hosts: said with its host
-            if isinstance(event.event, Phase) and event.event.name != "done":
-                detail = f": {event.event.detail}" if event.event.detail else ""
-                self.post_message(TuneStep(f"{event.host}: {event.event.name}{detail}"))
-            return
-        if isinstance(event, TuneStarted):
-            self.post_message(TuneBegan(event))
-        elif isinstance(event, LaunchStarted):
-            self.post_message(TuneLaunching(event))
-        elif isinstance(event, LaunchLanded):
-            self.post_message(TuneLanded(event))
-        elif isinstance(event, AdaptiveCheck):
-            self.post_message(TuneAdaptiveChecked(event))
-        elif isinstance(event, Phase) and event.name not in ("done",):
-            self.post_message(TuneStep(event.name + (f": {event.detail}" if event.detail else "")))
+        message = tune_message(event)
+        if message is not None:
+            self.post_message(message)
 
     # ------------------------------------------------------------------ the search, live
 
@@ -287,7 +272,7 @@ class TuneScreen(Screen[object]):
 
     @on(TuneAdaptiveChecked)
     def _adaptive(self, message: TuneAdaptiveChecked) -> None:
-        self._say("next", f"adaptive check: {message.check.words()}")
+        self._say("next", f"adaptive check: {message.event.words()}")
 
     # ------------------------------------------------------------------ the end
 
