@@ -7,7 +7,8 @@ number untrustworthy (errors, estimated tokens, inflated acceptance) are listed 
 Public API (for the app shell):
     BenchTable(id=...)
     .start_run(concurrencies: Sequence[int], previous: list[LevelResult] | None = None)   # rows pending "…"
-    .apply_event(event: BenchEvent)      # LevelStarted / LevelProgress / LevelDone / RunDone from bench.events
+    .apply_event(event: BenchEvent)      # LevelStarted / LevelProgress / LevelDone / RunDone from bench.events,
+                                         # each type its own method (singledispatch: no isinstance ladder)
     (named apply_event, not on_event: Textual's MessagePump.on_event is its own event dispatcher, and no
     attribute shadows the pump's own state: issue 34's `_running`)
     .show_results(levels: list[LevelResult], previous: list[LevelResult] | None = None)  # a finished trial
@@ -26,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import singledispatchmethod
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -137,36 +139,46 @@ class BenchTable(Vertical):
         status = f"{count} {pick(levels, self._limit).summary()}" if levels else count
         self._set_status(f"{of}: {status}" if of else status)
 
+    @singledispatchmethod
     def apply_event(self, event: BenchEvent) -> None:
-        """Apply one engine event to the table."""
-        if isinstance(event, LevelStarted):
-            self._ensure_row(event.concurrency)
-            self._levels_running[event.concurrency] = _Running(event.planned, event.duration_s, self.clock())
-            self._update(event.concurrency, progress=self._styled(line_bar(0, BAR_WIDTH) + "   0%", "running"))
-            self._set_status(f"Level c={event.concurrency} running…")
-        elif isinstance(event, LevelProgress):
-            self._ensure_row(event.concurrency)
-            fraction = self._fraction(event)
-            running = self._levels_running.get(event.concurrency)
-            done = f"{event.done}/{running.planned}" if running and running.planned else f"{fraction * 100:3.0f}%"
-            self._update(
-                event.concurrency,
-                tok_s=self._styled(fmt_num(event.tok_s) if event.tokens else "…", "running"),  # no token yet: no rate
-                errors=self._errors_cell(event.errors),
-                progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {done}", "running"),
-            )
-            if event.concurrency == 0:  # open loop: what arrives is not what the server has finished
-                self._set_status(f"Open loop: {event.done} done, {event.in_flight} in flight, {event.errors} errors")
-            else:
-                self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
-        elif isinstance(event, LevelDone):
-            self._ensure_row(event.result.concurrency)
-            self._levels_running.pop(event.result.concurrency, None)
-            self._fill_done(event.result)
-        elif isinstance(event, RunDone):
-            in_flight = set(self._levels_running)
-            self._levels_running.clear()
-            self._finish(event, in_flight)
+        """Apply one engine event to the table: each event type has its own method, registered below."""
+        raise TypeError(f"not a benchmark event: {type(event).__name__}")
+
+    @apply_event.register
+    def _level_started(self, event: LevelStarted) -> None:
+        self._ensure_row(event.concurrency)
+        self._levels_running[event.concurrency] = _Running(event.planned, event.duration_s, self.clock())
+        self._update(event.concurrency, progress=self._styled(line_bar(0, BAR_WIDTH) + "   0%", "running"))
+        self._set_status(f"Level c={event.concurrency} running…")
+
+    @apply_event.register
+    def _level_progressed(self, event: LevelProgress) -> None:
+        self._ensure_row(event.concurrency)
+        fraction = self._fraction(event)
+        running = self._levels_running.get(event.concurrency)
+        done = f"{event.done}/{running.planned}" if running and running.planned else f"{fraction * 100:3.0f}%"
+        self._update(
+            event.concurrency,
+            tok_s=self._styled(fmt_num(event.tok_s) if event.tokens else "…", "running"),  # no token yet: no rate
+            errors=self._errors_cell(event.errors),
+            progress=self._styled(f"{line_bar(fraction, BAR_WIDTH)} {done}", "running"),
+        )
+        if event.concurrency == 0:  # open loop: what arrives is not what the server has finished
+            self._set_status(f"Open loop: {event.done} done, {event.in_flight} in flight, {event.errors} errors")
+        else:
+            self._set_status(f"Level c={event.concurrency}: {self._level_progress(event, fraction)}")
+
+    @apply_event.register
+    def _level_done(self, event: LevelDone) -> None:
+        self._ensure_row(event.result.concurrency)
+        self._levels_running.pop(event.result.concurrency, None)
+        self._fill_done(event.result)
+
+    @apply_event.register
+    def _run_done(self, event: RunDone) -> None:
+        in_flight = set(self._levels_running)
+        self._levels_running.clear()
+        self._finish(event, in_flight)
 
     def cell_text(self, concurrency: int, column: str) -> str:
         return self._cells[concurrency][column].plain
