@@ -168,15 +168,9 @@ class RateSearchScreen(TaskScreen[RateSearch]):
         cell = self.query_one("#rate-table", DataTable).get_cell(str(index), column)
         return cell.plain if isinstance(cell, Text) else str(cell)
 
-    def on_task_failed(self, message: TaskFailed) -> None:  # nothing was pushed: no unit to restore
-        message.prevent_default()  # Textual would run TaskScreen's handler after this one
-        self.running = False
-        self.say(f"The rate search stopped: {message.reason}")
-        self.show_result(f"Rate search failed: {message.reason}\nNothing was pushed: the unit runs as before. "
-                         "Press escape to go back.")
+    def failed_words(self, reason: str) -> str:  # nothing was pushed: no unit to restore
+        return f"Rate search failed: {reason}\nNothing was pushed: the unit runs as before. Press escape to go back."
 
-    def on_task_cancelled(self, message: TaskCancelled) -> None:
-        message.prevent_default()
-        self.running = False
-        self.show_result("Rate search cancelled; the probes so far are in the session. Nothing was pushed. "
-                         "Press escape to go back.")
+    def cancelled_words(self) -> str:
+        return ("Rate search cancelled; the probes so far are in the session. Nothing was pushed. "
+                "Press escape to go back.")

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from textual import on
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
@@ -75,16 +76,25 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
     def show_result(self, text: str) -> None:
         self.query_one(f"#{self.TASK.replace(' ', '-')}-result", Static).update(text)
 
-    def on_task_failed(self, message: TaskFailed) -> None:
+    @on(TaskFailed)
+    def _task_failed(self, message: TaskFailed) -> None:
         self.running = False
         self.say(f"The {self.TASK} stopped: {message.reason}")
-        self.show_result(f"{self.TASK.capitalize()} failed: {message.reason}\nThe unit that ran before the {self.TASK} "
-                         "was restored where the host allowed it; check the Health tab. Press escape to go back.")
+        self.show_result(self.failed_words(message.reason))
 
-    def on_task_cancelled(self, _: TaskCancelled) -> None:
+    @on(TaskCancelled)
+    def _task_cancelled(self, _: TaskCancelled) -> None:
         self.running = False
-        self.show_result(f"{self.TASK.capitalize()} cancelled. The unit that ran before the {self.TASK} was put back. "
-                         "Press escape to go back.")
+        self.show_result(self.cancelled_words())
+
+    def failed_words(self, reason: str) -> str:
+        """The result text of a task stopped by an error (a task that pushes nothing says so instead)."""
+        return (f"{self.TASK.capitalize()} failed: {reason}\nThe unit that ran before the {self.TASK} "
+                "was restored where the host allowed it; check the Health tab. Press escape to go back.")
+
+    def cancelled_words(self) -> str:
+        return (f"{self.TASK.capitalize()} cancelled. The unit that ran before the {self.TASK} was put back. "
+                "Press escape to go back.")
 
     def action_close(self) -> None:
         if self.running:
