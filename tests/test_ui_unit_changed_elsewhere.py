@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.pilot import Pilot
 
 from specdec_tui.core.session import Session
 from specdec_tui.core.unit import UnitFile
@@ -19,6 +20,7 @@ from specdec_tui.loop.events import UnitLoaded
 from specdec_tui.loop.states import Busy, UnitChange
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import host_link
+from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 
@@ -55,12 +57,28 @@ async def no_periodic_read(pilot: object, app: object) -> None:
                                        if w.group == "unit-watch" and not w.is_finished], "the periodic read to stop")
 
 
+def demo_and_its_unit(tmp_path: Path) -> tuple[SpecdecApp, Path, list[str]]:
+    """The demo panel, its unit file (what another terminal writes) and the notifications it shows."""
+    app = demo_app(tmp_path)
+    return app, tmp_path / "demo" / "units" / "sglang-demo.service", record_notifications(app)
+
+
+async def ask_over_another_push(pilot: Pilot, app: SpecdecApp, unit_file: Path) -> tuple[str, str]:
+    """An edit typed, then another terminal's push (found by `p`, not the timer), then `p`: the question is shown.
+    Returns the edit's value of MAX_RUNNING and the unit the other terminal wrote."""
+    await type_edit(pilot, app, MAX_RUNNING, "7")
+    mine = UnitFile.parse(app.config_pane.text).flags()[MAX_RUNNING]
+    await no_periodic_read(pilot, app)
+    theirs = other_terminal_sets(unit_file, CHUNKED, "1024")
+    await pilot.press("p")
+    await wait_for(pilot, lambda: isinstance(app.screen, UnitChangedScreen), "the question")
+    return mine, theirs
+
+
 async def test_a_unit_changed_by_another_terminal_reaches_the_form_when_there_is_no_edit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(host_link, "UNIT_CHECK_S", 0.2)
-    app = demo_app(tmp_path)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
-    seen = record_notifications(app)
+    app, unit_file, seen = demo_and_its_unit(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
         pane = app.config_pane
@@ -72,30 +90,22 @@ async def test_a_unit_changed_by_another_terminal_reaches_the_form_when_there_is
 
 
 async def test_focus_coming_back_reads_the_unit_again(tmp_path: Path) -> None:
-    app = demo_app(tmp_path)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
-    seen = record_notifications(app)
+    app, unit_file, seen = demo_and_its_unit(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
         written = other_terminal_sets(unit_file, CHUNKED, "2048")
         app.post_message(events.AppFocus())  # the terminal is in front again (the periodic check is 5 s away)
         await wait_for(pilot, lambda: app.config_pane.running_text == written, "the unit read on focus", steps=60)
+        await pilot.pause()  # the form's new field is mounted after the text is taken (as in the test above)
         assert field_value(app, CHUNKED) == "2048"
 
 
 async def test_p_over_another_terminals_push_asks_and_pushes_nothing_until_answered(tmp_path: Path) -> None:
-    app = demo_app(tmp_path)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
-    seen = record_notifications(app)
+    app, unit_file, seen = demo_and_its_unit(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
         pane = app.config_pane
-        await type_edit(pilot, app, MAX_RUNNING, "7")
-        mine = UnitFile.parse(pane.text).flags()[MAX_RUNNING]
-        await no_periodic_read(pilot, app)
-        theirs = other_terminal_sets(unit_file, CHUNKED, "1024")
-        await pilot.press("p")
-        await wait_for(pilot, lambda: isinstance(app.screen, UnitChangedScreen), "the question")
+        mine, theirs = await ask_over_another_push(pilot, app, unit_file)
         screen = app.screen
         question = str(screen.query_one("#unit-changed-question").render())
         assert "changed outside this panel" in question and "Nothing was pushed." in question
@@ -117,18 +127,10 @@ async def test_p_over_another_terminals_push_asks_and_pushes_nothing_until_answe
 
 
 async def test_keep_mine_pushes_the_edit_once_asked(tmp_path: Path) -> None:
-    app = demo_app(tmp_path)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
-    seen = record_notifications(app)
+    app, unit_file, seen = demo_and_its_unit(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
-        pane = app.config_pane
-        await type_edit(pilot, app, MAX_RUNNING, "7")
-        mine = UnitFile.parse(pane.text).flags()[MAX_RUNNING]
-        await no_periodic_read(pilot, app)
-        other_terminal_sets(unit_file, CHUNKED, "1024")
-        await pilot.press("p")
-        await wait_for(pilot, lambda: isinstance(app.screen, UnitChangedScreen), "the question")
+        mine, _ = await ask_over_another_push(pilot, app, unit_file)
         await pilot.press("k")
         await wait_for(pilot, lambda: UnitFile.parse(unit_file.read_text()).flags().get(MAX_RUNNING) == mine,
                        "the edit pushed", steps=1200)
@@ -139,9 +141,7 @@ async def test_keep_mine_pushes_the_edit_once_asked(tmp_path: Path) -> None:
 async def test_the_demos_port_rewrite_is_no_change_and_a_push_keeps_the_new_port(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(host_link, "UNIT_CHECK_S", 0.2)
-    app = demo_app(tmp_path)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
-    seen = record_notifications(app)
+    app, unit_file, seen = demo_and_its_unit(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
         pane = app.config_pane
