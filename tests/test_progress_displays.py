@@ -68,14 +68,12 @@ async def test_the_health_pane_shows_the_wait_with_elapsed_timeout_and_phase() -
 
 
 async def test_a_restart_shows_the_wait_until_healthy_then_hides_it(tmp_path) -> None:
-    from specdec_tui.loop.states import Busy
 
-    from .ui_helpers import demo_app, wait_for
+    from .ui_helpers import demo_app, demo_idle, wait_for
 
     app = demo_app(tmp_path, time_scale=4.0)  # slow enough that the wait is on screen for a while
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=2400)
+        await demo_idle(pilot, steps=2400)
         pane = app.main.query_one("#health-pane", HealthPane)
         await pilot.press("r")
         await wait_for(pilot, lambda: pane.wait_text.startswith("Waiting for ready: "), "the wait line", steps=1200)

@@ -18,7 +18,7 @@ from specdec_tui.ui.screens.help_screen import HelpScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 from specdec_tui.ui.widgets.unit_editor import UnitEditor
 
-from .ui_helpers import demo_app, demo_ready, footer_text, offline_app, record_notifications, started, wait_for
+from .ui_helpers import demo_app, demo_ready, demo_unit_file, footer_text, offline_app, record_notifications, started, wait_for
 
 
 def help_table_rows(app) -> list[list[str]]:
@@ -81,12 +81,12 @@ async def test_validation_error_blocks_push(tmp_path: Path) -> None:
         refused = [n for n in seen if n.startswith("Push refused")]
         assert refused and "ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode" in refused[0]
         assert app.busy is Busy.IDLE
-        assert (tmp_path / "demo" / "units" / "sglang-demo.service").read_text() == app.config_pane.running_text
+        assert (demo_unit_file(tmp_path)).read_text() == app.config_pane.running_text
 
 
 async def test_draft_is_offered_and_restored(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
-    running = (tmp_path / "demo" / "units" / "sglang-demo.service").read_text()
+    running = (demo_unit_file(tmp_path)).read_text()
     draft = running.replace("--speculative-num-steps 1", "--speculative-num-steps 2")
     drafts.save_draft("demo", "sglang-demo.service", draft)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -105,7 +105,7 @@ async def test_d_discards_the_edit_and_its_draft(tmp_path: Path) -> None:
     footer while there is an edit, and puts the form, editor and diff back on the host's unit; the draft is gone, so
     the next start offers nothing."""
     app = demo_app(tmp_path)
-    running = (tmp_path / "demo" / "units" / "sglang-demo.service").read_text()
+    running = (demo_unit_file(tmp_path)).read_text()
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text == running, "the host's unit")
@@ -140,7 +140,7 @@ async def test_whole_loop_push_restart_bench_record_rollback(tmp_path: Path) -> 
     session_file = tmp_path / "session.toml"
     app = demo_app(tmp_path, session_path=session_file)
     seen = record_notifications(app)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: app.config_pane.running_text != "", "the unit to load")
@@ -248,7 +248,7 @@ async def test_p_during_a_benchmark_asks_then_cancels_it_and_pushes_the_edit(tmp
     cancels the benchmark (its trial recorded cancelled) and, once that is recorded, pushes the edit."""
     app = demo_app(tmp_path)
     seen = record_notifications(app)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)
         assert app.trial_loop is not None

@@ -13,7 +13,7 @@ from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 
-from .ui_helpers import applied_as, demo_app, demo_ready, offline_app, record_notifications, started, wait_for
+from .ui_helpers import applied_as, demo_app, demo_ready, demo_unit_file, offline_app, record_notifications, started, wait_for
 
 STEPS = "speculative-num-steps"
 
@@ -24,7 +24,7 @@ def field_value(app: object, flag: str) -> str:
 
 async def test_a_sweep_winner_applied_is_what_the_form_shows_and_the_next_push_keeps_it(tmp_path: Path) -> None:
     app = demo_app(tmp_path, time_scale=200.0)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     seen = record_notifications(app)
     async with app.run_test(size=(160, 48)) as pilot:
         await demo_ready(pilot, seen)

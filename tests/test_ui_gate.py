@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session
@@ -25,7 +25,7 @@ from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 from specdec_tui.ui.screens.tune_screen import TuneScreen
 
-from .ui_helpers import applied_as, demo_ready, record_notifications, wait_for
+from .ui_helpers import applied_as, demo_ready, record_notifications, start_tune, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 PROFILE = BenchProfile(name="demo", concurrency=(1,), requests=4, warmup=0, max_tokens=32)
@@ -94,15 +94,7 @@ async def test_a_tune_whose_choices_corrupt_answers_pushes_nothing_and_names_non
     notes = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, notes)
-        await pilot.press("T")
-        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
-        screen = app.screen
-        assert isinstance(screen, TuneScreen)
-        screen.query_one("#tune-space", Input).value = f"{STEPS}=1,2"
-        screen.query_one("#tune-slo", Input).value = "ttft_p99=30s"
-        screen.query_one("#tune-budget", Input).value = "2"
-        screen.query_one("#tune-space", Input).focus()
-        await pilot.press("enter")
+        screen = await start_tune(pilot, app, f"{STEPS}=1,2", "ttft_p99=30s", "2")
         await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=4000)
         outcome = screen.outcome
         assert outcome is not None and outcome.best is not None and outcome.promoted is None
@@ -126,15 +118,7 @@ async def test_a_healthy_tunes_schedule_and_tiers_name_only_gated_configurations
     notes = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, notes)
-        await pilot.press("T")
-        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
-        screen = app.screen
-        assert isinstance(screen, TuneScreen)
-        screen.query_one("#tune-space", Input).value = f"{STEPS}=1,2"
-        screen.query_one("#tune-slo", Input).value = "ttft_p99=30s"
-        screen.query_one("#tune-budget", Input).value = "2"
-        screen.query_one("#tune-space", Input).focus()
-        await pilot.press("enter")
+        screen = await start_tune(pilot, app, f"{STEPS}=1,2", "ttft_p99=30s", "2")
         await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=4000)
         outcome = screen.outcome
         assert outcome is not None and outcome.promoted == outcome.best and outcome.gate is not None

@@ -25,7 +25,7 @@ from specdec_tui.ui.commands import palette_entries
 from specdec_tui.ui.screens.bench_form_screen import BenchFormScreen
 from specdec_tui.ui.screens.rate_search_screen import RateSearchScreen
 
-from .ui_helpers import footer_text, record_notifications, wait_for
+from .ui_helpers import demo_idle, footer_text, record_notifications, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 SLO = "ttft_p90=300ms"
@@ -41,8 +41,7 @@ async def test_rate_search_screen_shows_probes_verdicts_saturation_and_the_answe
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
                    session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         assert any(e.title == "Max rate within SLO" and e.help == "keys: M" for e in palette_entries(app))  # type: ignore[arg-type]
         assert "M Rate" in footer_text(app)
         assert any(row.binding_id == "rate-search" and row.keys == "M" and row.description.startswith("Max rate")
@@ -89,8 +88,7 @@ async def test_rate_search_without_an_slo_is_refused_in_words(tmp_path: Path) ->
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         seen = record_notifications(app)
         await pilot.press("M")
         await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
@@ -146,8 +144,7 @@ async def test_escape_cancels_a_running_search_and_the_probes_so_far_are_kept(tm
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"), session,
                    session_path=tmp_path / "s.toml")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         await pilot.press("M")
         await wait_for(pilot, lambda: isinstance(app.screen, BenchFormScreen), "the load form")
         await pilot.press("enter")  # the profile's SLO, the first rate 8 req/s

@@ -27,6 +27,8 @@ from .ui_helpers import (
     OFFLINE_UNIT,
     applied_as,
     demo_app,
+    demo_idle,
+    demo_unit_file,
     offline_app,
     record_notifications,
     started,
@@ -181,13 +183,10 @@ async def test_sweep_form_says_what_is_wrong_then_returns_a_plan() -> None:
 async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_it(tmp_path: Path) -> None:
     session_file = tmp_path / "session.toml"
     app = demo_app(tmp_path, time_scale=200.0, session_path=session_file)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     outcomes: list[object] = []
     async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
-                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
-                       "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "1..3", "1", "c1"), app.config.profile())
         app.push_screen(SweepScreen(app.trial_loop, plan), outcomes.append)
@@ -234,12 +233,9 @@ async def test_replay_on_the_demo_host_shows_drift_per_trial_and_restores_the_un
     from specdec_tui.ui.screens.replay_screen import ReplayScreen
 
     app = demo_app(tmp_path, time_scale=25.0)  # 200× fast, requests come in one chunk: no per-request figures
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     async with app.run_test(size=(140, 30)) as pilot:
-        await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
-                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
-                       "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         original = unit_file.read_text()
         runner = app.trial_loop
         # enough requests a level, each long enough to stream in several chunks, for intervals (issue 33)
@@ -269,13 +265,10 @@ async def test_escape_during_a_sweep_cancels_it_and_the_unit_that_ran_before_is_
     # Long enough (5 values × 3 runs at a slower time scale) that the sweep is still running when the keys
     # arrive: a finished sweep would already be asking "apply the winner?".
     app = demo_app(tmp_path, time_scale=50.0)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     closed: list[object] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
-                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
-                       "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         original = unit_file.read_text()
         plan = plan_from_form(SweepForm(STEPS, "2..6", "3", "c1"), app.config.profile())
         app.push_screen(SweepScreen(app.trial_loop, plan), closed.append)

@@ -12,13 +12,12 @@ from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
-from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
 from specdec_tui.ui.app import make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
-from .ui_helpers import wait_for
+from .ui_helpers import demo_idle, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 STEPS = "speculative-num-steps"
@@ -32,8 +31,7 @@ async def test_sweep_status_shows_requests_done_of_planned(tmp_path: Path) -> No
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         screen = SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
         shown: list[str] = []
         set_status = screen._set_status
@@ -61,8 +59,7 @@ async def test_the_first_value_has_a_time_left_once_a_level_is_done(tmp_path: Pa
     app = make_app(config, LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo"),
                    Session(host="demo", unit=ws.unit_name, profile=profile), session_path=tmp_path / "s.toml")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE and app.health is not None
-                       and app.health.state == "ready", "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         screen = SweepScreen(app.trial_loop, plan_from_form(SweepForm(STEPS, "1..2", "1", "c1"), profile))
         app.push_screen(screen)
 

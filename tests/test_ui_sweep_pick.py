@@ -7,22 +7,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
-from .ui_helpers import demo_app, started, wait_for
+from .ui_helpers import demo_app, demo_idle, demo_unit_file, wait_for
 
 
 async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) -> None:
     app = demo_app(tmp_path, time_scale=5.0)  # at 25× a request's tok/s is mostly the loaded machine's timing
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
-                       and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
-                       "the demo start to end", steps=1200)
+        await demo_idle(pilot)
         original = unit_file.read_text()
         # 0.84 and 0.85 of the memory fraction (the form offers the speculative flags; the plan takes any):
         # the same speed at c=1, within the benchmark's noise

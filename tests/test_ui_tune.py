@@ -10,29 +10,14 @@ from textual.widgets import DataTable, Input, Static
 
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.states import Busy
-from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.commands import palette_entries
 from specdec_tui.ui.screens.tune_screen import TuneScreen
 
-from .ui_helpers import demo_app, demo_ready, offline_app, record_notifications, started, wait_for
+from .ui_helpers import demo_app, demo_ready, demo_unit_file, offline_app, record_notifications, start_tune, started, wait_for
 
 
 def text_of(screen: TuneScreen, widget: str) -> str:
     return str(screen.query_one(f"#tune-{widget}", Static).render())
-
-
-async def start_tune(pilot: object, app: SpecdecApp, space: str, slo: str, budget: str) -> TuneScreen:
-    """T, the form filled (space, SLO, budget), enter: the Tune screen, its search started."""
-    await pilot.press("T")  # type: ignore[attr-defined]
-    await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")  # type: ignore[arg-type]
-    screen = app.screen
-    assert isinstance(screen, TuneScreen)
-    screen.query_one("#tune-space", Input).value = space
-    screen.query_one("#tune-slo", Input).value = slo
-    screen.query_one("#tune-budget", Input).value = budget
-    screen.query_one("#tune-space", Input).focus()
-    await pilot.press("enter")  # type: ignore[attr-defined]
-    return screen
 
 
 async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp_path: Path) -> None:
@@ -125,16 +110,7 @@ async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, seen)
-        await pilot.press("T")
-        await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
-        screen = app.screen
-        assert isinstance(screen, TuneScreen)
-        screen.query_one("#tune-space", Input).value = "speculative-num-steps=0,1,3"
-        screen.query_one("#tune-slo", Input).value = "ttft_p99=5s"
-        screen.query_one("#tune-budget", Input).value = "4"
-        screen.query_one("#tune-hosts", Input).value = "demo, b"
-        screen.query_one("#tune-space", Input).focus()
-        await pilot.press("enter")
+        screen = await start_tune(pilot, app, "speculative-num-steps=0,1,3", "ttft_p99=5s", "4", hosts="demo, b")
         await wait_for(pilot, lambda: screen.outcome is not None or "stopped" in text_of(screen, "status"),
                        "the tune's end", steps=2400)
         outcome = screen.outcome
@@ -157,7 +133,7 @@ async def test_a_pushes_nothing_over_a_unit_another_terminal_changed_during_the_
 
     app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
     seen = record_notifications(app)
-    unit_file = tmp_path / "demo" / "units" / "sglang-demo.service"
+    unit_file = demo_unit_file(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, seen)
         screen = await start_tune(pilot, app, "speculative-num-steps=1,2", "ttft_p99=5s", "2")

@@ -25,7 +25,7 @@ from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
 from specdec_tui.ui.widgets.flag_form import widget_id
 
 from .conftest import DEMO_TEST_PROFILE
-from .ui_helpers import demo_app, demo_ready, record_notifications, wait_for
+from .ui_helpers import demo_app, demo_ready, demo_unit_file, record_notifications, wait_for
 
 MAX_RUNNING = "max-running-requests"
 CHUNKED = "chunked-prefill-size"
@@ -60,7 +60,7 @@ async def no_periodic_read(pilot: object, app: object) -> None:
 def demo_and_its_unit(tmp_path: Path) -> tuple[SpecdecApp, Path, list[str]]:
     """The demo panel, its unit file (what another terminal writes) and the notifications it shows."""
     app = demo_app(tmp_path)
-    return app, tmp_path / "demo" / "units" / "sglang-demo.service", record_notifications(app)
+    return app, demo_unit_file(tmp_path), record_notifications(app)
 
 
 async def ask_over_another_push(pilot: Pilot, app: SpecdecApp, unit_file: Path) -> tuple[str, str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from specdec_tui.core.config import BenchProfile, Config, UIConfig
 from specdec_tui.core.session import Session, Trial
@@ -17,6 +19,9 @@ from specdec_tui.hosts.local.workspace import (
 )
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import SpecdecApp, make_app
+
+if TYPE_CHECKING:
+    from specdec_tui.ui.screens.tune_screen import TuneScreen
 
 FAST_PROFILE = BenchProfile(concurrency=(1, 4), requests=4, warmup=0, max_tokens=16)
 # A fixed unit for offline screens: no ports, no PIDs, no paths that vary between machines.
@@ -65,6 +70,22 @@ async def demo_ready(pilot: Pilot, seen: list[str]) -> None:
                    and any(n.startswith("Server is healthy") for n in seen), "the demo start", steps=1200)
 
 
+async def demo_idle(pilot: Pilot, steps: int = 1200) -> None:
+    """The demo panel started, its unit read into the form, its server ready and its trial loop idle: where a
+    test that drives the loop itself (a sweep, a replay, a rate search pushed as a screen) begins."""
+    app = pilot.app
+    assert isinstance(app, SpecdecApp)
+    await started(pilot)
+    await wait_for(pilot, lambda: app.config_pane.running_text != "" and app.trial_loop is not None
+                   and app.trial_loop.busy is Busy.IDLE and app.health is not None and app.health.state == "ready",
+                   "the demo start to end", steps=steps)
+
+
+def demo_unit_file(root: Path) -> Path:
+    """The unit file of `demo_app(root)`'s host: what another terminal (or the test) reads and writes."""
+    return root / "demo" / "units" / "sglang-demo.service"
+
+
 def footer_text(app: SpecdecApp) -> str:
     """The keys the footer offers now, as drawn."""
     return " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
@@ -88,3 +109,23 @@ def applied_as(screen: object) -> str:
     "pick" when it showed no clear difference (issue 33)."""
     outcome = screen.outcome  # type: ignore[attr-defined]
     return "winner" if outcome is None or outcome.choice is None or outcome.choice.clear else "pick"
+
+
+async def start_tune(pilot: Pilot, app: SpecdecApp, space: str, slo: str, budget: str, *,
+                     hosts: str | None = None) -> TuneScreen:
+    """T, the form filled (space, SLO, budget, and the hosts field when given), enter: the Tune screen, its search
+    started."""
+    from specdec_tui.ui.screens.tune_screen import TuneScreen  # with the tests that tune, not every Pilot test
+
+    await pilot.press("T")
+    await wait_for(pilot, lambda: isinstance(app.screen, TuneScreen), "the Tune screen")
+    screen = app.screen
+    assert isinstance(screen, TuneScreen)
+    fields = {"#tune-space": space, "#tune-slo": slo, "#tune-budget": budget}
+    if hosts is not None:
+        fields["#tune-hosts"] = hosts
+    for field, value in fields.items():
+        screen.query_one(field, Input).value = value
+    screen.query_one("#tune-space", Input).focus()
+    await pilot.press("enter")
+    return screen
