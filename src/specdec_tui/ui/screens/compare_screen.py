@@ -26,6 +26,7 @@ from specdec_tui.core.compare import (
 from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_int, fmt_ms, fmt_num
 from specdec_tui.core.session import Session
 from specdec_tui.core.status_tone import delta_tone, rich_style
+from specdec_tui.ui.widgets.keyed_table import keyed_table
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 LEVEL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -78,10 +79,7 @@ class CompareScreen(Screen[None]):
             yield Static("", id="compare-capacity", markup=False)
             yield Static("per concurrency: aggregate output tok/s, per-request tok/s p50, TTFT p50; Δ = B vs A",
                          id="compare-legend")
-            levels: DataTable[Text] = DataTable(id="compare-levels", cursor_type="none", zebra_stripes=True)
-            for key, label in LEVEL_COLUMNS:
-                levels.add_column(label, key=key)
-            yield levels
+            yield keyed_table("compare-levels", LEVEL_COLUMNS)
             yield Static("", id="compare-confidence", markup=False)
             yield Static("All trials (enter: compare with the one before)", id="compare-all-title")
             yield DataTable(id="compare-all", cursor_type="row", zebra_stripes=True)

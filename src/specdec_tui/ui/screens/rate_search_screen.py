@@ -25,6 +25,7 @@ from specdec_tui.loop.rate_search import slo_words
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm
 from specdec_tui.ui.screens.task_screen import TaskCancelled, TaskFailed, TaskScreen
+from specdec_tui.ui.widgets.keyed_table import cell_plain, keyed_table
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("n", "#"),
@@ -70,10 +71,7 @@ class RateSearchScreen(TaskScreen[RateSearch]):
                      "on the unit running now", id="rate-title", markup=False)
         yield Static(self.progress_text(), id="rate-progress", markup=False)
         yield Static("starting…", id="rate-search-status", markup=False)
-        table: DataTable[Text] = DataTable(id="rate-table", cursor_type="none", zebra_stripes=True)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
-        yield table
+        yield keyed_table("rate-table", COLUMNS)
         yield Static("", id="rate-search-result", markup=False)
         yield Footer()
 
@@ -165,8 +163,7 @@ class RateSearchScreen(TaskScreen[RateSearch]):
                          "(the Bench chart draws them against the rate). Press escape to go back.")
 
     def cell_text(self, index: int, column: str) -> str:
-        cell = self.query_one("#rate-table", DataTable).get_cell(str(index), column)
-        return cell.plain if isinstance(cell, Text) else str(cell)
+        return cell_plain(self.query_one("#rate-table", DataTable), str(index), column)
 
     def failed_words(self, reason: str) -> str:  # nothing was pushed: no unit to restore
         return f"Rate search failed: {reason}\nNothing was pushed: the unit runs as before. Press escape to go back."

@@ -28,6 +28,7 @@ from specdec_tui.ui.screens.task_screen import (
     TaskFailed,
     TaskScreen,
 )
+from specdec_tui.ui.widgets.keyed_table import cell_plain, keyed_table
 
 TOLERANCE_PCT = 10.0  # levels without per-request figures: drift within ±10 % reproduces (else 95 % intervals)
 
@@ -75,10 +76,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
                      f"(reproduces: 95 % intervals overlap; ±{TOLERANCE_PCT:.0f}% without them)", id="replay-title",
                      markup=False)
         yield Static("starting…", id="replay-status", markup=False)
-        table: DataTable[Text] = DataTable(id="replay-table", cursor_type="none", zebra_stripes=True)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
-        yield table
+        yield keyed_table("replay-table", COLUMNS)
         yield Static("", id="replay-result", markup=False)
         yield Footer()
 
@@ -170,5 +168,4 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         self.query_one("#replay-table", DataTable).update_cell(str(trial_id), "status", Text(status), update_width=True)
 
     def cell_text(self, trial_id: int, column: str) -> str:
-        cell = self.query_one("#replay-table", DataTable).get_cell(str(trial_id), column)
-        return cell.plain if isinstance(cell, Text) else str(cell)
+        return cell_plain(self.query_one("#replay-table", DataTable), str(trial_id), column)

@@ -41,6 +41,7 @@ from specdec_tui.ui.screens.task_screen import (
     TaskScreen,
 )
 from specdec_tui.ui.widgets.curve_plot import CurvePlot
+from specdec_tui.ui.widgets.keyed_table import cell_plain, keyed_table
 
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("value", "value"),
@@ -95,10 +96,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         warnings = profile_sweep_warnings(self.runner.profile)  # said before the winner is, not after
         yield Static(_warning_text(warnings), id="sweep-warnings", markup=False, classes="" if warnings else "-empty")
         yield Static("starting…", id="sweep-status", markup=False)
-        table: DataTable[Text] = DataTable(id="sweep-values-table", cursor_type="none", zebra_stripes=True)
-        for key, label in ROW_COLUMNS:
-            table.add_column(label, key=key)
-        yield table
+        yield keyed_table("sweep-values-table", ROW_COLUMNS)
         with Horizontal(id="sweep-curves"):
             yield CurvePlot("low-concurrency tok/s (up is better)", id="curve-tok")
             yield CurvePlot("max_running_requests (capacity)", id="curve-mrr")
@@ -336,8 +334,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
             [(p.value, float(p.max_running_requests)) for p in ordered if p.max_running_requests is not None])
 
     def cell_text(self, value: str, column: str) -> str:
-        cell = self.query_one("#sweep-values-table", DataTable).get_cell(value, column)
-        return cell.plain if isinstance(cell, Text) else str(cell)
+        return cell_plain(self.query_one("#sweep-values-table", DataTable), value, column)
 
 
 def _warning_text(warnings: Sequence[str]) -> str:
