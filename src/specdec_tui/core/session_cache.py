@@ -149,6 +149,22 @@ class CachedSession:
         return None if trials is None else {**self.head, "trials": trials}
 
 
+def _checked_first_line(top: object, stamp: DiskStamp) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+    """The cache's first line (head, profiles, index) when it is this version's and written for `stamp`, the head's
+    creation date read back as a date-time; else None. Both readers below take it from here."""
+    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+        return None
+    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
+    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
+        return None
+    try:
+        if isinstance(head.get("created"), str):
+            head["created"] = datetime.fromisoformat(head["created"])
+    except ValueError:
+        return None
+    return head, profiles, index
+
+
 def read_cached(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     """The cache of the TOML at `path`, if it was written for exactly that file; else None."""
     if stamp is None:
@@ -165,22 +181,16 @@ def read_cached(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
         top = orjson.loads(view[:end if end >= 0 else len(data)])
     except (OSError, orjson.JSONDecodeError):
         return None
-    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+    checked = _checked_first_line(top, stamp)
+    if checked is None:
         return None
-    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
-    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
-        return None
+    head, profiles, index = checked
     starts = []
     while end >= 0:  # every line but the first is a trial's
         starts.append(end + 1)
         end = data.find(b"\n", end + 1)
     starts.append(len(data) + 1)
     if len(starts) - 1 != len(index) or not all(isinstance(row, dict) for row in index):
-        return None
-    try:
-        if isinstance(head.get("created"), str):
-            head["created"] = datetime.fromisoformat(head["created"])
-    except ValueError:
         return None
     return CachedSession(head, profiles, index, view, starts)
 
@@ -203,16 +213,10 @@ def read_first_and_last(path: Path, stamp: DiskStamp | None) -> CachedSession | 
                 tail = f.read(back)
     except (OSError, orjson.JSONDecodeError):
         return None
-    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+    checked = _checked_first_line(top, stamp)
+    if checked is None:
         return None
-    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
-    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
-        return None
-    try:
-        if isinstance(head.get("created"), str):
-            head["created"] = datetime.fromisoformat(head["created"])
-    except ValueError:
-        return None
+    head, profiles, index = checked
     if not index:
         return CachedSession(head, profiles, index, memoryview(b""), [1])
     last = tail[tail.rfind(b"\n") + 1:]
