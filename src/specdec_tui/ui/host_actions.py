@@ -9,55 +9,30 @@ never imports ui/app.py: tests/test_ui_helpers_no_app.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.widgets import Input, Select, Tabs
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.loop.states import Busy
+from specdec_tui.ui.panel_port import PanelPort
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
-    from textual.screen import Screen, ScreenResultCallbackType
     from textual.widget import Widget
 
-    from specdec_tui.core.session import Session
     from specdec_tui.hosts.base import Host
-    from specdec_tui.loop.trial import TrialLoop
-    from specdec_tui.ui.host_link import HostLink
-    from specdec_tui.ui.screens.main_screen import MainScreen
-    from specdec_tui.ui.widgets.config_pane import ConfigPane
 
 
-class ActionsPanel(Protocol):
-    """What the host's keys read and call of the panel (`SpecdecApp` is one)."""
+class ActionsPanel(PanelPort, Protocol):
+    """What the host's keys read and call of the panel (`SpecdecApp` is one): `PanelPort`'s members and these."""
 
-    host_name: str
     unit_name: str
-    session: Session
 
     @property
     def host(self) -> Host | None: ...
     @property
-    def trial_loop(self) -> TrialLoop | None: ...
-    @property
-    def link(self) -> HostLink | None: ...
-    @property
-    def bench_running(self) -> bool: ...
-    @property
-    def has_unpushed_edit(self) -> bool: ...
-    @property
-    def main_or_none(self) -> MainScreen | None: ...
-    @property
-    def screen(self) -> Screen[object]: ...
-    @property
     def focused(self) -> Widget | None: ...
-    async def edit_pane(self) -> ConfigPane | None: ...
     def marker(self, text: str) -> None: ...
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information") -> None: ...
-    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
-    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None) -> object: ...
 
 
 class HostActions:

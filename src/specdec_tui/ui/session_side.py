@@ -8,7 +8,7 @@ imports ui/app.py: tests/test_ui_helpers_no_app.py); the sweep and replay themse
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,49 +18,27 @@ from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Session
 from specdec_tui.loop.states import Busy
+from specdec_tui.ui.panel_port import PanelPort
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
-    from textual.screen import Screen, ScreenResultCallbackType
+    from textual.screen import Screen
 
     from specdec_tui.core.config import Config
     from specdec_tui.loop.sweep_form import SweepForm
     from specdec_tui.loop.sweep_plan import SweepPlan
-    from specdec_tui.loop.trial import TrialLoop
-    from specdec_tui.ui.host_link import HostLink
-    from specdec_tui.ui.screens.main_screen import MainScreen
-    from specdec_tui.ui.widgets.config_pane import ConfigPane
 
 
-class SessionPanel(Protocol):
-    """What the session side reads and calls of the panel (`SpecdecApp` is one)."""
+class SessionPanel(PanelPort, Protocol):
+    """What the session side reads and calls of the panel (`SpecdecApp` is one): `PanelPort`'s members and these."""
 
     config: Config
-    session: Session
-    host_name: str
 
-    @property
-    def trial_loop(self) -> TrialLoop | None: ...
-    @property
-    def link(self) -> HostLink | None: ...
     @property
     def has_host(self) -> bool: ...
     @property
-    def bench_running(self) -> bool: ...
-    @property
-    def has_unpushed_edit(self) -> bool: ...
-    @property
-    def main_or_none(self) -> MainScreen | None: ...
-    @property
-    def screen(self) -> Screen[object]: ...
-    @property
     def screen_stack(self) -> list[Screen[Any]]: ...
-    async def edit_pane(self) -> ConfigPane | None: ...
     def show_trials(self) -> None: ...
     def open_offline_session(self, session: Session, path: Path) -> None: ...
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information") -> None: ...
-    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
-    def push_screen(self, screen: Screen[Any], callback: ScreenResultCallbackType[Any] | None = None) -> object: ...
 
 # The session screens (and the sweep, replay and chart modules behind them) are imported where a key opens
 # one, not with the panel: none of them is on the first frame (issue 16, cold start).
