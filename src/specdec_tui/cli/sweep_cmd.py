@@ -232,8 +232,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
                plan: Any) -> int:
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
-    from specdec_tui.loop.parallel_sweep import run_parallel_sweep
-    from specdec_tui.loop.sweep import run_sweep
+    from specdec_tui.loop.parallel_sweep import sweep_running_units
     from specdec_tui.loop.sweep_plan import SweepError
     from specdec_tui.loop.trial import TrialLoop
 
@@ -251,10 +250,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
         progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} {where} "
                  f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
                  f"session {path}")
-        if len(runners) == 1:
-            outcome = await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
-        else:
-            outcome = await run_parallel_sweep(runners, plan, on_event=on_event)
+        outcome = await sweep_running_units(runners, plan, on_event=on_event)
     except SweepError as err:
         raise CliError(str(err)) from None
     except (HostError, NotHealthy) as err:

@@ -18,7 +18,7 @@ host was done. It also spreads the cost: a value's start and benchmark time chan
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.flags import canonical_name
@@ -27,7 +27,7 @@ from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
-from specdec_tui.loop.sweep import SweepHost, sweep_hosts
+from specdec_tui.loop.sweep import SweepHost, run_sweep, settle_quietly, sweep_hosts
 from specdec_tui.loop.sweep_plan import EventSink, SweepError, SweepOutcome, SweepPlan, plan_units
 from specdec_tui.loop.trial import TrialLoop
 
@@ -169,3 +169,26 @@ async def run_parallel_sweep(runners: Sequence[TrialLoop], plan: SweepPlan, *,
     hosts = [SweepHost(runner, host_units, share)
              for runner, (_, host_units), share in zip(runners, units, shares, strict=True)]
     return await sweep_hosts(hosts, plan, on_event=on_event)
+
+
+async def sweep_running_units(runners: Sequence[TrialLoop], plan: SweepPlan, *,
+                              on_event: EventSink | None = None) -> SweepOutcome:
+    """The sweep the panel's screen and `specdec-tui sweep` both run: on one host from the unit it runs now
+    (`loop.sweep.run_sweep`), on several at once (`run_parallel_sweep`)."""
+    if len(runners) == 1:
+        return await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
+    return await run_parallel_sweep(runners, plan, on_event=on_event)
+
+
+async def apply_winner(runners: Sequence[TrialLoop], value: str, units_by_host: dict[str, dict[str, str]],
+                       on_event: Callable[[str, object], None]) -> list[tuple[str, str]]:
+    """Every host of a sweep onto the winner's unit (its own edit of it: its own port), at once. Each host's name
+    and what failed there in words ("" when it runs the winner); `on_event(host, event)` gets its steps."""
+
+    async def settle(runner: TrialLoop) -> tuple[str, str]:
+        name = runner.host.info.name
+        problem = await settle_quietly(runner, units_by_host[name][value], lambda e: on_event(name, e),
+                                       f"applying the winner {value}")
+        return name, problem
+
+    return list(await asyncio.gather(*(settle(runner) for runner in runners)))

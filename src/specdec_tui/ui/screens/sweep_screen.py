@@ -113,8 +113,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     # -- workers: run and post -------------------------------------------------------------------
     @work(exclusive=True, group="sweep")
     async def run_sweep_worker(self) -> None:
-        from specdec_tui.loop.parallel_sweep import run_parallel_sweep
-        from specdec_tui.loop.sweep import run_sweep
+        from specdec_tui.loop.parallel_sweep import sweep_running_units
 
         def post(event: object) -> None:
             self.post_task_event(event)
@@ -124,10 +123,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
                 if self.config is None:
                     raise ValueError("a sweep on several hosts needs the config that names them")
                 self.loops = [self.runner, *await self.others.open(self.config, self.plan.hosts[1:], self.runner)]
-                await run_parallel_sweep(self.loops, self.plan, on_event=post)
-            else:
-                base = await self.runner.read_running()
-                await run_sweep(self.runner, base, self.plan, on_event=post)
+            await sweep_running_units(self.loops, self.plan, on_event=post)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise
@@ -136,20 +132,15 @@ class SweepScreen(TaskScreen[SweepOutcome]):
 
     @work(exclusive=True, group="sweep")
     async def apply_winner_worker(self, value: str, units_by_host: dict[str, dict[str, str]]) -> None:
-        """Every host of the sweep onto the winner's unit (its own edit: its own port), at once."""
-        from specdec_tui.loop.sweep import settle_quietly
-
-        async def settle(loop: TrialLoop) -> str:
-            name = loop.host.info.name
-            problem = await settle_quietly(loop, units_by_host[name][value], lambda e: post(name, e),
-                                           f"applying the winner {value}")
-            return f"{name}: {problem}" if problem and self.several else problem
+        """Every host of the sweep onto the winner's unit (`loop.parallel_sweep.apply_winner`); said once settled."""
+        from specdec_tui.loop.parallel_sweep import apply_winner
 
         def post(name: str, event: object) -> None:
             self.post_task_event(event, name if self.several else None)
 
-        problems = await asyncio.gather(*(settle(loop) for loop in self.loops))
-        self.post_message(Settled(value, "; ".join(p for p in problems if p)))
+        settled = await apply_winner(self.loops, value, units_by_host, post)
+        problems = [f"{name}: {problem}" if self.several else problem for name, problem in settled if problem]
+        self.post_message(Settled(value, "; ".join(problems)))
 
     async def on_unmount(self) -> None:
         await self.others.close()  # the other hosts' connections; the panel's own host stays open
