@@ -19,8 +19,8 @@ from specdec_tui.core.compare import (
     TrialComparison,
     best_of,
     concurrencies_of,
+    shown_label,
     summary_rows,
-    trial_label,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.number_format import fmt_delta, fmt_fixed
@@ -91,7 +91,7 @@ def session_table(session: Session, title: str | None = None) -> Table:
     for row in summary_rows(session):
         trial = row.trial
         limit = trial_limit(trial)
-        label = trial_label(trial) + (f" (replay of {trial.replay_of})" if trial.replay_of else "")
+        label = shown_label(trial) + (f" (replay of {trial.replay_of})" if trial.replay_of else "")
         cells = []
         for c in cs:
             mark = limit.mark(c) if row.tok_s[c] is not None else ""
@@ -121,7 +121,7 @@ def best_lines(trials: Sequence[TrialHeadline]) -> list[str]:
     for c in dict.fromkeys(cs[:1] + cs[-1:]):
         best = best_of(trials, c)
         if best is not None and (lv := best.level(c)):
-            lines.append(f"best at c={c}: trial {best.id} {trial_label(best)} at {fmt_fixed(lv.output_tok_s)} tok/s")
+            lines.append(f"best at c={c}: trial {best.id} {shown_label(best)} at {fmt_fixed(lv.output_tok_s)} tok/s")
     return lines or ["no successful trial with results yet"]
 
 
@@ -129,7 +129,7 @@ def comparison_table(cmp: TrialComparison) -> Table:
     """Two trials per concurrency: tok/s, per-request tok/s and TTFT, each with its change in percent, and
     which side queued there (more requests than its server runs at once)."""
     a, b = cmp.a, cmp.b
-    table = Table(title=escape(f"trial {a.id} {trial_label(a)}  →  trial {b.id} {trial_label(b)}"))
+    table = Table(title=escape(f"trial {a.id} {shown_label(a)}  →  trial {b.id} {shown_label(b)}"))
     for name in ("conc", "A tok/s", "B tok/s", "Δ tok/s", "A req tok/s", "B req tok/s", "Δ req",
                  "A TTFT ms", "B TTFT ms", "Δ TTFT", "B TTFT p99 ms", "queueing"):
         table.add_column(name, justify="right" if name != "queueing" else "left")
@@ -213,6 +213,6 @@ def replay_table(outcome: ReplayOutcome, tolerance_pct: float) -> Table:
                          f"({fmt_delta(p.drift.get(c))})")
         verdict = p.verdict(tolerance_pct)
         style = rich_style(Tone.GOOD if p.reproduces(tolerance_pct) and not p.failed_again else Tone.BAD)
-        table.add_row(escape(f"{p.original.id} → {p.replay.id} {trial_label(p.original)}"),
+        table.add_row(escape(f"{p.original.id} → {p.replay.id} {shown_label(p.original)}"),
                       f"{p.original.status} → {status_text(p.replay.status)}", *cells, f"[{style}]{escape(verdict)}[/]")
     return table

@@ -17,6 +17,11 @@ from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.redact import redact_flags
 from specdec_tui.core.results import LevelResult
 from specdec_tui.core.session import Session, Trial
+from specdec_tui.core.terminal_codes import terminal_safe
+
+# The most of a label a table cell shows: a label is as long as a pasted flag value can make it (100 KB), and
+# one that long pushed every other column off the panel's Trials list.
+LABEL_WIDTH = 60
 
 
 def delta_pct(old: float | None, new: float | None) -> float | None:
@@ -196,6 +201,16 @@ def trial_label(trial: Named, previous: Named | None = None) -> str:
     if trial.label:
         return trial.label
     return change_label(previous.flags, trial.flags) if previous is not None else f"trial {trial.id}"
+
+
+def shown_label(trial: Named, previous: Named | None = None, width: int = LABEL_WIDTH) -> str:
+    """`trial_label` as a screen or a table shows it: words only, cut to `width` with "…" (exports and the
+    session file keep it whole)."""
+    label = trial_label(trial, previous)
+    if len(label) > width:
+        label = label[:width * 4]  # enough to leave `width` characters once the escapes are removed
+    label = terminal_safe(label)
+    return label if len(label) <= width else label[:width - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,8 @@ from specdec_tui.core.compare import (
     TrialComparison,
     compare_trials,
     concurrencies_of,
+    shown_label,
     summary_rows,
-    trial_label,
 )
 from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_int, fmt_ms, fmt_num
 from specdec_tui.core.session import Session
@@ -99,7 +99,7 @@ class CompareScreen(Screen[None]):
         self.a_id, self.b_id = a_id, b_id
         cmp = self.comparison = compare_trials(a, b)
         self.query_one("#compare-title", Static).update(
-            f"A: trial {a.id} {trial_label(a)} ({a.status})   →   B: trial {b.id} {trial_label(b)} ({b.status})")
+            f"A: trial {a.id} {shown_label(a)} ({a.status})   →   B: trial {b.id} {shown_label(b)} ({b.status})")
         flags = "\n".join(f"  {d.describe()}" for d in cmp.flags) or "  no flag change"
         self.query_one("#compare-flags", Static).update(f"Flags A → B:\n{flags}")
         mrr_a, mrr_b = cmp.max_running_requests
@@ -150,7 +150,7 @@ class CompareScreen(Screen[None]):
             table.add_column(label, key=key)
         for row in summary_rows(self.session):
             table.add_row(
-                _right(str(row.trial.id)), Text(trial_label(row.trial)), Text(row.trial.status),
+                _right(str(row.trial.id)), Text(shown_label(row.trial)), Text(row.trial.status),
                 _right(fmt_int(row.max_running_requests)), _right(fmt_num(row.accept_length, 2)),
                 *[_right(fmt_num(row.tok_s[c])) for c in cs], _right(str(row.errors)),
                 key=str(row.trial.id),

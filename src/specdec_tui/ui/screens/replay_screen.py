@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
-from specdec_tui.core.compare import trial_label
+from specdec_tui.core.compare import shown_label
 from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_num
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.status_tone import Tone, rich_style, status_tone
@@ -109,7 +109,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         event = message.event
         self.current = event.original.id
         self._set_status(event.original.id, "starting")
-        self.say(self.step_words(event.index, event.total, f"replaying {trial_label(event.original)}"))
+        self.say(self.step_words(event.index, event.total, f"replaying {shown_label(event.original)}"))
 
     @on(tm.PhaseMessage)
     def _phase(self, message: tm.PhaseMessage) -> None:
@@ -151,7 +151,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
 
     def _cells(self, trial: Trial, pair: ReplayPair | None = None) -> list[Text]:
         status = self.status_by_id.get(trial.id, "pending")
-        cells = [Text(str(trial.id), justify="right"), Text(trial_label(trial)), Text(status, style=rich_style(status_tone(status))),
+        cells = [Text(str(trial.id), justify="right"), Text(shown_label(trial)), Text(status, style=rich_style(status_tone(status))),
                  Text(fmt_num(_low_c_tok_s(trial)), justify="right")]
         if pair is None:
             return cells + [Text(MISSING, justify="right"), Text(MISSING, justify="right"), Text(MISSING)]

@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from specdec_tui.core.compare import trial_label
+from specdec_tui.core.compare import shown_label
 from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
 from specdec_tui.core.session import Trial
 from specdec_tui.core.status_tone import THEME_VARIABLE, Tone, status_tone
@@ -168,7 +168,7 @@ def _shown_cells(trial: Trial, previous: Trial | None, styles: dict[str, Style])
     return [
         (str(trial.id), "right", None),
         (when.astimezone().strftime("%H:%M:%S") if when else MISSING, None, None),
-        (trial_label(trial, previous), None, None),
+        (shown_label(trial, previous), None, None),
         (fmt_num(at_one), "right", None),
         (f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING, "right",
          None),

@@ -1,0 +1,50 @@
+"""A trial label as long as a paste (a flag value of 100 KB makes a change label that long) or full of control
+characters, read from a session file: `session show` answers in the time it takes for a short one (rich's
+highlighter on a 200,000-character line ran for minutes), and the panel's Trials list keeps its numbers on screen
+(the label column grew to the label's width and pushed tok/s and status off it). The label is kept whole in the
+file; only what is drawn is cut."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from specdec_tui.core.config import BenchProfile, Config
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.session import Session, Trial, load_session, save_session
+from specdec_tui.ui.app import make_app
+from specdec_tui.ui.textual_compat import full_frame_text
+from tests.tmux_session import program
+
+from .ui_helpers import OFFLINE_UNIT, started, wait_for
+
+PASTE = "\x1b]0;PWNED\x07" + "A" * 200_000  # one word, no space rich could wrap at
+
+
+def long_label_session() -> Session:
+    level = LevelResult(concurrency=1, requests=4, output_tok_s=123.4)
+    return Session(host="demo", unit="sglang-demo.service",
+                   trials=[Trial(id=1, unit_text=OFFLINE_UNIT, status="ok", label=PASTE, levels=[level],
+                                 profile=BenchProfile(concurrency=(1,)))])
+
+
+def test_session_show_of_a_huge_label_answers_and_keeps_it_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    save_session(long_label_session(), path)
+    result = subprocess.run([*program(), "session", "show", str(path)], capture_output=True, timeout=60, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "123.4" in result.stdout and "Traceback" not in result.stderr
+    assert "\x1b" not in result.stdout
+    assert load_session(path).trials[0].label == PASTE  # nothing lost
+
+
+async def test_the_trials_list_keeps_its_numbers_beside_a_huge_label() -> None:
+    app = make_app(Config(), None, long_label_session(), session_path=None)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(pilot)
+        await pilot.press("5")
+        await wait_for(pilot, lambda: "123.4" in full_frame_text(app), "the trial's c=1 tok/s on the Trials tab")
+        frame = full_frame_text(app)
+        row = next(line for line in frame.splitlines() if "123.4" in line)
+        assert "AAAA" in row and "…" in row and "ok" in row, row
+        assert "PWNED" not in frame
