@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,17 @@ def test_distinct_warnings_keep_order_and_name_levels() -> None:
         LevelResult(concurrency=16, warnings=["c", "a"]),
     ]
     assert distinct_warnings(rows) == [([1, 16], "a"), ([1, 4], "b"), ([16], "c")]
+
+
+async def test_a_broken_workload_file_is_one_sentence_before_any_request(tmp_path: Path) -> None:
+    """A JSONL line that is not an object (or not UTF-8, or no request at all) is named with its line before the
+    run starts: no empty table, no `--json` summary of a run that never ran, the error said once."""
+    broken = Path(str(tmp_path)) / "broken.jsonl"
+    broken.write_text('{"prompt": "hi"}\nnull\n')
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        for extra in ((), ("--json",)):
+            code, out, err = await run_cli("--url", srv.base_url, "--workload", str(broken), "--concurrency", "1",
+                                           "--requests", "2", *extra)
+            assert code == 1 and out == "", out
+            assert err.count("broken.jsonl line 2: expected a JSON object") == 1, err
+        assert srv.stats.requests == 0

@@ -295,9 +295,15 @@ def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchPro
 
 def check_load(profile: BenchProfile) -> None:
     """The load options, checked before anything is sent: a bad one is a sentence, not a failed run."""
+    from specdec_tui.bench.workloads import WorkloadError, load_workload
     from specdec_tui.core.config_values import RULES
 
     for key in ("input_len", "output_len", "slo", "burst", "rate", "cooldown"):
         problem = RULES[key](getattr(profile, key))
         if problem:
             raise CliError(f"--{key.replace('_', '-')}: {problem}")
+    if profile.workload:  # a bad line of the operator's file, named now rather than under an empty table
+        try:
+            load_workload(profile.workload)
+        except WorkloadError as err:
+            raise CliError(str(err)) from None
