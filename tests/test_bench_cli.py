@@ -104,3 +104,16 @@ async def test_a_broken_workload_file_is_one_sentence_before_any_request(tmp_pat
             assert code == 1 and out == "", out
             assert err.count("broken.jsonl line 2: expected a JSON object") == 1, err
         assert srv.stats.requests == 0
+
+
+async def test_a_run_the_server_answered_with_errors_is_not_called_unanswered() -> None:
+    """`--url http://host:port/v1` (an OpenAI client's base URL) gets 404 for every request: the words say the
+    server answered 404 and that --url is the server's root, not "did not answer ... check that it is up"; a
+    server answering 500 is said to have answered 500."""
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        code, _, err = await run_cli("--url", srv.base_url + "/v1", "--concurrency", "1", "--requests", "2")
+    assert code == 1 and "Traceback" not in err
+    assert "answered HTTP 404" in err and "without /v1" in err and "did not answer" not in err, err
+    async with RunningServer(ServerSpec(mode="http500", delay_s=0.002)) as srv:
+        code, _, err = await run_cli("--url", srv.base_url, "--concurrency", "1", "--requests", "2")
+    assert code == 1 and "answered HTTP 500" in err and "did not answer" not in err, err

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from specdec_tui.cli.common import (
     add_target_options,
@@ -165,6 +166,12 @@ def run_error(done: RunDone, base_url: str) -> str | None:
     if set(kinds) == {"bad_usage"}:
         return (f"all {total} requests failed ({listed}): the server at {base_url} answered, but its token counts "
                 "(usage) contradict its streams; the figures measure nothing — see the level's warning")
+    statuses = sorted({kind.removeprefix("http_") for kind in kinds if kind.startswith("http_")})
+    if statuses and len(statuses) == len(kinds):  # it answered, every time with an error status
+        hint = ("; --url is the server's root (http://host:port, without /v1)"
+                if "404" in statuses and urlsplit(base_url).path.rstrip("/") else "")
+        return (f"all {total} requests failed ({listed}): the server at {base_url} answered HTTP "
+                f"{', '.join(statuses)}{hint}; the figures measure nothing")
     why = (f"nothing accepted the connection at {base_url}" if set(kinds) == {"connect"}
            else f"the server at {base_url} did not answer them")
     return (f"all {total} requests failed ({listed or 'errors'}): {why}; the figures measure nothing — "
