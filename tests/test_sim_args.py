@@ -104,3 +104,14 @@ def test_the_sim_stops_at_start_up_where_0_5_23_does(argv: list[str], error: str
         parse_sim_args(["--model-path", "m", *argv])
     assert exc.value.code == 1
     assert capsys.readouterr().err.strip().endswith(error)
+
+
+def test_sim_help_lists_sglangs_flags_and_the_simulators_own():
+    """`specdec-tui sim --help` printed a usage line and -h alone: every flag was hidden. It lists SGLang's flags
+    with upstream's help and the simulator's own, under the command the user typed, and exits 0."""
+    proc = subprocess.run([sys.executable, "-m", "specdec_tui.cli.main", "sim", "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: specdec-tui sim")
+    assert "--speculative-num-steps" in proc.stdout and "The path of the model weights" in proc.stdout
+    assert "--time-scale" in proc.stdout and "faster" in proc.stdout

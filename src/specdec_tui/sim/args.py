@@ -89,6 +89,9 @@ def _exit_refused(prog: str, message: str) -> NoReturn:
 def parse_sim_args(argv: Sequence[str] | None = None, prog: str = "python -m specdec_tui.sim") -> SimArgs:
     """Parses and resolves; argparse exits 2 on unknown flags or bad values, as SGLang's launcher does."""
     parser = build_parser()
+    parser.prog = prog
+    parser.description = ("The simulated SGLang server (no GPU): SGLang's `sglang serve` flags, judged by that "
+                          "release's own parser, and the simulator's own (--time-scale … --sim-fault, at the end).")
     try:
         parsed = parse_argv(default_schema(), sys.argv[1:] if argv is None else argv, parser)
     except ArgvError as err:

@@ -80,7 +80,9 @@ class _Store(argparse.Action):
 
 
 def _add(parser: argparse.ArgumentParser, spec: OptionSpec, require: bool) -> None:
-    common: dict[str, Any] = {"dest": spec.dest, "help": argparse.SUPPRESS, "default": spec.default}
+    # upstream's help text, for `specdec-tui sim --help` (an option upstream hides has none)
+    common: dict[str, Any] = {"dest": spec.dest, "help": argparse.SUPPRESS if spec.help is None else spec.help,
+                              "default": spec.default}
     typed: dict[str, Any] = {"nargs": spec.nargs, "type": type_function(spec.type)}
     if spec.required and require:
         common["required"] = True
