@@ -59,3 +59,23 @@ async def test_the_sweep_form_reads_a_field_it_does_not_show_from_the_active_hos
     assert form.left == SweepForm("speculative-num-steps", "1..3", "2", "c1", "demo")
     (plan,) = app.results
     assert plan is not None and getattr(plan, "repeats", None) == 2
+
+
+async def test_a_pasted_screenful_is_named_in_short_and_the_buttons_stay_on_screen() -> None:
+    """168 KB of numbers pasted into Runs per value: the refusal quoted all of it, a screen of digits that pushed
+    the form's buttons out of sight. The value is cut in the words; what to write is still said, whole."""
+    from textual.widgets import Button
+
+    from specdec_tui.ui.textual_compat import full_frame_text
+
+    form = SweepFormScreen(BenchProfile(concurrency=(1, 4)), values="1..3", repeats=1, active="demo")
+    app = Host(form)  # type: ignore[arg-type]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        form.query_one("#sweep-repeats", Input).value = ",".join(str(i) for i in range(30_000))
+        form.submit()
+        await pilot.pause()
+        error = str(form.query_one("#sweep-form-error", Static).render())
+        assert "is not a whole number of runs per value" in error and "…" in error and len(error) < 300, error
+        assert form.query_one("#start", Button).region.bottom <= 24
+        assert "Start" in full_frame_text(app)

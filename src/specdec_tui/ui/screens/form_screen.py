@@ -15,6 +15,8 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
+from specdec_tui.core.long_words import clip_long_words
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -93,7 +95,7 @@ class FormScreen(ModalScreen[ResultT | None], Generic[FormT, ResultT]):
         try:
             result = self.result(self.left)
         except self.ERRORS as err:
-            self.query_one(f"#{self.PREFIX}-form-error", Static).update(str(err))
+            self.query_one(f"#{self.PREFIX}-form-error", Static).update(clip_long_words(str(err)))
             return
         self.dismiss(result)
 

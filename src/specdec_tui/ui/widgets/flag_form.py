@@ -24,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
 from specdec_tui.core.flags import FLAGS, Issue
+from specdec_tui.core.long_words import clip_long_words
 from specdec_tui.ui.textual_compat import KeysFirstInput
 
 # The rows always shown, in this order (SGLang flag names without "--").
@@ -307,7 +308,7 @@ class FlagForm(VerticalScroll):
             line.set_class(bool(found), "-shown")
             line.set_class(any(i.level == "error" for i in found), "-error")
             line.set_class(bool(found) and all(i.level != "error" for i in found), "-warning")
-            line.update("\n".join(f"{'✗' if i.level == 'error' else '!'} {i.message}" for i in found))
+            line.update("\n".join(f"{'✗' if i.level == 'error' else '!'} {clip_long_words(i.message)}" for i in found))
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """The row the cursor is on (and stays "on" after escape): `f` fixes that row's finding."""
