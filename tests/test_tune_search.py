@@ -173,3 +173,16 @@ def test_one_launch_is_never_high_confidence() -> None:
     outcome = asyncio.run(run_tune([FakeLauncher()], found, TunePlan(space, LEVELS, SLOS["loose"], budget=1)))
     assert outcome.launches == 1 and outcome.standing is not None
     assert outcome.standing.confidence == "low: the only configuration launched (1 of the space not launched)"
+
+
+def test_an_slo_of_zero_is_refused_where_it_is_typed() -> None:
+    """ttft_p99=0s started a 24-launch tune in the panel that no configuration could ever meet; `bench --slo`
+    took it too and counted a goodput of 0. Both say the limit must be above 0."""
+    from specdec_tui.core.slo import parse_slo as parse_bench_slo
+
+    for spec in ("ttft_p99=0s", "itl_p99=0ms", "ttft_p99=0.0"):
+        with pytest.raises(SloError, match="above 0"):
+            parse_slo([spec])
+    with pytest.raises(ValueError, match="above 0"):
+        parse_bench_slo("ttft_p99=0ms")
+    assert parse_slo(["ttft_p99=0.5s"]) == Slo(500.0, None)

@@ -47,6 +47,8 @@ def parse_slo(spec: str) -> SloTarget:
     if not 0 < pct < 100:
         raise ValueError(f"SLO {spec!r}: the percentile must be between 0 and 100")
     limit = float(m.group(3)) * (1000.0 if m.group(4) == "s" else 1.0)
+    if limit <= 0:  # no request meets it: goodput 0 whatever the server does
+        raise ValueError(f"SLO {spec!r}: the limit must be above 0, e.g. ttft_p99=2s")
     return SloTarget(SloMetric(m.group(1)), pct, limit)
 
 

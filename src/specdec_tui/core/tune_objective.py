@@ -68,6 +68,8 @@ def parse_slo(terms: Sequence[str]) -> Slo:
         if not sep or name not in ("ttft_p99", "itl_p99"):
             raise SloError(f"--slo {term!r}: write ttft_p99=2s or itl_p99=50ms")
         found[name] = parse_duration_ms(value)
+        if found[name] <= 0:  # no request is that fast: every launch of the search would miss it
+            raise SloError(f"--slo {term!r}: the limit must be above 0; write e.g. {name}=2s")
     return Slo(ttft_p99_ms=found.get("ttft_p99"), itl_p99_ms=found.get("itl_p99"))
 
 
