@@ -48,3 +48,15 @@ async def test_the_trials_list_keeps_its_numbers_beside_a_huge_label() -> None:
         row = next(line for line in frame.splitlines() if "123.4" in line)
         assert "AAAA" in row and "…" in row and "ok" in row, row
         assert "PWNED" not in frame
+
+
+def test_session_list_names_the_best_trial_in_short(tmp_path: Path) -> None:
+    """The sessions list (`session list`, the `o` screen) named the best c=1 trial by its whole label: the row of
+    a session with a pasted label was drawn empty, its file name pushed off the screen."""
+    from specdec_tui.loop.sessions import list_sessions
+
+    save_session(long_label_session(), tmp_path / "s.toml")
+    (row,) = list_sessions(tmp_path)
+    assert row.best_c1_tok_s == 123.4
+    assert row.best_c1_trial.startswith("AAAA") and row.best_c1_trial.endswith("…")
+    assert len(row.best_c1_trial) <= 60

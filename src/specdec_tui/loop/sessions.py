@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from specdec_tui.core.compare import best_by_concurrency
+from specdec_tui.core.compare import best_by_concurrency, shown_label
 from specdec_tui.core.session import Session, SessionError, load_session
 
 
@@ -39,7 +39,7 @@ def summarise_session(path: Path) -> SessionSummary:
     return SessionSummary(
         path=path, created=session.created, host=session.host, unit=session.unit, trials=len(session.trials),
         best_c1_tok_s=level.output_tok_s if level else None,
-        best_c1_trial=(best.label or f"trial {best.id}") if best else "",
+        best_c1_trial=shown_label(best) if best else "",
     )
 
 
