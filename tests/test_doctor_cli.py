@@ -101,6 +101,14 @@ def test_a_bad_since_is_said_in_words(tmp_path: Path) -> None:
     assert run.returncode == 2 and "'ten' is not a time span" in run.stderr and "Traceback" not in run.stderr
 
 
+def test_a_since_longer_than_any_journal_is_said_in_words() -> None:
+    """--since 99999999d went past datetime's year 1 and ended in an OverflowError traceback."""
+    for span in ("99999999d", "9" * 400 + "s"):
+        run = subprocess.run([sys.executable, "-m", "specdec_tui", "doctor", "--host", "demo", "--since", span],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and "at most 3650d" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 async def test_without_decode_lines_the_doctor_reads_the_gauges(tmp_path: Path) -> None:
     """`--log-level warning` logs no decode line: requests queued behind a full batch are read from /metrics."""
     import aiohttp

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 EXIT_FINDINGS = 3
 _SPAN = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>s|m|h|d)$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_MAX_SPAN_S = 3650 * 86400
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +45,10 @@ def parse_span(text: str) -> timedelta:
     match = _SPAN.match(text.strip())
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not a time span — write e.g. 90s, 10m, 2h")
-    return timedelta(seconds=float(match["n"]) * _UNIT_S[match["unit"]])
+    seconds = float(match["n"]) * _UNIT_S[match["unit"]]
+    if seconds > _MAX_SPAN_S:  # further back than any journal; datetime overflows before year 1
+        raise argparse.ArgumentTypeError(f"{text!r} is longer than any journal — at most 3650d")
+    return timedelta(seconds=seconds)
 
 
 def run(args: argparse.Namespace) -> int:
