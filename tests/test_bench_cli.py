@@ -117,3 +117,14 @@ async def test_a_run_the_server_answered_with_errors_is_not_called_unanswered() 
     async with RunningServer(ServerSpec(mode="http500", delay_s=0.002)) as srv:
         code, _, err = await run_cli("--url", srv.base_url, "--concurrency", "1", "--requests", "2")
     assert code == 1 and "answered HTTP 500" in err and "did not answer" not in err, err
+
+
+async def test_numbers_that_cannot_run_are_refused_before_any_request() -> None:
+    """--requests -3 ran one request, --duration 0 or -1 ran anyway, --duration nan ended in 'cannot convert
+    float NaN to integer', --temperature nan was sent: the command line is judged by the config's own rules."""
+    async with RunningServer(ServerSpec(delay_s=0.002)) as srv:
+        for flag, value in (("--requests", "-3"), ("--requests", "0"), ("--duration", "0"), ("--duration", "nan"),
+                            ("--max-tokens", "0"), ("--temperature", "nan"), ("--warmup", "-1")):
+            code, out, err = await run_cli("--url", srv.base_url, "--concurrency", "1", flag, value)
+            assert code == 1 and out == "" and f"{flag}: must be" in err and "Traceback" not in err, (flag, value, err)
+        assert srv.stats.requests == 0

@@ -305,10 +305,12 @@ def check_load(profile: BenchProfile) -> None:
     from specdec_tui.bench.workloads import WorkloadError, load_workload
     from specdec_tui.core.config_values import RULES
 
-    for key in ("input_len", "output_len", "slo", "burst", "rate", "cooldown"):
-        problem = RULES[key](getattr(profile, key))
+    for key in ("input_len", "output_len", "slo", "burst", "rate", "cooldown", "requests", "duration_s", "warmup",
+                "max_tokens", "temperature", "top_p"):
+        value = getattr(profile, key)
+        problem = RULES[key](value) if value is not None else None  # None: requests when a duration is given
         if problem:
-            raise CliError(f"--{key.replace('_', '-')}: {problem}")
+            raise CliError(f"--{key.removesuffix('_s').replace('_', '-')}: {problem}")
     if profile.workload:  # a bad line of the operator's file, named now rather than under an empty table
         try:
             load_workload(profile.workload)
