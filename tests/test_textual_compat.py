@@ -191,3 +191,15 @@ def test_a_paste_with_colour_codes_is_one_paste_of_its_text() -> None:
         seen += list(parser.feed(chunk))
     assert [(type(e).__name__, getattr(e, "text", getattr(e, "character", None))) for e in seen] == [
         ("Key", "a"), ("Paste", "--speculative-eagle-topk 2"), ("Key", "b")]
+
+
+def test_the_linux_driver_builds_its_decoder_from_its_module_s_getincrementaldecoder() -> None:
+    """`lenient_terminal_input` replaces the driver module's `getincrementaldecoder`: the input thread must still
+    build its decoder through that name, and the replacement must turn a byte that is not UTF-8 into U+FFFD."""
+    from textual.drivers import linux_driver
+
+    source = inspect.getsource(linux_driver.LinuxDriver.run_input_thread)
+    assert 'getincrementaldecoder("utf-8")' in source, CHANGED + "LinuxDriver.run_input_thread builds its decoder otherwise"
+    compat.lenient_terminal_input()
+    decode = vars(linux_driver)["getincrementaldecoder"]("utf-8")().decode
+    assert decode(b"\xff4", final=True) == "\ufffd4"

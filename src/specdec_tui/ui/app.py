@@ -138,11 +138,14 @@ class SpecdecApp(InputInOrderApp, PanelActions):
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's choice of driver; the terminal's input is first read without the colour codes of a paste
-        (`textual_compat.filter_paste_input`: a coloured paste landed reordered in a field)."""
-        from specdec_tui.ui.textual_compat import filter_paste_input
+        (`textual_compat.filter_paste_input`: a coloured paste landed reordered in a field), and bytes that are not
+        UTF-8 arrive as U+FFFD instead of ending the panel (`textual_compat.lenient_terminal_input`)."""
+        from specdec_tui.ui.textual_compat import filter_paste_input, lenient_terminal_input
 
         driver = super().get_driver_class()
         filter_paste_input()
+        if driver.__module__ == "textual.drivers.linux_driver":
+            lenient_terminal_input()
         return driver
 
     def on_mount(self) -> None:

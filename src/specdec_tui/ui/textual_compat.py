@@ -184,3 +184,24 @@ def filter_paste_input() -> None:
 
     feed.specdec_paste_codes = True  # type: ignore[attr-defined]
     XTermParser.feed = feed  # type: ignore[method-assign]
+
+
+def lenient_terminal_input() -> None:
+    """`textual.drivers.linux_driver.getincrementaldecoder`, replaced once by one whose decoders turn bytes that
+    are not UTF-8 into U+FFFD: the driver's input thread decodes the terminal's bytes strictly, and one such byte
+    (a paste from a Latin-1 file, a terminal set to another encoding) ended the panel with a UnicodeDecodeError.
+    The driver builds its decoder inside its input thread; no public API lets an app choose the error handler."""
+    import codecs
+    import functools
+
+    from textual.drivers import linux_driver
+
+    name = "getincrementaldecoder"  # the driver module's own import of codecs.getincrementaldecoder
+    if getattr(getattr(linux_driver, name), "specdec_lenient", False):
+        return
+
+    def getincrementaldecoder(encoding: str) -> Callable[..., codecs.IncrementalDecoder]:
+        return functools.partial(codecs.getincrementaldecoder(encoding), errors="replace")
+
+    getincrementaldecoder.specdec_lenient = True  # type: ignore[attr-defined]
+    setattr(linux_driver, name, getincrementaldecoder)
