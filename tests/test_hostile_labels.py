@@ -60,3 +60,25 @@ def test_session_list_names_the_best_trial_in_short(tmp_path: Path) -> None:
     assert row.best_c1_tok_s == 123.4
     assert row.best_c1_trial.startswith("AAAA") and row.best_c1_trial.endswith("…")
     assert len(row.best_c1_trial) <= 60
+
+
+def test_the_html_and_markdown_reports_show_the_label_cut_and_as_words(tmp_path: Path) -> None:
+    """The HTML report drew a 200,000-character label into its charts' legends (matplotlib: 'Glyph 27 missing',
+    'axes sizes collapsed to zero', printed raw on stderr; 39 s) and wrote its escape codes into the page and the
+    Markdown; `cat report.md` ran them. The reports show the label as the tables do; csv and json keep it whole."""
+    import json
+
+    path = tmp_path / "s.toml"
+    save_session(long_label_session(), path)
+    for fmt in ("html", "md", "json"):
+        out = tmp_path / f"r.{fmt}"
+        result = subprocess.run([*program(), "session", "export", str(path), "--format", fmt, "-o", str(out)],
+                                capture_output=True, timeout=120, text=True)
+        assert result.returncode == 0, result.stderr
+        assert "Glyph" not in result.stderr and "collapsed" not in result.stderr, result.stderr
+        text = out.read_text(encoding="utf-8")
+        if fmt == "json":
+            assert PASTE in json.loads(text)["trials"][0]["label"]  # the data keeps the label whole
+            continue
+        assert "\x1b" not in text and "\x07" not in text and "PWNED" not in text
+        assert "123.4" in text and "AAAA…" in text and "A" * 100 not in text

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from specdec_tui.core.compare import trial_label
+from specdec_tui.core.compare import shown_label
 from specdec_tui.core.session import Session
 from specdec_tui.core.trade_off import X_AXIS_NAME, best_axis_name, pareto_front, trade_off_points
 
@@ -55,7 +55,7 @@ def tok_s_chart_svg(session: Session) -> str:
         for trial in named:
             levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
             ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
-                    label=f"#{trial.id} {trial_label(trial)}")
+                    label=f"#{trial.id} {shown_label(trial)}")
         ax.set_xscale("log", base=2)
         concurrencies = sorted({lv.concurrency for t in session.trials for lv in t.levels})
         if concurrencies:

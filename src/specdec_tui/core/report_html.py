@@ -9,8 +9,8 @@ from specdec_tui.core.compare import (
     best_by_concurrency,
     best_confidence,
     concurrencies_of,
+    shown_label,
     summary_rows,
-    trial_label,
     trial_notes,
 )
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
@@ -52,7 +52,7 @@ def session_html(session: Session) -> str:
         *_best_lines(session, cs, front),
     ]
     parts.append('<h2>Latency</h2><ul id="latency">')
-    parts.extend(f"<li>trial {t.id} <code>{escape(trial_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
+    parts.extend(f"<li>trial {t.id} <code>{escape(shown_label(t))}</code>: {escape(trial_pick(t).summary())}</li>"
                  for t in session.trials if t.levels)
     parts.append("</ul>")
     parts.extend(_changes(session))
@@ -79,7 +79,7 @@ def _trials_table(session: Session, cs: list[int], front: set[int]) -> list[str]
         best_text = trial_pick(t).best_words()
         classes = " ".join(c for c in (f"tone-{status_tone(t.status).value}", "front" if t.id in front else "") if c)
         parts.append(
-            f'<tr class="{classes}"><td>{t.id}</td><td>{escape(trial_label(t))}</td><td>{escape(t.host or session.host)}</td>'
+            f'<tr class="{classes}"><td>{t.id}</td><td>{escape(shown_label(t))}</td><td>{escape(t.host or session.host)}</td>'
             f"<td class=status>{escape(t.status)}</td><td class=num>{row.max_running_requests or '–'}</td>"
             f"<td class=num>{fmt_fixed(row.accept_length, 2)}</td>"
             + "".join(f"<td class=num>{fmt_fixed(row.tok_s[c])}"
@@ -103,7 +103,7 @@ def _best_lines(session: Session, cs: list[int], front: set[int]) -> list[str]:
         best1 = best_by_concurrency(session, cs[0])
         if best1 is not None and (lv := best1.level(cs[0])) is not None:
             parts.append(f"<p>Best single stream (c={cs[0]}): trial {best1.id} "
-                         f"<code>{escape(trial_label(best1))}</code> at {fmt_fixed(lv.output_tok_s)} tok/s.</p>")
+                         f"<code>{escape(shown_label(best1))}</code> at {fmt_fixed(lv.output_tok_s)} tok/s.</p>")
     confidence = [line for c in cs if (line := best_confidence(session, c))]
     if confidence:  # the best per level against the runner-up: a winner only where the intervals separate
         parts.append('<h2>Confidence</h2><ul id="confidence">')

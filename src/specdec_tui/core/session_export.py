@@ -12,6 +12,7 @@ from specdec_tui.core.compare import (
     best_by_concurrency,
     concurrencies_of,
     flags_text,
+    shown_label,
     summary_rows,
     trial_label,
     trial_notes,
@@ -84,7 +85,7 @@ def to_markdown(session: Session) -> str:
         limit = trial_limit(row.trial)
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
-        cells = [str(row.trial.id), _md_escape(trial_label(row.trial)), row.trial.status,
+        cells = [str(row.trial.id), _md_escape(shown_label(row.trial)), row.trial.status,
                  str(row.max_running_requests or "–"), fmt_fixed(row.accept_length, 2),
                  *[fmt_fixed(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
                  trial_pick(row.trial).best_words(), str(row.errors)]
@@ -99,15 +100,15 @@ def to_markdown(session: Session) -> str:
         lines.append("## Best")
         lines.append("")
         if best1:
-            lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} `{_md_escape(trial_label(best1))}` "
+            lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} `{_md_escape(shown_label(best1))}` "
                          f"at {fmt_fixed(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
         if best_max and len(cs) > 1:
-            lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(trial_label(best_max))}` "
+            lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(shown_label(best_max))}` "
                          f"at {fmt_fixed(best_max.level(cs[-1]).output_tok_s)} tok/s"  # type: ignore[union-attr]
                          + (f" ({trial_limit(best_max).note(cs[-1])})" if trial_limit(best_max).note(cs[-1]) else ""))
         for trial in session.trials:
             if trial.levels:
-                lines.append(f"- trial {trial.id} `{_md_escape(trial_label(trial))}`: {trial_pick(trial).summary()}")
+                lines.append(f"- trial {trial.id} `{_md_escape(shown_label(trial))}`: {trial_pick(trial).summary()}")
         lines.append("")
     lines.append("## Flags per trial")
     lines.append("")

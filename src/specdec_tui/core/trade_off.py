@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from itertools import groupby
 
-from specdec_tui.core.compare import trial_label
+from specdec_tui.core.compare import shown_label
 from specdec_tui.core.latency import trial_pick
 from specdec_tui.core.session import Session
 
@@ -39,7 +39,7 @@ def trade_off_points(session: Session) -> list[TradeOffPoint]:
         if per_request is None or chosen.best is None:
             continue
         best = chosen.best
-        points.append(TradeOffPoint(trial.id, trial_label(trial), per_request, best.output_tok_s, best.concurrency,
+        points.append(TradeOffPoint(trial.id, shown_label(trial), per_request, best.output_tok_s, best.concurrency,
                                     chosen.limit.ttft_limit_s))
     return points
 
