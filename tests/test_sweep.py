@@ -13,6 +13,7 @@ from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import demo_unit_text
 from specdec_tui.loop.sweep import run_sweep
 from specdec_tui.loop.sweep_plan import (
+    MAX_VALUES,
     SweepDone,
     SweepError,
     SweepPlan,
@@ -152,3 +153,14 @@ def test_plan_that_cannot_measure_what_it_says_is_refused() -> None:
         plan_units(base, SweepPlan("speculative-num-draft-tokens", ("2", "3")))
     with pytest.raises(SweepError, match="argument --speculative-num-steps: invalid int value: .two."):  # 0.5.23's words
         plan_units(base, SweepPlan(STEPS, ("1", "two")))
+
+
+def test_a_range_too_long_to_run_is_refused_before_it_is_listed() -> None:
+    """`--values 1..99999999999` (a slip of the finger, or a paste into the panel's values field) listed every
+    number first: the process grew until the machine ran out of memory. A sweep runs at most MAX_VALUES values,
+    each a restart and a benchmark; a longer list or range is refused in words, at once."""
+    with pytest.raises(SweepError, match=f"at most {MAX_VALUES} values"):
+        parse_values("1..99999999999")
+    with pytest.raises(SweepError, match=f"at most {MAX_VALUES} values"):
+        parse_values(",".join(str(v) for v in range(MAX_VALUES + 1)))
+    assert len(parse_values(f"1..{MAX_VALUES}")) == MAX_VALUES

@@ -125,6 +125,10 @@ class SweepError(WorkflowError):
 # ---------------------------------------------------------------------------------------------- edits
 
 
+MAX_VALUES = 64  # each value is a push, a restart and a benchmark (times --repeats)
+_TOO_MANY = "at most " + str(MAX_VALUES) + " values in one sweep ({}): each is a restart and a benchmark"
+
+
 def parse_values(text: str) -> tuple[str, ...]:
     """`1,2,3`, `1..6` or a mix (`1..3,5`) → the values in order, without duplicates."""
     values: list[str] = []
@@ -139,9 +143,13 @@ def parse_values(text: str) -> tuple[str, ...]:
                 raise SweepError(f"a range is written like 1..6 with whole numbers, not {part!r}") from None
             if end < start:
                 raise SweepError(f"the range {part} runs backwards; write {end}..{start}")
+            if end - start >= MAX_VALUES:  # checked before listing: 1..99999999999 filled the memory
+                raise SweepError(_TOO_MANY.format(f"the range {part} holds {end - start + 1:,}"))
             values.extend(str(v) for v in range(start, end + 1))
         else:
             values.append(part)
+        if len(values) > MAX_VALUES:
+            raise SweepError(_TOO_MANY.format(f"{len(values):,} given"))
     if not values:
         raise SweepError("no values to sweep; give e.g. --values 1,2,3 or --values 1..6")
     return tuple(dict.fromkeys(values))
