@@ -164,3 +164,13 @@ def test_a_range_too_long_to_run_is_refused_before_it_is_listed() -> None:
     with pytest.raises(SweepError, match=f"at most {MAX_VALUES} values"):
         parse_values(",".join(str(v) for v in range(MAX_VALUES + 1)))
     assert len(parse_values(f"1..{MAX_VALUES}")) == MAX_VALUES
+
+
+def test_repeats_beyond_the_form_s_limit_are_refused_headless_too() -> None:
+    """The panel's form takes 1 to 20 runs per value; `sweep --repeats 100000` was taken and ran."""
+    base = demo_unit_text(30000)
+    with pytest.raises(SweepError, match="between 1 and 20"):
+        plan_units(base, SweepPlan(flag="speculative-num-steps", values=("1", "2"), repeats=100_000))
+    with pytest.raises(SweepError, match="between 1 and 20"):
+        plan_units(base, SweepPlan(flag="speculative-num-steps", values=("1", "2"), repeats=0))
+    assert set(plan_units(base, SweepPlan(flag="speculative-num-steps", values=("1", "2"), repeats=20))) == {"1", "2"}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.sweep_rules import Objective
-from specdec_tui.loop.sweep_plan import SweepError, SweepPlan, parse_values
+from specdec_tui.loop.sweep_plan import MAX_REPEATS, SweepError, SweepPlan, parse_values
 
 # The flags the sweep form offers: (label, flag name).
 SWEEP_FLAGS: tuple[tuple[str, str], ...] = (
@@ -72,8 +72,8 @@ def plan_from_form(form: SweepForm, profile: BenchProfile, *, configured: Sequen
         ranged = " (a range goes in the values field)" if ".." in form.repeats or "," in form.repeats else ""
         raise FormError(f"repeats: {form.repeats.strip() or 'nothing'} is not a whole number of runs per value"
                         f"{ranged}; write e.g. 3") from None
-    if not 1 <= repeats <= 20:
-        raise FormError("repeats: between 1 and 20 runs per value")
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise FormError(f"repeats: between 1 and {MAX_REPEATS} runs per value")
     if form.objective == "throughput":
         objective = Objective("throughput", concurrency=max(profile.concurrency))
     else:

@@ -126,6 +126,7 @@ class SweepError(WorkflowError):
 
 
 MAX_VALUES = 64  # each value is a push, a restart and a benchmark (times --repeats)
+MAX_REPEATS = 20  # runs per value: the panel's form and `sweep --repeats` alike
 _TOO_MANY = "at most " + str(MAX_VALUES) + " values in one sweep ({}): each is a restart and a benchmark"
 
 
@@ -177,8 +178,8 @@ def edit_for_value(base_text: str, flag: str, value: str) -> str:
 
 def plan_units(base_text: str, plan: SweepPlan) -> dict[str, str]:
     """Every value's unit, checked before anything is pushed: a bad value stops the sweep at the start."""
-    if plan.repeats < 1:
-        raise SweepError("repeats must be at least 1")
+    if not 1 <= plan.repeats <= MAX_REPEATS:
+        raise SweepError(f"repeats: between 1 and {MAX_REPEATS} runs per value (got {plan.repeats})")
     units = {}
     for value in plan.values:
         text = edit_for_value(base_text, plan.flag, value)
