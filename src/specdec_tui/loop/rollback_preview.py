@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specdec_tui.core.compare import FlagDiff, flag_diff, trial_label
+from specdec_tui.core.compare import FlagDiff, flag_diff, shown_label
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.base import Host
@@ -25,7 +25,7 @@ class RollbackPreview:
         """The confirm question: what is restored (trial, label, time) and the flags that change."""
         if self.trial is not None:
             when = self.trial.pushed_at or self.trial.started_at
-            what = f"trial {self.trial.id} ({trial_label(self.trial)}, {when:%Y-%m-%d %H:%M} UTC)"
+            what = f"trial {self.trial.id} ({shown_label(self.trial)}, {when:%Y-%m-%d %H:%M} UTC)"
         else:
             what = f"backup {self.backup} (no trial of this session ran it)"
         if self.changes:

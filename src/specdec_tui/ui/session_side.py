@@ -120,7 +120,7 @@ class SessionSide:
     async def show_trial(self, trial_id: int, announce: bool = True, load_unit: bool = True) -> None:
         """The trial's levels in the bench table (deltas against the trial before it) and, offline with
         `load_unit`, its unit in the Config tab (never over a dirty edit); `announce` says what changed."""
-        from specdec_tui.core.compare import flag_diff, trial_label
+        from specdec_tui.core.compare import flag_diff, shown_label
         from specdec_tui.core.latency import trial_limit
 
         app = self.app
@@ -133,7 +133,7 @@ class SessionSide:
         previous = trials[index - 1] if index > 0 else None
         if not app.bench_running:  # a live run owns the table while it runs
             main.bench_table.show_results(list(trial.levels), list(previous.levels) if previous else None,
-                                          limit=trial_limit(trial), of=f"#{trial.id} {trial_label(trial, previous)}",
+                                          limit=trial_limit(trial), of=f"#{trial.id} {shown_label(trial, previous)}",
                                           slo=trial.profile.slo)
         if load_unit and not app.has_host and trial.unit_text:
             pane = await app.edit_pane()
@@ -145,7 +145,7 @@ class SessionSide:
                 table.move_cursor(row=index)
             return
         changes = "; ".join(d.describe() for d in flag_diff(previous.flags, trial.flags)) if previous else "first trial"
-        app.notify(f"{changes or 'no flag change'} (v compares in full)", title=f"trial {trial.id} {trial_label(trial)}")
+        app.notify(f"{changes or 'no flag change'} (v compares in full)", title=f"trial {trial.id} {shown_label(trial)}")
 
     # -- v: compare ------------------------------------------------------------------------------
     def selected_trial_id(self) -> int | None:
