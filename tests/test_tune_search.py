@@ -8,13 +8,13 @@ import asyncio
 
 import pytest
 
+from specdec_tui.core.slo import SloError, parse_slos
 from specdec_tui.core.tune_objective import (
     FailureKind,
     LaunchResult,
     LevelChoice,
     LevelFigures,
     Slo,
-    SloError,
     adaptive_schedule,
     failure_kind,
     objective,
@@ -153,7 +153,7 @@ def test_the_schedule_becomes_adaptive_tiers() -> None:
 def test_slo_space_and_failure_words() -> None:
     assert parse_slo(["ttft_p99=2s", "itl_p99=50ms"]) == Slo(2000.0, 50.0)
     assert parse_slo(["itl_p99=40"]) == Slo(None, 40.0)
-    with pytest.raises(SloError, match="write ttft_p99=2s"):
+    with pytest.raises(SloError, match="e.g. ttft_p99=2s"):
         parse_slo(["p99=2s"])
     with pytest.raises(SpaceError, match="the tuner searches"):
         parse_space(["tp=1,2"])
@@ -186,3 +186,17 @@ def test_an_slo_of_zero_is_refused_where_it_is_typed() -> None:
     with pytest.raises(ValueError, match="above 0"):
         parse_bench_slo("ttft_p99=0ms")
     assert parse_slo(["ttft_p99=0.5s"]) == Slo(500.0, None)
+
+
+def test_the_tuner_and_the_bench_read_one_slo_grammar() -> None:
+    """Two parsers had drifted (the tuner took a bare number as ms, the bench refused it; the bench took `<=` and
+    commas, the tuner did not). One grammar now: both read the same words; the tuner refuses in words what its
+    objective cannot judge instead of failing to read it."""
+    for text in ("ttft_p99=2s", "ttft_p99<=2000ms", "ttft_p99=2000", "itl_p99=.05s", "ttft_p99=2s,itl_p99=50ms"):
+        bench = {t.metric.value: t.limit_ms for t in parse_slos([text])}
+        tuned = parse_slo([text])
+        assert (tuned.ttft_p99_ms, tuned.itl_p99_ms) == (bench.get("ttft"), bench.get("itl")), text
+    for text in ("e2e_p99=30s", "ttft_p90=2s"):
+        assert parse_slos([text])  # the bench judges it (goodput, rate search)
+        with pytest.raises(SloError, match="the tuner judges TTFT p99 and ITL p99"):
+            parse_slo([text])

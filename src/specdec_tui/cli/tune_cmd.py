@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specdec_tui.core.tune_objective import SloError, parse_slo
+    from specdec_tui.core.slo import SloError
+    from specdec_tui.core.tune_objective import parse_slo
     from specdec_tui.loop.tune import TunePlan
     from specdec_tui.loop.tune_space import SpaceError, parse_space
 

@@ -1,4 +1,7 @@
-"""Service-level objectives: "ttft_p99=2s", "itl_p99=50ms", "e2e_p90=30s", "tpot_p50=20ms".
+"""Service-level objectives: "ttft_p99=2s", "itl_p99=50ms", "e2e_p90=30s", "tpot_p50=20ms" (a bare number is ms).
+
+The one reader of the grammar: the bench's `--slo` and profiles, the rate search and the tuner (`core.tune_objective`,
+which keeps the targets its objective judges) all parse here.
 
 One target names a latency, a percentile and a limit. A *request* meets it when its own figure is within the
 limit (TTFT, E2E: the request's; ITL: the request's own inter-token gaps at that percentile; TPOT: its mean);
@@ -23,7 +26,11 @@ class SloMetric(StrEnum):
     E2E = "e2e"
 
 
-_SPEC = re.compile(r"^\s*(ttft|itl|tpot|e2e)_p(\d{1,2}(?:\.\d+)?)\s*(?:=|<=)\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
+_SPEC = re.compile(r"^\s*(ttft|itl|tpot|e2e)_p(\d{1,2}(?:\.\d+)?)\s*(?:=|<=)\s*(\d*\.?\d+)\s*(ms|s)?\s*$")
+
+
+class SloError(ValueError):
+    """An SLO that cannot be read or judged; the message says how to write it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,17 +45,17 @@ class SloTarget:
 
 
 def parse_slo(spec: str) -> SloTarget:
-    """One target; ValueError in words."""
+    """One target; SloError (a ValueError) in words."""
     m = _SPEC.match(spec.lower())
     if not m:
-        raise ValueError(f"SLO {spec!r}: expected METRIC_pNN=LIMIT with METRIC ttft|itl|tpot|e2e and a limit in s or ms, "
+        raise SloError(f"SLO {spec!r}: expected METRIC_pNN=LIMIT with METRIC ttft|itl|tpot|e2e and a limit in s or ms, "
                          "e.g. ttft_p99=2s or itl_p99=50ms")
     pct = float(m.group(2))
     if not 0 < pct < 100:
-        raise ValueError(f"SLO {spec!r}: the percentile must be between 0 and 100")
+        raise SloError(f"SLO {spec!r}: the percentile must be between 0 and 100")
     limit = float(m.group(3)) * (1000.0 if m.group(4) == "s" else 1.0)
     if limit <= 0:  # no request meets it: goodput 0 whatever the server does
-        raise ValueError(f"SLO {spec!r}: the limit must be above 0, e.g. ttft_p99=2s")
+        raise SloError(f"SLO {spec!r}: the limit must be above 0, e.g. ttft_p99=2s")
     return SloTarget(SloMetric(m.group(1)), pct, limit)
 
 

@@ -8,10 +8,11 @@ holds, and a level that breaks the promise is worth nothing however fast it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from specdec_tui.core.slo import SloError, SloMetric, parse_slos
 
 STEPS = "speculative-num-steps"
 
@@ -31,10 +32,6 @@ def point_label(point: Point) -> str:
     return " ".join(f"{short.get(k, k)}={v}" for k, v in point)
 
 
-class SloError(ValueError):
-    """An --slo term that cannot be read; the message says how to write it."""
-
-
 @dataclass(frozen=True, slots=True)
 class Slo:
     """Latency promises in milliseconds; None: no promise on that figure."""
@@ -48,29 +45,16 @@ class Slo:
         return ", ".join(terms) or "no latency target"
 
 
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s)?\s*$")
-
-
-def parse_duration_ms(text: str) -> float:
-    match = _DURATION.match(text)
-    if match is None:
-        raise SloError(f"{text!r} is not a duration; write e.g. 2s or 50ms")
-    value = float(match.group(1))
-    return value * 1000.0 if match.group(2) == "s" else value
-
-
 def parse_slo(terms: Sequence[str]) -> Slo:
-    """`ttft_p99=2s`, `itl_p99=50ms` (a bare number is milliseconds)."""
-    found: dict[str, float] = {}
-    for term in terms:
-        name, sep, value = term.partition("=")
-        name = name.strip().lower()
-        if not sep or name not in ("ttft_p99", "itl_p99"):
-            raise SloError(f"--slo {term!r}: write ttft_p99=2s or itl_p99=50ms")
-        found[name] = parse_duration_ms(value)
-        if found[name] <= 0:  # no request is that fast: every launch of the search would miss it
-            raise SloError(f"--slo {term!r}: the limit must be above 0; write e.g. {name}=2s")
-    return Slo(ttft_p99_ms=found.get("ttft_p99"), itl_p99_ms=found.get("itl_p99"))
+    """`ttft_p99=2s`, `itl_p99=50ms` (a bare number is milliseconds), read by the one SLO grammar (`core.slo`); the
+    tuner's objective judges TTFT p99 and ITL p99, so any other target is refused in words."""
+    found: dict[SloMetric, float] = {}
+    for target in parse_slos(terms):
+        if target.metric not in (SloMetric.TTFT, SloMetric.ITL) or target.pct != 99:
+            raise SloError(f"SLO {target.text}: the tuner judges TTFT p99 and ITL p99; write ttft_p99=2s or "
+                           "itl_p99=50ms")
+        found[target.metric] = target.limit_ms
+    return Slo(ttft_p99_ms=found.get(SloMetric.TTFT), itl_p99_ms=found.get(SloMetric.ITL))
 
 
 class FailureKind(StrEnum):
