@@ -12,6 +12,7 @@ import orjson
 
 from specdec_tui.bench.prompts import PromptSetError, load_prompt_set
 from specdec_tui.bench.workloads import WorkItem, Workload, WorkloadError, load_workload
+from specdec_tui.bench.workloads.trace import cut_words
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.lengths import fit_words, parse_length
 
@@ -89,6 +90,8 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
     if wl.is_trace:
         info["arrivals"] = "trace"
+        if profile.cut_trace and (profile.requests or profile.duration_s):
+            info["cut"] = cut_words(profile.requests, profile.duration_s)
     return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals)
 
 

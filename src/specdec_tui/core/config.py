@@ -86,6 +86,9 @@ class BenchProfile:
     burst: float = 1.0  # open loop: requests arrive in bursts of this many (mean rate unchanged)
     cooldown: int = 0  # open loop: the last N arrivals are sent but not measured (warm-up: the first `warmup`)
     slo: tuple[str, ...] = ()  # e.g. ("ttft_p99=2s", "itl_p99=50ms"): goodput counts requests meeting them
+    # a recorded trace is replayed whole unless `requests`/`duration_s` were given for it (--requests/--duration, or
+    # the profile's own keys): then its first N requests, or its arrivals in the first S s (after --rate's scaling)
+    cut_trace: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,7 +108,8 @@ def provenance(trial: Trial) -> dict[str, str]:
         out["workload"] = p.workload or f"prompts {p.prompts}"
         out["seed"] = str(p.seed)
     if wl and wl.get("arrivals") == "trace":
-        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times")
+        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times") + \
+            (f", cut to its {wl['cut']}" if wl.get("cut") else ", whole")
     else:
         out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
     if trial.tool_version:

@@ -77,6 +77,21 @@ def mean_rate(offs: tuple[float, ...] | list[float]) -> float | None:
     return (len(offs) - 1) / offs[-1]
 
 
+def cut_offsets(offs: list[float], requests: int | None, duration_s: float | None) -> list[float]:
+    """The part of a (scaled) trace a run was asked for: its arrivals before `duration_s` s, else its first
+    `requests` (at least the first arrival either way)."""
+    if duration_s:
+        return [o for o in offs if o < duration_s] or offs[:1]
+    if requests:
+        return offs[: max(1, requests)]
+    return offs
+
+
+def cut_words(requests: int | None, duration_s: float | None) -> str:
+    """How a trace was cut, as the trial's workload facts keep it."""
+    return f"arrivals before {duration_s:g} s" if duration_s else f"first {requests} requests"
+
+
 def scaled(offs: tuple[float, ...] | list[float], rate: float | None) -> list[float]:
     """The trace's offsets as recorded (`rate` None), or time-scaled so its mean rate is `rate`: the same pattern of
     gaps and bursts, faster or slower."""
