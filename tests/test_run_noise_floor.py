@@ -10,9 +10,10 @@ import math
 import random
 import statistics
 
+from specdec_tui.core.compare import best_confidence
 from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, RunNoise, compare_samples, measured_run_noise
 from specdec_tui.core.results import LevelResult
-from specdec_tui.core.session import Trial
+from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.sweep_rules import choose
 
 SCATTER = 0.03  # the known run-to-run scatter of the drawn runs (relative standard deviation)
@@ -81,3 +82,18 @@ def test_a_sweep_uses_the_scatter_its_own_repeats_measured() -> None:
     assert alone.confidence is not None and alone.confidence.winner is None  # the default 3 % cannot tell 6 %
     assert "within run-to-run noise (±3 %, the default)" in alone.confidence.text
     assert alone.repeats_needed == alone.confidence.samples_needed
+
+
+def test_the_report_s_best_per_level_uses_the_session_s_own_repeats_of_one_unit() -> None:
+    rng = random.Random(11)
+
+    def t(i: int, unit: str, tok_s: float) -> Trial:
+        samples = [tok_s / 4 * math.exp(rng.gauss(0, 0.01)) for _ in range(30)]
+        return Trial(id=i, unit_text=unit, status="ok", label=f"t{i}",
+                     levels=[LevelResult(concurrency=4, requests=30, output_tok_s=tok_s, tok_s_samples=samples)])
+
+    repeated = Session(host="h", unit="u", trials=[t(1, "a", 400.0), t(2, "a", 404.0), t(3, "a", 396.0),
+                                                   t(4, "b", 430.0)])
+    assert "with run-to-run noise ±1 %, measured over 3 repeats in this session" in best_confidence(repeated, 4)
+    once = Session(host="h", unit="u", trials=[t(1, "a", 400.0), t(4, "b", 430.0)])
+    assert "with run-to-run noise ±3 %, the default" in best_confidence(once, 4)
