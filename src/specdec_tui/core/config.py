@@ -78,7 +78,8 @@ class BenchProfile:
     # issue 33: what is sent (a workload replaces `prompts`), how it arrives, and what counts as good
     workload: str = ""  # "": the `prompts` set; chat | code | long-context | trap | path to a JSONL workload
     seed: int = 0  # lengths, order and arrival times are drawn from it: the same seed sends the same load
-    input_len: str = ""  # "": the workload's text; fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (words)
+    input_len: str = ""  # "": the workload's text; fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (tokens by the
+    # server's /v1/tokenize count of the workload's words; words where it has none)
     output_len: str = ""  # "": the workload's output_len, else max_tokens; or a distribution as input_len
     top_p: float | None = None  # None: the workload's, else the server's default
     rate: float | None = None  # requests/s: open-loop arrivals instead of the closed loop at `concurrency`

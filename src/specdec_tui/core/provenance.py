@@ -107,6 +107,8 @@ def provenance(trial: Trial) -> dict[str, str]:
     else:
         out["workload"] = p.workload or f"prompts {p.prompts}"
         out["seed"] = str(p.seed)
+    if wl and wl.get("lengths"):  # input_len asked: counted in the server's tokens, or words and why
+        out["lengths"] = str(wl["lengths"])
     if wl and wl.get("arrivals") == "trace":
         out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times") + \
             (f", cut to its {wl['cut']}" if wl.get("cut") else ", whole")
