@@ -7,7 +7,9 @@ words, with the reason in the level's warnings and the trial's workload facts.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import statistics
+from pathlib import Path
 
 import httpx
 import pytest
@@ -75,3 +77,24 @@ async def test_a_server_without_tokenize_keeps_words_and_says_so() -> None:
     lv = run.levels[0]
     note = "input lengths in words: the server has no /v1/tokenize (404) to count tokens"
     assert lv.workload["lengths"] == note and note in lv.warnings
+
+
+async def test_a_trace_s_input_lengths_are_tokens_too(tmp_path: Path) -> None:
+    """A recorded trace's made-up prompts are cut to its input lengths in the server's tokens (their shared
+    hash_ids blocks still shared)."""
+    lines = [{"arrival_s": 0.01 * i, "input_length": 50 + 10 * i, "output_length": 2} for i in range(12)]
+    lines[3]["hash_ids"], lines[4]["hash_ids"] = [1, 2, 3], [1, 2, 4]
+    f = tmp_path / "trace.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    p = SimProcess([*seed_flags(3), "--time-scale", "20", "--load-seconds", "1"]).start()
+    try:
+        p.wait_ready()
+        run = await _run(p.url, BenchProfile(workload=str(f), warmup=0))
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            truth = (await client.get(f"{p.url}/sim/ground_truth")).json()["requests"]
+    finally:
+        p.stop()
+    counted = sorted(r["prompt_tokens"] for r in truth.values() if r["completion_tokens"] == 2)
+    want = [50 + 10 * i for i in range(12)]
+    assert len(counted) == 12 and abs(statistics.fmean(counted) / statistics.fmean(want) - 1) <= 0.03, counted
+    assert str(run.levels[0].workload["lengths"]).startswith("tokens (")

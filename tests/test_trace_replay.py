@@ -100,7 +100,8 @@ async def test_a_trace_is_replayed_at_its_arrival_times_with_its_lengths(tmp_pat
     assert shared[0][: 2 * BLOCK_WORDS] == shared[1][: 2 * BLOCK_WORDS] and shared[0] != shared[1]  # blocks 7, 8 shared
 
     # the trial keeps what was sent: name, hash, seed, and that it was a trace at its own rate
-    assert lv.workload == {"name": "prod", "version": 1, "hash": wl.content_hash, "seed": 9, "arrivals": "trace"}
+    assert lv.workload == {"name": "prod", "version": 1, "hash": wl.content_hash, "seed": 9, "arrivals": "trace",
+                           "lengths": "input lengths in words: the server has no /v1/tokenize (404) to count tokens"}
     assert lv.rate == pytest.approx((len(lines) - 1) / (want[-1] - want[0]))
 
 

@@ -82,6 +82,9 @@ def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = Non
         item = wl.items[order[i % len(order)]]
         max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
         body = {**common, "max_tokens": max_tokens}
+        if item.input_len and scale and scale.tokens_per_word:  # a trace's made-up prompt: its length in tokens
+            words = max(1, round(item.input_len / scale.tokens_per_word))  # cut from its end: shared blocks stay
+            item = WorkItem(prompt=fit_words(item.as_prompt(), words), output_len=item.output_len, kind=item.kind)
         if in_dist is not None:
             want = in_dist.draw(rng)
             words = max(1, round(want / scale.tokens_per_word)) if scale and scale.tokens_per_word else want
@@ -93,14 +96,15 @@ def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = Non
         bodies.append(orjson.dumps(body))
         limits.append(max_tokens)
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
-    if in_dist is not None and scale is not None:  # the trial keeps how its lengths were counted
+    if scale is not None:  # the trial keeps how its input lengths were counted
         info["lengths"] = (f"tokens ({scale.tokens_per_word:.3f} a word, {TOKENIZE_PATH})" if scale.tokens_per_word
                            else scale.note)
     if wl.is_trace:
         info["arrivals"] = "trace"
         if profile.cut_trace and (profile.requests or profile.duration_s):
             info["cut"] = cut_words(profile.requests, profile.duration_s)
-    sample = sample_text([i.as_prompt() for i in wl.items]) if in_dist is not None and scale is None else ""
+    asks_lengths = in_dist is not None or any(i.input_len for i in wl.items)
+    sample = sample_text([i.as_prompt() for i in wl.items]) if asks_lengths and scale is None else ""
     return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals, sample)
 
 

@@ -2,10 +2,11 @@
 at the times it arrived (or time-scaled to a rate).
 
 A line is a trace entry when it carries an arrival time: "timestamp" in milliseconds (the Mooncake traces SGLang's
-bench_serving replays) or "arrival_s" in seconds. Lengths: "input_len" / "input_length" (words of the prompt sent)
-and "output_len" / "output_length" (max_tokens). A "prompt" or "messages" is sent as given; without one the prompt
-is made of `input_len` words, built from its "hash_ids" blocks when it has them (entries naming the same blocks
-share that prefix, as the trace's requests did), else from words of its own (no accidental shared prefix).
+bench_serving replays) or "arrival_s" in seconds. Lengths: "input_len" / "input_length" (tokens of the prompt sent
+where the server counts them, /v1/tokenize; else words) and "output_len" / "output_length" (max_tokens). A "prompt"
+or "messages" is sent as given; without one the prompt is made up to `input_len`, built from its "hash_ids" blocks
+when it has them (entries naming the same blocks share that prefix, as the trace's requests did), else from words
+of its own (no accidental shared prefix).
 """
 
 from __future__ import annotations
