@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -156,11 +157,14 @@ def compare_samples(what: str, a_name: str, a_values: Sequence[float], b_name: s
     the reports): "per-request tok/s A 41.2 [38.0–44.5] vs B 48.0 [44.9–51.1] (over requests, with run-to-run
     noise ±3 %, the default): B is better than A (95 % intervals separate)", or "…: no clear difference: within
     run-to-run noise (±3 %, the default); about N repeats each would tell …". Intervals over one run's requests
-    are widened by `noise`; intervals over repeats or launches are kept no narrower than `noise` allows for their
-    count (None: neither — the samples' own spread alone, as before the floor)."""
+    are of the median (robust to a stalled request's burst) and widened by `noise`; intervals over repeats or
+    launches (of the mean) are kept no narrower than `noise` allows for their count (None: neither — the samples'
+    own spread alone)."""
     if not a_values or not b_values:  # a level saved before intervals existed, or one that measured nothing
         return Verdict(None, f"{what}: no interval ({a_name if not a_values else b_name} kept no per-{over[:-1]} figures)")
-    ia, ib = bootstrap(a_values), bootstrap(b_values)
+    stat = statistics.median if over == "requests" else _mean  # per-request figures are heavy-tailed: a client
+    # that stalls reads a request's tokens at once (100× its tok/s), and one such outlier moved a mean past the runner-up
+    ia, ib = bootstrap(a_values, stat), bootstrap(b_values, stat)
     floor = noise
     if floor is not None and ia is not None and ib is not None:
         ia, ib = (ia.widened(floor), ib.widened(floor)) if over == "requests" else (ia.floored(floor), ib.floored(floor))
