@@ -21,7 +21,7 @@ from .ui_helpers import offline_app, started
 
 
 def trial(i: int, levels: list[LevelResult], label: str = "") -> Trial:
-    return Trial(id=i, unit_text="x", levels=levels, status="ok", label=label or f"t{i}")
+    return Trial(id=i, unit_text=f"unit {i}", levels=levels, status="ok", label=label or f"t{i}")  # each its own unit
 
 
 async def test_every_view_names_a_winner_only_when_the_intervals_separate(tmp_path: Path) -> None:

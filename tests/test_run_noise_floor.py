@@ -61,8 +61,8 @@ def test_identical_configurations_are_rarely_called_a_winner_and_a_real_15_perce
 def test_stalled_requests_bursts_do_not_make_a_winner() -> None:
     """A client that stalls reads a request's tokens at once: its tok/s comes out 100× — the c=1 samples of two
     values of one speed, measured by bench/run_noise.py (the simulator at 25×, 32 tokens a request, this loaded
-    machine). The mean over them named B the winner; the verdict reads the median, which two such requests do not
-    move past the runner-up."""
+    machine). The mean over them named B the winner; the verdict reads the 20 % trimmed mean, which such requests
+    do not move past the runner-up."""
     a = [1290, 1401, 1433, 1573, 1591, 1729, 1841, 1842, 1950, 2025, 2036, 2060, 2132, 2180, 2247, 2297, 2454, 2572,
          2630, 4842, 4911]
     b = [739, 955, 1157, 1663, 1882, 2031, 2075, 2177, 2220, 2455, 2594, 2625, 2669, 2716, 3135, 3856, 3975, 4124,

@@ -12,6 +12,7 @@ from datetime import UTC
 from typing import Protocol, TypeVar
 
 from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, RunNoise, Verdict, compare_samples, measured_run_noise
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.redact import redact_flags
@@ -237,12 +238,12 @@ def best_of(trials: Sequence[ScoredT], concurrency: int) -> ScoredT | None:
 
 
 def session_run_noise(session: Session, concurrency: int) -> RunNoise:
-    """The run-to-run scatter the session measured at `concurrency` — its ok trials of one unit, run more than once
-    — else the default (core.confidence)."""
-    runs: dict[str, list[float]] = {}
+    """The run-to-run scatter the session measured at `concurrency` — its ok trials of one unit on one host by one
+    profile, run more than once — else the default (core.confidence)."""
+    runs: dict[tuple[str, str, BenchProfile], list[float]] = {}
     for t in session.trials:
         if t.status == "ok" and (lv := t.level(concurrency)) is not None:
-            runs.setdefault(t.unit_text, []).append(lv.output_tok_s)
+            runs.setdefault((t.host, t.unit_text, t.profile), []).append(lv.output_tok_s)
     return measured_run_noise(runs.values()) or DEFAULT_RUN_NOISE
 
 
