@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, bootstrap, compare_samples, measured_run_noise, verdict
+from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, bootstrap, compare_samples, measured_run_noise, trimmed_mean, verdict
 from specdec_tui.core.session import load_session
 
 VALUES = ("0.84", "0.85")
@@ -64,7 +64,7 @@ def main() -> None:
             a, b = (samples.get(v, []) for v in VALUES)
             for v in VALUES:
                 if samples.get(v):
-                    means[v].append(statistics.fmean(samples[v]))
+                    means[v].append(trimmed_mean(samples[v]))  # the figure the verdict reads
             old = verdict("a", bootstrap(a), "b", bootstrap(b))  # the verdict before the floor: means, one run's requests
             new = compare_samples("c=1", "a", a, "b", b, noise=DEFAULT_RUN_NOISE)
             anchor += old.winner is not None
@@ -78,12 +78,12 @@ def main() -> None:
     print(f"\nfalse clear winners over {args.runs} one-repeat sweeps of identical speed at time scale "
           f"{args.time_scale:g}:")
     print(f"  anchor (the old verdict: mean over one run's requests): {anchor}/{args.runs} = {anchor / args.runs:.0%}")
-    print(f"  this build (median, run-to-run floor {DEFAULT_RUN_NOISE.words}): {floor}/{args.runs} = "
+    print(f"  this build (20 % trimmed mean, run-to-run floor {DEFAULT_RUN_NOISE.words}): {floor}/{args.runs} = "
           f"{floor / args.runs:.0%}")
     print(f"  the sweep's own printed verdict (this build): {printed}/{args.runs}")
     print(f"  (requests a level: {args.requests or 'the profile default'}; max tokens: "
           f"{args.max_tokens or 'the profile default'})")
-    print(f"  measured scatter of one run's c=1 mean between runs of one value: "
+    print(f"  measured scatter of one run's c=1 trimmed mean between runs of one value: "
           f"{measured.words if measured else 'not measured'} (default {DEFAULT_RUN_NOISE.rel:.0%})")
 
 
