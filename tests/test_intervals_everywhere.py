@@ -21,7 +21,7 @@ from .ui_helpers import offline_app, started
 
 
 def trial(i: int, levels: list[LevelResult], label: str = "") -> Trial:
-    return Trial(id=i, unit_text="x", levels=levels, status="ok", label=label or f"t{i}")
+    return Trial(id=i, unit_text=f"unit {i}", levels=levels, status="ok", label=label or f"t{i}")  # each its own unit
 
 
 async def test_every_view_names_a_winner_only_when_the_intervals_separate(tmp_path: Path) -> None:
@@ -35,7 +35,8 @@ async def test_every_view_names_a_winner_only_when_the_intervals_separate(tmp_pa
     assert clear.headline("steps") == "Winner: steps 2"
     tie = choose({"1": [trial(1, fast)], "2": [trial(2, fast_again)]})
     assert tie.confidence is not None and tie.confidence.winner is None
-    assert "no clear difference" in tie.confidence.text and "requests each would tell" in tie.confidence.text
+    assert "no clear difference: within run-to-run noise (±3 %, the default)" in tie.confidence.text
+    assert "repeats each would tell" in tie.confidence.text and "(over requests, with run-to-run noise" in tie.confidence.text
     assert tie.headline("steps").startswith(f"Pick: steps {tie.winner.value if tie.winner else ''} (no clear difference")
 
     # the replay: a drift the intervals tell apart, and one they do not

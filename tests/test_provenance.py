@@ -74,3 +74,19 @@ def test_alike_trials_have_no_differences(tmp_path: Path) -> None:
 
     t = Trial(id=1, unit_text=UNIT)
     assert provenance_differences(t, dataclasses.replace(t, id=2)) == []
+
+
+def test_show_gives_trials_measured_alike_one_provenance_line(tmp_path: Path) -> None:
+    """A session of many trials on one server read one long, identical provenance line a trial (issue 33):
+    trials measured alike share a line; one that differs keeps its own."""
+    level = LevelResult(concurrency=1, requests=3, workload={"name": "chat", "version": 1, "hash": "abc123def456", "seed": 4})
+    alike = [Trial(id=i, unit_text=UNIT, levels=[level], status="ok", profile=BenchProfile(workload="chat", seed=4))
+             for i in (1, 2, 3, 5)]
+    other = dataclasses.replace(alike[0], id=4, levels=[dataclasses.replace(level, workload={**level.workload, "seed": 5})])
+    path = tmp_path / "s.toml"
+    save_session(Session(host="h", unit="u", trials=[*alike[:3], other, alike[3]]), path)
+    shown = " ".join(_cli("show", str(path)).split())
+    assert shown.count("measured on:") == 2, shown
+    first = shown[shown.index("trials 1–3, 5 measured on:"):shown.index("trial 4 measured on:")]
+    assert "seed 4" in first and "SGLANG_ENABLE_SPEC_V2=1" in first
+    assert "seed 5" in shown[shown.index("trial 4 measured on:"):]

@@ -118,6 +118,8 @@ def test_sweep_within_noise_names_no_winner_only_a_pick_and_the_repeats_that_wou
     assert summary["clear_winner"] is False and summary["confidence"]["clear"] is False
     assert {summary["confidence"]["runner_up"], summary["measured_winner"]} == {"0.84", "0.85"}
     assert summary["confidence"]["repeats_needed"] >= 2
+    assert summary["confidence"]["run_noise"] == "±3 %, the default"  # one run each: the floor widened the intervals
+    assert "no clear difference: within run-to-run noise (±3 %, the default)" in summary["confidence"]["text"]
 
     # its replay (24 requests a level) is judged by then-against-now intervals, and says so
     code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo", "--trials", "1")

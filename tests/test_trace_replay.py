@@ -21,6 +21,9 @@ from specdec_tui.bench.request_plan import PlanError, build_plan
 from specdec_tui.bench.workloads import WorkloadError, load_workload
 from specdec_tui.bench.workloads.trace import BLOCK_WORDS
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.provenance import provenance
+from specdec_tui.core.results import LevelResult
+from specdec_tui.core.session import Trial
 from tests.truth_server import TruthServer
 
 pytestmark = pytest.mark.timeout(90)
@@ -97,7 +100,8 @@ async def test_a_trace_is_replayed_at_its_arrival_times_with_its_lengths(tmp_pat
     assert shared[0][: 2 * BLOCK_WORDS] == shared[1][: 2 * BLOCK_WORDS] and shared[0] != shared[1]  # blocks 7, 8 shared
 
     # the trial keeps what was sent: name, hash, seed, and that it was a trace at its own rate
-    assert lv.workload == {"name": "prod", "version": 1, "hash": wl.content_hash, "seed": 9, "arrivals": "trace"}
+    assert lv.workload == {"name": "prod", "version": 1, "hash": wl.content_hash, "seed": 9, "arrivals": "trace",
+                           "lengths": "input lengths in words: the server has no /v1/tokenize (404) to count tokens"}
     assert lv.rate == pytest.approx((len(lines) - 1) / (want[-1] - want[0]))
 
 
@@ -191,3 +195,38 @@ async def test_the_trial_loop_benches_a_trace_as_one_open_loop_level(demo_runner
     assert started and started[0].concurrency == (0,)
     assert [lv.concurrency for lv in trial.levels] == [0] and trial.levels[0].requests == 12
     assert trial.levels[0].workload["arrivals"] == "trace" and trial.status != "failed", trial.failure
+
+
+async def test_requests_and_duration_cut_a_trace_and_the_trial_says_so(tmp_path: Path) -> None:
+    """`--requests N` sends the trace's first N requests; `--duration S` its arrivals in the first S s after
+    `--rate`'s time scaling; the profile's own `requests` key cuts it too; the level's workload facts say the cut."""
+    lines = [{"timestamp": 40 * i, "input_length": 4 + i, "output_length": 3} for i in range(40)]  # 25/s, 1.56 s
+    f = _write(tmp_path, lines)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[profiles.prod]\nworkload = "{f}"\nwarmup = 0\nrequests = 7\n')
+    async with TruthServer() as s:
+        code, out, err = await _cli("bench", "--url", s.url, "--workload", str(f), "--warmup", "0", "--requests", "12",
+                                    "--json")
+        assert code == 0, err
+        first = json.loads(out.splitlines()[0])
+        sent_first = [len(b["prompt"].split()) for b in s.log.bodies]
+        code, out, err = await _cli("bench", "--url", s.url, "--workload", str(f), "--warmup", "0", "--rate", "50",
+                                    "--duration", "0.49", "--json")
+        assert code == 0, err
+        timed = json.loads(out.splitlines()[0])
+        sent_timed = len(s.log.bodies) - len(sent_first)
+        code, out, err = await _cli("--config", str(cfg), "bench", "--url", s.url, "--profile", "prod", "--json")
+        assert code == 0, err
+        by_key = json.loads(out.splitlines()[0])
+    assert sent_first == [4 + i for i in range(12)]  # the first 12 lines, in order, with their own lengths
+    assert first["requests"] == 12 and first["workload"]["cut"] == "first 12 requests"
+    assert first["rate"] == pytest.approx(11 / 0.44)
+    # at 50/s the trace's 40 ms gaps are 20 ms: arrivals at 0, 0.02, … 0.48 s are the ones before 0.49 s
+    assert sent_timed == 25 and timed["requests"] == 25 and timed["workload"]["cut"] == "arrivals before 0.49 s"
+    assert by_key["requests"] == 7 and by_key["workload"]["cut"] == "first 7 requests"
+    assert len(s.log.bodies) == 12 + 25 + 7
+    # the trial's provenance (session show, the report, compare) says the cut
+    cut = Trial(id=1, unit_text="", levels=[LevelResult(concurrency=0, workload=first["workload"])])
+    assert provenance(cut)["load"] == "trace replay at its own times, cut to its first 12 requests"
+    whole = Trial(id=2, unit_text="", levels=[LevelResult(concurrency=0, workload={"arrivals": "trace", "name": "p"})])
+    assert provenance(whole)["load"] == "trace replay at its own times, whole"

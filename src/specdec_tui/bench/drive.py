@@ -27,6 +27,7 @@ from specdec_tui.bench.open_loop import run_open_level
 from specdec_tui.bench.request_plan import PlanError, build_plan
 from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.bench.token_lengths import token_scale
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
 from specdec_tui.core.results import LevelResult
@@ -183,7 +184,12 @@ async def drive_benchmark(
     client = make_client(max(profile.concurrency or (1,)) if not open_loop else 1024, profile.stall_timeout_s, api_key)
     try:
         if not (model or profile.model):
-            plan = build_plan(profile, await resolve_model(client, base_url))
+            model = await resolve_model(client, base_url)
+            plan = build_plan(profile, model)
+        scale = None
+        if plan.length_sample:  # input_len asked: in tokens, by the server's own count of this workload's words
+            scale = await token_scale(client, base_url, str(plan.workload.get("hash")), plan.length_sample)
+            plan = build_plan(profile, model or profile.model or FALLBACK_MODEL, scale)
         cycle = itertools.count()
         for load in ((profile.rate,) if open_loop else profile.concurrency):
             if open_loop:
@@ -193,6 +199,8 @@ async def drive_benchmark(
                 res = await run_level(client, base_url, plan.bodies, profile, int(load or 0), emit, cycle, plan.repetitive,
                                       plan.limits)
             res.workload = dict(plan.workload)
+            if scale is not None and scale.tokens_per_word is None:
+                res.warnings.append(scale.note)
             levels.append(res)
             emit(LevelDone(res))
         emit(RunDone(levels, False))

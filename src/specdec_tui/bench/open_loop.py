@@ -16,7 +16,7 @@ from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, 
 from specdec_tui.bench.events import LevelProgress, LevelStarted
 from specdec_tui.bench.server_stats import accept_from_counters, counters, server_avg_accept_length
 from specdec_tui.bench.stats import LevelInputs, build_level_result
-from specdec_tui.bench.workloads.trace import mean_rate, scaled
+from specdec_tui.bench.workloads.trace import cut_offsets, mean_rate, scaled
 from specdec_tui.core.arrivals import arrival_offsets
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -47,6 +47,8 @@ async def run_open_level(
     when one is given); every sent request has ended (or was cut at the level timeout) on return."""
     if trace:
         offsets = scaled(trace, rate)
+        if profile.cut_trace:  # --requests/--duration asked for part of it: cut after --rate's time scaling
+            offsets = cut_offsets(offsets, profile.requests, profile.duration_s)
         rate = mean_rate(offsets) or float(len(offsets))
         first = min(profile.warmup, len(offsets) - 1)  # every request of the trace is sent; at least one is measured
         last = max(first + 1, len(offsets) - profile.cooldown)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from specdec_tui.bench.prompts import PromptSetError, load_prompt_set
+from specdec_tui.bench.token_lengths import TOKENIZE_PATH, TokenScale, sample_text
 from specdec_tui.bench.workloads import WorkItem, Workload, WorkloadError, load_workload
+from specdec_tui.bench.workloads.trace import cut_words
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.lengths import fit_words, parse_length
 
@@ -30,6 +32,7 @@ class RequestPlan:
     workload: dict[str, str | int] = field(default_factory=dict)  # name, version, hash, seed: kept with the trial
     temperature: float = 0.0
     arrivals: tuple[float, ...] = ()  # a trace: bodies[i] is sent at arrivals[i] s (open loop); () otherwise
+    length_sample: str = ""  # input_len asked and not yet in tokens: the workload's text to measure tokens a word on
 
 
 def _from_prompts(profile: BenchProfile) -> Workload:
@@ -42,8 +45,9 @@ def _from_prompts(profile: BenchProfile) -> Workload:
     return Workload(ps.name, items, repetitive=ps.repetitive, content_hash=digest)
 
 
-def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
-    """The bodies of a run of `profile` against `model`; PlanError in words."""
+def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = None) -> RequestPlan:
+    """The bodies of a run of `profile` against `model`; PlanError in words. Input lengths are in tokens at
+    `scale` (the server's tokens a word for this workload, token_lengths.py), in words without one."""
     try:
         wl = load_workload(profile.workload) if profile.workload else _from_prompts(profile)
         in_dist, out_dist = parse_length(profile.input_len), parse_length(profile.output_len)
@@ -78,8 +82,13 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         item = wl.items[order[i % len(order)]]
         max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
         body = {**common, "max_tokens": max_tokens}
+        if item.input_len and scale and scale.tokens_per_word:  # a trace's made-up prompt: its length in tokens
+            words = max(1, round(item.input_len / scale.tokens_per_word))  # cut from its end: shared blocks stay
+            item = WorkItem(prompt=fit_words(item.as_prompt(), words), output_len=item.output_len, kind=item.kind)
         if in_dist is not None:
-            item = WorkItem(prompt=fit_words(item.as_prompt(), in_dist.draw(rng)), kind=item.kind)
+            want = in_dist.draw(rng)
+            words = max(1, round(want / scale.tokens_per_word)) if scale and scale.tokens_per_word else want
+            item = WorkItem(prompt=fit_words(item.as_prompt(), words), kind=item.kind)
         if profile.endpoint == "chat":
             body["messages"] = item.as_messages()
         else:
@@ -87,9 +96,16 @@ def build_plan(profile: BenchProfile, model: str) -> RequestPlan:
         bodies.append(orjson.dumps(body))
         limits.append(max_tokens)
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
+    if scale is not None:  # the trial keeps how its input lengths were counted
+        info["lengths"] = (f"tokens ({scale.tokens_per_word:.3f} a word, {TOKENIZE_PATH})" if scale.tokens_per_word
+                           else scale.note)
     if wl.is_trace:
         info["arrivals"] = "trace"
-    return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals)
+        if profile.cut_trace and (profile.requests or profile.duration_s):
+            info["cut"] = cut_words(profile.requests, profile.duration_s)
+    asks_lengths = in_dist is not None or any(i.input_len for i in wl.items)
+    sample = sample_text([i.as_prompt() for i in wl.items]) if asks_lengths and scale is None else ""
+    return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals, sample)
 
 
 def is_trace(profile: BenchProfile) -> bool:

@@ -282,9 +282,9 @@ def apply_overrides(profile: BenchProfile, args: argparse.Namespace) -> BenchPro
     if args.concurrency:
         changes["concurrency"] = parse_concurrency(args.concurrency)
     if args.duration is not None:
-        changes["duration_s"], changes["requests"] = args.duration, None
+        changes["duration_s"], changes["requests"], changes["cut_trace"] = args.duration, None, True
     if args.requests is not None:
-        changes["requests"], changes["duration_s"] = args.requests, None
+        changes["requests"], changes["duration_s"], changes["cut_trace"] = args.requests, None, True
     if getattr(args, "slo", None):  # sweep reuses this without the load options
         changes["slo"] = tuple(args.slo)
     for arg, name in (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("ignore_eos", "ignore_eos"),

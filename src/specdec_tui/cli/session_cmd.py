@@ -117,7 +117,7 @@ def run_show(args: argparse.Namespace) -> int:
     trials built ~300,000 result objects to list 200 of them)."""
     from specdec_tui.cli.render import best_lines, make_console, session_table, settings_lines
     from specdec_tui.core.profile_words import trials_settings
-    from specdec_tui.core.provenance import provenance_line
+    from specdec_tui.core.provenance import provenance_groups
     from specdec_tui.core.session_index import load_index
     from specdec_tui.core.terminal_codes import terminal_safe
 
@@ -144,8 +144,8 @@ def run_show(args: argparse.Namespace) -> int:
     for t in listed:
         if t.failure:
             console.print(f"trial {t.id} {t.status}: {t.failure}", markup=False)
-    for t in listed:
-        console.print(terminal_safe(f"trial {t.id} measured on: {provenance_line(t)}"), markup=False)
+    for line in provenance_groups(listed):  # trials measured alike share one line
+        console.print(terminal_safe(line), markup=False)
     tables, earlier = sweeps
     for table in tables:
         console.print(table)

@@ -312,7 +312,7 @@ def report(outcome: Any, path: Path, *, as_json: bool) -> None:
             "confidence": None if not outcome.choice or not outcome.choice.confidence else {
                 "clear": outcome.choice.confidence.winner is not None, "text": outcome.choice.confidence.text,
                 "samples_needed": outcome.choice.confidence.samples_needed, "runner_up": outcome.choice.runner_up,
-                "repeats_needed": outcome.choice.repeats_needed},
+                "repeats_needed": outcome.choice.repeats_needed, "run_noise": outcome.choice.confidence.noise},
             "clear_winner": bool(outcome.choice and outcome.choice.clear),
             "stopped": outcome.stopped, "left_on": outcome.left_on, "session": str(path),
             "curve": [dataclasses.asdict(p) for p in outcome.curve],

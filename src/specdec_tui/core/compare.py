@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Protocol, TypeVar
 
-from specdec_tui.core.confidence import Verdict, compare_samples
+from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, RunNoise, Verdict, compare_samples, measured_run_noise
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.latency import LatencyLimit, trial_limit, trial_pick
 from specdec_tui.core.profile_words import settings_words, short_settings
 from specdec_tui.core.redact import redact_flags
@@ -251,6 +252,16 @@ def best_of(trials: Sequence[ScoredT], concurrency: int) -> ScoredT | None:
     return max(scored, key=lambda pair: pair[0])[1] if scored else None
 
 
+def session_run_noise(session: Session, concurrency: int) -> RunNoise:
+    """The run-to-run scatter the session measured at `concurrency` — its ok trials of one unit on one host by one
+    profile, run more than once — else the default (core.confidence)."""
+    runs: dict[tuple[str, str, BenchProfile], list[float]] = {}
+    for t in session.trials:
+        if t.status == "ok" and (lv := t.level(concurrency)) is not None:
+            runs.setdefault((t.host, t.unit_text, t.profile), []).append(lv.output_tok_s)
+    return measured_run_noise(runs.values()) or DEFAULT_RUN_NOISE
+
+
 def best_confidence(session: Session, concurrency: int) -> str:
     """The best trial at `concurrency` against the runner-up there, with 95 % intervals over requests: whether the
     report's "best" is told apart from the noise ("" when fewer than two ok trials measured the level)."""
@@ -261,7 +272,7 @@ def best_confidence(session: Session, concurrency: int) -> str:
     (_, best), (_, runner) = scored[0], scored[1]
     a, b = best.level(concurrency), runner.level(concurrency)
     v = compare_samples("per-request tok/s", f"#{best.id}", a.tok_s_samples if a else [], f"#{runner.id}",
-                        b.tok_s_samples if b else [], unit=" tok/s")
+                        b.tok_s_samples if b else [], unit=" tok/s", noise=session_run_noise(session, concurrency))
     return f"c={concurrency}: best #{best.id} {trial_label(best)} against #{runner.id} {trial_label(runner)}: {v.text}"
 
 

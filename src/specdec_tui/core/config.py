@@ -78,7 +78,8 @@ class BenchProfile:
     # issue 33: what is sent (a workload replaces `prompts`), how it arrives, and what counts as good
     workload: str = ""  # "": the `prompts` set; chat | code | long-context | trap | path to a JSONL workload
     seed: int = 0  # lengths, order and arrival times are drawn from it: the same seed sends the same load
-    input_len: str = ""  # "": the workload's text; fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (words)
+    input_len: str = ""  # "": the workload's text; fixed:N | uniform:A:B | lognormal:MEDIAN:SIGMA (tokens by the
+    # server's /v1/tokenize count of the workload's words; words where it has none)
     output_len: str = ""  # "": the workload's output_len, else max_tokens; or a distribution as input_len
     top_p: float | None = None  # None: the workload's, else the server's default
     rate: float | None = None  # requests/s: open-loop arrivals instead of the closed loop at `concurrency`
@@ -86,6 +87,9 @@ class BenchProfile:
     burst: float = 1.0  # open loop: requests arrive in bursts of this many (mean rate unchanged)
     cooldown: int = 0  # open loop: the last N arrivals are sent but not measured (warm-up: the first `warmup`)
     slo: tuple[str, ...] = ()  # e.g. ("ttft_p99=2s", "itl_p99=50ms"): goodput counts requests meeting them
+    # a recorded trace is replayed whole unless `requests`/`duration_s` were given for it (--requests/--duration, or
+    # the profile's own keys): then its first N requests, or its arrivals in the first S s (after --rate's scaling)
+    cut_trace: bool = False
 
 
 @dataclass(frozen=True, slots=True)

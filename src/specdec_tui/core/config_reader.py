@@ -170,4 +170,6 @@ class ConfigReader:
         profile = self.read_dataclass(BenchProfile, table, path, name=name)
         if "duration_s" in table:
             profile = replace(profile, requests=None)
+        if "requests" in table or "duration_s" in table:  # named, not defaulted: they cut a trace workload too
+            profile = replace(profile, cut_trace=True)
         return profile

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import re
 import shlex
+from collections.abc import Sequence
 
 from specdec_tui.core.session import Trial
 
@@ -107,8 +108,11 @@ def provenance(trial: Trial) -> dict[str, str]:
     else:
         out["workload"] = p.workload or f"prompts {p.prompts}"
         out["seed"] = str(p.seed)
+    if wl and wl.get("lengths"):  # input_len asked: counted in the server's tokens, or words and why
+        out["lengths"] = str(wl["lengths"])
     if wl and wl.get("arrivals") == "trace":
-        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times")
+        out["load"] = "trace replay" + (f" scaled to {p.rate:g}/s" if p.rate else " at its own times") + \
+            (f", cut to its {wl['cut']}" if wl.get("cut") else ", whole")
     else:
         out["load"] = (f"{p.arrivals} {p.rate:g}/s" + (f" burst {p.burst:g}" if p.burst != 1 else "")) if p.rate else "closed loop"
     if trial.tool_version:
@@ -125,3 +129,24 @@ def provenance_differences(a: Trial, b: Trial) -> list[str]:
     pa, pb = provenance(a), provenance(b)
     names = list(dict.fromkeys([*pa, *pb]))
     return [f"{n}: A {pa.get(n, 'unset')}, B {pb.get(n, 'unset')}" for n in names if pa.get(n) != pb.get(n)]
+
+
+def _ids_text(ids: list[int]) -> str:
+    """"trial 4" or "trials 1–3, 7": runs of consecutive ids joined."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    parts = [f"{r[0]}" if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs]
+    return f"trial {ids[0]}" if len(ids) == 1 else "trials " + ", ".join(parts)
+
+
+def provenance_groups(trials: Sequence[Trial]) -> list[str]:
+    """"trials 1–5, 8 measured on: …" — one line per distinct provenance, in the order first seen: a session of
+    many trials on one server read one long line a trial, each the same."""
+    groups: dict[str, list[int]] = {}
+    for t in trials:
+        groups.setdefault(provenance_line(t), []).append(t.id)
+    return [f"{_ids_text(ids)} measured on: {line}" for line, ids in groups.items()]

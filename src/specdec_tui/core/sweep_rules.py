@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from specdec_tui.core.confidence import Verdict, compare_samples
+from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, Verdict, compare_samples, measured_run_noise
 from specdec_tui.core.latency import queue_note
 from specdec_tui.core.session import Trial
 
@@ -217,7 +217,7 @@ def _repeats_needed(v: Verdict | None, winner: ValueStats, runner: ValueStats | 
     requests when the intervals were over requests (then divided by the requests one run measures)."""
     if v is None or v.winner is not None or not v.samples_needed or runner is None:
         return None
-    if len(winner.scores) >= 2 and len(runner.scores) >= 2:  # the intervals were over repeats (winner_confidence)
+    if v.counts == "repeats":  # over repeats, or within the run-to-run noise: the count is of repeats already
         return max(v.samples_needed, 2)
     runs = sum(1 for t in trials_by_value[winner.value] if t.status == "ok") or 1
     per_run = max(1, len(_request_samples(trials_by_value[winner.value], objective)) // runs)
@@ -227,7 +227,8 @@ def _repeats_needed(v: Verdict | None, winner: ValueStats, runner: ValueStats | 
 def winner_confidence(winner: ValueStats, candidates: Sequence[ValueStats],
                       trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective) -> Verdict | None:
     """The winner against the best other candidate, with 95 % intervals (core.confidence): over repeats when each
-    ran at least twice, else over the requests of the level the objective reads (per-request tok/s)."""
+    ran at least twice, else over the requests of the level the objective reads (per-request tok/s), widened by the
+    run-to-run noise the sweep's own repeated values measured (else the default)."""
     runner = _runner_up(winner, candidates)
     if runner is None:
         return None
@@ -235,8 +236,9 @@ def winner_confidence(winner: ValueStats, candidates: Sequence[ValueStats],
     if len(winner.scores) >= 2 and len(runner.scores) >= 2:
         return compare_samples("the objective's score", a, winner.scores, b, runner.scores, unit=" tok/s",
                                over="repeats")
+    noise = measured_run_noise(s.scores for s in candidates) or DEFAULT_RUN_NOISE
     return compare_samples("per-request tok/s", a, _request_samples(trials_by_value[winner.value], objective), b,
-                           _request_samples(trials_by_value[runner.value], objective), unit=" tok/s")
+                           _request_samples(trials_by_value[runner.value], objective), unit=" tok/s", noise=noise)
 
 
 def _request_samples(trials: Sequence[Trial], objective: Objective) -> list[float]:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from specdec_tui.core.confidence import compare_samples
+from specdec_tui.core.confidence import RUN_NOISE, compare_samples
 from specdec_tui.core.tune_objective import (
     FailureKind,
     LaunchResult,
@@ -34,7 +34,7 @@ from specdec_tui.loop.tune_space import ALGORITHM, DRAFT, STEPS, TOPK, Candidate
 KAPPA = 2.0  # how far above the prediction a candidate may plausibly be (in standard deviations): the stop rule
 KAPPA_CHOOSE = 1.0  # the bound the next launch is chosen by: nearer the prediction, so promising regions are
 # measured before far corners are explored (the stop rule still explores what could beat the best)
-DEFAULT_NOISE = 0.03  # relative scatter of one launch's goodput on the same configuration
+DEFAULT_NOISE = RUN_NOISE  # relative scatter of one launch's goodput on one configuration (core.confidence owns it)
 FAIL_LIKELY = 0.5  # a candidate whose predicted failure chance is above this is not launched
 
 # +1: more of it needs more memory; -1: less of it does; 0: must be equal for the failure to carry over.

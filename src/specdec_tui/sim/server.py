@@ -42,6 +42,7 @@ from specdec_tui.sim.startup import (
     run_startup,
     sim_profile,
 )
+from specdec_tui.sim.tokenizer import tokenize_routes
 
 OPEN_PATHS = ("/health", "/health_generate", "/ready", "/metrics", "/sim/")
 STATE_KEY = web.AppKey("sim_state", object)
@@ -103,6 +104,7 @@ class SimServer:
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/sim/ground_truth", self.ground_truth)
+        tokenize_routes(r, int(self.a.server["context_length"]))
         if self.a.server.get("enable_metrics"):
             r.add_get("/metrics", self.metrics)
         return app

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+from specdec_tui.sim.tokenizer import count_tokens
+
 _WORDS = (
     "the a of to and in that is for it with as on was by this be are from at or an have not which but they "
     "their more can one has all were its we if would about when there been into other some only also these "
@@ -62,5 +64,5 @@ class TextStream:
 
 
 def count_prompt_tokens(text: str) -> int:
-    """About 1.3 tokens a word, at least one."""
-    return max(1, round(len(text.split()) * 1.3))
+    """The simulated tokenizer's count (sim/tokenizer.py: a word's 5-character pieces), at least one."""
+    return count_tokens(text)

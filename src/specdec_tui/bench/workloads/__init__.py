@@ -36,6 +36,7 @@ class WorkItem:
     messages: tuple[tuple[str, str], ...] = ()
     output_len: int | None = None
     kind: str = "prompt"
+    input_len: int | None = None  # a trace entry's made-up prompt: the input length it asked (tokens where counted)
 
     def as_prompt(self) -> str:
         """The text for the completions endpoint: the prompt, or the messages one per line."""
@@ -166,7 +167,8 @@ def _trace_item(obj: dict[str, Any], index: int, where: str) -> WorkItem:
         return WorkItem(item.prompt, item.messages, out_len, "trace")
     if in_len is None:
         raise WorkloadError(f"{where}: a trace entry needs a 'prompt', 'messages' or an input_len")
-    return WorkItem(prompt=tr.synthetic_prompt(index, in_len, obj.get("hash_ids")), output_len=out_len, kind="trace")
+    return WorkItem(prompt=tr.synthetic_prompt(index, in_len, obj.get("hash_ids")), output_len=out_len, kind="trace",
+                    input_len=in_len)
 
 
 def _opt_float(header: dict[str, Any], key: str, where: str) -> float | None:

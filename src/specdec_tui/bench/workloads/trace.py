@@ -2,10 +2,11 @@
 at the times it arrived (or time-scaled to a rate).
 
 A line is a trace entry when it carries an arrival time: "timestamp" in milliseconds (the Mooncake traces SGLang's
-bench_serving replays) or "arrival_s" in seconds. Lengths: "input_len" / "input_length" (words of the prompt sent)
-and "output_len" / "output_length" (max_tokens). A "prompt" or "messages" is sent as given; without one the prompt
-is made of `input_len` words, built from its "hash_ids" blocks when it has them (entries naming the same blocks
-share that prefix, as the trace's requests did), else from words of its own (no accidental shared prefix).
+bench_serving replays) or "arrival_s" in seconds. Lengths: "input_len" / "input_length" (tokens of the prompt sent
+where the server counts them, /v1/tokenize; else words) and "output_len" / "output_length" (max_tokens). A "prompt"
+or "messages" is sent as given; without one the prompt is made up to `input_len`, built from its "hash_ids" blocks
+when it has them (entries naming the same blocks share that prefix, as the trace's requests did), else from words
+of its own (no accidental shared prefix).
 """
 
 from __future__ import annotations
@@ -75,6 +76,21 @@ def mean_rate(offs: tuple[float, ...] | list[float]) -> float | None:
     if len(offs) < 2 or offs[-1] <= 0:
         return None
     return (len(offs) - 1) / offs[-1]
+
+
+def cut_offsets(offs: list[float], requests: int | None, duration_s: float | None) -> list[float]:
+    """The part of a (scaled) trace a run was asked for: its arrivals before `duration_s` s, else its first
+    `requests` (at least the first arrival either way)."""
+    if duration_s:
+        return [o for o in offs if o < duration_s] or offs[:1]
+    if requests:
+        return offs[: max(1, requests)]
+    return offs
+
+
+def cut_words(requests: int | None, duration_s: float | None) -> str:
+    """How a trace was cut, as the trial's workload facts keep it."""
+    return f"arrivals before {duration_s:g} s" if duration_s else f"first {requests} requests"
 
 
 def scaled(offs: tuple[float, ...] | list[float], rate: float | None) -> list[float]:
