@@ -109,8 +109,7 @@ class HealthPane(VerticalScroll):
         # On the badge, the one widget the state colours, in one batch: on the pane, each class changed re-applied the
         # CSS of the pane and all its sections, twice per change (one class off, one on) in each of the three panes:
         # ~40 ms of the panel's loop per health change, every restart of a sweep (issue 34).
-        badge = self.query_one("#health-badge", Static)
-        badge.update_classes({f"-{state.replace(' ', '-')}": self.state == state for state in STATES})
+        self.query_one("#health-badge", Static).update_classes({f"-{state.replace(' ', '-')}": self.state == state for state in STATES})
         badge = f"{_BADGE_ICON.get(self.state, '?')} {self.state.upper()}"
         if snapshot.detail:
             badge += f" — {snapshot.detail}"
