@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.ui.gc_policy import HeapKeeper
 
 Loader = Callable[[Path], Session]
 
@@ -30,6 +31,7 @@ class LoadingPanel(Protocol):
 
     session: Session
     session_path: Path | None
+    heap: HeapKeeper | None  # set once the panel froze its start-up heap (the real program, ui.gc_policy)
 
     @property
     def sub_title(self) -> str: ...
@@ -82,6 +84,10 @@ class SessionLoad:
             from specdec_tui.loop.session_saver import saver_for
 
             saver_for(app.session_path).prime(self.session)  # the first save then writes what changed only
+        if app.heap is not None:  # the trials (and the saver's copies) live as long as the panel: frozen, not walked
+            from specdec_tui.ui.gc_policy import freeze_loaded
+
+            freeze_loaded()
 
     def _failed(self, err: SessionError) -> None:
         self.done = True
