@@ -5,7 +5,8 @@ file on the panel's event loop, ~280 ms a save at 200 trials).
 Three runs of the real panel (`make_app`, the demo host, `App.run_test`), each while `loop.sweep.run_sweep` sweeps
 --speculative-num-steps on the panel's own trial loop (every finished level and trial saves the session):
   empty       an empty session, saved off the event loop (the panel as it is)           — the anchor
-  1000        a session of 1,000 trials (bench/long_session.make_session), saved off the event loop
+  1000        a session of 1,000 trials (bench/long_session.make_session), saved off the event loop; opened as the
+              real program opens a saved session: its newest trial, the rest loaded after the first frame
   1000-sync   the same, saved on the event loop (`TrialLoop.save_in_background` False: the panel before issue 34)
 Keys (tab switches, scrolling) are typed every 100 ms as a terminal delivers them and timed from their post to the
 frame that shows them (`journal_flood.KeyLatency`). Prints p50/p99/max per run, the session writes and the save
@@ -38,6 +39,7 @@ from long_session import make_session
 
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session, save_session
+from specdec_tui.core.session_index import read_head
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 from specdec_tui.loop.health import HealthState
@@ -60,24 +62,32 @@ async def one_run(mode: str, trials: int, background: bool, plan: SweepPlan, tim
     base = demo_config(ws)
     config = Config(hosts=base.hosts, profiles={"bench": PROFILE}, default_host=base.default_host, ui=base.ui,
                     default_profile="bench")
-    session = make_session(trials) if trials else Session()
+    session = session_made = make_session(trials) if trials else Session()
     session.host, session.unit, session.profile = "demo", ws.unit_name, PROFILE
     path = root / "session.toml"
     began = time.perf_counter()
     save_session(session, root / "once.toml")
     one_save_ms = (time.perf_counter() - began) * 1000
     save_session(session, path)  # last: the session's disk stamp is this file's, as when the panel loads it
+    head = read_head(path) if trials else None  # opened as the real program does (cli.session_arg): the newest
+    if head is not None:  # trial first, the rest loaded after the first frame (ui.session_load)
+        session = head[0]
+    del session_made
     host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
     app = make_app(config, host, session, session_path=path)
+    app.trials_to_load = head[1] if head is not None else None
     app.settles_heap = True  # as the real program does (cli/tui_cmd.run_built): the start-up heap frozen, full collections timed
     timing = KeyLatency(app)
     writes_before = saver_for(path).writes
     async with app.run_test(size=(160, 48), message_hook=timing.hook) as pilot:
         ready_by = time.monotonic() + 120
-        while app.trial_loop is None or app.health is None or app.health.state is not HealthState.READY or app.busy is not Busy.IDLE:
+        while (app.trial_loop is None or app.health is None or app.health.state is not HealthState.READY
+               or app.busy is not Busy.IDLE or (app.session_load is not None and not app.session_load.done)):
             if time.monotonic() > ready_by:
                 raise SystemExit(f"{mode}: the demo server was not ready after 120 s (see {ws.root})")
             await pilot.pause(0.2)
+        if len(app.session.trials) < trials:
+            raise SystemExit(f"{mode}: the session holds {len(app.session.trials)} trials, not {trials}")
         loop = app.trial_loop
         loop.save_in_background = background
         await pilot.pause(0.5)
