@@ -43,6 +43,7 @@ class LoadingPanel(Protocol):
     def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
                    exit_on_error: bool) -> Worker[None]: ...
     def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any) -> bool: ...
     def notify(self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
 
@@ -87,7 +88,7 @@ class SessionLoad:
         if app.heap is not None:  # the trials (and the saver's copies) live as long as the panel: frozen, not walked
             from specdec_tui.ui.gc_policy import freeze_loaded
 
-            freeze_loaded()
+            app.call_after_refresh(freeze_loaded)  # after the frame that shows them: the table's rows made too
 
     def _failed(self, err: SessionError) -> None:
         self.done = True
