@@ -193,3 +193,51 @@ def test_a_panel_start_holds_the_collector_from_its_first_import_of_the_start_co
     headless = subprocess.run([sys.executable, "-c", START_IMPORTS, "--demo", "--headless"], capture_output=True,
                               text=True, timeout=60)
     assert headless.stdout.strip() == "collector on"  # one trial printed, no panel: Python's collector as it is
+
+
+LOADED = textwrap.dedent("""
+    import asyncio, gc, json, sys
+    from pathlib import Path
+    from specdec_tui.core.config import Config
+    from specdec_tui.core.results import Dist, LevelResult
+    from specdec_tui.core.session import Session, Trial, save_session
+    from specdec_tui.core.session_index import read_head
+    from specdec_tui.ui.app import make_app
+    from specdec_tui.ui import gc_policy
+
+    async def main() -> None:
+        path = Path(sys.argv[1])
+        session = Session(host="offline")
+        for i in range(1, 301):
+            level = LevelResult(concurrency=1, requests=8, errors=0, output_tokens=800, duration_s=2.0,
+                                output_tok_s=400.0 + i, per_request_tok_s=Dist(p50=100.0), ttft_ms=Dist(p50=40.0))
+            session.add(Trial(id=i, unit_text="[Service]\\nExecStart=/x\\n", status="ok", levels=[level]))
+        save_session(session, path)
+        del session, level
+        head, count = read_head(path)  # as the real program opens a saved session: its newest trial first
+        gc_policy.hold_collections()
+        app = make_app(Config(), None, head, session_path=path)
+        app.trials_to_load = count
+        app.settles_heap = sys.argv[2] == "settle"
+        async with app.run_test(size=(80, 24)) as pilot:
+            while app.session_load is None or not app.session_load.done or app.heap is None and app.settles_heap:
+                await pilot.pause(0.05)
+            await pilot.pause()
+            walked = {id(o) for o in gc.get_objects()}  # the generations a full collection walks (not the frozen one)
+            trials = app.session.trials
+            print(json.dumps({"trials": len(trials),
+                              "walked": sum(id(t) in walked or id(t.levels[0]) in walked for t in trials)}))
+
+    asyncio.run(main())
+""")
+
+
+def test_a_long_sessions_trials_loaded_after_the_first_frame_are_frozen_too(tmp_path) -> None:
+    """Issue 34: the real program opens a long session with its newest trial and loads the rest after the first
+    frame (ui.session_load), i.e. after the start-up heap was frozen: a 1,000-trial session's result objects were
+    then walked by every full collection the panel made, each one longer while keys waited."""
+    done = subprocess.run([sys.executable, "-c", LOADED, str(tmp_path / "s.toml"), "settle"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"trials": 300, "walked": 0}

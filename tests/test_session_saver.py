@@ -11,7 +11,7 @@ import pytest
 
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, SessionError, Trial, load_session
-from specdec_tui.loop.session_saver import saver_for, snapshot
+from specdec_tui.loop.session_saver import Copied, saver_for, snapshot
 
 UNIT = "[Service]\nExecStart=/x --speculative-num-steps 3\n"
 
@@ -214,3 +214,41 @@ def test_a_session_file_of_no_trials_takes_its_first_trial(tmp_path: Path, prime
     saver.save(session)
     saver.flush(timeout_s=60)
     assert [t.id for t in load_session(path).trials] == [1]
+
+
+def test_a_snapshot_copies_only_the_trials_changed_since_the_last_one() -> None:
+    """Issue 34: every save of a 1,000-trial session copied all 1,000 trials on the panel's event loop, in the middle
+    of a sweep, for the one trial that changed."""
+    session = Session(host="h")
+    for i in range(1, 1001):
+        session.add(Trial(id=i, unit_text=UNIT, status="ok", levels=[level(1)]))
+    earlier: dict[int, Copied] = {}
+    first = snapshot(session, earlier)
+    session.trials[4].label = "steps=4"  # an operator labels one trial
+    session.trials[-1].levels.append(level(4))  # the loop adds a level to another
+    session.add(Trial(id=1001, unit_text=UNIT))
+    second = snapshot(session, earlier)
+    copied = [n for n, trial in enumerate(second.trials[:1000]) if trial is not first.trials[n]]
+    assert copied == [4, 999]  # the two that changed; the other 998 are the copies made before
+    assert second.trials[4].label == "steps=4" and first.trials[4].label == ""
+    assert len(second.trials[999].levels) == 2 and len(first.trials[999].levels) == 1
+    assert len(second.trials) == 1001 and second.trials[1000] is not session.trials[1000]
+    session.trials[4].levels.append(level(8))  # a copy taken is never changed by the loop changing its trial
+    assert len(second.trials[4].levels) == 1
+
+
+def test_a_saver_writes_every_change_with_copies_kept_between_saves(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    session = Session(host="h", unit="u.service")
+    for i in range(1, 51):
+        session.add(Trial(id=i, unit_text=UNIT, status="ok", levels=[level(1)]))
+    saver = saver_for(path)
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    session.trials[10].notes = "fast"
+    session.trials[20].levels.append(level(4))
+    saver.save(session)
+    saver.flush(timeout_s=60)
+    saved = load_session(path)
+    assert saved.trials[10].notes == "fast" and [lv.concurrency for lv in saved.trials[20].levels] == [1, 4]
+    assert len(saved.trials) == 50

@@ -250,3 +250,37 @@ async def test_the_form_judges_by_the_hosts_release_once_it_is_learned(tmp_path:
                                           for e in app.config_pane.errors), "0.5.23's refusal")
         await app.config_pane.use_release(newer)  # the host runs a release that still has the flag
         assert not any(i.flag == "cuda-graph-max-bs" for i in app.config_pane.issues)
+
+
+async def test_values_shown_in_the_form_walk_it_once_not_once_per_field() -> None:
+    """Issue 34: each field's value was set after a query of its own, a walk of the whole form per field: ~50 ms of
+    the panel's loop on every unit a sweep pushed, while keys waited."""
+    from textual.app import App, ComposeResult
+
+    from specdec_tui.ui.widgets.flag_form import FlagForm
+
+    flags: dict[str, str | None] = {"speculative-algorithm": "NEXTN", "speculative-num-steps": "3",
+                                    "speculative-eagle-topk": "1", "speculative-num-draft-tokens": "4",
+                                    "mem-fraction-static": "0.85", "port": "30000", "tp": "4"}
+
+    class Box(App[None]):
+        def compose(self) -> ComposeResult:
+            yield FlagForm(flags)
+
+    app = Box()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        form = app.query_one(FlagForm)
+        queries: list[str] = []
+        query = form.query
+
+        def counted(selector: str | None = None) -> object:
+            queries.append(str(selector))
+            return query(selector)
+
+        form.query = counted  # type: ignore[assignment,method-assign]
+        await form.show_values({**flags, "speculative-num-steps": "5", "port": "30001"})  # the same rows, new values
+        await pilot.pause()
+        assert len(queries) == 1, queries
+        assert form.query_one(f"#{widget_id('field', 'speculative-num-steps')}", Input).value == "5"
+        assert form.query_one(f"#{widget_id('field', 'port')}", Input).value == "30001"

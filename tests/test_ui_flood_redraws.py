@@ -120,3 +120,32 @@ async def test_the_health_views_of_other_tabs_show_the_newest_numbers_when_their
         shown = view.query_one("#health-live").render()
         assert "1,234" in str(shown) or "1234" in str(shown), str(shown)
         assert "41" in str(shown)
+
+
+async def test_a_health_change_reaches_the_three_health_views_without_a_search_of_the_screen() -> None:
+    """Issue 34: each health change and each batch of journal figures found the health views by a query of the
+    whole main screen (every widget of every tab), on the panel's loop in the middle of a sweep."""
+    from specdec_tui.loop.health import HealthSnapshot, HealthState
+    from specdec_tui.ui import messages as m
+
+    from .ui_helpers import offline_app
+
+    app = offline_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        main = app.main
+        assert main is not None
+        searched: list[str] = []
+        query = main.query
+
+        def counted(selector: str | None = None) -> object:
+            searched.append(str(selector))
+            return query(selector)
+
+        main.query = counted  # type: ignore[assignment,method-assign]
+        app.post_message(m.HealthChanged(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True)))
+        await pilot.pause(0.2)
+        assert searched == []
+        views = main.health_views
+        assert sorted(view.id or "" for view in views) == ["health-pane", "health-side", "journal-health"]
+        assert {view.state for view in views} == {"ready"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.dom import DOMNode
 
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.widgets.journal_pane import JournalPane
@@ -73,6 +76,34 @@ async def test_scrolling_up_pauses_counts_new_lines_and_end_resumes() -> None:
         assert pane.following is True and pane.new_lines == 0
         assert "following" in str(pane.query_one("#journal-status").render())
         assert app.follow_changes[-2:] == [False, True]
+
+
+async def test_a_pause_restyles_the_status_line_alone() -> None:
+    """Issue 34: the paused class was set on the pane, so each pause and resume (a key that scrolled the journal)
+    applied the CSS of the pane and everything in it again before the key's answer could be drawn."""
+    app = JournalHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(JournalPane)
+        pane.add_records([rec(i) for i in range(60)])
+        await pilot.pause(0.1)
+        pane.log_view.focus()
+        await pilot.pause()
+        restyled: list[str] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.extend(str(node.id) for node in nodes)
+            update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted  # type: ignore[method-assign]
+        await pilot.press("pageup")
+        await pilot.pause()
+        app.stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        status = pane.query_one("#journal-status")
+        assert pane.following is False and status.has_class("-paused")
+        assert "journal" not in restyled and "journal-log" not in restyled
+        assert status.styles.background == Color.parse(app.get_css_variables()["warning-muted"])
 
 
 async def test_filter_substring_regex_and_invalid_regex_message() -> None:

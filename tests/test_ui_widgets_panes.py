@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.dom import DOMNode
 
 from specdec_tui.core.compare import change_label
 from specdec_tui.core.results import LevelResult, ServerFacts
@@ -59,7 +62,8 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         pane.update_gpus([GpuFact(0, "RTX PRO 6000", 81_920, 97_887, 93.0)])
         await pilot.pause(0.3)  # live numbers are redrawn on a ~5/s timer
 
-        assert pane.state == "ready" and pane.has_class("-ready")
+        badge = pane.query_one("#health-badge")
+        assert pane.state == "ready" and badge.has_class("-ready")
         assert "READY" in pane.section_text("badge")
         assert "PID 4242" in pane.section_text("service") and "http ok" in pane.section_text("service")
         facts_text = pane.section_text("facts")
@@ -74,7 +78,7 @@ async def test_health_pane_shows_state_facts_live_numbers_error_and_gpus() -> No
         pane.update_health(HealthSnapshot(state=HealthState.FAILING, status=None, http_ok=False, detail="exit 1"))
         pane.update_gpus([])
         await pilot.pause()
-        assert pane.has_class("-failing") and not pane.has_class("-ready")
+        assert badge.has_class("-failing") and not badge.has_class("-ready")
         assert "FAILING — exit 1" in pane.section_text("badge")
         assert not pane.query_one("#health-gpus").display
 
@@ -183,6 +187,32 @@ def test_change_label_names_changed_added_and_removed_flags() -> None:
     assert change_label({"a": "1"}, {"a": "1"}) == "same flags"
 
 
+async def test_a_health_change_restyles_the_badge_alone() -> None:
+    """Issue 34: the state's class was set on the pane, so each change re-applied the CSS of the pane and every
+    section in it, twice (one class off, one on), in each of the panel's three panes: every restart of a sweep held
+    the panel's loop ~40 ms while keys waited."""
+    app = Host(HealthPane())
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(HealthPane)
+        pane.update_health(HealthSnapshot(state=HealthState.STARTING, status=None, http_ok=False))
+        await pilot.pause()
+        restyled: list[str] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.extend(str(node.id) for node in nodes)
+            update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted  # type: ignore[method-assign]
+        pane.update_health(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True))
+        app.stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        await pilot.pause()
+        badge = pane.query_one("#health-badge")
+        assert restyled == ["health-badge"]
+        assert badge.styles.background == Color.parse(app.get_css_variables()["success"])
+
+
 async def test_health_pane_says_warming_up_in_the_warning_colour_not_failing() -> None:
     app = Host(HealthPane())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -190,7 +220,9 @@ async def test_health_pane_says_warming_up_in_the_warning_colour_not_failing() -
         pane.update_health(HealthSnapshot(state=HealthState.WARMING_UP, status=None, http_ok=False,
                                           detail="port open, /health 503 until the warmup request finishes"))
         await pilot.pause()
-        assert pane.has_class("-warming-up") and not pane.has_class("-failing")
+        badge = pane.query_one("#health-badge")
+        assert badge.has_class("-warming-up") and not badge.has_class("-failing")
+        assert badge.styles.background == Color.parse(app.get_css_variables()["warning"])
         assert pane.section_text("badge").startswith("◕ WARMING UP — port open, /health 503")
 
 

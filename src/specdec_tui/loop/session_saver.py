@@ -2,9 +2,9 @@
 file on every finished level, on the panel's event loop: ~280 ms a save at 200 trials, keys waiting behind it).
 
 One saver per file (`saver_for`), so the trial loops of a parallel sweep, which share one session, never write it
-at once. `save(session)` takes a snapshot on the caller's thread (the trials and their levels copied shallowly: a
-few ms at 1,000 trials, and the loop may go on changing them) and returns; one writer thread serialises and writes
-the newest snapshot (older ones not yet written are skipped: only the last state matters). The file is the text
+at once. `save(session)` takes a snapshot on the caller's thread (the trials and their levels copied shallowly, as
+the loop may go on changing them; a trial unchanged since the last snapshot keeps its copy) and returns; one writer
+thread serialises and writes the newest snapshot (older ones not yet written are skipped: only the last state matters). The file is the text
 `core.session.dumps_session` makes, built from parts: each trial's `[[trials]]` table is kept once made while the
 trial does not change (a finished trial does not), so a save at 1,000 trials serialises one trial, not 1,000 (pure
 Python: ~1 s a save, which in a thread also starved the event loop of the GIL). Written as `save_session` does: a
@@ -51,16 +51,32 @@ def saver_for(path: Path) -> SessionSaver:
         return saver
 
 
-def snapshot(session: Session) -> Session:
+Copied = tuple[Trial, tuple[object, ...], Trial]  # a trial, its mark when copied, its copy (`snapshot`)
+
+
+def snapshot(session: Session, earlier: dict[int, Copied] | None = None) -> Session:
     """A copy the writer can read while the loop changes the original: the session, its trials and their level
-    lists are copied; their values (results, facts, profiles, texts) are not changed once made, so they are shared."""
+    lists are copied; their values (results, facts, profiles, texts) are not changed once made, so they are shared.
+    `earlier`: the trials' copies from the last snapshot, by `id()` of the trial (refilled here): a trial that has
+    not changed since (`_fingerprint`, the same id) keeps its copy — a save at 1,000 trials copied every one on
+    the panel's event loop, ~5-10 ms a save in the middle of a sweep, for the one trial that changed (issue 34)."""
     copied = copy.copy(session)
     trials = []
+    kept: dict[int, Copied] = {}
     for trial in session.trials:
-        one = copy.copy(trial)
-        one.levels = list(trial.levels)
+        mark = _fingerprint(trial)
+        was = earlier.get(id(trial)) if earlier is not None else None
+        if was is not None and was[0] is trial and was[1] == mark and was[2].id == trial.id:
+            one = was[2]
+        else:
+            one = copy.copy(trial)
+            one.levels = list(trial.levels)
+        kept[id(trial)] = (trial, mark, one)
         trials.append(one)
     copied.trials = trials
+    if earlier is not None:
+        earlier.clear()
+        earlier.update(kept)
     return copied
 
 
@@ -195,6 +211,8 @@ class SessionSaver:
         # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
         # holds nothing that session lacks (see `_own_write`)
         self._written: tuple[Session, DiskStamp] | None = None
+        self._copies: dict[int, Copied] = {}  # each trial's copy in the last snapshot (`snapshot`)
+        self._copies_lock = threading.Lock()  # callers on two threads (a headless verb and an exit flush) take turns
         self.writes = 0  # files written (a burst of saves makes fewer)
 
     def save(self, session: Session) -> None:
@@ -210,14 +228,18 @@ class SessionSaver:
                     merge_from_disk(session, self.path)
             except OSError:
                 pass  # the write says it in words
-        self._hand_over(session, snapshot(session), prime=False)
+        self._hand_over(session, self._snapshot(session), prime=False)
 
     def prime(self, session: Session) -> None:
         """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
         the first save: that one then serialises what changed, not every trial (a 1,000-trial session's first
         save held the GIL ~1 s in the middle of a sweep, issue 34). A session as its file holds it takes the file's
         own tables (`_adopt_file`). Nothing is done if a save is on its way."""
-        self._hand_over(session, snapshot(session), prime=True)
+        self._hand_over(session, self._snapshot(session), prime=True)
+
+    def _snapshot(self, session: Session) -> Session:
+        with self._copies_lock:
+            return snapshot(session, self._copies)
 
     def _hand_over(self, session: Session, taken: Session, *, prime: bool) -> None:
         with self._lock:

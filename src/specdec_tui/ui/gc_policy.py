@@ -57,6 +57,16 @@ def settle_heap() -> None:
     gc.enable()  # after `hold_collections`
 
 
+def freeze_loaded() -> None:
+    """A long session's trials, loaded after the first frame (ui.session_load), join the frozen heap: loaded after
+    `settle_heap`, a 1,000-trial session's ~100,000 result objects were walked by every full collection for the
+    rest of the panel's life, each one longer while keys waited (issue 34). Collected first, so what is garbage
+    now is not kept; what is frozen and dies later is freed by reference counting, its cycles are not collected
+    (a few MB once, as for the start-up heap). Only for a panel whose heap was settled (the real program)."""
+    gc.collect()
+    gc.freeze()
+
+
 def resume_collections() -> None:
     """The collector back on, thresholds untouched: a start that never reached `settle_heap` (START_HOLD_MAX_S)."""
     gc.enable()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from specdec_tui.loop.trial import TrialLoop
+    from specdec_tui.ui.gc_policy import HeapKeeper
 
 Loader = Callable[[Path], Session]
 
@@ -30,6 +31,7 @@ class LoadingPanel(Protocol):
 
     session: Session
     session_path: Path | None
+    heap: HeapKeeper | None  # set once the panel froze its start-up heap (the real program, ui.gc_policy)
 
     @property
     def sub_title(self) -> str: ...
@@ -41,6 +43,7 @@ class LoadingPanel(Protocol):
     def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
                    exit_on_error: bool) -> Worker[None]: ...
     def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any) -> bool: ...
     def notify(self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
 
@@ -82,6 +85,10 @@ class SessionLoad:
             from specdec_tui.loop.session_saver import saver_for
 
             saver_for(app.session_path).prime(self.session)  # the first save then writes what changed only
+        if app.heap is not None:  # the trials (and the saver's copies) live as long as the panel: frozen, not walked
+            from specdec_tui.ui.gc_policy import freeze_loaded
+
+            app.call_after_refresh(freeze_loaded)  # after the frame that shows them: the table's rows made too
 
     def _failed(self, err: SessionError) -> None:
         self.done = True

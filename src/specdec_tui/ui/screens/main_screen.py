@@ -117,6 +117,7 @@ class MainScreen(LoopScreen):
         self.journal_lines = journal_lines
         self._form: asyncio.Event | None = None  # set once mount_form has put the Config pane in place
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
+        self._health_views: list[HealthPane] = []  # mount_tabs's, kept: a query walked the whole screen (issue 34)
         self._composed = asyncio.Event()  # set on mount: the tab bar and the unit preview are there
         self._start_focus: Widget | None = None  # the focus Textual gave on compose (the user has not moved yet)
         self._resumed = False  # the first ScreenResume has come (see on_screen_resume)
@@ -192,6 +193,7 @@ class MainScreen(LoopScreen):
         mounts = [self.query_one(f"#{tab_id}", TabPane).mount_all(widgets) for tab_id, widgets in content.items()]
         for mounted in mounts:
             await mounted
+        self._health_views = [view for widgets in content.values() for view in widgets if isinstance(view, HealthPane)]
         self._mounting.set()
 
     def on_mount(self) -> None:
@@ -261,8 +263,9 @@ class MainScreen(LoopScreen):
 
     @property
     def health_views(self) -> list[HealthPane]:
-        """The Health tab's pane and its copies beside the journal and the benchmark ([] before mount_tabs)."""
-        return cast("list[HealthPane]", list(self.query(f".{HEALTH_VIEW}")))
+        """The Health tab's pane and its copies beside the journal and the benchmark ([] before mount_tabs). Kept
+        since they were mounted: a query walked the whole screen on every health change and journal figure."""
+        return [view for view in self._health_views if view.is_attached]
 
     def action_show_tab(self, tab: str) -> None:
         """A tab key: show the tab and put the focus in it (also when the tab bar had it). The focus leaves the

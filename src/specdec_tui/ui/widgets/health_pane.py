@@ -53,10 +53,10 @@ class HealthPane(VerticalScroll):
             height: 3; width: 100%; content-align: center middle; text-style: bold;
             background: $panel; color: $text-muted;
         }
-        &.-ready #health-badge { background: $success; color: $text; }
-        &.-loading #health-badge, &.-starting #health-badge, &.-warming-up #health-badge { background: $warning; color: $text; }
-        &.-failing #health-badge { background: $error; color: $text; }
-        &.-down #health-badge { background: $error-muted; color: $text-error; }
+        #health-badge.-ready { background: $success; color: $text; }
+        #health-badge.-loading, #health-badge.-starting, #health-badge.-warming-up { background: $warning; color: $text; }
+        #health-badge.-failing { background: $error; color: $text; }
+        #health-badge.-down { background: $error-muted; color: $text-error; }
         #health-service { color: $text-muted; margin-bottom: 1; }
         #health-facts, #health-live { margin-bottom: 1; }
         #health-error { color: $text-error; margin-bottom: 1; }
@@ -106,8 +106,10 @@ class HealthPane(VerticalScroll):
     def update_health(self, snapshot: HealthSnapshot) -> None:
         self._snapshot = snapshot
         self.state = str(snapshot.state.value if hasattr(snapshot.state, "value") else snapshot.state)
-        for state in STATES:
-            self.set_class(self.state == state, f"-{state.replace(' ', '-')}")
+        # On the badge, the one widget the state colours, in one batch: on the pane, each class changed re-applied the
+        # CSS of the pane and all its sections, twice per change (one class off, one on) in each of the three panes:
+        # ~40 ms of the panel's loop per health change, every restart of a sweep (issue 34).
+        self.query_one("#health-badge", Static).update_classes({f"-{state.replace(' ', '-')}": self.state == state for state in STATES})
         badge = f"{_BADGE_ICON.get(self.state, '?')} {self.state.upper()}"
         if snapshot.detail:
             badge += f" — {snapshot.detail}"

@@ -65,7 +65,7 @@ class JournalPane(Vertical):
         #journal-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
         &.-filtering #journal-filter { display: block; }
         &.-filter-error #journal-filter-error { display: block; }
-        &.-paused #journal-status { background: $warning-muted; color: $text-warning; text-style: bold; }
+        #journal-status.-paused { background: $warning-muted; color: $text-warning; text-style: bold; }
     }
     """
 
@@ -236,7 +236,10 @@ class JournalPane(Vertical):
     def watch_following(self, following: bool) -> None:
         if following:
             self.new_lines = 0
-        self.set_class(not following, "-paused")
+        # on the status line, the one widget it colours: on the pane, the CSS of the pane and everything in it was
+        # applied again at each pause and resume, ~10-25 ms of the key that scrolled (issue 34)
+        for status in self.query("#journal-status"):
+            status.set_class(not following, "-paused")
         self._render_status()
         self.post_message(self.FollowChanged(following))
 
