@@ -213,6 +213,9 @@ class ServerFacts:
     speculative: dict[str, Any] = field(default_factory=dict)  # algorithm, num_steps, eagle_topk, num_draft_tokens
     version: str = ""
     setup: dict[str, str] = field(default_factory=dict)  # /server_info's GPU/model facts: tp_size, dtype, backends...
+    # the --speculative-algorithm of the unit the server was started from, as the operator wrote it ("" unknown):
+    # SGLang reports its own rewrite (NEXTN runs as EAGLE), which is not what the unit says
+    configured_algorithm: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,11 +223,13 @@ class ServerFacts:
     @property
     def speculative_words(self) -> str:
         """"EAGLE steps=3 topk=1 draft=4" from the server's speculative settings (names as the server gives
-        them); "off" without any; "" when it named settings but none with a value."""
+        them; an algorithm the unit names otherwise reads "NEXTN (SGLang runs it as EAGLE)"); "off" without any;
+        "" when it named settings but none with a value."""
         spec = self.speculative
         if not spec:
             return "off"
-        algorithm = str(spec.get("algorithm") or spec.get("speculative_algorithm") or "")
+        algorithm = algorithm_words(str(spec.get("algorithm") or spec.get("speculative_algorithm") or ""),
+                                    self.configured_algorithm)
         short = {"num_steps": "steps", "eagle_topk": "topk", "num_draft_tokens": "draft"}
         parts = [algorithm] if algorithm else []
         for key, value in spec.items():
@@ -238,3 +243,14 @@ class ServerFacts:
     def from_dict(cls, d: dict[str, Any]) -> ServerFacts:
         known = _field_names(cls)
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def algorithm_words(served: str, configured: str) -> str:
+    """The algorithm as the operator configured it, with SGLang's rewrite beside it when the server runs it under
+    another name (0.5.23 `speculative_hook`: NEXTN, and EAGLE, resolve to EAGLE; a Gemma4 draft to FROZEN_KV_MTP):
+    "NEXTN (SGLang runs it as EAGLE)". Only a plain name is shown (it is the unit's text)."""
+    if not served or not configured.isascii() or not configured.replace("_", "").isalnum():
+        return served
+    if configured.upper() == served.upper():
+        return served
+    return f"{configured.upper()} (SGLang runs it as {served})"

@@ -5,6 +5,7 @@ release. `loop.trial.TrialLoop` holds the fields named here and builds trials an
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specdec_tui.core.results import ServerFacts
@@ -127,15 +128,32 @@ class TrialHostSteps(BusyState):
             if line:
                 raise NotHealthy(err.snapshot, f"{err} — journal: {line}") from None
             raise
+        snap = self._as_configured(snap)
         self.facts = snap.facts or self.facts
         return snap
 
     async def watch_health(self) -> AsyncIterator[HealthSnapshot]:
         """The health watch an operator sees; the facts of the latest READY go into the next trial."""
         async for snap in self.health.changes():
+            snap = self._as_configured(snap)
             if snap.facts is not None:
                 self.facts = snap.facts
             yield snap
+
+    def _as_configured(self, snap: HealthSnapshot) -> HealthSnapshot:
+        """The server's facts with the algorithm the running unit names (the server reports SGLang's rewrite of
+        it: NEXTN as EAGLE), so every place that shows them says what the operator configured."""
+        if snap.facts is None or not self.running_text:
+            return snap
+        from specdec_tui.core.unit import UnitFile  # lazily, like learn_release: not on the first frame's path
+
+        try:
+            configured = UnitFile.parse(self.running_text).get_flag("--speculative-algorithm") or ""
+        except ValueError:  # UnitSyntaxError: the server's own name stands
+            return snap
+        if configured == snap.facts.configured_algorithm:
+            return snap
+        return replace(snap, facts=replace(snap.facts, configured_algorithm=configured))
 
     async def last_error_line(self, lines: int = 400) -> str | None:
         """Why the last start failed, from the unit's journal (`loop.start_failure`; its SGLang log parser is
