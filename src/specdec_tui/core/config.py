@@ -63,7 +63,7 @@ class BenchProfile:
     name: str = "default"
     endpoint: Endpoint = "completions"
     concurrency: tuple[int, ...] = (1, 4, 16, 32, 64)
-    requests: int | None = 32  # per level (measured requests; warm-up comes on top)
+    requests: int | None = 32  # per level (measured requests, at least one per worker; warm-up comes on top)
     duration_s: float | None = None  # per level, instead of `requests`
     warmup: int = 1  # warm-up requests per worker... per level, excluded from results
     max_tokens: int = 256
