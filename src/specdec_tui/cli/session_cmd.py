@@ -84,9 +84,10 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from specdec_tui.cli.render import make_console
-    from specdec_tui.core.compare import best_by_concurrency, concurrencies_of
+    from specdec_tui.core.compare import best_of
     from specdec_tui.core.number_format import fmt_fixed
     from specdec_tui.core.paths import sessions_dir
+    from specdec_tui.core.session_index import load_listing
 
     files = sorted(sessions_dir().glob("*.toml")) if sessions_dir().is_dir() else []
     console = make_console()
@@ -99,15 +100,16 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for path in files:
         try:
-            session = load_session(path)
+            index = load_listing(path)  # the session's fields and trial headlines only: no trial read whole
         except SessionError as err:
             table.add_row(escape(path.name), "[red]unreadable[/]", "", "", escape(str(err).removeprefix(f"{path}: ")))
             continue
-        cs = concurrencies_of(session)
-        best = best_by_concurrency(session, cs[0]) if cs else None
+        cs = sorted({lv.concurrency for h in index.headlines for lv in h.levels})
+        best = best_of(index.headlines, cs[0]) if cs else None
         figure = f"{fmt_fixed(lv.output_tok_s)} (c={cs[0]}, trial {best.id})" if best and (lv := best.level(cs[0])) else "–"
-        table.add_row(escape(path.name), f"{session.created:%Y-%m-%d %H:%M}", escape(session.host), str(len(session.trials)),
-                      figure)
+        session = index.header
+        table.add_row(escape(path.name), f"{session.created:%Y-%m-%d %H:%M}", escape(session.host),
+                      str(len(index.headlines)), figure)
     console.print(table)
     return 0
 

@@ -195,6 +195,39 @@ def read_cached(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     return CachedSession(head, profiles, index, view, starts)
 
 
+def read_first(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
+    """`read_cached` with only the first line read (the session's own fields and its index): what a list of
+    sessions shows, no trial's line read; `trial_docs` knows no position."""
+    if stamp is None:
+        return None
+    import orjson
+
+    try:
+        with open(cache_path(path), "rb") as f:
+            top = orjson.loads(f.readline())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return _head_of(top, stamp)
+
+
+def _head_of(top: Any, stamp: DiskStamp) -> CachedSession | None:
+    """The first line's session fields, profiles and index, with no trial's line (None when the line is not the
+    cache of this version written for the file `stamp` describes)."""
+    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+        return None
+    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
+    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
+        return None
+    if not all(isinstance(row, dict) for row in index):
+        return None
+    try:
+        if isinstance(head.get("created"), str):
+            head["created"] = datetime.fromisoformat(head["created"])
+    except ValueError:
+        return None
+    return CachedSession(head, profiles, index, memoryview(b""), [])
+
+
 def read_first_and_last(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     """`read_cached` with only the first line and the newest trial's read (the file's two ends: a panel's start
     reads no more of a 50 MB cache): `trial_docs` knows that last position only."""

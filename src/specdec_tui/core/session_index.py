@@ -21,7 +21,7 @@ from specdec_tui.core.session import (
     session_from_doc,
     trial_from_doc,
 )
-from specdec_tui.core.session_cache import CachedSession, index_of, read_cached, read_first_and_last
+from specdec_tui.core.session_cache import CachedSession, index_of, read_cached, read_first, read_first_and_last
 from specdec_tui.core.session_merge import disk_stamp
 
 
@@ -79,6 +79,20 @@ def load_index(path: Path) -> SessionIndex:
         except (SessionError, KeyError, TypeError, ValueError, AttributeError):
             pass
     return index_of_session(session, path)
+
+
+def load_listing(path: Path) -> SessionIndex:
+    """`load_index` for a list of sessions (`session list`, the panel's `o`): the session's fields and every
+    trial's headline from the cache's first line alone, no trial's line read or parsed (20 sessions of 1,000
+    trials each were read whole to show one row each: bench/session_list.py). Without a cache of this very file
+    the TOML is read, as `load_index` does (and the cache written for the next list). Raises SessionError."""
+    cached = read_first(path, disk_stamp(path))
+    if cached is not None:
+        try:
+            return _from_cache(path, cached)
+        except (SessionError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            pass  # a first line that does not read as it should: the TOML decides
+    return load_index(path)
 
 
 def index_of_session(session: Session, path: Path) -> SessionIndex:

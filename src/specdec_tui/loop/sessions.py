@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from specdec_tui.core.compare import best_by_concurrency, shown_label
+from specdec_tui.core.compare import best_of, shown_label
 from specdec_tui.core.session import Session, SessionError, load_session
+from specdec_tui.core.session_index import load_listing
 
 
 class SessionOpenError(ValueError):
@@ -30,15 +31,16 @@ class SessionSummary:
 
 
 def summarise_session(path: Path) -> SessionSummary:
+    """One row, from the session's index (`core.session_index.load_listing`): no trial is read whole to list it."""
     try:
-        session = load_session(path)
+        index = load_listing(path)
     except SessionError as err:
         return SessionSummary(path=path, problem=str(err))
-    best = best_by_concurrency(session, 1)
+    best = best_of(index.headlines, 1)
     level = best.level(1) if best else None
     return SessionSummary(
-        path=path, created=session.created, host=session.host, unit=session.unit, trials=len(session.trials),
-        best_c1_tok_s=level.output_tok_s if level else None,
+        path=path, created=index.header.created, host=index.header.host, unit=index.header.unit,
+        trials=len(index.headlines), best_c1_tok_s=level.output_tok_s if level else None,
         best_c1_trial=shown_label(best) if best else "",
     )
 
