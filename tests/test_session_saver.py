@@ -5,6 +5,7 @@ said in words to whoever saves or flushes next."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,13 @@ def test_a_failed_write_is_said_at_the_next_flush_and_save(tmp_path: Path) -> No
     saver.save(Session(host="h"))  # the error was said once; this write fails again, said at the next call
     with pytest.raises(SessionError):
         saver.flush(timeout_s=60)
+    assert "is not a directory" in saver.failing  # and it is tried again until the cause goes
+    blocked.unlink()
+    for _ in range(600):  # with no new save: the retried write goes through (waited for, not timed)
+        if not saver.failing and saver.idle:
+            break
+        time.sleep(0.05)
+    assert not saver.failing and load_session(blocked / "s.toml").host == "h"
 
 
 def test_the_text_built_from_kept_trials_reads_back_as_the_whole_session_does() -> None:

@@ -5,6 +5,7 @@ Textual: the panel wraps each event in a message of its own (`ui.loop_messages`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specdec_tui.bench.events import BenchEvent
@@ -112,9 +113,18 @@ class ReleaseLearned:
     schema: ReleaseSchema
 
 
+@dataclass(frozen=True, slots=True)
+class SessionSaveChanged:
+    """The session file could not be written (`failure`, in words: what failed, what to do), or, with `failure`
+    "", it is written again after such a failure. The trials go on meanwhile, kept in memory."""
+
+    path: Path
+    failure: str = ""
+
+
 LoopEvent = (
     Phase | BusyChanged | UnitLoaded | ReleaseLearned | Pushed | Restarted | Healthy | RolledBack | StepFailed | BenchStarted
-    | BenchUpdate | TrialChanged | TrialEnded
+    | BenchUpdate | TrialChanged | TrialEnded | SessionSaveChanged
 )
 
 

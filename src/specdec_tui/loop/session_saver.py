@@ -37,6 +37,7 @@ from specdec_tui.core.session import (
 from specdec_tui.core.session_cache import CachedSession, CachePart, read_cached, trial_part, write_cache_parts
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
 
+RETRY_S = 1.0  # a failed write is tried again after this long (or at once on a newer save)
 _SAVERS: dict[Path, SessionSaver] = {}
 _SAVERS_LOCK = threading.Lock()
 
@@ -208,6 +209,13 @@ class SessionSaver:
         self._idle = threading.Event()
         self._idle.set()
         self._error: SessionError | None = None
+        # a failed write (disk full, directory gone) is retried every RETRY_S, or at once on a newer save, until it succeeds
+        self._failing = ""  # the last write's failure in words; "" once a write succeeded
+        self._wake = threading.Event()  # a newer save: retry now
+        self._handed = 0  # snapshots handed to the writer
+        self._tried = 0  # the newest of them the writer has tried to write
+        self.latest: Session | None = None  # the newest snapshot handed over (what a rescue copy holds)
+        self.rescue_to: tuple[Path, ...] = ()  # where a rescue copy would go, as the process said when a write failed
         # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
         # holds nothing that session lacks (see `_own_write`)
         self._written: tuple[Session, DiskStamp] | None = None
@@ -216,8 +224,7 @@ class SessionSaver:
         self.writes = 0  # files written (a burst of saves makes fewer)
 
     def save(self, session: Session) -> None:
-        """Have `session` (as it is now) written soon; raises the error of an earlier write that failed."""
-        self._raise_error()
+        """Have `session` (as it is now) written soon; raises an earlier write's error (after handing this one over)."""
         # A stat: the lock only when the file moved, not by this saver's own write, and only with no write on its way:
         # that one merges into what it writes, this session takes the file's trials at the next save once it is done
         # (waiting here for its lock held the caller — the panel's event loop — for the whole write).
@@ -229,6 +236,7 @@ class SessionSaver:
             except OSError:
                 pass  # the write says it in words
         self._hand_over(session, self._snapshot(session), prime=False)
+        self._raise_error()
 
     def prime(self, session: Session) -> None:
         """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
@@ -246,17 +254,42 @@ class SessionSaver:
             if prime and self._pending is not None:
                 return  # a save is pending: it makes the tables itself
             self._pending, self._pending_is_prime = (session, taken), prime
+            if not prime:
+                self._handed += 1
+                self.latest = taken
             self._idle.clear()
+            self._wake.set()
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_pending, name=f"session-saver {self.path.name}",
                                                  daemon=True)
                 self._writer.start()
 
     def flush(self, timeout_s: float | None = None) -> None:
-        """Wait until the newest session saved is on disk; raises a write's error (SessionError, in words)."""
-        if not self._idle.wait(timeout_s):
-            raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
+        """Wait until the newest session saved is on disk; raises a write's error (SessionError, in words) as soon
+        as the newest save's write failed (it is retried meanwhile: `failing`)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._lock:
+            newest = self._handed
+        while not self._idle.wait(0.05):
+            with self._lock:
+                failed = self._failing if self._tried >= newest else ""
+            if failed:
+                self._raise_error()
+                raise SessionError(failed)
+            if deadline is not None and time.monotonic() > deadline:
+                raise SessionError(f"the session {self.path} is still being written after {timeout_s:g} s")
         self._raise_error()
+
+    @property
+    def failing(self) -> str:
+        """The failure of the last write, in words, while the session is not on disk; "" once it is."""
+        with self._lock:
+            return self._failing
+
+    @property
+    def idle(self) -> bool:
+        """Nothing is waiting to be written (no save on its way, no failed write being retried)."""
+        return self._idle.is_set()
 
     def _adopt_file(self, session: Session) -> bool:
         """`prime` from the file itself when `session` is what it holds (read or written as it is on disk now): its
@@ -298,6 +331,7 @@ class SessionSaver:
         while True:
             with self._lock:
                 pending, self._pending, prime = self._pending, None, self._pending_is_prime
+                tried = self._handed
                 if pending is None:  # nothing newer came while the last one was written: done until the next save
                     self._writer = None
                     self._idle.set()
@@ -327,26 +361,39 @@ class SessionSaver:
                     if not foreign:
                         live.disk_stamp = after
                 self.writes += 1
-            except OSError as err:
                 with self._lock:
-                    self._error = SessionError(f"could not save session {self.path}: {err.strerror or err} — check the "
-                                               "directory exists and is writable")
+                    # written: an earlier failure is over (not raised to the next save as if it were not)
+                    self._failing, self._error, self._tried = "", None, max(self._tried, tried)
+            except OSError as err:
+                from specdec_tui.loop.session_rescue import failure_words, rescue_folders
+                words = failure_words(self.path, err)
+                self.rescue_to = self.rescue_to or rescue_folders()  # the data dir of now (a test's own, under pytest)
+                with self._lock:
+                    self._error, self._failing, self._tried = SessionError(words), words, max(self._tried, tried)
+                    if self._pending is None and not prime:
+                        self._pending, self._pending_is_prime = pending, False  # tried again, unless a newer save came
+                    self._wake.clear()
+                self._wake.wait(RETRY_S)
             except Exception as err:  # noqa: BLE001 - a bug in writing must not kill the writer silently
                 with self._lock:
                     self._error = SessionError(f"could not save session {self.path}: {err}")
 
 
-def flush_all(timeout_s: float) -> None:
+def flush_all(timeout_s: float) -> list[str]:
     """Waits (at most `timeout_s` in all) until every saver's newest snapshot is written: at interpreter exit, and
-    before a forced exit (`os._exit` skips atexit; ui.signal_exit)."""
-    deadline = time.monotonic() + timeout_s
+    before a forced exit (`os._exit` skips atexit; ui.signal_exit); a file that refuses it: `loop.session_rescue`.
+    Returns what was not saved where it belongs, in words."""
+    from specdec_tui.loop.session_rescue import flush_or_rescue
+
     with _SAVERS_LOCK:
         savers = list(_SAVERS.values())
-    for saver in savers:
-        saver._idle.wait(max(0.0, deadline - time.monotonic()))
+    return flush_or_rescue(savers, timeout_s)
 
 
 @atexit.register
 def _flush_all() -> None:
-    """Whatever is pending is written before the process ends (daemon writers would be stopped mid-way)."""
-    flush_all(30)
+    """Pending saves are written before the process ends (daemon writers stop mid-way); a refused one said on stderr."""
+    import sys
+
+    for words in flush_all(30):
+        print(f"specdec-tui: {words}", file=sys.stderr)

@@ -10,6 +10,7 @@ knows Textual: the panel runs an intent in a worker and renders the events; the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from specdec_tui.bench.events import BenchEvent, LevelDone, RunDone
 from specdec_tui.core.compare import change_label
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.results import ServerFacts
-from specdec_tui.core.session import Session, Trial, utcnow
+from specdec_tui.core.session import Session, SessionError, Trial, utcnow
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host
 from specdec_tui.hosts.errors import HostError
@@ -29,6 +30,7 @@ from specdec_tui.loop.events import (
     BenchUpdate,
     Phase,
     Pushed,
+    SessionSaveChanged,
     StepFailed,
     TrialChanged,
     TrialEnded,
@@ -39,6 +41,8 @@ from specdec_tui.loop.states import Busy, Step, UnitChange
 from specdec_tui.loop.step_words import failure_text
 from specdec_tui.loop.trial_host_steps import TrialHostSteps
 from specdec_tui.loop.unit_checks import WorkflowError, api_key_from, check_unit
+
+SAVE_WATCH_S = 0.2  # how often a background save's outcome is looked at while the writer has work
 
 if TYPE_CHECKING:
     from specdec_tui.loop.sglang_release import Release
@@ -57,6 +61,8 @@ class TrialLoop(TrialHostSteps):
     healthy_timeout_s: float = 900.0
     auto_rollback: bool = True
     save_in_background: bool = False  # the panel: the session file is written off its event loop (loop.session_saver)
+    _unsaved: str = field(default="", init=False, repr=False)  # the session file's write failure, in words
+    _save_watch: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
     running_text: str | None = field(default=None, init=False)  # the unit as last read or pushed
     trial: Trial | None = field(default=None, init=False)  # pushed or being measured, not yet ended
     bench_run: int = field(default=0, init=False)  # number of the latest benchmark run
@@ -124,9 +130,35 @@ class TrialLoop(TrialHostSteps):
         self.session.add(trial)
         if self.session_path is not None:
             saver = saver_for(self.session_path)
-            saver.save(self.session)
-            if not self.save_in_background:
-                saver.flush()
+            try:
+                saver.save(self.session)
+                if not self.save_in_background:
+                    saver.flush()
+            except SessionError as err:  # the trial goes on; its results stay in memory and are saved when it can be
+                self._say_save(str(err))
+            else:
+                if not self.save_in_background:
+                    self._say_save("")
+            if self.save_in_background and (self._save_watch is None or self._save_watch.done()):
+                with contextlib.suppress(RuntimeError):  # no running event loop: the next save says a failure
+                    self._save_watch = asyncio.get_running_loop().create_task(self._follow_saver(self.session_path))
+
+    def _say_save(self, failure: str) -> None:
+        """Say a failed save once per cause (not at every level), and the file written again after one."""
+        if failure != self._unsaved and self.session_path is not None:
+            self._unsaved = failure
+            self.emit(SessionSaveChanged(self.session_path, failure))
+
+    async def _follow_saver(self, path: Path) -> None:
+        """While the file's writer has work (a background save, or a failed write it retries): its failure said
+        when it happens, not at the next save (after a trial's last level there is none), and its recovery."""
+        saver = saver_for(path)
+        while True:
+            await asyncio.sleep(SAVE_WATCH_S)
+            failing = saver.failing
+            self._say_save(failing)
+            if not failing and saver.idle:
+                return
 
     def _fail(self, trial: Trial, reason: str) -> None:
         trial.status, trial.failure = "failed", reason

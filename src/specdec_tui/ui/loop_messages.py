@@ -78,6 +78,10 @@ class TrialEndedMessage(LoopMessage["ev.TrialEnded"]):
     """The trial is final (ok, failed, cancelled): the lists follow and the outcome is said."""
 
 
+class SessionSaveChangedMessage(LoopMessage["ev.SessionSaveChanged"]):
+    """The session file could not be written, or is written again: said in a notification."""
+
+
 _MESSAGES: dict[type, Callable[[ev.LoopEvent], Message]] = {}
 
 
@@ -94,6 +98,7 @@ def message_table() -> dict[type, Callable[[ev.LoopEvent], Message]]:
             (events.RolledBack, RolledBackMessage), (events.StepFailed, StepFailedMessage),
             (events.BenchStarted, BenchStartedMessage), (events.BenchUpdate, BenchUpdateMessage),
             (events.TrialChanged, TrialChangedMessage), (events.TrialEnded, TrialEndedMessage),
+            (events.SessionSaveChanged, SessionSaveChangedMessage),
         ]
         _MESSAGES.update(pairs)
     return _MESSAGES

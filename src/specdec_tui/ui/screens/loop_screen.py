@@ -164,6 +164,16 @@ class LoopScreen(Screen[None]):
         else:
             self.notify(reason, title=step_failed_title(event.step), severity="error")
 
+    @on(lm.SessionSaveChangedMessage)
+    def _session_save_changed(self, message: lm.SessionSaveChangedMessage) -> None:
+        """A failed save is said (what failed, what to do; the trial goes on), and so is the file written again."""
+        event = message.event
+        if event.failure:
+            self.notify(f"{event.failure}. The trial goes on.",
+                        title="Session not saved", severity="error", timeout=30)
+        else:
+            self.notify(f"The session is saved again to {event.path}.", title="Session saved")
+
     @on(lm.BenchStartedMessage)
     async def _bench_started(self, message: lm.BenchStartedMessage) -> None:
         if not await self._shown():
