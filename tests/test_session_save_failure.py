@@ -91,7 +91,10 @@ def test_cli_sweep_whose_directory_goes_mid_run_finishes_and_says_where_its_tria
                            "--max-tokens", "16", "--time-scale", "25"],
                           capture_output=True, text=True, timeout=200, env=env)
     assert "Traceback" not in done.stderr, done.stderr
-    assert f"could not save session {path}: {sessions} is not a directory" in done.stderr, done.stderr
+    said = f"could not save session {path}: {sessions} is not a directory"
+    assert f"  · {said}" in done.stderr, done.stderr  # during the run, once, where it happened
+    assert done.stderr.count(f"  · {said}") == 1
+    assert done.returncode == 0 and f"specdec-tui: {said}" in done.stderr  # and at exit, with where the trials are
     rescued = tmp_path / "data" / "rescued" / "sweep.toml"
     assert f"its trials were saved to {rescued} instead" in done.stderr, done.stderr
     kept = load_session(rescued)

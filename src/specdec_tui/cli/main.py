@@ -129,11 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _user_error(err: Exception) -> str | None:
-    """The message of an error the user can act on (ConfigError, HostError); None for a bug."""
+    """The message of an error the user can act on (ConfigError, HostError, SessionError); None for a bug."""
     from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.core.session import SessionError
     from specdec_tui.hosts.errors import HostError
 
-    return str(err) if isinstance(err, (ConfigError, HostError)) else None
+    return str(err) if isinstance(err, (ConfigError, HostError, SessionError)) else None
 
 
 if __name__ == "__main__":

@@ -111,10 +111,12 @@ def host_names(args: argparse.Namespace, first: str) -> list[str]:
 
 def phase_line(event: object) -> str | None:
     """A progress line for the workflow's phases; None for events the caller shows otherwise."""
-    from specdec_tui.loop.events import Phase
+    from specdec_tui.loop.events import Phase, SessionSaveChanged
 
     if isinstance(event, Phase) and event.name not in ("done", "bench"):
         return f"  · {event.name}{': ' + event.detail if event.detail else ''}"
+    if isinstance(event, SessionSaveChanged):  # the run goes on either way
+        return f"  · {event.failure}" if event.failure else f"  · the session is saved again to {event.path}"
     return None
 
 
