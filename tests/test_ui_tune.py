@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.loop.states import Busy
+from specdec_tui.loop.tune_space import unit_for
 from specdec_tui.ui.commands import palette_entries
 from specdec_tui.ui.screens.tune_screen import TuneScreen
 
@@ -110,7 +111,7 @@ async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await demo_ready(pilot, seen)
-        screen = await start_tune(pilot, app, "speculative-num-steps=0,1,3", "ttft_p99=5s", "4", hosts="demo, b")
+        screen = await start_tune(pilot, app, "speculative-num-steps=0,3", "ttft_p99=5s", "4", hosts="demo, b")
         await wait_for(pilot, lambda: screen.outcome is not None or "stopped" in text_of(screen, "status"),
                        "the tune's end", steps=2400)
         outcome = screen.outcome
@@ -119,8 +120,31 @@ async def test_tune_across_two_identical_hosts_from_the_screen(tmp_path: Path) -
         table = screen.query_one("#tune-surface", DataTable)
         labels = {str(table.get_row_at(i)[1]).split(":")[0] for i in range(table.row_count)}
         assert labels == {"demo", "b"}, labels  # each row says where it ran
-        assert "a pushes the choice on demo" in text_of(screen, "result")
-    assert other.unit_path.read_bytes() == before  # the other host runs the unit it ran before
+        assert "a pushes the choice on demo, b" in text_of(screen, "result")
+        assert other.unit_path.read_bytes() == before  # the other host runs the unit it ran before
+        # a: the choice onto both hosts, each its own edit (its own port), the panel's through its ordinary push
+        assert outcome.promoted is not None
+        chosen = dict(outcome.promoted)
+        assert unit_for(before.decode(), chosen) != before.decode()  # `a` has something to change on b
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "the choice pushed on b", steps=2400)
+        own = tmp_path / "demo" / "units" / "sglang-demo.service"
+
+        def runs_choice(unit_path: Path) -> bool:  # steps=0 may win: unit_for takes the speculative flags out
+            base = screen.base_text if unit_path == own else before.decode()
+            return unit_path.read_text() == unit_for(base, chosen)
+
+        try:
+            await wait_for(pilot, lambda: runs_choice(own) and app.busy is Busy.IDLE, "the panel's own push",
+                           steps=2400)
+        except AssertionError:
+            raise AssertionError(f"the panel's own push: {seen}, busy {app.busy}") from None
+        assert runs_choice(other.unit_path)
+        assert not [n for n in seen if "not on every host" in n], seen
+        assert UnitFile.parse(other.unit_path.read_text()).get_flag("--port") == \
+            UnitFile.parse(before.decode()).get_flag("--port")  # b keeps its own port
+        on_b = [t for t in app.session.trials if t.host == "b" and t.unit_text == other.unit_path.read_text()]
+        assert on_b and on_b[-1].status != "failed" and on_b[-1].facts is not None  # restarted onto it, healthy
 
 
 

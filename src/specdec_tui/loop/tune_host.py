@@ -285,3 +285,25 @@ async def _read(runner: TrialLoop) -> str:
         return await runner.read_running()
     except (HostError, NotHealthy) as err:
         raise SpaceError(f"{runner.host.info.name}: its unit could not be read: {in_words(err)}") from None
+
+
+async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promoted: Point) -> list[str]:
+    """`a` on a tune across several hosts: the choice onto each of `runners` (the panel's own host is pushed by
+    the panel, as any push), each as its own edit of the unit it ran when the tune began (`bases`, by host name:
+    its own port and paths), through the ordinary push with its check that the host's unit is still that one
+    (changed since, by another terminal: nothing is pushed there). At once; the problems in words, one a host."""
+    from specdec_tui.loop.busy import Refused
+    from specdec_tui.loop.unit_checks import WorkflowError
+
+    async def one(runner: TrialLoop) -> str:
+        name = runner.host.info.name
+        base = bases.get(name)
+        if base is None:
+            return f"{name}: its unit was not read when the tune began; nothing pushed"
+        try:
+            trial = await runner.push_and_restart(unit_for(base, dict(promoted)), expected=base)
+        except (Refused, WorkflowError, HostError) as err:
+            return f"{name}: {in_words(err)}"
+        return f"{name}: {trial.failure}" if trial.status == "failed" else ""
+
+    return [problem for problem in await asyncio.gather(*(one(r) for r in runners)) if problem]

@@ -64,6 +64,14 @@ class TuneStopped(Message):
         self.cancelled = cancelled
 
 
+class TuneOthersPushed(Message):
+    """`a` on a tune across several hosts: the choice is on the other hosts (`problems`: where not, in words)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__()
+        self.problems = problems
+
+
 _MESSAGES: dict[type, Callable[[object], Message]] = {}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,7 +26,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.progress import eta_words
-from specdec_tui.core.tune_objective import LaunchResult, Slo, meets, parse_slo, point_label
+from specdec_tui.core.tune_objective import LaunchResult, Point, Slo, meets, parse_slo, point_label
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.trial import TrialLoop
@@ -37,11 +38,15 @@ from specdec_tui.ui.tune_messages import (
     TuneFinished,
     TuneLanded,
     TuneLaunching,
+    TuneOthersPushed,
     TuneStep,
     TuneStopped,
     tune_message,
 )
 from specdec_tui.ui.widgets.tune_chart import TuneChart
+
+if TYPE_CHECKING:
+    from specdec_tui.loop.parallel_sweep import OtherHosts
 
 DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
 DEFAULT_SLO = "ttft_p99=2s"
@@ -103,6 +108,8 @@ class TuneScreen(Screen[object]):
         self.plan: TunePlan | None = None
         self.outcome: TuneOutcome | None = None
         self.base_text = ""
+        self.bases: dict[str, str] = {}  # each other host's unit when the tune began (its `a` edits that one)
+        self.others: OtherHosts | None = None  # their connections: kept for `a`, closed when the screen goes
         self.started = time.monotonic()
         self.launches = 0
         self.rows = 0
@@ -178,12 +185,14 @@ class TuneScreen(Screen[object]):
         from specdec_tui.loop.tune_host import run_host_tune
 
         path = self.runner.session_path
-        others = OtherHosts()
+        others = self.others = OtherHosts()
+        done = False
         try:
             self.base_text = await self.runner.read_running()
             loops = [self.runner]
             if len(self.hosts) > 1 and self.config is not None:
                 loops += await others.open(self.config, self.hosts[1:], self.runner)
+                self.bases = {loop.host.info.name: await loop.read_running() for loop in loops[1:]}
             outcome = await run_host_tune(loops, plan, on_event=self._post,
                                           adaptive_file=path.with_suffix(".adaptive.json") if path else None,
                                           correctness_gate=True)  # as the CLI: a choice that garbles is not offered
@@ -193,8 +202,11 @@ class TuneScreen(Screen[object]):
         except (WorkflowError, HostError, NotHealthy) as err:
             self.post_message(TuneStopped(in_words(err)))
             return
+        else:
+            done = True
         finally:
-            await others.close()  # the other hosts' connections; the panel's own host stays open
+            if not done:
+                await others.close()  # the other hosts' connections (kept for `a` after a tune that ended)
         self.post_message(TuneFinished(outcome))
 
     def _post(self, event: object) -> None:
@@ -303,7 +315,7 @@ class TuneScreen(Screen[object]):
                 from specdec_tui.loop.correctness_gate import verdict_lines
 
                 lines += verdict_lines(o.gate)
-            where = f" on {self.runner.host.info.name}" if len(self.hosts) > 1 else ""
+            where = f" on {', '.join(self.hosts)}" if len(self.hosts) > 1 else ""
             lines.append(f"a pushes the choice{where} (u rolls back), escape goes back." if o.promoted is not None
                          else "Nothing to push: the choice failed the correctness gate. Press escape to go back.")
         self._say("result", "\n".join(lines))
@@ -323,9 +335,36 @@ class TuneScreen(Screen[object]):
         if o.promoted is None:
             self._say("status", "Not pushed: the choice failed the correctness gate (see above).")
             return
+        if self.others is not None and self.others.loops:
+            self._say("status", f"pushing the choice on {', '.join(self.hosts[1:])} too…")
+            self._push_others(o.promoted)
+            return
+        self._dismiss_with_choice()
+
+    def _dismiss_with_choice(self) -> None:
+        """The panel's own host takes the choice as any push (the app pushes it, `u` rolls back)."""
         from specdec_tui.loop.tune_space import unit_for
 
-        self.dismiss(unit_for(self.base_text, dict(o.promoted)))
+        if self.outcome is not None and self.outcome.promoted is not None:
+            self.dismiss(unit_for(self.base_text, dict(self.outcome.promoted)))
+
+    @work(group="tune-apply", exclusive=True)
+    async def _push_others(self, promoted: Point) -> None:
+        from specdec_tui.loop.tune_host import push_choice
+
+        loops = self.others.loops if self.others is not None else []
+        self.post_message(TuneOthersPushed(await push_choice(loops, self.bases, promoted)))
+
+    @on(TuneOthersPushed)
+    def _others_pushed(self, message: TuneOthersPushed) -> None:
+        if message.problems:
+            self.notify("The tune's choice is not on every host: " + "; ".join(message.problems),
+                        title="Not pushed everywhere", severity="warning", timeout=20)
+        self._dismiss_with_choice()
+
+    async def on_unmount(self) -> None:
+        if self.others is not None:
+            await self.others.close()  # the other hosts' connections; the panel's own host stays open
 
     def action_close(self) -> None:
         if self.running:
