@@ -4,7 +4,8 @@ the hosts: the panel's own first, the others identical to it — the parallel sw
 and its margin to the SLO, every launch's levels (a level that misses the SLO marked ✗, a failed start with its
 kind) and a chart of tok/s by steps/topk/draft per level (`widgets/tune_chart.py`, failures ×), the next
 candidate and why, time left — and ends with the choice, its confidence, the schedule, whether the adaptive tiers
-held and were shipped, and `a` to push it on the panel's host (the ordinary push, so `u` rolls back as always).
+held and were shipped, and `a` to push it on every tuned host (the panel's by the ordinary push, so `u` rolls
+back as always; the others each by its own edit, `loop.tune_host.push_choice`).
 
 The worker only posts `ui.tune_messages`; each is handled here with `@on`. The loop owns the intents (the tune
 holds the trial loop busy, restores the unit on cancel); escape cancels a running tune, then closes.
