@@ -170,5 +170,9 @@ def _force_exit(sig: signal.Signals) -> None:
         os.write(2, f"specdec-tui: the panel's shutdown did not finish; exiting ({sig.name}).\n".encode())
     except OSError:
         pass
-    flush_all(SAVE_BOUND_S)
+    for words in flush_all(SAVE_BOUND_S):  # a session its file refused went to a rescue copy: said where
+        try:
+            os.write(2, f"specdec-tui: {words}\n".encode())
+        except OSError:
+            pass
     os._exit(128 + sig)
