@@ -71,7 +71,7 @@ async def test_the_form_says_what_is_wrong_and_starts_nothing(tmp_path: Path) ->
         screen.query_one("#tune-slo", Input).focus()
         await pilot.press("enter")
         await pilot.pause()
-        assert "Cannot start: --slo 'p99=2s': write ttft_p99=2s or itl_p99=50ms" in text_of(screen, "status")
+        assert "Cannot start: SLO 'p99=2s': expected METRIC_pNN=LIMIT" in text_of(screen, "status")
         assert not screen.running and app.busy is Busy.IDLE
         screen.query_one("#tune-space", Input).value = "tp=1,2"
         screen.query_one("#tune-slo", Input).value = "ttft_p99=2s"

@@ -39,6 +39,7 @@ from specdec_tui.core.flag_table import (
 from specdec_tui.core.sglang_schema.argv_parser import check_flag
 from specdec_tui.core.sglang_schema.schema import ReleaseSchema, default_schema
 from specdec_tui.core.sglang_schema.sim_options import SIM_MODULE, with_simulator
+from specdec_tui.core.systemd_specifiers import specifier_rules
 
 __all__ = [
     "BUILTIN_ALGORITHMS", "EAGLE_FAMILY", "FLAGS", "SPEC_ALGORITHMS", "TREE_FLAGS", "FlagEditable", "FlagSpec",
@@ -126,6 +127,7 @@ def validate(flags: Mapping[str, str | None], schema: ReleaseSchema | None = Non
                                 "the following arguments are required: " + "/".join(option.option_strings)))
     issues.extend(speculative_rules(canonical, release.version))
     issues.extend(capacity_rules(canonical, release.version))
+    issues.extend(specifier_rules(flags))  # what systemd does to a value before SGLang sees it
     return issues
 
 
