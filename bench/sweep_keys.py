@@ -37,6 +37,7 @@ from typing import Any
 
 from journal_flood import APP_KEYS, KeyLatency, type_key
 from long_session import make_session
+from ref_tree import export_tree
 
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.session import Session, save_session
@@ -146,16 +147,6 @@ class Mode:
     trials: int
     background: bool = True  # the session saved off the event loop (False: on it, as before issue 34)
     tree: Path | None = None  # run on this checkout's package (the code before), else on the installed one
-
-
-def export_tree(ref: str, root: Path) -> Path:
-    """`ref`'s src/ in a directory of its own (git archive: no checkout, no worktree left behind)."""
-    repo = Path(__file__).resolve().parent.parent
-    tree = root / f"tree-{ref.replace('/', '_')}"
-    tree.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", ref, "src"], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    return tree
 
 
 def main() -> int:

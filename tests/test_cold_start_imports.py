@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from specdec_tui.core.session import Session, Trial, save_session
+
+from .ui_helpers import OFFLINE_UNIT
+
 # Not needed for the Config tab on the first frame; each was on the start path before issue 16.
 HEAVY = (
     "plotext",
@@ -174,3 +178,60 @@ def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_host_are_importe
                          text=True, timeout=120, check=True, env=env)
     assert out.stdout.split()[-1:] == ["-"], out.stdout
     assert {"Push", "Restart", "Rollback", "Bench"} <= set(out.stdout.split()[-2].split(",")), out.stdout
+
+
+# The form-ready frame (issue 34 point 5: ≤ 1.5× the minimal app's first frame): the Config pane's modules come
+# with it, but not what only a push or the first edit needs. Each was on that path before.
+FORM_FRAME_LATER = (
+    "specdec_tui.hosts.base",  # loop.unit_push's types (a push comes with a host); with_secrets needs none of it
+    "specdec_tui.core.unit_diff",  # the diff of an edit: the form's first frame shows the unit unedited
+)
+
+FORM_FRAME_PROBE = """
+import argparse, asyncio, sys
+from specdec_tui.cli import tui_cmd
+from specdec_tui.ui.textual_compat import watch_frames
+
+later = {later!r}
+session = {session!r}
+if session:
+    from specdec_tui.core.config import Config
+    app = tui_cmd.offline_app(argparse.Namespace(session=session, host=None, sessions=False), Config())
+else:
+    app = tui_cmd.demo_app(argparse.Namespace(config=None, session=None, new_session=False))
+seen = []
+
+def form(screen, dropped):
+    # the first frame written with the Config pane shown: what the operator waits for before editing
+    if not seen and not dropped and type(screen).__name__ == "MainScreen" and screen.form_mounted:
+        seen.append(' '.join(m for m in later if m in sys.modules) or '-')
+
+watch_frames(app, form)
+
+async def main():
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not seen:
+            await pilot.pause()
+    if not session:
+        await app.host.close()
+
+asyncio.run(main())
+print(seen[0])
+"""
+
+
+@pytest.mark.parametrize("module", FORM_FRAME_LATER)
+@pytest.mark.parametrize("start", ["session-file", "demo"])
+def test_the_form_ready_frame_is_drawn_before_what_only_a_push_or_an_edit_needs_is_imported(
+        module: str, start: str, tmp_path: Path) -> None:
+    session = ""
+    if start == "session-file":
+        path = tmp_path / "session.toml"
+        save_session(Session(host="demo", unit="sglang-demo.service", trials=[Trial(id=1, unit_text=OFFLINE_UNIT)]),
+                     path)
+        session = str(path)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    out = subprocess.run([sys.executable, "-c", FORM_FRAME_PROBE.format(later=(module,), session=session)],
+                         capture_output=True, text=True, timeout=120, check=True, env=env)
+    assert out.stdout.split()[-1:] == ["-"], f"{module} imported by the form-ready frame: {out.stdout}"

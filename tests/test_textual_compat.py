@@ -203,3 +203,28 @@ def test_the_linux_driver_builds_its_decoder_from_its_module_s_getincrementaldec
     compat.lenient_terminal_input()
     decode = vars(linux_driver)["getincrementaldecoder"]("utf-8")().decode
     assert decode(b"\xff4", final=True) == "\ufffd4"
+
+
+class Fields(App[None]):
+    """A field built compact by Textual (`compact=True`) beside one also given `compact_input_classes`."""
+
+    def __init__(self, value: str) -> None:
+        super().__init__()
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        yield Input(value=self.value, compact=True, id="textual")
+        yield Input(value=self.value, compact=True, classes=compat.compact_input_classes(self.value), id="prestyled")
+
+
+async def test_a_field_built_with_the_compact_classes_is_the_compact_field_textual_builds() -> None:
+    for value in ("3", ""):
+        app = Fields(value)
+        async with app.run_test(size=(40, 6)) as pilot:
+            await pilot.pause()
+            textual_built, prestyled = app.query_one("#textual", Input), app.query_one("#prestyled", Input)
+            assert prestyled.classes == textual_built.classes, (
+                CHANGED + f"a compact Input with value {value!r} has classes {sorted(textual_built.classes)}, "
+                f"compact_input_classes gives {sorted(prestyled.classes)}")
+            assert prestyled.compact and prestyled.region.height == textual_built.region.height == 1, (
+                CHANGED + "a compact Input is no longer one row without a border")

@@ -342,3 +342,37 @@ async def test_a_host_key_typed_before_the_loop_is_built_acts_on_the_host(tmp_pa
         await wait_for(pilot, lambda: bool(seen), "p's answer")
     assert not any("offline" in text for text in seen), seen
     assert any(text.startswith(("Not pushed", "Nothing to push")) for text in seen), seen
+
+
+async def test_the_starts_repeated_size_lays_the_screen_out_no_more_before_the_form_and_a_real_resize_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal's size reaches the screen twice more after the first frame (the app's first Resize and the
+    driver's): each laid out and painted the whole screen again, frames of nothing new before the form could start.
+    A new size is still followed at start, and once the form is there the same size repaints as Textual does (a
+    resume after ctrl+z sends it, to repaint the terminal)."""
+    app = offline_app()
+    after_first_frame = MainScreen._after_first_frame
+
+    async def held(self: MainScreen) -> None:
+        """The form waits until the test lets it come."""
+
+    monkeypatch.setattr(MainScreen, "_after_first_frame", held)
+    layouts: list[Screen[object]] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.main_or_none is not None and app.main.is_current, "the main screen")
+        main = app.main
+        main.screen_layout_refresh_signal.subscribe(app, layouts.append)
+        await pilot.pause()
+        layouts.clear()
+        await pilot.resize_terminal(120, 40)  # the size it has: as the driver's Resize at start
+        await pilot.pause()
+        assert layouts == [] and not main.form_mounted
+        await pilot.resize_terminal(100, 40)
+        await pilot.pause()
+        assert layouts and main.size.width == 100  # a real resize at start is laid out
+        main.call_later(after_first_frame, main)
+        await started(pilot)
+        layouts.clear()
+        await pilot.resize_terminal(100, 40)
+        await pilot.pause()
+        assert layouts  # after the start, Textual's own handling

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from specdec_tui.core.redact import REDACTED, has_redacted, restore_secrets
-from specdec_tui.hosts.base import Host, PushResult
 from specdec_tui.loop.unit_checks import WorkflowError, check_unit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the Config form imports with_secrets as it mounts: the host's records come with a host (cold start)
     from specdec_tui.core.sglang_schema.schema import ReleaseSchema
+    from specdec_tui.hosts.base import Host, PushResult
 
 
 def with_secrets(shown: str, *sources: str) -> str:

@@ -64,6 +64,16 @@ def focus_without_repaint() -> Reactive[Widget | None]:
     return Reactive(None, repaint=False)
 
 
+def compact_input_classes(value: str) -> str:
+    """The CSS classes Textual's Input gives itself when built with `compact=True` and `value` (its `compact`
+    reactive toggles `-textual-compact`; `Input.validate`, run as the value is set, adds `-valid` to a value that
+    passes — with no validators, any non-empty one). Each class added to a widget restyles it at once, its
+    component classes too, even before it is mounted: two restyles per flag field, which the Config form's first
+    frame paid for every row (cold start). Given at construction too (`classes=`), the classes are already there
+    when Textual sets them, so nothing is restyled."""
+    return "-textual-compact -valid" if value else "-textual-compact"
+
+
 class KeysFirstInput(Input):
     """An Input that may act on a key before Textual's own key handler inserts text (`Input._on_key`, private:
     a widget's key bindings otherwise run only after the key has bubbled up to the app). Subclasses answer

@@ -220,6 +220,13 @@ class MainScreen(LoopScreen):
             event.refresh_styles = False
 
     def on_resize(self, event: events.Resize) -> None:
+        """Until the form is mounted, a Resize to the size the screen is already laid out at is not laid out again
+        (Textual's own handler, which comes after this one, is told not to): the start's size reaches the screen
+        twice more after its first frame (the app's first Resize and the driver's), and each relaid and repainted
+        the whole screen, two frames of nothing new before the form could start. Later ones (a resume after
+        ctrl+z sends the same size, to repaint the terminal) go through."""
+        if not self.form_mounted and event.size == self.outer_size:
+            event.prevent_default()
         self.set_class(is_wide(event.size.width), "-wide")
 
     @property

@@ -7,8 +7,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from specdec_tui.core.unit_diff import unified_diff
-
 NO_CHANGES = "No changes: the edit matches the unit on the host."
 HIDDEN_CHANGE = "Only a hidden value (an API key) differs from the unit on the host."
 
@@ -32,7 +30,10 @@ def colored_diff(diff: str) -> Text:
 
 
 def make_diff(running: str, edited: str) -> str:
-    """The shared `core.unit_diff.unified_diff`, labelled host → edited."""
+    """The shared `core.unit_diff.unified_diff`, labelled host → edited. Imported here, at the first edit: the
+    form's first frame shows an unedited unit (cold start)."""
+    from specdec_tui.core.unit_diff import unified_diff
+
     return unified_diff(running, edited, "host", "edited")
 
 

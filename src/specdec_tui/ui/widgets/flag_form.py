@@ -25,7 +25,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from specdec_tui.core.flags import FLAGS, Issue
 from specdec_tui.core.long_words import clip_long_words
-from specdec_tui.ui.textual_compat import KeysFirstInput
+from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -109,7 +109,9 @@ class FlagInput(KeysFirstInput):
     in the field, anything else is refused in words."""
 
     def __init__(self, flag: str, *, value: str, placeholder: str, compact: bool, id: str) -> None:
-        super().__init__(value=value, placeholder=placeholder, compact=compact, id=id)
+        # with the classes Textual would add as it builds the field (each added one restyled it, before its mount)
+        super().__init__(value=value, placeholder=placeholder, compact=compact, id=id,
+                         classes=compact_input_classes(value) if compact else None)
         self.flag = flag
 
     def on_paste(self, event: events.Paste) -> None:
