@@ -26,3 +26,18 @@ def test_every_screen_with_keys_is_on_the_help_screen() -> None:
                     and id(cls.__dict__["BINDINGS"]) not in listed):
                 missing.append(f"{info.name}.{name}")
     assert missing == [], f"screens whose keys the help screen does not list: {missing}"
+
+
+def test_keys_sharing_a_line_of_help_say_different_things() -> None:
+    """Two bindings on one key in one place (escape: cancel, and cancel-bench while a bench runs) each say what they
+    do: the help once read "esc, c  Cancel" and "esc  Cancel bench", one line repeating the other."""
+    app = make_app(Config(), None, Session(host="offline"), session_path=None)
+    rows = app.help_rows()
+    repeated = []
+    for i, row in enumerate(rows):
+        for other in rows[i + 1:]:
+            shared = {key.strip() for key in row.keys.split(",")} & {key.strip() for key in other.keys.split(",")}
+            first, second = row.description.lower(), other.description.lower()
+            if row.scope == other.scope and shared and (first in second or second in first):
+                repeated.append((row.keys, row.description, other.keys, other.description))
+    assert repeated == [], f"lines of help on one key that say the same: {repeated}"

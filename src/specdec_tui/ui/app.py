@@ -64,7 +64,7 @@ NOTICE_REPAINT_AFTER_S = 0.1  # after a notice's timeout: its toast is gone by t
 # escape must stop a running benchmark whatever has focus (a text field, the editor, a table): a
 # priority binding, enabled only while a benchmark runs (`check_action`), so otherwise escape keeps
 # its usual meaning (leave a field, close the journal filter or a dialog).
-CANCEL_BENCH = Binding("escape", "cancel_bench", "Cancel bench", show=False, priority=True, id="cancel-bench")
+CANCEL_BENCH = Binding("escape", "cancel_bench", "Stop bench in field", show=False, priority=True, id="cancel-bench")
 
 
 def palette_commands() -> type[Provider]:

@@ -21,7 +21,8 @@ APP_BINDINGS: list[BindingType] = [
     Binding("r", "restart", "Restart", id="restart"),
     Binding("u", "rollback", "Rollback", id="rollback"),
     Binding("b", "bench", "Bench", id="bench"),
-    Binding("escape,c", "cancel", "Cancel", id="cancel"),
+    # the help and the palette say what each escape binding does (app.CANCEL_BENCH is the other), in 20 columns
+    Binding("escape,c", "cancel", "Cancel", id="cancel", tooltip="Cancel / leave field"),
     Binding("ctrl+s", "save_session", "Save", id="save", show=False),
     Binding("o", "sessions", "Sessions", id="sessions", show=False),
     Binding("v", "compare", "Compare", id="compare", show=False),
