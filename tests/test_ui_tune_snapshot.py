@@ -86,6 +86,24 @@ async def test_the_tune_screen_shows_every_key_in_its_footer_at_80x24() -> None:
             assert region.height > 0 and region.bottom <= footer.region.y, (widget, region)
 
 
+async def test_at_80x24_the_table_shows_every_level_whole_beside_the_chart() -> None:
+    """A new user at 80×24 saw the table cut at "c=16 to": four "c=N tok/s" columns and the full configuration did
+    not fit the table's 3/5 of the width. Now every column is inside the table, the chart beside it."""
+    from textual.widgets import DataTable
+
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        screen = await searched(pilot)
+        table = screen.query_one("#tune-surface", DataTable)
+        widths = [column.get_render_width(table) for column in table.columns.values()]
+        assert sum(widths) <= table.scrollable_content_region.width, (widths, table.scrollable_content_region)
+        assert [str(c.label) for c in table.columns.values()] == ["#", "steps/topk/draft", *(f"c={c}" for c in LEVELS)]
+        assert table.get_row_at(0)[1].count("/") == 2  # a configuration as the chart's axis writes it
+        chart = screen.query_one("#tune-chart").region
+        assert chart.x >= table.region.right and chart.width >= 20 and chart.right <= 80
+
+
 def test_tune_screen_snapshot(snap_compare, private_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(private_dirs)
     app = offline_app()

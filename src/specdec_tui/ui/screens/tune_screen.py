@@ -44,7 +44,7 @@ from specdec_tui.ui.tune_messages import (
     TuneStopped,
     tune_message,
 )
-from specdec_tui.ui.widgets.tune_chart import TuneChart
+from specdec_tui.ui.widgets.tune_chart import TuneChart, axis_title, config_label, ordered_flags
 
 if TYPE_CHECKING:
     from specdec_tui.loop.parallel_sweep import OtherHosts
@@ -92,8 +92,8 @@ class TuneScreen(Screen[object]):
     TuneScreen #tune-form #tune-hosts { width: 1fr; }
     TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }
     TuneScreen #tune-body { height: 1fr; }
-    TuneScreen #tune-surface { height: 1fr; width: 3fr; }
-    TuneScreen #tune-chart { width: 2fr; }
+    TuneScreen #tune-surface { height: 1fr; width: auto; max-width: 75%; }
+    TuneScreen #tune-chart { width: 1fr; min-width: 20; }
     TuneScreen #tune-result { padding: 0 1; height: auto; max-height: 8; }
     """
 
@@ -118,7 +118,7 @@ class TuneScreen(Screen[object]):
 
     def compose(self) -> ComposeResult:
         levels = ",".join(map(str, self.runner.profile.concurrency))
-        yield Static(f"Tune {self.runner.host.info.name}: levels c={levels} (the profile's); enter starts",
+        yield Static(f"Tune {self.runner.host.info.name}: tok/s at levels c={levels} (the profile's); enter starts",
                      id="tune-title", markup=False)
         space, slo, budget = self.defaults
         with Horizontal(id="tune-form"):
@@ -136,10 +136,7 @@ class TuneScreen(Screen[object]):
         yield Static("", id="tune-best", markup=False)
         yield Static("", id="tune-next", markup=False)
         table: DataTable[str] = DataTable(id="tune-surface", cursor_type="none", zebra_stripes=True)
-        table.add_column("#", key="n")
-        table.add_column("configuration", key="config")
-        for c in self.runner.profile.concurrency:
-            table.add_column(f"c={c} tok/s", key=f"c{c}")
+        self._head(table, "configuration")
         with Horizontal(id="tune-body"):
             yield table
             yield TuneChart(id="tune-chart")
@@ -266,16 +263,30 @@ class TuneScreen(Screen[object]):
         assert best.ttft_p99_ms is not None
         return f"TTFT p99 {best.ttft_p99_ms:,.0f} of {slo.ttft_p99_ms:,.0f} ms"
 
+    def _head(self, table: DataTable[str], config: str) -> None:
+        """The table's columns: tok/s per level under "c=N" (the title says tok/s), so four levels and the chart
+        fit 80 columns (they were cut at "c=16 to")."""
+        table.clear(columns=True)
+        table.add_column("#", key="n")
+        table.add_column(config, key="config")
+        for c in self.runner.profile.concurrency:
+            table.add_column(f"c={c}", key=f"c{c}")
+
     def _add_row(self, r: LaunchResult) -> None:
+        """A launch's row: its configuration as the chart's axis names it (`3/2/8` under "steps/topk/draft")."""
         table: DataTable[str] = self.query_one("#tune-surface", DataTable)
+        flags = ordered_flags(self.plan.space if self.plan else (k for k, _ in r.point))
+        if self.rows == 0:
+            self._head(table, axis_title(flags))
         self.rows += 1
         on = f"{r.host}: " if len(self.hosts) > 1 and r.host else ""
-        cells = [str(self.rows), on + point_label(r.point)]
+        label = config_label(r.point, flags) if {k for k, _ in r.point} <= set(flags) else point_label(r.point)
+        cells = [str(self.rows), on + label]
         slo = self.plan.slo if self.plan else Slo()
         for c in self.runner.profile.concurrency:
             lv = r.level(c)
             if r.failed:
-                cells.append(f"failed ({r.failure_kind.value if r.failure_kind else 'start'})" if c ==
+                cells.append(f"× {r.failure_kind.value if r.failure_kind else 'start'}" if c ==
                              self.runner.profile.concurrency[0] else "")
             elif lv is None:
                 cells.append("–")

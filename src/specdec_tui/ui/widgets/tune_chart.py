@@ -5,7 +5,7 @@ misses the SLO left out), failed starts marked × at 0 at their configuration.""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual.app import RenderResult
@@ -26,7 +26,12 @@ def _order(value: str) -> tuple[float, str]:
 
 def axis_flags(results: Sequence[LaunchResult]) -> list[str]:
     """The flags the launches vary, the tree's first (steps, topk, draft), then the others by name."""
-    named = {k for r in results for k, _ in r.point}
+    return ordered_flags(k for r in results for k, _ in r.point)
+
+
+def ordered_flags(names: Iterable[str]) -> list[str]:
+    """`names` the tree's first (steps, topk, draft), then the others by name: the chart's and the table's order."""
+    named = set(names)
     return [f for f in TREE if f in named] + sorted(named - set(TREE))
 
 
