@@ -39,3 +39,22 @@ def test_a_winner_only_when_intervals_separate_else_how_many_would_tell() -> Non
     v = verdict("A", same[0], "B", faster, higher_is_better=False)  # e.g. TTFT: lower wins
     assert v.winner == "A"
     assert verdict("A", None, "B", faster).winner is None
+
+
+def test_numbers_in_the_verdicts_words_have_thousands_separators_and_no_exponent() -> None:
+    """Compare once read "about 134681 requests each would tell a 0.02 tok/s difference", and a difference of
+    1,234 read "1.23e+03": every number in a verdict's words is written by core.number_format."""
+    import re
+
+    from specdec_tui.core.confidence import compare_samples
+
+    rng = random.Random(7)
+    a = [5000 + rng.gauss(0, 400) for _ in range(120)]
+    near = compare_samples("per-request tok/s", "A", a, "B", [x + 0.02 for x in a], unit=" tok/s", noise=None)
+    assert near.winner is None and near.samples_needed is not None and near.samples_needed >= 1000, near
+    assert f"about {near.samples_needed:,} requests each would tell a 0.02 tok/s difference" in near.text, near.text
+    far = compare_samples("goodput", "A", [100_000.0, 160_000.0], "B", [101_234.0, 161_234.0], over="launches",
+                          unit=" tok/s", noise=None)
+    assert "a 1,234 tok/s difference" in far.text and "100,000.0" in far.text, far.text
+    for text in (near.text, far.text):
+        assert re.search(r"\d{4}", text) is None and "e+" not in text, text

@@ -13,6 +13,8 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from specdec_tui.core.number_format import fmt_fixed, fmt_int, fmt_sig
+
 BOOTSTRAP_ROUNDS = 1000
 LEVEL = 0.95
 TRIM = 0.2  # share of each end a per-request interval leaves out (Wilcox's usual 20 % trimmed mean)
@@ -53,7 +55,7 @@ def measured_run_noise(groups: Iterable[Sequence[float]]) -> RunNoise | None:
         runs += len(xs)
     if dof == 0:
         return None
-    return RunNoise(math.sqrt(squares / dof), f"measured over {runs} repeats in this session")
+    return RunNoise(math.sqrt(squares / dof), f"measured over {fmt_int(runs)} repeats in this session")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +69,9 @@ class Interval:
     def half_width(self) -> float:
         return (self.hi - self.lo) / 2
 
-    def text(self, fmt: str = "{:.1f}") -> str:
-        return f"{fmt.format(self.estimate)} [{fmt.format(self.lo)}–{fmt.format(self.hi)}]"
+    def text(self, digits: int = 1) -> str:
+        """"5,045.3 [4,980.0–5,110.6]": numbers in words are written by core.number_format, separators and all."""
+        return f"{fmt_fixed(self.estimate, digits)} [{fmt_fixed(self.lo, digits)}–{fmt_fixed(self.hi, digits)}]"
 
     def widened(self, noise: RunNoise) -> Interval:
         """This interval over one run's requests with the run-to-run scatter added in quadrature to each side
@@ -143,8 +146,8 @@ def verdict(a_name: str, a: Interval | None, b_name: str, b: Interval | None, *,
     if diff <= 0 or spread <= 0:
         return Verdict(None, "no clear difference (the same figure)")
     need = math.ceil(max(a.n, b.n) * (spread / diff) ** 2)
-    return Verdict(None, f"no clear difference: the 95 % intervals overlap; about {need} samples each would tell "
-                         f"a {diff:.3g}{unit} difference", need)
+    return Verdict(None, f"no clear difference: the 95 % intervals overlap; about {fmt_int(need)} samples each would "
+                         f"tell a {fmt_sig(diff)}{unit} difference", need)
 
 
 def _within_noise(a: Interval, b: Interval, noise: RunNoise, unit: str) -> Verdict:
@@ -154,9 +157,9 @@ def _within_noise(a: Interval, b: Interval, noise: RunNoise, unit: str) -> Verdi
     if diff <= 0:
         return Verdict(None, f"no clear difference (the same figure; run-to-run noise {noise.words})")
     need = max(2, math.ceil(((a.half_width + b.half_width) / diff) ** 2))
-    about = f"about {need}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
+    about = f"about {fmt_int(need)}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
     return Verdict(None, f"no clear difference: within run-to-run noise ({noise.words}); {about} repeats each "
-                         f"would tell a {diff:.3g}{unit} difference", need, "repeats")
+                         f"would tell a {fmt_sig(diff)}{unit} difference", need, "repeats")
 
 
 def compare_samples(what: str, a_name: str, a_values: Sequence[float], b_name: str, b_values: Sequence[float], *,

@@ -26,6 +26,17 @@ def fmt_fixed(value: float | int | None, digits: int = 1) -> str:
     return MISSING if value is None else f"{value:,.{digits}f}"
 
 
+def fmt_sig(value: float | None, figures: int = 3) -> str:
+    """A figure in a sentence to `figures` significant digits ("0.02", "12.3"), with thousands separators and never
+    an exponent ("1,234", where "{:.3g}" wrote "1.23e+03")."""
+    if value is None:
+        return MISSING
+    if abs(value) >= 10 ** (figures - 1):
+        return f"{value:,.0f}"
+    text = f"{value:.{figures}g}"
+    return f"{value:.{figures + 3}f}".rstrip("0").rstrip(".") if "e" in text else text
+
+
 def fmt_int(value: int | None) -> str:
     return MISSING if value is None else f"{value:,d}"
 

@@ -15,6 +15,7 @@ from typing import Literal
 
 from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, Verdict, compare_samples, measured_run_noise
 from specdec_tui.core.latency import queue_note
+from specdec_tui.core.number_format import fmt_int
 from specdec_tui.core.session import Trial
 
 ObjectiveKind = Literal["c1_floor", "throughput", "weighted"]
@@ -109,7 +110,7 @@ class SweepChoice:
         """"no clear difference from 2; about 6 repeats each would tell" ("" for a clear winner or none)."""
         if self.winner is None or self.clear:
             return ""
-        more = (f"; about {self.repeats_needed} repeats each would tell" if self.repeats_needed
+        more = (f"; about {fmt_int(self.repeats_needed)} repeats each would tell" if self.repeats_needed
                 else "; no interval to tell them apart")
         return f"no clear difference from {self.runner_up}{more}"
 
@@ -119,7 +120,7 @@ class SweepChoice:
             return ""
         if self.clear:
             return "★ winner"
-        more = f", about {self.repeats_needed} repeats would tell" if self.repeats_needed else ""
+        more = f", about {fmt_int(self.repeats_needed)} repeats would tell" if self.repeats_needed else ""
         return f"pick: no clear difference{more}"
 
     def headline(self, flag: str) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from specdec_tui.core.confidence import RUN_NOISE, compare_samples
+from specdec_tui.core.number_format import fmt_int
 from specdec_tui.core.tune_objective import (
     FailureKind,
     LaunchResult,
@@ -139,12 +140,12 @@ class Search:
         repeats = len(self.results[best])
         untried = sum(1 for c in self.candidates if c.point not in self.results)
         if runner is None and len(self.results) == 1 and untried:  # nothing else measured: nothing beaten yet
-            words = f"low: the only configuration launched ({untried} of the space not launched)"
+            words = f"low: the only configuration launched ({fmt_int(untried)} of the space not launched)"
         elif margin > self.noise:
             words = f"high: {margin:.1%} ahead of the next best, above the benchmark's noise (~{self.noise:.0%})" \
                 if runner else "high: no other configuration meets the SLO"
         elif runner is not None and repeats > 1 and len(self.results[runner]) > 1:
-            words = (f"low: {margin:.1%} ahead of {point_label(runner)} after {repeats} launches each, within "
+            words = (f"low: {margin:.1%} ahead of {point_label(runner)} after {fmt_int(repeats)} launches each, within "
                      f"the noise (~{self.noise:.0%}); either is as good")
         else:
             words = f"low: {margin:.1%} ahead of {point_label(runner) if runner else '-'}, within the noise"
