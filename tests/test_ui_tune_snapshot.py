@@ -137,3 +137,35 @@ async def test_the_hosts_field_names_hosts_of_the_config_and_refuses_others_in_w
         status = str(screen.query_one("#tune-status").render())
         assert "Cannot start: hosts: include demo" in status, status
         assert not screen.running
+
+
+async def test_the_form_refuses_a_budget_or_levels_too_large_to_run_in_words() -> None:
+    """The form took a budget of 100,000,000 launches (and `tune` took 4,000 levels): the plan refuses both, in
+    words, before anything launches — the same words as `tune --budget` (loop.tune.TunePlan is their one owner)."""
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        screen = tune_screen(app)
+        app.push_screen(screen)
+        await pilot.pause()
+        budget = screen.query_one("#tune-budget", Input)
+        budget.value = "100000000"
+        budget.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        status = str(screen.query_one("#tune-status").render())
+        assert "Cannot start: budget: between 1 and 1,000 launches (not 100,000,000)" in status, status
+        assert not screen.running and screen.plan is None and screen.rows == 0
+        app.pop_screen()
+        host = LocalHost(Path("no-such-workspace"), "sglang-demo.service", "http://127.0.0.1:9", name="demo")
+        many = TrialLoop(host=host, session=app.session, profile=BenchProfile(concurrency=tuple(range(1, 41))),
+                         base_url="http://127.0.0.1:9")
+        screen = TuneScreen(many, space=FORM[0], slo=FORM[1], budget=12)
+        app.push_screen(screen)
+        await pilot.pause()
+        screen.query_one("#tune-budget", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        status = str(screen.query_one("#tune-status").render())
+        assert "Cannot start: concurrency: at most 16 levels (not 40)" in status, status
+        assert not screen.running and screen.plan is None

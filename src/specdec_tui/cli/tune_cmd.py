@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from specdec_tui.core.slo import SloError
     from specdec_tui.core.tune_objective import parse_slo
-    from specdec_tui.loop.tune import TunePlan
+    from specdec_tui.loop.tune import PlanError, TunePlan
     from specdec_tui.loop.tune_space import SpaceError, parse_space
 
     config, host_name = load_cli_config(args)
@@ -62,12 +62,12 @@ def run(args: argparse.Namespace) -> int:
     repeated = next((n for n in names if names.count(n) > 1), None)
     if repeated is not None:
         raise CliError(f"--host {repeated} is given twice; name each host once")
-    if args.budget < 1:
-        raise CliError("--budget must be at least 1 launch")
     profile = sweep_profile(args, config, names[0])
     try:
         plan = TunePlan(space=parse_space(args.space), levels=tuple(profile.concurrency), slo=parse_slo(args.slo),
                         budget=args.budget)
+    except PlanError as err:  # the plan's own limits, worded as the form words them; here as the options
+        raise CliError(f"--{err}") from None
     except (SpaceError, SloError) as err:
         raise CliError(str(err)) from None
     hosts = [open_cli_host(config, name) for name in names]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from specdec_tui.core.number_format import fmt_int
 from specdec_tui.core.tune_objective import (
     AdaptiveSchedule,
     LaunchResult,
@@ -30,8 +31,11 @@ from specdec_tui.loop.correctness_gate import GateResult
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
 from specdec_tui.loop.tune_search import DEFAULT_NOISE, Proposal, Search, Standing
 from specdec_tui.loop.tune_space import Candidate, Refusal
+from specdec_tui.loop.unit_checks import WorkflowError
 
 DEFAULT_BUDGET = 24
+MAX_BUDGET = 1000  # launches: each is a server restart and a benchmark of every level (`--budget` and the form alike)
+MAX_LEVELS = 16  # levels each launch benchmarks, one after another (`--concurrency` and the profile's alike)
 EventSink = Callable[[object], None]
 
 
@@ -44,13 +48,28 @@ class Launcher(Protocol):
     async def launch(self, candidate: Candidate, why: str) -> LaunchResult: ...
 
 
+class PlanError(WorkflowError):
+    """A tune refused before anything launches: a budget or a level list too large to run, in words."""
+
+
 @dataclass(frozen=True, slots=True)
 class TunePlan:
+    """What a tune searches and how far; refused (PlanError) when built with a budget or levels it could not run,
+    so `tune` and the panel's form say the same before anything launches (as the sweep's MAX_VALUES does)."""
+
     space: Mapping[str, Sequence[str]]
     levels: tuple[int, ...]
     slo: Slo
     budget: int = DEFAULT_BUDGET
     noise: float = DEFAULT_NOISE
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.budget <= MAX_BUDGET:
+            raise PlanError(f"budget: between 1 and {fmt_int(MAX_BUDGET)} launches (not {fmt_int(self.budget)}); each "
+                            "is a server restart and a benchmark of every level")
+        if len(self.levels) > MAX_LEVELS:
+            raise PlanError(f"concurrency: at most {MAX_LEVELS} levels (not {fmt_int(len(self.levels))}); each launch "
+                            "benchmarks every level, one after another")
 
 
 # ---------------------------------------------------------------------------------------------- events
