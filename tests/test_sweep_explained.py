@@ -62,7 +62,7 @@ def test_with_repeats_each_value_has_its_median_and_spread() -> None:
 def test_the_explanation_says_what_the_winner_costs_at_the_highest_concurrency() -> None:
     choice = choose(ONE_RUN)
     assert choice.winner is not None and choice.winner.value == "3"
-    assert choice.reasons[-1] == ("cost at c=64: 1130.0 tok/s against 1500.0 for 1 (-24.7%), TTFT p99 14.1 s "
+    assert choice.reasons[-1] == ("cost at c=64: 1,130.0 tok/s against 1,500.0 for 1 (-24.7%), TTFT p99 14.1 s "
                                   "(queues: >17 running)")
 
 

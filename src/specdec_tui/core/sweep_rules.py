@@ -15,7 +15,7 @@ from typing import Literal
 
 from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, Verdict, compare_samples, measured_run_noise
 from specdec_tui.core.latency import queue_note
-from specdec_tui.core.number_format import fmt_int
+from specdec_tui.core.number_format import fmt_fixed, fmt_int
 from specdec_tui.core.session import Trial
 
 ObjectiveKind = Literal["c1_floor", "throughput", "weighted"]
@@ -259,7 +259,7 @@ def spread_words(s: ValueStats) -> str:
     """"MAD 1.8 over 3 runs", or "1 run: noise not measured" (one run's MAD is 0.0 by construction)."""
     if len(s.scores) < 2:
         return "1 run: noise not measured"
-    return f"MAD {s.mad:.1f} over {len(s.scores)} runs"
+    return f"MAD {fmt_fixed(s.mad)} over {fmt_int(len(s.scores))} runs"
 
 
 def score_lines(stats: Sequence[ValueStats]) -> list[str]:
@@ -270,9 +270,9 @@ def score_lines(stats: Sequence[ValueStats]) -> list[str]:
         return []
     if all(len(s.scores) < 2 for s in scored):
         return ["1 run each: noise not measured (3 repeats tell a real difference from noise)",
-                "scores: " + " · ".join(f"{s.value}: {s.conservative:.1f}" for s in scored)]
+                "scores: " + " · ".join(f"{s.value}: {fmt_fixed(s.conservative)}" for s in scored)]
     return ["scores (median, spread): " + " · ".join(
-        f"{s.value}: {s.conservative:.1f} ({s.median:.1f}, {spread_words(s)})" for s in scored)]
+        f"{s.value}: {fmt_fixed(s.conservative)} ({fmt_fixed(s.median)}, {spread_words(s)})" for s in scored)]
 
 
 def _ms_words(ms: float) -> str:
@@ -293,9 +293,9 @@ def high_c_cost(winner: ValueStats, stats: Sequence[ValueStats]) -> str | None:
     queues = (f" ({queue_note(winner.max_running_requests)})"
               if winner.max_running_requests is not None and at > winner.max_running_requests else "")
     if best is winner or best_tok_s <= mine:
-        return f"at c={at} the winner is also the fastest: {mine:.1f} tok/s{ttft}{queues}"
+        return f"at c={at} the winner is also the fastest: {fmt_fixed(mine)} tok/s{ttft}{queues}"
     loss = (mine - best_tok_s) / best_tok_s * 100
-    return (f"cost at c={at}: {mine:.1f} tok/s against {best_tok_s:.1f} for {best.value} ({loss:+.1f}%)"
+    return (f"cost at c={at}: {fmt_fixed(mine)} tok/s against {fmt_fixed(best_tok_s)} for {best.value} ({loss:+.1f}%)"
             f"{ttft}{queues}")
 
 
