@@ -158,6 +158,30 @@ def test_a_unit_that_runs_this_python_is_told_without_the_unit_parser_and_others
     assert with_current_python(gone) == text  # repaired: this Python again
 
 
+def test_a_demo_unit_on_another_installs_python_runs_this_installs_simulator(tmp_path: Path) -> None:
+    """A newcomer's fresh clone started the demo workspace a previous clone had made, and its unit still ran that
+    clone's venv (it existed, so it was kept): the demo ran an older simulator than the code in front of them. The
+    program is the tool's, not an edit: it becomes this Python, the flags as they were."""
+    from specdec_tui.core.systemd_quote import quote_arg
+    from specdec_tui.hosts.local.workspace import ensure_demo_workspace
+
+    other = tmp_path / "old-clone" / ".venv" / "bin" / "python3"
+    other.parent.mkdir(parents=True)
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    root = tmp_path / "demo"
+    ws = ensure_demo_workspace(root)
+    unit = ws.unit_path
+    edited = unit.read_text().replace(quote_arg(sys.executable), str(other), 1).replace(
+        "--speculative-num-steps 1", "--speculative-num-steps 4")
+    assert str(other) in edited
+    unit.write_text(edited)
+    ensure_demo_workspace(root)
+    now = unit.read_text()
+    assert str(other) not in now and quote_arg(sys.executable) in now
+    assert "--speculative-num-steps 4" in now  # the operator's edit kept
+
+
 def test_the_demo_benchmarks_a_workload_to_tune_for_and_names_the_seeds_trap_beside_it(tmp_path: Path) -> None:
     """Issue 35 (12): the demo's default profile was one the tool itself flags as no tuning target (warnings on
     every demo run); the trap is a named profile beside a realistic default."""

@@ -130,8 +130,9 @@ def ensure_demo_workspace(root: Path | None = None, *, time_scale: float = 1.0,
     """Create the demo workspace, or keep an existing one (with its unit edits and history).
 
     An existing unit is only touched when its --port is taken by something else (a free port is written in
-    place of the old one), or when its Python no longer exists (a deleted venv: the current interpreter is
-    written in its place, every flag kept); both atomically, not as a history entry, since neither is a user's
+    place of the old one), or when its simulator runs on another Python than this one (a deleted venv, or another
+    install of the tool: the current interpreter is written in its place, every flag kept — the demo runs this
+    install's simulator, not an older copy's); both atomically, not as a history entry, since neither is a user's
     edit. `time_scale` applies to a new workspace only. `unit` is the unit's name (a rehearsal host's configured
     `unit`): one workspace can hold several units, each its own server.
     """
@@ -165,8 +166,10 @@ def _demo_server_runs(root: Path, unit: str) -> bool:
 
 
 def with_current_python(text: str) -> str:
-    """The demo unit with its ExecStart program replaced by this Python when the one written there no longer
-    exists (the venv the workspace was made with was deleted: systemd would fail with 203/EXEC); else `text`."""
+    """The demo unit with its ExecStart program replaced by this Python when the simulator is written to run on
+    another one: a venv since deleted (systemd would fail with 203/EXEC), or another install of the tool, whose
+    simulator (its physics, its SGLang release) is not this one's — a demo started from a fresh clone ran the
+    previous clone's; else `text`."""
     if _runs_this_python(text):
         return text  # the common case, told without the unit parser (~15 ms to import, before the first frame)
     from specdec_tui.core.systemd_quote import quote_arg
@@ -177,8 +180,7 @@ def with_current_python(text: str) -> str:
     except ValueError:  # a unit the user broke by hand: left for the panel to show
         return text
     program = command.program
-    if (not os.path.isabs(program) or os.access(program, os.X_OK) or program == sys.executable
-            or command.python_module != "specdec_tui.sim"):
+    if not os.path.isabs(program) or program == sys.executable or command.python_module != "specdec_tui.sim":
         return text
     start = text.find("ExecStart=")
     for written in (quote_arg(program), program):
