@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,18 @@ def require(condition: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI requires it: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def stop_leftover_services(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test that had a temporary directory: the demo services it left running there are stopped
+    (`tests/leftover_services.py`: a host that keeps its service running, as a real one does, outlived pytest)."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path")
+    if isinstance(tmp, Path):
+        from tests.leftover_services import stop_supervisors, supervisors_under
+
+        stop_supervisors(supervisors_under(tmp))
 
 
 # A small benchmark profile for trials on the demo host: two levels, a few short requests.
