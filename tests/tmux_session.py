@@ -53,7 +53,11 @@ class Tmux:
     def kill(self) -> None:
         """Stops this tmux server; a later `start` gets a server of its own (a new socket), never one that may
         still be shutting down (CI saw `new-session` fail right after `kill-server` on the same socket)."""
+        path = subprocess.run(["tmux", "-L", self.socket, "display-message", "-p", "#{socket_path}"],
+                              capture_output=True, text=True).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        if path:  # tmux leaves its socket file behind: ~300 of them had piled up in /tmp/tmux-0 on this machine
+            Path(path).unlink(missing_ok=True)
         self.socket = f"specdec-test-{uuid.uuid4().hex[:8]}"
 
 
