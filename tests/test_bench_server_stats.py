@@ -18,9 +18,9 @@ from specdec_tui.bench.server_stats import (
     accept_from_counters,
     accept_from_details,
     level_acceptance,
-    parse_metrics,
 )
 from specdec_tui.bench.stats import STREAM_ACCEPT_WARNING, LevelInputs, build_level_result
+from specdec_tui.core.prometheus_text import parse_metrics
 from specdec_tui.core.results import AcceptSource, LevelResult
 
 MODEL = "Qwen/Qwen3.5-122B-A10B"
@@ -149,3 +149,43 @@ def test_old_session_levels_load_without_a_source_and_new_ones_round_trip() -> N
     new = LevelResult(concurrency=4, accept_length_server=3.4, accept_length_source="per-request details")
     assert LevelResult.from_dict(new.to_dict()).accept_source is AcceptSource.REQUEST_DETAILS
     assert LevelResult.from_dict({"concurrency": 1, "accept_length_source": "guessed"}).accept_source is None
+
+
+def test_the_doctors_metrics_poll_loads_no_benchmark_client() -> None:
+    """The panel's doctor polls /metrics every few seconds; its parser lived in the benchmark's module, whose
+    import pulled aiohttp in on the panel's event loop at the first poll — in the middle of a sweep, a stall of
+    0.3–1.4 s one key waited for (found with py-spy on bench/sweep_keys.py). The poll, in a fresh interpreter
+    against a real /metrics on loopback, reads the sums and leaves aiohttp unloaded."""
+    import http.server
+    import subprocess
+    import sys
+    import threading
+
+    body = metrics_text(tokens_stream=120, tokens_plain=30, verify=50).encode()
+
+    class Metrics(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    code = (
+        "import asyncio, sys, httpx\n"
+        "from specdec_tui.loop.doctor import gauges_from\n"
+        "async def main():\n"
+        "    async with httpx.AsyncClient() as client:\n"
+        f"        return await gauges_from(client, 'http://127.0.0.1:{server.server_address[1]}')\n"
+        "sums = asyncio.run(main())\n"
+        "print(sums['sglang:generation_tokens_total'], 'aiohttp' in sys.modules)\n"
+    )
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    finally:
+        server.shutdown()
+    assert out.stdout.split() == ["150.0", "False"], out.stdout + out.stderr

@@ -19,8 +19,9 @@ import orjson
 import pytest
 
 from specdec_tui.bench.drive import drive_benchmark
-from specdec_tui.bench.server_stats import GENERATION_TOKENS, VERIFY_CALLS, parse_metrics
+from specdec_tui.bench.server_stats import GENERATION_TOKENS, VERIFY_CALLS
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.prometheus_text import parse_metrics
 from specdec_tui.core.results import AcceptSource, LevelResult
 from specdec_tui.sim.cost_model import Tree, expected_accept_length
 from specdec_tui.sim.profiles import SEED as SEED_PROFILE

@@ -14,7 +14,7 @@ import aiohttp
 import orjson
 import pytest
 
-from specdec_tui.bench.server_stats import parse_metrics
+from specdec_tui.core.prometheus_text import parse_metrics
 from specdec_tui.loop.health import HealthState, watch_health
 from tests.test_sim_support import SEED_MODEL, SimProcess, get_json, seed_flags
 

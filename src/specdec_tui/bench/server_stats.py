@@ -21,47 +21,24 @@ averages, never one level's: neither is the level's figure. /server_info's is re
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import aiohttp
 
+from specdec_tui.core.prometheus_text import Counters, parse_metrics
 from specdec_tui.core.results import AcceptSource
 
 PROBE_TIMEOUT_S = 5.0
 BODY_LIMIT = 16 * 1024 * 1024  # bytes of /metrics or /v1/models read at most: SGLang's /metrics is a few hundred KB
-_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 GENERATION_TOKENS = "sglang:generation_tokens_total"
 VERIFY_CALLS = "sglang:spec_verify_calls_total"
-
-Counters = dict[str, float]  # metric name → value summed over its label sets
 
 
 @dataclass(frozen=True, slots=True)
 class LevelAcceptance:
     value: float | None
     source: AcceptSource | None
-
-
-def parse_metrics(text: str) -> Counters:
-    """Prometheus text → {name: value summed over label sets} (counters split by label add up)."""
-    sums: Counters = {}
-    for line in text.splitlines():
-        if not line or line[0] == "#":
-            continue
-        m = _SAMPLE.match(line)
-        if not m:
-            continue
-        try:
-            value = float(m.group(3))
-        except ValueError:
-            continue
-        if math.isnan(value):
-            continue
-        sums[m.group(1)] = sums.get(m.group(1), 0.0) + value
-    return sums
 
 
 async def get_body(session: aiohttp.ClientSession, url: str, timeout_s: float = PROBE_TIMEOUT_S) -> bytes | None:

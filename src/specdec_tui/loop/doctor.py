@@ -118,7 +118,7 @@ async def gauges_from(client: httpx.AsyncClient, base_url: str) -> dict[str, flo
     """/metrics summed by name with the caller's client (its key, its pool); None when it does not answer."""
     import httpx
 
-    from specdec_tui.bench.server_stats import parse_metrics
+    from specdec_tui.core.prometheus_text import parse_metrics  # not bench.server_stats: it loads aiohttp
 
     try:
         resp = await client.get(base_url + "/metrics", timeout=httpx.Timeout(3.0, connect=1.0))

@@ -123,6 +123,9 @@ class HostLink:
         import asyncio
         from datetime import datetime
 
+        # its HTTP client's modules load on a thread: imported here on the panel's loop they held it ~0.1–0.3 s
+        # right after the first frame (py-spy, bench/sweep_keys.py); a thread gives keys their turns meanwhile
+        await asyncio.to_thread(_load_http_client)
         import httpx
 
         from specdec_tui.loop.doctor import FindingRaised, gauges_from
@@ -273,3 +276,14 @@ class LinkWorkers(Protocol):
     def post_message(self, message: Message) -> bool: ...
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None) -> None: ...
+
+
+def _load_http_client() -> None:
+    """httpx with what its first async request loads (its transport's httpcore, the async-library probe)."""
+    import importlib
+
+    for name in ("httpx", "httpcore", "sniffio", "anyio", "specdec_tui.loop.doctor"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # an optional backend httpcore does without
