@@ -130,7 +130,7 @@ def test_the_demo_marks_the_levels_above_the_servers_capacity(capsys: pytest.Cap
     assert "queues: >17 running" in rows["32"] and "queues" not in rows["1"]
     assert "Best within TTFT p99 ≤ 2 s: " in out
     server = next(line for line in out.splitlines() if line.startswith("server: "))
-    assert "{" not in server and "speculative EAGLE steps=3 topk=1 draft=4" in server, server  # issue 35 (10)
+    assert "{" not in server and "speculative NEXTN (SGLang runs it as EAGLE) steps=3 topk=1 draft=4" in server, server  # issue 35 (10)
 
 
 async def test_the_panels_compare_screen_names_each_sides_best_within_the_limit() -> None:

@@ -15,7 +15,7 @@ from specdec_tui.bench.token_lengths import TOKENIZE_PATH, TokenScale, sample_te
 from specdec_tui.bench.workloads import WorkItem, Workload, WorkloadError, load_workload
 from specdec_tui.bench.workloads.trace import cut_words
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.lengths import fit_words, parse_length
+from specdec_tui.core.lengths import LengthDist, fit_words, parse_length
 
 MIN_BODIES = 256  # distinct bodies per run: enough draws of the length distributions, still cheap to build
 
@@ -56,7 +56,33 @@ def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = Non
     if wl.is_trace and (in_dist is not None or out_dist is not None):
         raise PlanError(f"{profile.workload} is a recorded trace: its lengths are its own — drop input_len/output_len")
     temperature = wl.temperature if wl.temperature is not None and profile.workload else profile.temperature
-    top_p = profile.top_p if profile.top_p is not None else wl.top_p
+    common = _common_body(profile, wl, model, temperature)
+    rng = random.Random(profile.seed)
+    shuffled = profile.workload != "" and profile.seed != 0 and not wl.is_trace  # seed 0 keeps the file's order
+    order = list(range(len(wl.items)))
+    if shuffled:
+        rng.shuffle(order)
+    n = max(len(order), MIN_BODIES) if in_dist is not None or out_dist is not None else len(order)
+    bodies: list[bytes] = []
+    limits: list[int] = []
+    for i in range(n):
+        item = wl.items[order[i % len(order)]]
+        max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
+        item = _sized(item, in_dist, scale, rng)
+        body = {**common, "max_tokens": max_tokens}
+        if profile.endpoint == "chat":
+            body["messages"] = item.as_messages()
+        else:
+            body["prompt"] = item.as_prompt()
+        bodies.append(orjson.dumps(body))
+        limits.append(max_tokens)
+    asks_lengths = in_dist is not None or any(i.input_len for i in wl.items)
+    sample = sample_text([i.as_prompt() for i in wl.items]) if asks_lengths and scale is None else ""
+    return RequestPlan(bodies, wl.repetitive, limits, _plan_info(profile, wl, scale), temperature, wl.arrivals, sample)
+
+
+def _common_body(profile: BenchProfile, wl: Workload, model: str, temperature: float) -> dict[str, object]:
+    """What every request of the run sends."""
     common: dict[str, object] = {
         "model": model,
         "temperature": temperature,
@@ -65,36 +91,29 @@ def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = Non
         # SGLang then ends each stream with the request's own verify-step count (server_stats.py, source 2)
         "return_spec_tokens_details": True,
     }
+    top_p = profile.top_p if profile.top_p is not None else wl.top_p
     if top_p is not None:
         common["top_p"] = top_p
     if profile.ignore_eos:
         common["ignore_eos"] = True
-    rng = random.Random(profile.seed)
-    shuffled = profile.workload != "" and profile.seed != 0 and not wl.is_trace  # seed 0 keeps the file's order
-    order = list(range(len(wl.items)))
-    if shuffled:
-        rng.shuffle(order)
-    varied = in_dist is not None or out_dist is not None
-    n = max(len(order), MIN_BODIES) if varied else len(order)
-    bodies: list[bytes] = []
-    limits: list[int] = []
-    for i in range(n):
-        item = wl.items[order[i % len(order)]]
-        max_tokens = out_dist.draw(rng) if out_dist else (item.output_len if profile.workload and item.output_len else profile.max_tokens)
-        body = {**common, "max_tokens": max_tokens}
-        if item.input_len and scale and scale.tokens_per_word:  # a trace's made-up prompt: its length in tokens
-            words = max(1, round(item.input_len / scale.tokens_per_word))  # cut from its end: shared blocks stay
-            item = WorkItem(prompt=fit_words(item.as_prompt(), words), output_len=item.output_len, kind=item.kind)
-        if in_dist is not None:
-            want = in_dist.draw(rng)
-            words = max(1, round(want / scale.tokens_per_word)) if scale and scale.tokens_per_word else want
-            item = WorkItem(prompt=fit_words(item.as_prompt(), words), kind=item.kind)
-        if profile.endpoint == "chat":
-            body["messages"] = item.as_messages()
-        else:
-            body["prompt"] = item.as_prompt()
-        bodies.append(orjson.dumps(body))
-        limits.append(max_tokens)
+    return common
+
+
+def _sized(item: WorkItem, in_dist: LengthDist | None, scale: TokenScale | None, rng: random.Random) -> WorkItem:
+    """`item` with its prompt cut to the input length asked (the trace's own, or drawn), in tokens at `scale`."""
+    per_word = scale.tokens_per_word if scale else None
+    if item.input_len and per_word:  # a trace's made-up prompt: its length in tokens
+        words = max(1, round(item.input_len / per_word))  # cut from its end: shared blocks stay
+        item = WorkItem(prompt=fit_words(item.as_prompt(), words), output_len=item.output_len, kind=item.kind)
+    if in_dist is not None:
+        want = in_dist.draw(rng)
+        words = max(1, round(want / per_word)) if per_word else want
+        item = WorkItem(prompt=fit_words(item.as_prompt(), words), kind=item.kind)
+    return item
+
+
+def _plan_info(profile: BenchProfile, wl: Workload, scale: TokenScale | None) -> dict[str, str | int]:
+    """The workload facts the trial keeps (name, version, hash, seed; how lengths were counted; a trace's cut)."""
     info: dict[str, str | int] = {"name": wl.name, "version": wl.version, "hash": wl.content_hash, "seed": profile.seed}
     if scale is not None:  # the trial keeps how its input lengths were counted
         info["lengths"] = (f"tokens ({scale.tokens_per_word:.3f} a word, {TOKENIZE_PATH})" if scale.tokens_per_word
@@ -103,9 +122,7 @@ def build_plan(profile: BenchProfile, model: str, scale: TokenScale | None = Non
         info["arrivals"] = "trace"
         if profile.cut_trace and (profile.requests or profile.duration_s):
             info["cut"] = cut_words(profile.requests, profile.duration_s)
-    asks_lengths = in_dist is not None or any(i.input_len for i in wl.items)
-    sample = sample_text([i.as_prompt() for i in wl.items]) if asks_lengths and scale is None else ""
-    return RequestPlan(bodies, wl.repetitive, limits, info, temperature, wl.arrivals, sample)
+    return info
 
 
 def is_trace(profile: BenchProfile) -> bool:
