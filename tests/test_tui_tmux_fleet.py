@@ -29,8 +29,11 @@ def test_fleet_tab_switches_the_active_host_at_80x24(tmux: Tmux, tmp_path: Path)
     tmux.wait_for(lambda s: "alpha · sglang-demo.service" in s, "the panel on alpha")
     tmux.keys("6")
     # (a notice may cover the right of the rows for a few seconds: wait for the row to read whole)
-    tmux.wait_for(lambda s: "▶ alpha" in s and "bravo" in s and "NEXTN steps=2 topk=1 draft=3" in s,
-                  "both hosts in the Fleet tab, bravo's speculative settings readable")
+    # ... and alpha ready: while the panel still starts alpha's service, enter on bravo is refused ("Not switching
+    # to bravo: … is running on alpha"), as it should be — CI once typed the burst during that start
+    tmux.wait_for(lambda s: "bravo" in s and "NEXTN steps=2 topk=1 draft=3" in s
+                  and any(line.split()[:3] == ["▶", "alpha", "ready"] for line in s.splitlines()),
+                  "both hosts in the Fleet tab, alpha ready, bravo's speculative settings readable")
     # Newcomer pass (issue 35): at 80 columns the table's "errors" header (and column) fell off the right edge.
     header = next(line for line in tmux.screen().splitlines() if "host" in line and "state" in line)
     assert " errors " in header + " ", header
