@@ -210,11 +210,16 @@ async def test_sweep_on_the_demo_host_fills_progress_names_a_winner_and_applies_
         assert starts[0] == "[1/3] steps=1 · estimating the time left…"
         assert starts[1].startswith("[2/3] steps=2 · about ") and starts[1].endswith(" left")
         result = str(screen.query_one("#sweep-result").render())
-        assert outcome.choice is not None and outcome.choice.confidence is not None
+        assert outcome.choice is not None
         assert outcome.choice.headline(STEPS) in result and "wins" in result
-        assert f"confidence: {outcome.choice.confidence.text}" in result  # the interval against the runner-up (issue 33)
-        # 200× fast, a request may come in one chunk (no per-request rate): then the line says there is no interval
-        assert any(w in result for w in ("95 % intervals separate", "no clear difference", "no interval")), result
+        if outcome.choice.runner_up is not None:
+            assert outcome.choice.confidence is not None
+            assert f"confidence: {outcome.choice.confidence.text}" in result  # against the runner-up (issue 33)
+            # 200× fast, a request may come in one chunk (no per-request rate): then the line says there is no interval
+            assert any(w in result for w in ("95 % intervals separate", "no clear difference", "no interval")), result
+        else:  # the others fell below the objective's floor at the highest level (CI saw it): each says so
+            reasons = " ".join(outcome.choice.reasons)
+            assert all(f"{v}: rejected" in reasons for v in ("1", "2", "3") if v != outcome.winner), reasons
         assert "ran before the sweep" in result
         assert unit_file.read_text() == original  # not applied yet
         await pilot.press("y")
