@@ -46,16 +46,13 @@ def specifier_rules(flags: Mapping[str, str | None]) -> list[Issue]:
             continue
         flag = name.removeprefix("--")
         replaced, refused = specifiers(value)
-        if refused:
-            issues.append(Issue(
-                "error", flag,
-                f"systemd {SYSTEMD_CHECKED} reads {', '.join(dict.fromkeys(refused))} in --{flag}'s value as a "
-                "specifier it does not know: it refuses the whole ExecStart= line and the service will not "
-                "start. Write %% for a literal %.", fix={flag: literal(value)}))
-        elif replaced:
-            issues.append(Issue(
-                "warning", flag,
-                f"systemd replaces {', '.join(dict.fromkeys(replaced))} in --{flag}'s value when the unit loads "
-                "(systemd.unit(5), Specifiers), so the program gets another value than the one written; write %% "
-                "for a literal %.", fix={flag: literal(value)}))
+        if not (refused or replaced):
+            continue
+        named = ", ".join(dict.fromkeys(refused or replaced))
+        what = (f"systemd {SYSTEMD_CHECKED} reads {named} in --{flag}'s value as a specifier it does not know: it "
+                "refuses the whole ExecStart= line and the service will not start." if refused else
+                f"systemd replaces {named} in --{flag}'s value when the unit loads (systemd.unit(5), Specifiers), "
+                "so the program gets another value than the one written.")
+        issues.append(Issue("error" if refused else "warning", flag, f"{what} Write %% for a literal %.",
+                            fix={flag: literal(value)}))
     return issues
