@@ -213,18 +213,10 @@ def read_first(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
 def _head_of(top: Any, stamp: DiskStamp) -> CachedSession | None:
     """The first line's session fields, profiles and index, with no trial's line (None when the line is not the
     cache of this version written for the file `stamp` describes)."""
-    if not isinstance(top, dict) or top.get("cache") != CACHE_VERSION or top.get("stamp") != list(stamp):
+    checked = _checked_first_line(top, stamp)
+    if checked is None or not all(isinstance(row, dict) for row in checked[2]):
         return None
-    head, profiles, index = top.get("head"), top.get("profiles"), top.get("index")
-    if not (isinstance(head, dict) and isinstance(profiles, list) and isinstance(index, list)):
-        return None
-    if not all(isinstance(row, dict) for row in index):
-        return None
-    try:
-        if isinstance(head.get("created"), str):
-            head["created"] = datetime.fromisoformat(head["created"])
-    except ValueError:
-        return None
+    head, profiles, index = checked
     return CachedSession(head, profiles, index, memoryview(b""), [])
 
 
