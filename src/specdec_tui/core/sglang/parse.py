@@ -212,10 +212,7 @@ def _parse_cuda_graph(message: str, base: LineBase) -> LogRecord | None:
     )
 
 
-def _parse_ready(message: str, base: LineBase) -> LogRecord | None:
-    if "The server is fired up and ready to roll" in message:
-        return ReadyRecord(**base)
-    return None
+_READY = "The server is fired up and ready to roll"
 
 
 _ACCESS = re.compile(
@@ -338,8 +335,8 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_kv_cache(text, base)
     if record is None and (folded is None or folded.startswith("capture ")):
         record = _parse_cuda_graph(text, base)
-    if record is None:
-        record = _parse_ready(text, base)
+    if record is None and _READY in text:
+        record = ReadyRecord(**base)
     if record is None and ' - "' in text and " HTTP/" in text:
         record = _parse_access(text, base)
     if record is None and (folded is None or " is deprecated" in folded):

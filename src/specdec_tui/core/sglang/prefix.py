@@ -37,9 +37,10 @@ def _parse_timestamp(text: str) -> datetime | None:
 
 
 @lru_cache(maxsize=256)
-def _tag_items(tags_text: str) -> tuple[tuple[str, int], ...]:
-    """`" DP0 TP0 EP0"` → (("DP", 0), ("TP", 0), ("EP", 0)); cached, a server has few distinct rank prefixes."""
-    return tuple((name, int(num)) for name, num in _TAG.findall(tags_text))
+def _tag_dict(tags_text: str) -> dict[str, int]:
+    """`" DP0 TP0 EP0"` → {"DP": 0, "TP": 0, "EP": 0}; cached (a server has few distinct rank prefixes), so the
+    caller copies it: each record's tags are its own."""
+    return {name: int(num) for name, num in _TAG.findall(tags_text)}
 
 
 _LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
@@ -49,7 +50,8 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
     """Returns (message, timestamp, tags, level) with every known prefix removed.
 
     Each regex runs only when the line's first character can start its match (cheap rejects)."""
-    text = terminal_safe(line).rstrip("\n")  # words only: no escape, no control (CR, BEL, C1...)
+    # words only: no escape, no control (CR, BEL, C1...); a printable line (the common case) has none, nor a newline
+    text = line if line.isprintable() else terminal_safe(line).rstrip("\n")
     timestamp: datetime | None = None
     tags: dict[str, int] = {}
     level: str | None = None
@@ -69,7 +71,7 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
         match = _SGLANG_PREFIX.match(text)
         if match:
             timestamp = _parse_timestamp(match["ts"]) or timestamp
-            tags = dict(_tag_items(match["tags"]))
+            tags = _tag_dict(match["tags"]).copy()
             text = text[match.end() :]
     if text.startswith("["):
         match = _OLD_INNER_TAG.match(text)
