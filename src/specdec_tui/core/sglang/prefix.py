@@ -45,6 +45,34 @@ def _tag_dict(tags_text: str) -> dict[str, int]:
 
 _LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
 
+# The text up to a line's first "]" → its (timestamp, tags) when `_SGLANG_PREFIX` reads it there, else None. A server
+# writes the same `[date time DP0 TP0]` on every line of a second, and the regex's match up to that "]" depends on
+# nothing after it (neither the timestamp nor the tags can hold a "]"); only its optional space does.
+_STAMP_CACHE_SIZE = 4096
+_STAMP_MAX = 96
+_STAMPS: dict[str, tuple[datetime | None, dict[str, int]] | None] = {}
+
+
+def _sglang_stamp(text: str) -> tuple[int, datetime | None, dict[str, int]] | None:
+    """(end, timestamp, tags) of `_SGLANG_PREFIX`'s match at the start of `text`, or None; the tags are the caller's."""
+    close = text.find("]")
+    if close < 0:
+        return None  # the prefix ends with one
+    head = text[: close + 1]
+    if head in _STAMPS:
+        known = _STAMPS[head]
+    else:
+        match = _SGLANG_PREFIX.match(head)
+        known = None if match is None else (_parse_timestamp(match["ts"]), _tag_dict(match["tags"]))
+        if close <= _STAMP_MAX:  # a stamp is ~20-50 characters: a long head (some other bracket) is not kept
+            if len(_STAMPS) >= _STAMP_CACHE_SIZE:
+                _STAMPS.clear()
+            _STAMPS[head] = known
+    if known is None:
+        return None
+    end = close + 2 if text[close + 1 : close + 2].isspace() else close + 1  # `\s?` after the "]"
+    return end, known[0], known[1].copy()
+
 
 def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
     """Returns (message, timestamp, tags, level) with every known prefix removed.
@@ -68,11 +96,11 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
             text = text[match.end() :]
             first = text[:1]
     if first == "[" or first.isdecimal():
-        match = _SGLANG_PREFIX.match(text)
-        if match:
-            timestamp = _parse_timestamp(match["ts"]) or timestamp
-            tags = _tag_dict(match["tags"]).copy()
-            text = text[match.end() :]
+        stamp = _sglang_stamp(text)
+        if stamp is not None:
+            end, stamped, tags = stamp
+            timestamp = stamped or timestamp
+            text = text[end:]
     if text.startswith("["):
         match = _OLD_INNER_TAG.match(text)
         if match:
