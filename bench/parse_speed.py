@@ -8,12 +8,15 @@ startup lines; about half carry a journald prefix. Times every line, prints µs/
     python bench/parse_speed.py               # 100k lines
     python bench/parse_speed.py --lines 20000 --repeat 3
     python bench/parse_speed.py --before main --repeat 5   # the parser as of a git ref too, passes interleaved
+    python bench/parse_speed.py --instructions --before main --lines 20000   # instructions a line (valgrind)
 Targets (2 shared cores): overall ≤ 8 µs/line, decode ≤ 15 µs/line.
 
 `--before REF` runs every pass in a process of its own, alternating the package as of REF (its src/ exported with
 `git archive`) with this checkout's, so a change to the parser is measured before and after in one run under the
 same load. Each table also gives the whole pass's CPU time per line without the per-line clock (its calls are
 syscalls that cost the line after them too, so the judged per-line figure sits above the bare parse).
+`--instructions` counts instead, with valgrind's cachegrind, the instructions a line costs (a process that makes
+the lines and parses them, less one that only makes them): a figure the machine's load does not move.
 """
 
 from __future__ import annotations
@@ -210,6 +213,24 @@ def child_pass(lines_count: int, tree: Path | None) -> dict[str, object]:
     return dict(json.loads(line.removeprefix("RESULT ")))
 
 
+def instructions(lines_count: int, tree: Path | None, parse: bool) -> int:
+    """Instructions cachegrind counts for a process that makes the corpus and (`parse`) parses every line once."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "src"), env.get("PYTHONPATH", "")]))
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", sys.executable,
+               __file__, "--child-count", "parse" if parse else "none", "--lines", str(lines_count)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = next((line for line in done.stderr.splitlines() if "I   refs:" in line or "I    refs:" in line), None)
+    if found is None:
+        raise SystemExit(f"valgrind gave no count (exit {done.returncode})\n{done.stderr[-3000:]}")
+    return int(found.split(":")[-1].replace(",", "").strip())
+
+
+def per_line_instructions(lines_count: int, tree: Path | None) -> float:
+    return (instructions(lines_count, tree, True) - instructions(lines_count, tree, False)) / lines_count
+
+
 def show(title: str, result: dict[str, object], lines_count: int) -> bool:
     """Prints one pass's table; True when both targets are met."""
     kinds = result["kinds"]
@@ -238,11 +259,26 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=1, help="passes over the same lines; best pass is shown")
     parser.add_argument("--before", metavar="REF", help="also time the parser as of this git ref, passes interleaved")
+    parser.add_argument("--instructions", action="store_true", help="count instructions a line with valgrind instead")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-count", choices=("parse", "none"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     lines = flood(args.lines)
+    if args.child_count:
+        if args.child_count == "parse":
+            for _, line in lines:
+                parse_line(line)
+        return 0
     if args.child:
         print("RESULT " + json.dumps(one_pass(lines)))
+        return 0
+    if args.instructions:
+        with tempfile.TemporaryDirectory(prefix="parse-speed-") as tmp:
+            if args.before:
+                count = per_line_instructions(args.lines, export_tree(args.before, Path(tmp)))
+                print(f"{args.before}: {count:,.0f} instructions a line")
+            print(f"this checkout: {per_line_instructions(args.lines, None):,.0f} instructions a line "
+                  f"({args.lines:,} lines of the corpus, valgrind cachegrind: a parsing process less one that parses nothing)")
         return 0
     print(f"load average at the start {load_average()}")
     if not args.before:
