@@ -150,10 +150,10 @@ async def ui_times(path: Path | None) -> dict[str, float]:
             # frame for a tab switch (the layout waits for the screen's update timer): 6 ms where the chart's first
             # draw came 30-70 ms after the key. The first "4" shows the Bench tab and draws its chart for the first
             # time in this process.
-            frames: list[float] = []
-            app.screen.screen_layout_refresh_signal.subscribe(app.screen, lambda _: frames.append(time.perf_counter()),
-                                                              immediate=True)
             tabs = app.screen.query_one(TabbedContent)
+            frames: list[tuple[float, str]] = []  # (when, the tab shown): a frame of the old tab is not the answer
+            app.screen.screen_layout_refresh_signal.subscribe(
+                app.screen, lambda _: frames.append((time.perf_counter(), tabs.active)), immediate=True)
             switches: list[float] = []
             for key in ("4", "2", "4", "5", "4", "3", "4"):
                 shown = len(timing.t1)
@@ -165,7 +165,7 @@ async def ui_times(path: Path | None) -> dict[str, float]:
                 await pilot.pause()
                 if key == "4":
                     assert tabs.active == "bench", f"key 4 showed the {tabs.active} tab"
-                    after = [frame for frame in frames if frame > typed]
+                    after = [when for when, shown_tab in frames if when > typed and shown_tab == "bench"]
                     switches.append((after[0] - typed) * 1000 if after else float("nan"))
             times[FIRST_SWITCH] = switches[0]
             times[SWITCH] = sorted(switches[1:])[len(switches[1:]) // 2]
