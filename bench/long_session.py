@@ -147,8 +147,8 @@ async def ui_times(path: Path | None) -> dict[str, float]:
             # a key on a loaded 2-core machine, any key, any session), timed to the first frame after it that shows
             # the tab: the screen's layout refresh (Textual's public `screen_layout_refresh_signal`, published once
             # the frame is written). KeyLatency's end, the refresh after the key's last handler, comes before that
-            # frame for a tab switch (the layout waits for the screen's update timer): 6 ms where the chart's first
-            # draw came 30-70 ms after the key. The first "4" shows the Bench tab and draws its chart for the first
+            # frame for a tab switch (the layout waits for the screen's update timer): 4-10 ms where the frame came
+            # 17-84 ms after the key. The first "4" shows the Bench tab and draws its table and chart for the first
             # time in this process.
             tabs = app.screen.query_one(TabbedContent)
             frames: list[tuple[float, str]] = []  # (when, the tab shown): a frame of the old tab is not the answer
@@ -169,9 +169,10 @@ async def ui_times(path: Path | None) -> dict[str, float]:
                     switches.append((after[0] - typed) * 1000 if after else float("nan"))
             times[FIRST_SWITCH] = switches[0]
             times[SWITCH] = sorted(switches[1:])[len(switches[1:]) // 2]
+            await pilot.press("5")  # the Trials tab
             await pilot.pause()
             t2 = time.perf_counter()
-            await pilot.press("down", "enter")  # on the Trials tab (key 5 above, then 3 and 4: back to it)
+            await pilot.press("down", "enter")
             await pilot.pause()
             times[SELECT] = (time.perf_counter() - t2) * 1000
     finally:
