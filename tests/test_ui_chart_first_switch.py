@@ -17,7 +17,6 @@ from specdec_tui.core.config import Config
 from specdec_tui.core.results import Dist, LevelResult
 from specdec_tui.core.session import Session, Trial, save_session
 
-
 OWN = ("specdec_tui", "plotext", "textual_plotext", "textual.widgets")  # the panel's, the chart's, Textual's widgets
 
 
