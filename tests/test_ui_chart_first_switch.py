@@ -36,6 +36,7 @@ async def test_the_first_switch_to_the_chart_draws_it_and_imports_nothing(tmp_pa
     path = tmp_path / "s.toml"
     save_session(_session(12), path)
     app = offline_app(argparse.Namespace(sessions=False, session=str(path), host=None), Config())
+    assert app is not None
     async with app.run_test(size=(160, 48)) as pilot:
         for _ in range(400):  # the panel has started and read the rest of the file (after its first frame)
             if app.session_load is not None and app.session_load.done:
