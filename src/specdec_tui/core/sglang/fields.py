@@ -58,8 +58,18 @@ def _bracket_depth(depth: int, char: str) -> int:
     return depth - 1 if depth else 0
 
 
+# Comma-free groups SGLang writes in its metric keys (`gen throughput (token/s)`): removed with a plain
+# `str.replace` before the general test, which then sees no bracket at all on a batch line.
+_KEY_GROUPS = ("(token/s)",)
+
+
 def _comma_in_brackets(text: str) -> bool:
-    # A comma-free innermost group leaves every comma's depth unchanged: drop those first.
+    # A comma-free innermost group leaves every comma's depth unchanged (its closing bracket is never a stray one):
+    # drop the known ones with a plain replace, then the rest.
+    for group in _KEY_GROUPS:
+        text = text.replace(group, "")
+    if "(" not in text and "[" not in text and "{" not in text:
+        return False
     text = _COMMALESS_GROUP.sub("", text)
     if "(" not in text and "[" not in text and "{" not in text:
         return False
@@ -100,6 +110,11 @@ def _normalize_key(key: str) -> str:
 def parse_value(text: str) -> tuple[Value, str]:
     """Typed value and its unit ("" if none): `0.50`→0.5, `7`→7, `True`→True, `78.00 GB`→(78.0, "gb"), `78 GB`→(78, "gb")."""
     text = text.strip()
+    if text.isdecimal():  # the common cases first, as `_NUMBER` reads them (`\d` is `str.isdecimal`)
+        return int(text), ""
+    whole, dot, fraction = text.partition(".")
+    if dot and whole.isdecimal() and (not fraction or fraction.isdecimal()):
+        return float(text), ""
     number = _NUMBER.fullmatch(text)
     if number is None:
         text = text.rstrip(".").strip()  # `mem usage=0.93 GB.` ends a sentence

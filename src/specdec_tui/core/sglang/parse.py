@@ -212,10 +212,7 @@ def _parse_cuda_graph(message: str, base: LineBase) -> LogRecord | None:
     )
 
 
-def _parse_ready(message: str, base: LineBase) -> LogRecord | None:
-    if "The server is fired up and ready to roll" in message:
-        return ReadyRecord(**base)
-    return None
+_READY = "The server is fired up and ready to roll"
 
 
 _ACCESS = re.compile(
@@ -297,6 +294,7 @@ def _parse_error(message: str, base: LineBase) -> LogRecord | None:
 # Cheap necessary conditions, so most lines skip most regexes. Case-insensitive rules are gated on the
 # lower-cased ASCII line; a non-ASCII line runs them all (Unicode case folding is not just `lower()`).
 _BATCH_HEADS = ("Decode batch", "Prefill batch")
+_SETTINGS_HEADS = ("max_total_num_tokens=", "max_running_requests", "server_args=")
 _ERROR_HINTS = (  # each `_ERROR_RULES` pattern contains one of these (lower-cased)
     "memory", "fail", "error", "exception", "pool is full", "scheduler is dead", "sigquit", "child process",
     "unrecognized arguments", "traceback",
@@ -320,16 +318,17 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_batch(text, base)
         if record is not None:
             return record
-    if text.startswith("max_total_num_tokens="):
-        return _parse_startup_summary(text, base)
-    if text.startswith("max_running_requests"):
-        record = parse_concurrency_limit(text, base)
-        if record is not None:
-            return record
-    if text.startswith("server_args="):
-        record = parse_server_args(text, base)
-        if record is not None:
-            return record
+    if text.startswith(_SETTINGS_HEADS):  # one test for the three heads below (most lines have none of them)
+        if text.startswith("max_total_num_tokens="):
+            return _parse_startup_summary(text, base)
+        if text.startswith("max_running_requests"):
+            record = parse_concurrency_limit(text, base)
+            if record is not None:
+                return record
+        if text.startswith("server_args="):
+            record = parse_server_args(text, base)
+            if record is not None:
+                return record
     folded = text.lower() if text.isascii() else None
     record = None
     if text.startswith("Load weight "):
@@ -338,8 +337,8 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_kv_cache(text, base)
     if record is None and (folded is None or folded.startswith("capture ")):
         record = _parse_cuda_graph(text, base)
-    if record is None:
-        record = _parse_ready(text, base)
+    if record is None and _READY in text:
+        record = ReadyRecord(**base)
     if record is None and ' - "' in text and " HTTP/" in text:
         record = _parse_access(text, base)
     if record is None and (folded is None or " is deprecated" in folded):

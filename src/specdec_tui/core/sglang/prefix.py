@@ -37,19 +37,49 @@ def _parse_timestamp(text: str) -> datetime | None:
 
 
 @lru_cache(maxsize=256)
-def _tag_items(tags_text: str) -> tuple[tuple[str, int], ...]:
-    """`" DP0 TP0 EP0"` → (("DP", 0), ("TP", 0), ("EP", 0)); cached, a server has few distinct rank prefixes."""
-    return tuple((name, int(num)) for name, num in _TAG.findall(tags_text))
+def _tag_dict(tags_text: str) -> dict[str, int]:
+    """`" DP0 TP0 EP0"` → {"DP": 0, "TP": 0, "EP": 0}; cached (a server has few distinct rank prefixes), so the
+    caller copies it: each record's tags are its own."""
+    return {name: int(num) for name, num in _TAG.findall(tags_text)}
 
 
 _LEVEL_HEADS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL")
+
+# The text up to a line's first "]" → its (timestamp, tags) when `_SGLANG_PREFIX` reads it there, else None. A server
+# writes the same `[date time DP0 TP0]` on every line of a second, and the regex's match up to that "]" depends on
+# nothing after it (neither the timestamp nor the tags can hold a "]"); only its optional space does.
+_STAMP_CACHE_SIZE = 4096
+_STAMP_MAX = 96
+_STAMPS: dict[str, tuple[datetime | None, dict[str, int]] | None] = {}
+
+
+def _sglang_stamp(text: str) -> tuple[int, datetime | None, dict[str, int]] | None:
+    """(end, timestamp, tags) of `_SGLANG_PREFIX`'s match at the start of `text`, or None; the tags are the caller's."""
+    close = text.find("]")
+    if close < 0:
+        return None  # the prefix ends with one
+    head = text[: close + 1]
+    if head in _STAMPS:
+        known = _STAMPS[head]
+    else:
+        match = _SGLANG_PREFIX.match(head)
+        known = None if match is None else (_parse_timestamp(match["ts"]), _tag_dict(match["tags"]))
+        if close <= _STAMP_MAX:  # a stamp is ~20-50 characters: a long head (some other bracket) is not kept
+            if len(_STAMPS) >= _STAMP_CACHE_SIZE:
+                _STAMPS.clear()
+            _STAMPS[head] = known
+    if known is None:
+        return None
+    end = close + 2 if text[close + 1 : close + 2].isspace() else close + 1  # `\s?` after the "]"
+    return end, known[0], known[1].copy()
 
 
 def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str | None]:
     """Returns (message, timestamp, tags, level) with every known prefix removed.
 
     Each regex runs only when the line's first character can start its match (cheap rejects)."""
-    text = terminal_safe(line).rstrip("\n")  # words only: no escape, no control (CR, BEL, C1...)
+    # words only: no escape, no control (CR, BEL, C1...); a printable line (the common case) has none, nor a newline
+    text = line if line.isprintable() else terminal_safe(line).rstrip("\n")
     timestamp: datetime | None = None
     tags: dict[str, int] = {}
     level: str | None = None
@@ -66,11 +96,11 @@ def strip_prefixes(line: str) -> tuple[str, datetime | None, dict[str, int], str
             text = text[match.end() :]
             first = text[:1]
     if first == "[" or first.isdecimal():
-        match = _SGLANG_PREFIX.match(text)
-        if match:
-            timestamp = _parse_timestamp(match["ts"]) or timestamp
-            tags = dict(_tag_items(match["tags"]))
-            text = text[match.end() :]
+        stamp = _sglang_stamp(text)
+        if stamp is not None:
+            end, stamped, tags = stamp
+            timestamp = stamped or timestamp
+            text = text[end:]
     if text.startswith("["):
         match = _OLD_INNER_TAG.match(text)
         if match:
