@@ -38,7 +38,7 @@ from specdec_tui.ui.panel_actions import PanelActions
 from specdec_tui.ui.safe_lines import TerminalSafeFilter
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
-from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates
+from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates, strips_freed_without_the_collector
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         return driver
 
     def on_mount(self) -> None:
+        strips_freed_without_the_collector()  # a frame's strips die with the frame, not at a full collection
         if self.signals_stop:
             from specdec_tui.ui.signal_exit import install
 
