@@ -96,7 +96,6 @@ def test_the_keeper_collects_after_a_key_or_in_a_quiet_spell_at_most_every_few_s
         clock.now += gc_policy.FULL_EVERY_S
         keeper.tick()
         assert keeper.collections == 2  # no key for a while and due: the timer collects
-        keeper.frozen_since_thaw = 0  # (the whole collection of a long quiet spell: the next test)
         clock.now += gc_policy.FULL_EVERY_S
         gc.collect()  # CPython's own full collection counts as one
         clock.now += 0.1
@@ -128,7 +127,7 @@ def test_full_collections_freeze_what_survives_and_a_quiet_spell_finds_the_cycle
     from specdec_tui.ui import gc_policy
 
     clock = Clock()
-    keeper = gc_policy.HeapKeeper(clock=clock, last_full=clock.now, last_key=clock.now)
+    keeper = gc_policy.HeapKeeper(clock=clock, last_full=clock.now, last_key=clock.now, last_whole=clock.now)
 
     def due() -> None:
         clock.now += gc_policy.FULL_EVERY_S
@@ -149,9 +148,15 @@ def test_full_collections_freeze_what_survives_and_a_quiet_spell_finds_the_cycle
         assert alive() is not None and keeper.whole_collections == 0  # keys came a moment ago
         clock.now += gc_policy.THAW_QUIET_S
         keeper.tick()
-        assert alive() is None and keeper.whole_collections == 1  # a quiet spell: the whole heap, cycle found
+        assert alive() is not None and keeper.whole_collections == 0  # quiet, but the panel just started
+        clock.now += gc_policy.THAW_EVERY_S
         keeper.tick()
-        assert keeper.whole_collections == 1  # nothing frozen since: once is enough
+        assert alive() is None and keeper.whole_collections == 1  # a quiet spell: the whole heap, cycle found
+        due()
+        keeper.key_answered()
+        clock.now += gc_policy.THAW_QUIET_S
+        keeper.tick()
+        assert keeper.whole_collections == 1  # not again within THAW_EVERY_S: it walks everything
         again = Cycle()
         alive = weakref.ref(again)
         due()

@@ -19,8 +19,8 @@ A full collection walks every object alive since the last freeze, and a panel ke
 bench/sweep_keys.py), and at a key every 100 ms the next key waited for it. So `HeapKeeper` freezes what survives
 each of its full collections, and the next one walks only what came since (a few ms). Frozen objects are still
 freed by reference counting; only a cycle among them waits — for a *whole* collection, which thaws the frozen heap
-(`gc.unfreeze`), collects everything and freezes the survivors again: when no key came for THAW_QUIET_S, and at
-the latest after THAW_AT_MOST_FULLS frozen collections (a cost of ~100-200 ms then, rarely).
+(`gc.unfreeze`), collects everything and freezes the survivors again: when no key came for THAW_QUIET_S (at most
+every THAW_EVERY_S), and at the latest after THAW_AT_MOST_FULLS frozen collections (~100-300 ms then, rarely).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ PAUSE_WINDOW_S = 0.03
 HEAP_TICK_S = 2.0  # how often the app asks `HeapKeeper.tick`
 WORK_BEFORE_FULL = 10  # middle collections since the last full one: less means little was allocated (idle)
 THAW_QUIET_S = 5.0  # a whole collection (frozen heap included) once no key came for this long ...
+THAW_EVERY_S = 60.0  # ... at most this often (it walks everything: ~100-300 ms, a few ‰ of a core at this rate) ...
 THAW_AT_MOST_FULLS = 100  # ... or after this many frozen full collections (~5 min of keys every 3 s), keys or not
 
 
@@ -96,6 +97,7 @@ class HeapKeeper:
     handled_at: float = float("-inf")  # when the last key had gone all its way
     middle_since_full: int = WORK_BEFORE_FULL  # middle collections since the last full one (see _collect_if_due)
     frozen_since_thaw: int = 0  # full collections whose survivors were frozen since the last whole collection
+    last_whole: float = field(default_factory=time.monotonic)
     whole_collections: int = 0
 
     def __post_init__(self) -> None:
@@ -135,8 +137,9 @@ class HeapKeeper:
         self.answer_shown()
 
     def tick(self) -> None:
-        quiet_for = self._now() - self.last_key
-        if quiet_for >= THAW_QUIET_S and self.frozen_since_thaw:
+        now = self._now()
+        quiet_for = now - self.last_key
+        if quiet_for >= THAW_QUIET_S and self.frozen_since_thaw and now - self.last_whole >= THAW_EVERY_S:
             self._collect(whole=True)
         elif quiet_for >= QUIET_AFTER_S:
             self._collect_if_due()
@@ -152,6 +155,7 @@ class HeapKeeper:
         if whole:
             gc.unfreeze()
             self.frozen_since_thaw = 0
+            self.last_whole = self._now()
             self.whole_collections += 1
         else:
             self.frozen_since_thaw += 1
