@@ -111,3 +111,22 @@ async def test_the_panel_draws_outside_text_as_words(tmp_path: Path) -> None:
     for frame in frames:
         for payload in (TITLE, CLIPBOARD, "\x1b]", "\x1b[2J", "\x9b", "\x9d", "\x9c", "\x07"):
             assert payload not in frame, f"{payload!r} reached the terminal"
+
+
+async def test_a_drawn_line_passes_textual_s_filters_and_the_terminal_safe_one_as_one_filter() -> None:
+    """Textual makes a new strip for each filter a line passes: chained, the colour filter and the terminal-safe one
+    make one (issue 34), and the same chain object across frames keeps each strip's filter cache answering."""
+    from rich.color import ColorType
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+    from textual.strip import Strip
+
+    app = make_app(Config(), None, hostile_session(), session_path=None)
+    async with app.run_test(size=(80, 24)):
+        filters = app.get_line_filters()
+        assert len(filters) == 1 and app.get_line_filters()[0] is filters[0]
+        drawn = Strip([Segment(f"a{TITLE}b", Style(color="red"))]).apply_filter(filters[0], Color(0, 0, 0))
+        assert "\x1b" not in drawn.text and "\x07" not in drawn.text and drawn.text.startswith("a")
+        assert all(segment.style is None or segment.style.color is None
+                   or segment.style.color.type is ColorType.TRUECOLOR for segment in drawn)  # Textual's filter ran

@@ -3,14 +3,19 @@ renames or changes one fails here, with the use named, instead of the panel sile
 
 from __future__ import annotations
 
+import gc
 import inspect
+from collections.abc import Callable
 
 import textual
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widgets import Footer, Input
 
 from specdec_tui.ui import textual_compat as compat
@@ -228,3 +233,48 @@ async def test_a_field_built_with_the_compact_classes_is_the_compact_field_textu
                 f"compact_input_classes gives {sorted(prestyled.classes)}")
             assert prestyled.compact and prestyled.region.height == textual_built.region.height == 1, (
                 CHANGED + "a compact Input is no longer one row without a border")
+
+
+def cycles_left_by(use: Callable[[Strip], object]) -> int:
+    """How many unreachable objects the collector finds after `use` is given a fresh strip that is then dropped:
+    0 when reference counting freed everything."""
+    gc.collect()
+    gc.disable()
+    try:
+        strip = Strip([Segment("abc"), Segment("def", RichStyle(bold=True))])
+        use(strip)
+        del strip
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_textual_still_keeps_a_whole_strip_in_its_own_caches() -> None:
+    """The reason for `strips_freed_without_the_collector`: if this fails, Textual stopped caching a strip in
+    itself and the wrapper can go."""
+    compat.strips_freed_without_the_collector()
+    divide = getattr(Strip.divide, "specdec_original", None)
+    crop_extend = getattr(Strip.crop_extend, "specdec_original", None)
+    assert divide is not None and crop_extend is not None, CHANGED + "Strip.divide / crop_extend were not wrapped"
+    assert cycles_left_by(lambda strip: divide(strip, [6])) > 0, (
+        CHANGED + "Strip.divide of the whole width no longer caches the strip in itself: remove the wrapper")
+    assert cycles_left_by(lambda strip: crop_extend(strip, 0, 6, None)) > 0, (
+        CHANGED + "Strip.crop_extend of the whole width no longer caches the strip in itself: remove the wrapper")
+
+
+def test_the_wrapped_strip_methods_answer_the_same_strips_and_leave_nothing_for_the_collector() -> None:
+    compat.strips_freed_without_the_collector()
+    compat.strips_freed_without_the_collector()  # once: a second call wraps nothing again
+    divide, crop_extend = Strip.divide.specdec_original, Strip.crop_extend.specdec_original  # type: ignore[attr-defined]
+    assert getattr(divide, "specdec_original", None) is None
+    for cuts in ([6], [6, 9], [2, 6], [0, 6], [3], [2, 4, 6], []):
+        theirs = [s.text for s in divide(Strip([Segment("abc"), Segment("def")]), cuts)]
+        ours = [s.text for s in Strip([Segment("abc"), Segment("def")]).divide(iter(cuts))]  # any iterable, as Textual's
+        assert ours == theirs, cuts
+    for start, end in ((0, 6), (-1, 6), (0, 8), (2, 6), (1, 3), (0, 4)):
+        theirs_strip = crop_extend(Strip([Segment("abc"), Segment("def")]), start, end, None)
+        ours_strip = Strip([Segment("abc"), Segment("def")]).crop_extend(start, end, None)
+        assert (ours_strip.text, ours_strip.cell_length) == (theirs_strip.text, theirs_strip.cell_length), (start, end)
+    assert cycles_left_by(lambda strip: strip.divide([6])) == 0
+    assert cycles_left_by(lambda strip: strip.crop_extend(0, 6, None)) == 0
+    assert cycles_left_by(lambda strip: [strip.divide([2, 6]), strip.crop_extend(1, 8, None)]) == 0

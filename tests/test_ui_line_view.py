@@ -3,12 +3,14 @@ stays (repaints and scrolling reuse it), that writing starts no worker thread, a
 
 from __future__ import annotations
 
+import gc
+
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.geometry import Offset
 from textual.selection import Selection
 
-from specdec_tui.ui.widgets.line_view import LineView, display_text
+from specdec_tui.ui.widgets.line_view import LineView, PaintedLine, display_text
 
 BOLD = Style(bold=True)
 
@@ -67,6 +69,31 @@ async def test_a_line_is_painted_once_while_it_stays() -> None:
         await pilot.pause()
         assert len(app.painter.calls) - first <= 2  # the two rows scrolled in; the others came from the cache
         assert view.render_line(0).text.startswith(f"line {30 - view.size.height - 2}")
+
+
+def painted_lines_alive() -> int:
+    return sum(isinstance(o, PaintedLine) for o in gc.get_objects())
+
+
+async def test_painted_lines_a_restyle_drops_are_freed_at_once_not_left_to_the_collector() -> None:
+    """A theme change or a selection drops every painted line; kept in Textual's LRUCache (a ring of linked lists)
+    they stayed as cyclic garbage until a full collection walked them, while keys waited (issue 34)."""
+    app = ViewApp()
+    async with app.run_test(size=(40, 6)) as pilot:
+        view = app.query_one(LineView)
+        view.write_lines([f"line {i}" for i in range(30)])
+        view.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        gc.collect()
+        gc.disable()
+        try:
+            assert painted_lines_alive() > 0
+            view.notify_style_update()
+            assert painted_lines_alive() == 0
+        finally:
+            gc.enable()
+        await pilot.pause()
+        assert shown(view)[-1] == "line 29"  # painted again from the lines
 
 
 async def test_writing_starts_no_worker_and_the_width_counts_wide_characters() -> None:

@@ -35,10 +35,10 @@ from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder
 from specdec_tui.ui.keymap import APP_BINDINGS, unknown_ids
 from specdec_tui.ui.panel_actions import PanelActions
-from specdec_tui.ui.safe_lines import TerminalSafeFilter
+from specdec_tui.ui.safe_lines import SafeLineFilters
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import SessionSide
-from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates
+from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates, strips_freed_without_the_collector
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         """`host` None opens `session` offline, unless `open_host` is given: a host named `host_name` that runs
         `unit_name`, opened on first use (`host`), after the first frame."""
         super().__init__()
-        self._terminal_safe = TerminalSafeFilter()
+        self._line_filters = SafeLineFilters()
         # An operator's panel: tab switches and overlays appear at once (the tab-underline animation alone
         # repainted the screen ~16 times and made a tab switch take ~0.5 s on a loaded 2-core machine).
         self.animation_level = "none"
@@ -133,8 +133,9 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self._start_refresh_at = css_updates(self) if css_updates(self) != invalidated else None
 
     def get_line_filters(self) -> Sequence[LineFilter]:
-        """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines)."""
-        return [*super().get_line_filters(), self._terminal_safe]
+        """Textual's filters, then the one that keeps outside text from commanding the terminal (ui.safe_lines),
+        chained into one: a drawn line becomes one new strip, not one per filter."""
+        return self._line_filters.chain(super().get_line_filters())
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's choice of driver; the terminal's input is first read without the colour codes of a paste
@@ -149,6 +150,7 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         return driver
 
     def on_mount(self) -> None:
+        strips_freed_without_the_collector()  # a frame's strips die with the frame, not at a full collection
         if self.signals_stop:
             from specdec_tui.ui.signal_exit import install
 

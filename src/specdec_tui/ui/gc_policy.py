@@ -13,6 +13,14 @@ collections then either came every ~1.5 s at 50-135 ms (old threshold 10) or rar
 `HeapKeeper` runs a full collection at most every FULL_EVERY_S, after the frame that answered a key (the next
 key is rarely sooner than ~100 ms) or when no key came for a while. Garbage is still collected; nothing here
 disables the collector.
+
+A full collection walks every object alive since the last freeze, and a panel keeps tens of thousands alive
+(widgets' render caches, the journal's lines, a sweep's results): 45-65 ms each during a sweep (issue 34,
+bench/sweep_keys.py), and at a key every 100 ms the next key waited for it. So `HeapKeeper` freezes what survives
+each of its full collections, and the next one walks only what came since (a few ms). Frozen objects are still
+freed by reference counting; only a cycle among them waits — for a *whole* collection, which thaws the frozen heap
+(`gc.unfreeze`), collects everything and freezes the survivors again: when no key came for THAW_QUIET_S (at most
+every THAW_EVERY_S), and at the latest after THAW_AT_MOST_FULLS frozen collections (~100-300 ms then, rarely).
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ QUIET_AFTER_S = 1.0  # ... and, without keys, once none came for this long
 PAUSE_WINDOW_S = 0.03
 HEAP_TICK_S = 2.0  # how often the app asks `HeapKeeper.tick`
 WORK_BEFORE_FULL = 10  # middle collections since the last full one: less means little was allocated (idle)
+THAW_QUIET_S = 5.0  # a whole collection (frozen heap included) once no key came for this long ...
+THAW_EVERY_S = 60.0  # ... at most this often (it walks everything: ~100-300 ms, a few ‰ of a core at this rate) ...
+THAW_AT_MOST_FULLS = 100  # ... or after this many frozen full collections (~5 min of keys every 3 s), keys or not
 
 
 START_HOLD_MAX_S = 10.0  # the collector comes back by then even if the panel never got to `settle_heap`
@@ -85,6 +96,9 @@ class HeapKeeper:
     collections: int = 0
     handled_at: float = float("-inf")  # when the last key had gone all its way
     middle_since_full: int = WORK_BEFORE_FULL  # middle collections since the last full one (see _collect_if_due)
+    frozen_since_thaw: int = 0  # full collections whose survivors were frozen since the last whole collection
+    last_whole: float = field(default_factory=time.monotonic)
+    whole_collections: int = 0
 
     def __post_init__(self) -> None:
         gc.callbacks.append(self._noticed)
@@ -123,12 +137,28 @@ class HeapKeeper:
         self.answer_shown()
 
     def tick(self) -> None:
-        if self._now() - self.last_key >= QUIET_AFTER_S:
+        now = self._now()
+        quiet_for = now - self.last_key
+        if quiet_for >= THAW_QUIET_S and self.frozen_since_thaw and now - self.last_whole >= THAW_EVERY_S:
+            self._collect(whole=True)
+        elif quiet_for >= QUIET_AFTER_S:
             self._collect_if_due()
 
     def _collect_if_due(self) -> None:
         """Due when the last full collection is FULL_EVERY_S old and the panel allocated since (an idle panel's
         heap barely changes: a full collection every few seconds was ~1 % of a core for nothing)."""
         if self._now() - self.last_full >= FULL_EVERY_S and self.middle_since_full >= WORK_BEFORE_FULL:
-            gc.collect()
-            self.collections += 1
+            self._collect(whole=self.frozen_since_thaw >= THAW_AT_MOST_FULLS)
+
+    def _collect(self, *, whole: bool) -> None:
+        """A full collection, its survivors frozen; `whole`: the frozen heap is thawed first (its cycles found)."""
+        if whole:
+            gc.unfreeze()
+            self.frozen_since_thaw = 0
+            self.last_whole = self._now()
+            self.whole_collections += 1
+        else:
+            self.frozen_since_thaw += 1
+        gc.collect()
+        gc.freeze()
+        self.collections += 1

@@ -8,6 +8,8 @@ line filter (SpecdecApp.get_line_filters) this covers every widget, present and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual.color import Color
@@ -33,3 +35,32 @@ class TerminalSafeFilter(LineFilter):
             if out is not None:
                 out.append(segment)
         return segments if out is None else out
+
+
+class FilterChain(LineFilter):
+    """Several line filters as one: Textual makes a new `Strip` (seven caches each) for every filter a drawn line
+    passes, so Textual's colour filter then the terminal-safe one made two per line of every repaint — a sixth of
+    a frame during a sweep (issue 34, bench/sweep_keys.py). Chained, a line is filtered into one strip."""
+
+    def __init__(self, filters: Sequence[LineFilter]) -> None:
+        super().__init__()
+        self.filters = tuple(filters)
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        for line_filter in self.filters:
+            segments = line_filter.apply(segments, background)
+        return segments
+
+
+class SafeLineFilters:
+    """The app's filters, chained, the terminal-safe one last; one chain per set of enabled filters, so a strip's
+    filter cache (keyed by the filter object) keeps answering across frames."""
+
+    def __init__(self) -> None:
+        self.terminal_safe = TerminalSafeFilter()
+        self._chain = FilterChain([self.terminal_safe])
+
+    def chain(self, enabled: Sequence[LineFilter]) -> list[LineFilter]:
+        if self._chain.filters[:-1] != tuple(enabled):
+            self._chain = FilterChain([*enabled, self.terminal_safe])
+        return [self._chain]

@@ -8,7 +8,7 @@ in the cold-start probes), and must not pull in anything the first frame does no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from textual.widgets import Input
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 
 if TYPE_CHECKING:
+    from rich.style import Style
     from textual.binding import Binding
     from textual.screen import Screen
     from textual.widgets import Footer
@@ -215,3 +216,36 @@ def lenient_terminal_input() -> None:
 
     getincrementaldecoder.specdec_lenient = True  # type: ignore[attr-defined]
     setattr(linux_driver, name, getincrementaldecoder)
+
+
+def strips_freed_without_the_collector() -> None:
+    """`Strip.divide` and `Strip.crop_extend`, wrapped once so a strip never keeps itself in its own caches.
+    Textual's compositor divides every strip of every frame at the chops' cuts; when the cut is the strip's whole
+    width `divide` answers `[self]` and caches that list in the strip (`crop_extend` of the whole width the same):
+    a reference cycle, so the strip, its seven FIFO caches and its segments outlived the frame until a full
+    collection found them — 15,000-30,000 such objects a collection during a sweep, 60-110 ms with the event loop
+    stopped and keys waiting (issue 34, measured with bench/sweep_keys.py). The wrapped methods answer the same
+    strips without caching the strip in itself, so it is freed when the frame drops it. These are the methods'
+    own semantics (a strip is immutable); no public API keeps the compositor from calling them."""
+    from textual.strip import Strip
+
+    if getattr(Strip.divide, "specdec_original", None) is not None:
+        return
+    divide, crop_extend = Strip.divide, Strip.crop_extend
+
+    def whole_or_divided(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+        cuts = list(cuts)
+        width = self.cell_length
+        if [cut for cut in cuts if cut <= width] == [width]:
+            return [self]
+        return divide(self, cuts)
+
+    def whole_or_cropped(self: Strip, start: int, end: int, style: Style | None) -> Strip:
+        if start <= 0 and end == self.cell_length:
+            return self
+        return crop_extend(self, start, end, style)
+
+    whole_or_divided.specdec_original = divide  # type: ignore[attr-defined]
+    whole_or_cropped.specdec_original = crop_extend  # type: ignore[attr-defined]
+    Strip.divide = whole_or_divided  # type: ignore[method-assign]
+    Strip.crop_extend = whole_or_cropped  # type: ignore[method-assign]

@@ -35,7 +35,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
@@ -71,8 +71,11 @@ class JournalPane(Vertical):
 
     BINDINGS = JOURNAL_BINDINGS  # off the footer (80 columns are full): the status line names / and End
 
-    following: reactive[bool] = reactive(True)
-    new_lines: reactive[int] = reactive(0)
+    # `var`, not `reactive`: the pane draws nothing of its own from these (its status line shows them), and a
+    # reactive repainted the whole pane — every container under the journal re-rendered its rows — at each batch
+    # of lines while paused (issue 34: ~20 % of a sweep's frame time, bench/sweep_keys.py at time scale 1)
+    following: var[bool] = var(True)
+    new_lines: var[int] = var(0)
 
     class FollowChanged(Message):
         """The tail paused (user scrolled up) or resumed following."""

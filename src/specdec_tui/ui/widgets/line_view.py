@@ -17,7 +17,7 @@ serialising its meta), and a frame's rows are never read for it.
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +25,6 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
@@ -130,7 +129,10 @@ class LineView(ScrollView, can_focus=True):
         self._dropped = 0  # lines that left the front since the view began: a line's number is _dropped + index
         self._width = 0
         self._paint = paint
-        self._painted_lines: LRUCache[int, PaintedLine] = LRUCache(PAINTED_LINES_KEPT)
+        # An OrderedDict, not Textual's LRUCache: that one links its entries in a ring of lists, so each clear()
+        # (every style change, selection, clear) left the whole ring — up to PAINTED_LINES_KEPT lines and their
+        # segments — as cyclic garbage for a full collection to find while keys waited (issue 34).
+        self._painted_lines: OrderedDict[int, PaintedLine] = OrderedDict()
         self._base: Style | None = None  # the view's own style, read at the start of each frame
         self._frame_width: int | None = None  # the view's width while a frame is painted (render_lines), else None
 
@@ -231,12 +233,16 @@ class LineView(ScrollView, can_focus=True):
         if selection is None:
             cached = self._painted_lines.get(number)
             if cached is not None and cached.base == base:
+                self._painted_lines.move_to_end(number)
                 return cached
         text = display_text(self._lines[index])
         runs = self._paint(text) if self._paint is not None else ()
         if selection is None:
             line = PaintedLine(base, segments(text, base, runs), cell_len(text), one_cell_each(text))
             self._painted_lines[number] = line
+            self._painted_lines.move_to_end(number)
+            if len(self._painted_lines) > PAINTED_LINES_KEPT:
+                self._painted_lines.popitem(last=False)
             return line
         rich_text = Text(text, no_wrap=True, style=base)
         start = 0
