@@ -191,7 +191,8 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
     a chunk does); per event: one `orjson.loads`, a few dict lookups and two appends to typed arrays. A block that
     is not one `data: {...}` line goes through `_decoded`, an event without choices (usage, sglext, an error)
     through `_without_choices`. The record's scalar fields are written back once, at the end (or on failure),
-    not per chunk."""
+    not per chunk. Its branches stay in one function on purpose (radon grade E, the one function allowed it:
+    issue 34): each helper call per chunk was measured at the client's ITL cost, bench/bench_engine.py."""
     readany = content.readany
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError

@@ -311,6 +311,15 @@ def _mentions(folded: str | None, hints: tuple[str, ...]) -> bool:
     return False
 
 
+def _parse_settings(text: str, base: LineBase) -> LogRecord | None:
+    """The concurrency limit or server_args line (the other `_SETTINGS_HEADS`), or None: the other rules try it."""
+    if text.startswith("max_running_requests"):
+        return parse_concurrency_limit(text, base)
+    if text.startswith("server_args="):
+        return parse_server_args(text, base)
+    return None
+
+
 def _dispatch(text: str, base: LineBase) -> LogRecord | None:
     """The first parser that reads `text`, in priority order: metric lines first (most frequent),
     errors before the generic adjust rules. A gate that fails means its parser would return None."""
@@ -318,17 +327,12 @@ def _dispatch(text: str, base: LineBase) -> LogRecord | None:
         record = _parse_batch(text, base)
         if record is not None:
             return record
-    if text.startswith(_SETTINGS_HEADS):  # one test for the three heads below (most lines have none of them)
+    if text.startswith(_SETTINGS_HEADS):  # one test for the three heads (most lines have none of them)
         if text.startswith("max_total_num_tokens="):
             return _parse_startup_summary(text, base)
-        if text.startswith("max_running_requests"):
-            record = parse_concurrency_limit(text, base)
-            if record is not None:
-                return record
-        if text.startswith("server_args="):
-            record = parse_server_args(text, base)
-            if record is not None:
-                return record
+        record = _parse_settings(text, base)
+        if record is not None:
+            return record
     folded = text.lower() if text.isascii() else None
     record = None
     if text.startswith("Load weight "):
