@@ -27,10 +27,13 @@ class _Counted(asyncssh.SSHServer):
 
 
 class LoopbackSSH:
-    """An SSH server on loopback; `open` is the number of client connections it holds now."""
+    """An SSH server on loopback; `open` is the number of client connections it holds now. `answer=False`: every
+    command hangs unanswered (a connect then waits in its post-login probe); `asked` is set at the first command."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, answer: bool = True) -> None:
         self.root = root
+        self.answer = answer
+        self.asked = asyncio.Event()
         self.open = 0
         self.changed = asyncio.Event()
         self.port = 0
@@ -43,7 +46,10 @@ class LoopbackSSH:
         client_key.write_private_key(str(self.root / "id_ed25519"))
         (self.root / "authorized_keys").write_bytes(client_key.export_public_key())
 
-        def answer(process: asyncssh.SSHServerProcess[bytes]) -> None:
+        async def answer(process: asyncssh.SSHServerProcess[bytes]) -> None:
+            self.asked.set()
+            if not self.answer:
+                await process.stdin.read()  # until the client goes
             process.stdout.write(b"0\n")
             process.exit(0)
 

@@ -118,6 +118,23 @@ async def test_a_connect_cancelled_half_way_closes_the_hosts_already_open(sshd: 
     await asyncio.wait_for(silent.ended.wait(), 10)
 
 
+async def test_a_connect_cancelled_after_login_leaves_no_connection_open(tmp_path: Path) -> None:
+    """Cancelled while the host's post-login probe (`id -u`) has not answered: the login is closed too (it was
+    not yet the host's connection, so the host's close could not reach it; before, it stayed open)."""
+    sshd = await LoopbackSSH(tmp_path / "sshd", answer=False).start()
+    try:
+        group = HostGroup([("a", sshd.host("a"))])
+        connecting = asyncio.ensure_future(group.connect())
+        await asyncio.wait_for(sshd.asked.wait(), 10)
+        assert sshd.open == 1
+        connecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await connecting
+        await sshd.wait_open(0)
+    finally:
+        await sshd.stop()
+
+
 # ---------------------------------------------------------------------------------------------- the CLI verbs
 
 
