@@ -103,18 +103,24 @@ async def test_a_host_that_cannot_be_reached_is_named_and_the_hosts_opened_befor
     await group.close()  # closing again closes nothing twice and raises nothing
 
 
-async def test_a_connect_cancelled_half_way_closes_the_hosts_already_open(sshd: LoopbackSSH,
-                                                                           silent: SilentPeer) -> None:
-    """A Ctrl-C while the second host has not answered: the first host's connection is closed, the half-open
-    one too, and the cancel goes on (it is not turned into a host failure)."""
-    group = HostGroup([("a", sshd.host("a")), ("hung", sshd.host("hung", port=silent.port, connect_timeout_s=60))])
+async def cancel_connect(group: HostGroup, waiting: asyncio.Event, sshd: LoopbackSSH) -> None:
+    """Start `group.connect()`, cancel it once `waiting` is set (a host logged in at `sshd`, another not done),
+    and see the cancel go on (not turned into a host failure) and `sshd` left with no connection."""
     connecting = asyncio.ensure_future(group.connect())
-    await asyncio.wait_for(silent.accepted.wait(), 10)
+    await asyncio.wait_for(waiting.wait(), 10)
     assert sshd.open == 1
     connecting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await connecting
     await sshd.wait_open(0)
+
+
+async def test_a_connect_cancelled_half_way_closes_the_hosts_already_open(sshd: LoopbackSSH,
+                                                                           silent: SilentPeer) -> None:
+    """A Ctrl-C while the second host has not answered: the first host's connection is closed, the half-open
+    one too, and the cancel goes on (it is not turned into a host failure)."""
+    group = HostGroup([("a", sshd.host("a")), ("hung", sshd.host("hung", port=silent.port, connect_timeout_s=60))])
+    await cancel_connect(group, silent.accepted, sshd)
     await asyncio.wait_for(silent.ended.wait(), 10)
 
 
@@ -123,14 +129,7 @@ async def test_a_connect_cancelled_after_login_leaves_no_connection_open(tmp_pat
     not yet the host's connection, so the host's close could not reach it; before, it stayed open)."""
     sshd = await LoopbackSSH(tmp_path / "sshd", answer=False).start()
     try:
-        group = HostGroup([("a", sshd.host("a"))])
-        connecting = asyncio.ensure_future(group.connect())
-        await asyncio.wait_for(sshd.asked.wait(), 10)
-        assert sshd.open == 1
-        connecting.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await connecting
-        await sshd.wait_open(0)
+        await cancel_connect(HostGroup([("a", sshd.host("a"))]), sshd.asked, sshd)
     finally:
         await sshd.stop()
 
