@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from specdec_tui.core.config import BenchProfile, Config, HostConfig
 from specdec_tui.core.session import Session, load_session
@@ -15,7 +16,7 @@ from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import FormError, SweepForm, hosts_from_form, plan_from_form
 from specdec_tui.loop.sweep_plan import edit_for_value
-from specdec_tui.ui.app import make_app
+from specdec_tui.ui.app import SpecdecApp, make_app
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 from specdec_tui.ui.screens.sweep_form_screen import SweepFormScreen
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
@@ -63,6 +64,26 @@ async def test_the_form_with_hosts_fits_80x24_and_returns_a_plan_for_several_hos
     assert len(plans) == 1 and plans[0].hosts == ("gpu-a", "gpu-c") and plans[0].values == tuple("123456")
 
 
+async def start_panel_sweep(pilot: Pilot[None], app: SpecdecApp, seen: list[str], values: str) -> SweepScreen:
+    """Once the demo host's own start is over (it starts its inactive service by itself after reading the unit),
+    the sweep form filled for hosts a and b and started: the Sweep screen."""
+    await started(pilot)
+    await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE
+                   and any(n.startswith("Server is healthy") for n in seen), "the panel's own start", steps=1200)
+    app.action_sweep()
+    await pilot.pause()
+    form = app.screen
+    assert isinstance(form, SweepFormScreen)
+    form.query_one("#sweep-values").value = values
+    form.query_one("#sweep-repeats").value = "1"
+    form.query_one("#sweep-hosts").value = "a, b"
+    await pilot.press("enter")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, SweepScreen), seen
+    return screen
+
+
 async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_both(tmp_path: Path) -> None:
     workspaces = {n: ensure_demo_workspace(tmp_path / n, time_scale=100.0) for n in ("a", "b")}
     config = Config(hosts={n: HostConfig(name=n, address="local", workspace=str(ws.root), healthy_timeout_s=60)
@@ -75,21 +96,7 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
     before = {n: ws.unit_path.read_text() for n, ws in workspaces.items()}
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
-        await started(pilot)
-        # the demo starts its inactive service by itself after reading the unit: wait for that start's end
-        await wait_for(pilot, lambda: app.trial_loop is not None and app.trial_loop.busy is Busy.IDLE
-                       and any(n.startswith("Server is healthy") for n in seen), "the panel's own start", steps=1200)
-        app.action_sweep()
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, SweepFormScreen)
-        form.query_one("#sweep-values").value = "1..4"
-        form.query_one("#sweep-repeats").value = "1"
-        form.query_one("#sweep-hosts").value = "a, b"
-        await pilot.press("enter")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SweepScreen)
+        screen = await start_panel_sweep(pilot, app, seen, "1..4")
         assert "on a, b" in str(screen.query_one("#sweep-title").render())
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the apply-the-winner question",
                        steps=2400)
@@ -114,3 +121,31 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
     assert sorted((t.sweep["value"], t.host) for t in saved.trials if t.sweep) == sorted(outcome.host_of_value.items())
     other = LocalHost(workspaces["b"].root, workspaces["b"].unit_name, workspaces["b"].base_url, name="b")
     await other.stop()  # b's service was started by the sweep's own host object, which leaves it running
+
+
+async def test_a_panel_sweep_whose_other_host_cannot_be_reached_stops_in_words_and_pushes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other hosts are connected by `loop.host_group` (through `OtherHosts`): b listens nowhere (a loopback
+    port nothing holds), so the sweep stops before anything is pushed, saying why in b's own words."""
+    from tests.loopback_ssh import closed_port
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.ssh of the machine's
+    ws = ensure_demo_workspace(tmp_path / "a", time_scale=100.0)
+    config = Config(hosts={"a": HostConfig(name="a", address="local", workspace=str(ws.root), healthy_timeout_s=60),
+                           "b": HostConfig(name="b", address="127.0.0.1", port=closed_port())},
+                    profiles={"default": FAST_PROFILE}, default_host="a")
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="a")
+    app = make_app(config, host, Session(host="a", unit="sglang-demo.service", profile=FAST_PROFILE),
+                   session_path=tmp_path / "session.toml")
+    before = ws.unit_path.read_text()
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await start_panel_sweep(pilot, app, seen, "1..2")
+        await wait_for(pilot, lambda: not screen.running, "the sweep's end", steps=600)
+        result = str(screen.query_one("#sweep-result").render())
+        assert result.startswith("Sweep failed: cannot reach 127.0.0.1 over SSH"), result
+        assert screen.others.loops == [] and screen.loops == [screen.runner]
+        await pilot.press("escape")
+        await pilot.pause()
+    assert ws.unit_path.read_text() == before
+    await host.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input, Static
 
 from specdec_tui.core.unit import UnitFile
@@ -169,3 +170,27 @@ async def test_a_pushes_nothing_over_a_unit_another_terminal_changed_during_the_
                                           "panel" in note for note in seen), "the refusal in words", steps=1200)
         assert unit_file.read_text() == theirs  # nothing pushed over the other terminal's unit
         assert not isinstance(app.screen, UnitChangedScreen)  # no edit of the form's own to keep or drop
+
+
+async def test_a_tune_whose_other_host_cannot_be_reached_stops_in_words_and_the_panel_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other hosts are connected by `loop.host_group` (through `OtherHosts`): b listens nowhere (a loopback port
+    nothing holds), so the tune stops before any launch, in b's own words, and the panel's host is free again."""
+    from dataclasses import replace
+
+    from specdec_tui.core.config import HostConfig
+    from tests.loopback_ssh import closed_port
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.ssh of the machine's
+    app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
+    app.config = replace(app.config, hosts={**app.config.hosts,
+                                            "b": HostConfig(name="b", address="127.0.0.1", port=closed_port())})
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        screen = await start_tune(pilot, app, "speculative-num-steps=0,3", "ttft_p99=5s", "4", hosts="demo, b")
+        await wait_for(pilot, lambda: "stopped" in text_of(screen, "status"), "the tune's end", steps=600)
+        assert "cannot reach 127.0.0.1 over SSH" in text_of(screen, "status"), text_of(screen, "status")
+        assert screen.outcome is None and screen.others is not None and screen.others.loops == []
+        assert not [t for t in app.session.trials if t.sweep.get("tune")]  # nothing launched
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the panel's host free again")

@@ -234,6 +234,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
                plan: Any) -> int:
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
+    from specdec_tui.loop.host_group import ConnectFailed, HostGroup
     from specdec_tui.loop.parallel_sweep import sweep_running_units
     from specdec_tui.loop.sweep_plan import SweepError
     from specdec_tui.loop.trial import TrialLoop
@@ -242,24 +243,19 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
     runners = [TrialLoop.for_host(host, config, session, host_name=name, session_path=path, profile=profile)
                for name, host in zip(names, hosts, strict=True)]
     on_event = _printer(args, several=len(hosts) > 1)
-    current = names[0]  # the host an error belongs to
     try:
-        for name, host in zip(names, hosts, strict=True):
-            current = name
-            await host.connect()
-        current = names[0]
-        where = f"on {names[0]}" if len(names) == 1 else f"on {len(names)} hosts at once ({', '.join(names)})"
-        progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} {where} "
-                 f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
-                 f"session {path}")
-        outcome = await sweep_running_units(runners, plan, on_event=on_event)
+        async with HostGroup(list(zip(names, hosts, strict=True))):
+            where = f"on {names[0]}" if len(names) == 1 else f"on {len(names)} hosts at once ({', '.join(names)})"
+            progress(f"sweeping --{plan.flag} over {', '.join(plan.values)} {where} "
+                     f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
+                     f"session {path}")
+            outcome = await sweep_running_units(runners, plan, on_event=on_event)
     except SweepError as err:
         raise CliError(str(err)) from None
-    except (HostError, NotHealthy) as err:
-        raise CliError(f"{current}: {err}") from None
-    finally:
-        for host in hosts:
-            await host.close()
+    except ConnectFailed as err:
+        raise CliError(f"{err.host}: {err}") from None
+    except (HostError, NotHealthy) as err:  # past the connects: said as the first host's, as always
+        raise CliError(f"{names[0]}: {err}") from None
     report(outcome, path, as_json=args.json)
     if outcome.host_failures or any(end not in ("winner", "original") for end in outcome.left_on_by_host.values()):
         return 1

@@ -79,6 +79,7 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
     from specdec_tui.cli.tune_report import Printer, print_result
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
+    from specdec_tui.loop.host_group import ConnectFailed, HostGroup
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.loop.tune_host import run_host_tune
     from specdec_tui.loop.unit_checks import WorkflowError
@@ -86,26 +87,21 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
     session, path = open_session(args, names[0], hosts[0].info.unit, profile)
     runners = [TrialLoop.for_host(host, config, session, host_name=name, session_path=path, profile=profile)
                for name, host in zip(names, hosts, strict=True)]
-    current = names[0]
     try:
-        for name, host in zip(names, hosts, strict=True):
-            current = name
-            await host.connect()
-        current = names[0]
-        where = names[0] if len(names) == 1 else f"{len(names)} hosts at once ({', '.join(names)})"
-        space = ", ".join(k + "=" + ",".join(v) for k, v in plan.space.items())
-        progress(f"tuning on {where}: {space}; "
-                 f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most {plan.budget} "
-                 f"launches; session {path}")
-        outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line),
-                                      adaptive_file=path.with_suffix(".adaptive.json"),
-                                      correctness_gate=not args.no_correctness_gate)
+        async with HostGroup(list(zip(names, hosts, strict=True))):
+            where = names[0] if len(names) == 1 else f"{len(names)} hosts at once ({', '.join(names)})"
+            space = ", ".join(k + "=" + ",".join(v) for k, v in plan.space.items())
+            progress(f"tuning on {where}: {space}; "
+                     f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most {plan.budget} "
+                     f"launches; session {path}")
+            outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line),
+                                          adaptive_file=path.with_suffix(".adaptive.json"),
+                                          correctness_gate=not args.no_correctness_gate)
     except WorkflowError as err:
         raise CliError(str(err)) from None
-    except (HostError, NotHealthy) as err:
-        raise CliError(f"{current}: {err}") from None
-    finally:
-        for host in hosts:
-            await host.close()
+    except ConnectFailed as err:
+        raise CliError(f"{err.host}: {err}") from None
+    except (HostError, NotHealthy) as err:  # past the connects: said as the first host's, as always
+        raise CliError(f"{names[0]}: {err}") from None
     print_result(outcome, path, as_json=args.json)
     return 0 if outcome.promoted is not None else 1

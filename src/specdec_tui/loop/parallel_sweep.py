@@ -20,12 +20,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from specdec_tui.core.config import Config
 from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.hosts.factory import open_host
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
 from specdec_tui.loop.sweep import SweepHost, run_sweep, settle_quietly, sweep_hosts
 from specdec_tui.loop.sweep_plan import EventSink, SweepError, SweepOutcome, SweepPlan, plan_units
@@ -93,48 +91,6 @@ def check_same_units(plan: SweepPlan, units: Sequence[tuple[str, dict[str, str]]
                 raise UnitsDiffer(f"host {name}'s unit differs from {first_name}'s in {difference}; a sweep on "
                                   f"several hosts needs units that are the same but for "
                                   f"--{canonical_name(plan.flag)} (and --host/--port)")
-
-
-def loops_like(config: Config, names: Sequence[str], like: TrialLoop) -> list[TrialLoop]:
-    """Trial loops on the config's hosts `names` that add their trials to `like`'s session (and its file), with
-    its benchmark profile: the other hosts of a sweep started from one host (the panel's). A host whose service
-    the sweep starts keeps it running when closed, as on a real host (the sweep restores what ran before).
-    Raises HostError naming a host the config does not know."""
-    loops = []
-    for name in names:
-        host = open_host(config, name, keep_running=True)
-        loop = TrialLoop.for_host(host, config, like.session, host_name=name, session_path=like.session_path,
-                                  profile=like.profile)
-        loop.save_in_background = like.save_in_background  # one session, one writer (loop.session_saver)
-        loops.append(loop)
-    return loops
-
-
-class OtherHosts:
-    """The connections a sweep on several hosts opens beside the panel's own host, owned here: opened for the
-    sweep, kept for "apply the winner?", closed once the sweep is done with (the panel's own host stays open)."""
-
-    def __init__(self) -> None:
-        self.loops: list[TrialLoop] = []
-
-    async def open(self, config: Config, names: Sequence[str], like: TrialLoop) -> list[TrialLoop]:
-        """Loops on `names` like `like` (`loops_like`), connected; a failed connect closes those opened."""
-        self.loops = loops_like(config, names, like)
-        try:
-            for loop in self.loops:
-                await loop.host.connect()
-        except BaseException:
-            await self.close()
-            raise
-        return self.loops
-
-    async def close(self) -> None:
-        loops, self.loops = self.loops, []
-        for loop in loops:
-            try:
-                await loop.host.close()
-            except HostError:
-                pass  # going anyway; nothing the user can do about a close that failed
 
 
 async def _read_unit(runner: TrialLoop) -> str:

@@ -330,7 +330,7 @@ async def sweep_hosts(hosts: Sequence[SweepHost], plan: SweepPlan, *,
     The units and shares are checked by the caller (`run_sweep`, `parallel_sweep.run_parallel_sweep`).
     On cancel every host gets the unit that ran before, then CancelledError propagates."""
     emit = on_event or (lambda _event: None)
-    if not plan.sweep_id:  # the hosts share one session (parallel_sweep.loops_like)
+    if not plan.sweep_id:  # the hosts share one session (host_group.loops_like)
         plan = replace(plan, sweep_id=next_sweep_id(hosts[0].runner.session.trials))
     outcome = SweepOutcome(plan=plan, unit_by_value=_units_by_value(hosts, plan),
                            units_by_host={h.name: h.units for h in hosts})

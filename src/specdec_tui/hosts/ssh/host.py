@@ -93,9 +93,13 @@ class SSHHost:
                 return self._conn
             self._conn = None
             conn = await self.connector.open()
-            self._is_root = await self.connector.is_root(conn)
-            if not self._is_root and self.config.sudo:
-                await self.connector.require_sudo(conn)
+            try:
+                self._is_root = await self.connector.is_root(conn)
+                if not self._is_root and self.config.sudo:
+                    await self.connector.require_sudo(conn)
+            except BaseException:
+                conn.close()  # a probe cut short (a Ctrl-C mid-connect): not ours yet, so no close() would reach it
+                raise
             self._conn = conn
             return conn
 

@@ -29,7 +29,7 @@ from specdec_tui.core.session import Trial
 from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
-from specdec_tui.loop.parallel_sweep import OtherHosts
+from specdec_tui.loop.host_group import OtherHosts
 from specdec_tui.loop.sweep_plan import SweepOutcome, SweepPlan
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm

@@ -47,7 +47,7 @@ from specdec_tui.ui.tune_messages import (
 from specdec_tui.ui.widgets.tune_chart import TuneChart, axis_title, config_label, ordered_flags
 
 if TYPE_CHECKING:
-    from specdec_tui.loop.parallel_sweep import OtherHosts
+    from specdec_tui.loop.host_group import OtherHosts
 
 DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
 DEFAULT_SLO = "ttft_p99=2s"
@@ -179,7 +179,7 @@ class TuneScreen(Screen[object]):
     async def _run(self, plan: TunePlan) -> None:
         from specdec_tui.hosts.errors import HostError
         from specdec_tui.loop.health import NotHealthy
-        from specdec_tui.loop.parallel_sweep import OtherHosts
+        from specdec_tui.loop.host_group import OtherHosts
         from specdec_tui.loop.tune_host import run_host_tune
 
         path = self.runner.session_path
