@@ -126,7 +126,7 @@ async def test_a_panel_sweep_on_two_hosts_runs_both_and_applies_the_winner_on_bo
 async def test_a_panel_sweep_whose_other_host_cannot_be_reached_stops_in_words_and_pushes_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The other hosts are connected by `loop.host_group` (through `OtherHosts`): b listens nowhere (a loopback
-    port nothing holds), so the sweep stops before anything is pushed, saying why in b's own words."""
+    port nothing holds), so the sweep stops before anything is pushed, naming b and saying why in its own words."""
     from tests.loopback_ssh import closed_port
 
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.ssh of the machine's
@@ -143,7 +143,7 @@ async def test_a_panel_sweep_whose_other_host_cannot_be_reached_stops_in_words_a
         screen = await start_panel_sweep(pilot, app, seen, "1..2")
         await wait_for(pilot, lambda: not screen.running, "the sweep's end", steps=600)
         result = str(screen.query_one("#sweep-result").render())
-        assert result.startswith("Sweep failed: cannot reach 127.0.0.1 over SSH"), result
+        assert result.startswith("Sweep failed: b: cannot reach 127.0.0.1 over SSH"), result
         assert screen.others.loops == [] and screen.loops == [screen.runner]
         await pilot.press("escape")
         await pilot.pause()

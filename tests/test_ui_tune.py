@@ -190,7 +190,7 @@ async def test_a_tune_whose_other_host_cannot_be_reached_stops_in_words_and_the_
         await demo_ready(pilot, seen)
         screen = await start_tune(pilot, app, "speculative-num-steps=0,3", "ttft_p99=5s", "4", hosts="demo, b")
         await wait_for(pilot, lambda: "stopped" in text_of(screen, "status"), "the tune's end", steps=600)
-        assert "cannot reach 127.0.0.1 over SSH" in text_of(screen, "status"), text_of(screen, "status")
+        assert "b: cannot reach 127.0.0.1 over SSH" in text_of(screen, "status"), text_of(screen, "status")
         assert screen.outcome is None and screen.others is not None and screen.others.loops == []
         assert not [t for t in app.session.trials if t.sweep.get("tune")]  # nothing launched
         await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the panel's host free again")

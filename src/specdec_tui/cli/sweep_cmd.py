@@ -234,7 +234,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
                plan: Any) -> int:
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
-    from specdec_tui.loop.host_group import ConnectFailed, HostGroup
+    from specdec_tui.loop.host_group import ConnectFailed, HostGroup, with_host
     from specdec_tui.loop.parallel_sweep import sweep_running_units
     from specdec_tui.loop.sweep_plan import SweepError
     from specdec_tui.loop.trial import TrialLoop
@@ -253,7 +253,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
     except SweepError as err:
         raise CliError(str(err)) from None
     except ConnectFailed as err:
-        raise CliError(f"{err.host}: {err}") from None
+        raise CliError(with_host(err, str(err))) from None
     except (HostError, NotHealthy) as err:  # past the connects: said as the first host's, as always
         raise CliError(f"{names[0]}: {err}") from None
     report(outcome, path, as_json=args.json)

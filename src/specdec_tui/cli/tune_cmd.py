@@ -79,7 +79,7 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
     from specdec_tui.cli.tune_report import Printer, print_result
     from specdec_tui.hosts.errors import HostError
     from specdec_tui.loop.health import NotHealthy
-    from specdec_tui.loop.host_group import ConnectFailed, HostGroup
+    from specdec_tui.loop.host_group import ConnectFailed, HostGroup, with_host
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.loop.tune_host import run_host_tune
     from specdec_tui.loop.unit_checks import WorkflowError
@@ -100,7 +100,7 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
     except WorkflowError as err:
         raise CliError(str(err)) from None
     except ConnectFailed as err:
-        raise CliError(f"{err.host}: {err}") from None
+        raise CliError(with_host(err, str(err))) from None
     except (HostError, NotHealthy) as err:  # past the connects: said as the first host's, as always
         raise CliError(f"{names[0]}: {err}") from None
     print_result(outcome, path, as_json=args.json)

@@ -29,6 +29,12 @@ class ConnectFailed(HostError):
         self.error = error
 
 
+def with_host(err: BaseException, words: str) -> str:
+    """`words` about `err`, led by the host's name when a group's connect failed there ("b: cannot reach ..."):
+    the one wording of the CLI's sweep and tune and the panel's sweep and tune screens."""
+    return f"{err.host}: {words}" if isinstance(err, ConnectFailed) else words
+
+
 class HostGroup:
     """Named hosts connected in turn and closed together; usable as `async with`.
 

@@ -128,7 +128,9 @@ class SweepScreen(TaskScreen[SweepOutcome]):
             self.post_message(TaskCancelled())
             raise
         except Exception as err:  # noqa: BLE001 - every failure becomes words
-            self.post_message(TaskFailed(in_words(err)))
+            from specdec_tui.loop.host_group import with_host
+
+            self.post_message(TaskFailed(with_host(err, in_words(err))))
 
     @work(exclusive=True, group="sweep")
     async def apply_winner_worker(self, value: str, units_by_host: dict[str, dict[str, str]]) -> None:

@@ -198,7 +198,9 @@ class TuneScreen(Screen[object]):
             self.post_message(TuneStopped("cancelled; the unit that ran before is back", cancelled=True))
             raise
         except (WorkflowError, HostError, NotHealthy) as err:
-            self.post_message(TuneStopped(in_words(err)))
+            from specdec_tui.loop.host_group import with_host
+
+            self.post_message(TuneStopped(with_host(err, in_words(err))))
             return
         else:
             done = True
