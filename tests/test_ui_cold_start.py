@@ -4,6 +4,7 @@ start). What a user does or a host says in between must come out as if every tab
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -99,6 +100,19 @@ async def test_the_first_frame_shows_the_unit_as_text_and_the_form_comes_in_a_la
     form_there, preview = frames[0]
     assert not form_there and "ExecStart=/usr/bin/python3" in preview and "--speculative-num-steps" in preview
     assert any(form for form, _ in frames), "the form never reached the screen"
+
+
+async def test_the_form_is_built_as_the_first_frame_is_written_and_no_frame_of_the_preview_comes_between() -> None:
+    """The form's build starts at the first frame (the screen's first layout written with no batch open), not after
+    a forced repaint of the unchanged preview: three more frames of the preview came between, each a whole-screen
+    layout or paint (~130 M instructions on the demo) before the form could start (issue 34's form-ready frame)."""
+    app = offline_app()
+    frames = record_frames(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.pause()
+    shown = [form for form, _ in frames]
+    assert shown[:2] == [False, True], f"frames before the form: {shown.index(True) if True in shown else shown}"
 
 
 async def test_the_first_flag_field_gets_the_focus_when_the_form_arrives() -> None:
@@ -376,3 +390,36 @@ async def test_the_starts_repeated_size_lays_the_screen_out_no_more_before_the_f
         await pilot.resize_terminal(100, 40)
         await pilot.pause()
         assert layouts  # after the start, Textual's own handling
+
+
+@pytest.mark.parametrize("moment", ["the pane's compose", "its first field built", "the pane's mount"])
+async def test_the_app_closed_right_as_the_form_is_built_quits_without_a_traceback(
+        moment: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form starts as the first frame is written and is built while keys are answered, so a quit (q, a signal,
+    the pilot's end) can come in the middle of its build: closed while its fields mounted, Textual's own Select looked
+    for its parts already removed (NoMatches: a traceback instead of a quit). The exit now waits for the build."""
+    from specdec_tui.ui.widgets.config_pane import ConfigPane
+    from specdec_tui.ui.widgets.flag_form import FlagForm
+
+    app = offline_app()
+    asked: list[str] = []
+
+    def close_now() -> None:
+        if not asked:
+            asked.append(moment)
+            app.exit()
+
+    def wrap(owner: type, name: str) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)  # Textual reads a handler's parameters through it
+        def closing(*args: object, **kwargs: object) -> object:
+            close_now()
+            return original(*args, **kwargs)
+        monkeypatch.setattr(owner, name, closing)
+
+    wrap(*{"the pane's compose": (ConfigPane, "compose"), "its first field built": (FlagForm, "_field"),
+           "the pane's mount": (ConfigPane, "on_mount")}[moment])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.return_code is not None, "the app to quit")
+    assert asked == [moment] and app.return_code == 0
