@@ -236,7 +236,8 @@ class MainScreen(LoopScreen):
     async def _build_form(self) -> None:
         if self.app.return_code is not None:
             return  # the app is closing (q, a signal) before the form began: nothing to build
-        await self.mount_form()
+        with self.app.batch_update():  # no frame until the form's: the screen's own relayout and repaints that
+            await self.mount_form()    # fall in its build are drawn once, with the form (Textual's public batch)
         if self.is_attached and self.app.is_running:  # not when the app closed while the form was built
             self.call_after_refresh(self._after_form_frame)
 
