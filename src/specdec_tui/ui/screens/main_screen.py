@@ -10,9 +10,9 @@ The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
    one widget) and the footer. Textual mounts the first screen inside its start batch, which holds every
    frame back, so the form waits (`ui.first_paint.after_painted`) for a frame written with no batch open:
    that frame is on the terminal before anything heavy is built.
-2. `mount_form`, started right there in a worker (keys are answered meanwhile; an exit waits for it to end): the
-   Config pane (flag form, unit editor, diff; ~75 widgets) replaces the preview, and the first flag field gets the
-   focus unless the user moved meanwhile (another tab, another widget).
+2. `mount_form`, started right there in the screen's own message loop (a key typed meanwhile is answered once the
+   form is there; an exit waits for it, `when_form_built`): the Config pane (flag form, unit editor, diff) replaces
+   the preview, and the first flag field gets the focus unless the user moved meanwhile (another tab, another widget).
 3. after the form's frame, `mount_tabs`: the other tabs' content (charts, journal, health, tables, and
    their modules), then `TabsMounted` tells the app to fill the tabs and connect, so the host connection,
    the demo server's start and the feeds do not compete with the start.
@@ -227,17 +227,13 @@ class MainScreen(LoopScreen):
         self._start_focus = self.focused
         after_painted(self, self._after_first_frame)
 
-    def _after_first_frame(self) -> None:
-        """The preview is on the terminal: the form now, then (after the form's own frame) the other tabs. Built in a
-        worker, not in the screen's own message loop: the form starts as the first frame is written, and a key typed
-        meanwhile is answered while the form is built (q quits, a tab key shows its tab) instead of after it."""
-        self.run_worker(self._build_form(), name="mount-form", group="start", exit_on_error=True)
-
-    async def _build_form(self) -> None:
+    async def _after_first_frame(self) -> None:
+        """The preview is on the terminal: the form now, then (after the form's own frame) the other tabs. Built in
+        the screen's own message loop, as it is written: a key typed meanwhile is answered once the form is there,
+        and the screen is not taken apart (the app closing) while the form's fields mount."""
         if self.app.return_code is not None:
             return  # the app is closing (q, a signal) before the form began: nothing to build
-        with self.app.batch_update():  # no frame until the form's: the screen's own relayout and repaints that
-            await self.mount_form()    # fall in its build are drawn once, with the form (Textual's public batch)
+        await self.mount_form()
         if self.is_attached and self.app.is_running:  # not when the app closed while the form was built
             self.call_after_refresh(self._after_form_frame)
 
