@@ -427,3 +427,33 @@ async def test_the_app_closed_right_as_the_form_is_built_quits_without_a_traceba
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.return_code is not None, "the app to quit")
     assert asked == [moment] and app.return_code == 0
+
+
+async def test_the_form_ready_frame_builds_each_flag_row_as_the_forms_own_children_no_container_per_row() -> None:
+    """Each flag row is its name, its field and its findings line, children of the form itself (one grid): with a
+    Horizontal per row, Textual styled every name and field from scratch (its style cache is keyed by the parent),
+    ~45 M instructions a row on the form-ready frame (issue 34). The rows still read as rows: a name, its field on
+    the same line to its right, the findings under both."""
+    from textual.containers import Horizontal
+
+    from specdec_tui.ui.widgets.flag_form import FORM_FLAGS, FlagForm, widget_id
+
+    app = offline_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await app.config_pane.set_flag("speculative-num-steps", "three")
+        await pilot.pause()
+        form = app.main.query_one(FlagForm)
+        assert not [child for child in form.children if isinstance(child, Horizontal)]
+        for name in FORM_FLAGS:
+            field = form.query_one(f"#{widget_id('field', name)}")
+            assert field.parent is form
+            label = form.children[form.children.index(field) - 1]
+            assert label.region.y == field.region.y and label.region.right <= field.region.x
+        steps = form.query_one(f"#{widget_id('field', 'speculative-num-steps')}")
+        issue = form.query_one(f"#{widget_id('issue', 'speculative-num-steps')}")
+        topk = form.query_one(f"#{widget_id('field', 'speculative-eagle-topk')}")
+        assert issue.region.y == steps.region.bottom and issue.region.x == form.content_region.x
+        assert issue.region.width == form.content_region.width and issue.region.height >= 1
+        assert topk.region.y == issue.region.bottom  # the next row right under the findings (the states snapshot
+        # "invalid" holds their height: measured at one column's width, a 3-line finding took 5 rows)
