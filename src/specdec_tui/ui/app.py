@@ -42,6 +42,7 @@ from specdec_tui.ui.textual_compat import InputInOrderApp, css_updates, strips_f
 from specdec_tui.ui.themes import apply_theme, problems_message, register_themes
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from textual.command import Provider
     from textual.driver import Driver
 
@@ -167,6 +168,14 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         if bad:
             self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
         self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
+
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
+        """Exit once a Config form being built is in place (`MainScreen.when_form_built`: at most the build's
+        ~60 ms); closed in the middle of it, Textual's Select raised NoMatches — a traceback instead of a quit."""
+        building = next((s for s in self.screen_stack if isinstance(s, MainScreen) and s.is_building_form), None)
+        if building is not None and building.when_form_built(lambda: super(SpecdecApp, self).exit(result, return_code, message)):
+            return
+        super().exit(result, return_code, message)
 
     def _push_main_screen(self) -> None:
         """The first main screen, pushed once Textual's start batch has closed (`ui.first_paint`): pushed from

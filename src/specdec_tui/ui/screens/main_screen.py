@@ -8,10 +8,11 @@ The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
 
 1. compose: the header, the tab bar, the Config tab showing the running unit as read-only text (`UnitPreview`,
    one widget) and the footer. Textual mounts the first screen inside its start batch, which holds every
-   frame back, so the first after-refresh callback waits (`ui.first_paint.after_painted`) for the batch to
-   close and for a forced repaint: that frame is on the terminal before anything heavy is built.
-2. `mount_form`: the Config pane (flag form, unit editor, diff; ~75 widgets) replaces the preview, and the
-   first flag field gets the focus unless the user moved meanwhile (another tab, another widget).
+   frame back, so the form waits (`ui.first_paint.after_painted`) for a frame written with no batch open:
+   that frame is on the terminal before anything heavy is built.
+2. `mount_form`, started right there in the screen's own message loop (a key typed meanwhile is answered once the
+   form is there; an exit waits for it, `when_form_built`): the Config pane (flag form, unit editor, diff) replaces
+   the preview, and the first flag field gets the focus unless the user moved meanwhile (another tab, another widget).
 3. after the form's frame, `mount_tabs`: the other tabs' content (charts, journal, health, tables, and
    their modules), then `TabsMounted` tells the app to fill the tabs and connect, so the host connection,
    the demo server's start and the feeds do not compete with the start.
@@ -24,6 +25,7 @@ which include the form): each mounts once, later callers wait for that, and a ca
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from textual import events, on
@@ -116,6 +118,8 @@ class MainScreen(LoopScreen):
         self.running_text = running_text
         self.journal_lines = journal_lines
         self._form: asyncio.Event | None = None  # set once mount_form has put the Config pane in place
+        self._building = False  # mount_form is building the Config pane
+        self._after_build: list[Callable[[], None]] = []  # what waits for that build to end (when_form_built)
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
         self._health_views: list[HealthPane] = []  # mount_tabs's, kept: a query walked the whole screen (issue 34)
         self._composed = asyncio.Event()  # set on mount: the tab bar and the unit preview are there
@@ -148,6 +152,28 @@ class MainScreen(LoopScreen):
             await self._form.wait()
             return
         self._form = asyncio.Event()
+        self._building = True
+        try:
+            await self._mount_form(self._form)
+        finally:
+            self._building = False
+            waiting, self._after_build = self._after_build, []
+            for then in waiting:
+                then()
+
+    @property
+    def is_building_form(self) -> bool:
+        return self._building
+
+    def when_form_built(self, then: Callable[[], None]) -> bool:
+        """Run `then` once the form being built is in place (or its build has failed) and say True; False, and
+        nothing kept, when no form is being built. The app's exit waits here: closed while the form's fields were
+        mounting, Textual's own Select looked for its parts already removed (NoMatches, a traceback on quit)."""
+        if self._building:
+            self._after_build.append(then)
+        return self._building
+
+    async def _mount_form(self, built: asyncio.Event) -> None:
         await self._composed.wait()  # a message right after a switch of host: the preview comes first
         from specdec_tui.ui.widgets.config_pane import ConfigPane
 
@@ -157,7 +183,7 @@ class MainScreen(LoopScreen):
         await self.query_one("#config", TabPane).mount(pane, before=preview)
         pane.display, preview.display = True, False
         await preview.remove()
-        self._form.set()
+        built.set()
         tabs = self.query_one(TabbedContent)
         if tabs.active == "config" and self.focused is self._start_focus:  # the user has not moved meanwhile
             self.focus_active_tab()
@@ -199,12 +225,17 @@ class MainScreen(LoopScreen):
     def on_mount(self) -> None:
         self._composed.set()
         self._start_focus = self.focused
-        self.call_after_refresh(after_painted, self, self._after_first_frame)
+        after_painted(self, self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
-        """The preview is on the terminal: the form now, then (after the form's own frame) the other tabs."""
+        """The preview is on the terminal: the form now, then (after the form's own frame) the other tabs. Built in
+        the screen's own message loop, as it is written: a key typed meanwhile is answered once the form is there,
+        and the screen is not taken apart (the app closing) while the form's fields mount."""
+        if self.app.return_code is not None:
+            return  # the app is closing (q, a signal) before the form began: nothing to build
         await self.mount_form()
-        self.call_after_refresh(self._after_form_frame)
+        if self.is_attached and self.app.is_running:  # not when the app closed while the form was built
+            self.call_after_refresh(self._after_form_frame)
 
     async def _after_form_frame(self) -> None:
         await self.mount_tabs()

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
@@ -140,6 +141,15 @@ class FlagInput(KeysFirstInput):
         return False
 
 
+class FormLine(Static):
+    """A line across the form's two columns (a row's findings, the "other flags" title). Textual's grid measures an
+    auto-height cell at its first column's width even when it spans more (a 3-line finding took 5 rows, the title
+    one too many): measured here at the width it is given on screen, the form's."""
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return super().get_content_height(container, viewport, max(width, container.width - self.styles.gutter.width))
+
+
 class FlagForm(VerticalScroll):
     """Rows for `FORM_FLAGS` plus every other flag of the unit. Empty field = flag removed.
 
@@ -148,16 +158,19 @@ class FlagForm(VerticalScroll):
 
     can_focus = False
 
+    # One grid of the form's own children (name, field; the issue line across both), not a row container per
+    # flag: Textual reuses a style it has worked out for a node's siblings only (its style cache is keyed by the
+    # parent), so with a container per row every field and name was styled from scratch (cold start, issue 34).
     DEFAULT_CSS = """
-    FlagForm { height: 1fr; scrollbar-size-vertical: 1; }
-    FlagForm .flag-row { height: 1; }
-    FlagForm .flag-name { width: 30; color: $text-muted; }
-    FlagForm .flag-row Input, FlagForm .flag-row Select { width: 1fr; }
-    FlagForm .flag-issue { height: auto; padding-left: 2; display: none; }
+    FlagForm { height: 1fr; scrollbar-size-vertical: 1; layout: grid; grid-size: 2; grid-columns: 30 1fr;
+               grid-rows: auto; }
+    FlagForm .flag-name { width: 30; height: 1; color: $text-muted; }
+    FlagForm > Input, FlagForm > Select { width: 1fr; height: 1; }
+    FlagForm .flag-issue { column-span: 2; height: auto; padding-left: 2; display: none; }
     FlagForm .flag-issue.-shown { display: block; }
     FlagForm .flag-issue.-error { color: $error; }
     FlagForm .flag-issue.-warning { color: $warning; }
-    FlagForm .flag-other-title { margin-top: 1; color: $text-muted; text-style: italic; }
+    FlagForm .flag-other-title { column-span: 2; height: 2; padding-top: 1; color: $text-muted; text-style: italic; }
     """
 
     @dataclass
@@ -194,16 +207,15 @@ class FlagForm(VerticalScroll):
         for name in FORM_FLAGS:
             yield from self._row(name)
         if self._other:
-            yield Static("other flags in the unit", classes="flag-other-title")
+            yield FormLine("other flags in the unit", classes="flag-other-title")
         for name in self._other:
             yield from self._row(name)
 
     def _row(self, name: str) -> Iterator[Widget]:
         value = self._values.get(name)
-        with Horizontal(classes="flag-row"):
-            yield Label(name, classes="flag-name")
-            yield self._field(name, value)
-        yield Static("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+        yield Label(name, classes="flag-name")
+        yield self._field(name, value)
+        yield FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
 
     def _field(self, name: str, value: str | None) -> Input | Select[str]:
         """A new field showing `value`. Built with its change events prevented: the Changed a field
