@@ -32,3 +32,23 @@ async def test_the_journals_own_ids_are_not_called_unknown_and_a_clean_keymap_sa
         await started(pilot)
         await pilot.pause()
     assert not [s for s in seen if "[ui.keymap]" in s], seen
+
+
+async def test_a_binding_left_with_no_key_is_said() -> None:
+    app = _app_with({"push": " , "})
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.pause()
+    assert any("[ui.keymap] leaves push with no key" in s for s in seen), seen
+
+
+def test_a_keymap_value_that_is_no_string_is_refused_with_an_example_that_is_not_quits_key() -> None:
+    import pytest
+
+    from specdec_tui.core.config_errors import ConfigError
+    from specdec_tui.core.config_file import parse_config
+
+    with pytest.raises(ConfigError) as refused:
+        parse_config("[ui.keymap]\npush = 5\n")
+    assert 'write push = "ctrl+t"' in str(refused.value) and "ctrl+q" not in str(refused.value)

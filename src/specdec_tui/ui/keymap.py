@@ -154,6 +154,9 @@ def keymap_problems(keymap: Mapping[str, str], scopes: Iterable[Iterable[Binding
     bad = unknown_ids(keymap, [*scopes, *WIDGET_SCOPES.values()])
     if bad:
         problems.append(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.")
+    keyless = sorted(name for name, keys in keymap.items() if name not in bad and not keys.replace(",", "").strip())
+    if keyless:
+        problems.append(f"[ui.keymap] leaves {', '.join(keyless)} with no key: the palette (ctrl+p) still runs it.")
     taken = clashes(keymap, [*APP_BINDINGS, *MAIN_SCREEN_BINDINGS, *JOURNAL_BINDINGS])
     if taken:
         problems.append(f"[ui.keymap] gives one key to two bindings ({'; '.join(taken)}): one of them will not "
