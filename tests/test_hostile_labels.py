@@ -115,3 +115,22 @@ def test_a_csv_export_to_the_terminal_runs_no_escape_code_and_one_to_a_pipe_keep
     assert shown.returncode == 0
     assert b"123.4" in out and b"AAAA" in out
     assert b"\x1b" not in out and b"\x07" not in out, out[:200]
+
+
+def test_a_csv_export_does_not_hand_a_spreadsheet_a_formula_from_a_label() -> None:
+    """A session file from someone else whose label is `=HYPERLINK(...)`: its csv export, opened in a spreadsheet,
+    ran the label as a formula. The cell starts with `'` (shown as text); numbers and flags are unchanged."""
+    import csv
+    import io
+
+    from specdec_tui.core.session_export import to_csv
+
+    session = long_label_session()
+    for label in ('=HYPERLINK("http://127.0.0.1/x","click")', "@SUM(1+1)", "+1+cmd|' /C calc'!A0", "-2+3"):
+        session.trials[0].label = label
+        (row,) = list(csv.DictReader(io.StringIO(to_csv(session))))
+        assert row["label"] == "'" + label, row["label"]
+        assert row["output_tok_s"] == "123.4"
+    session.trials[0].label = "steps=3"
+    (row,) = list(csv.DictReader(io.StringIO(to_csv(session))))
+    assert row["label"] == "steps=3"
