@@ -82,3 +82,55 @@ def test_the_html_and_markdown_reports_show_the_label_cut_and_as_words(tmp_path:
             continue
         assert "\x1b" not in text and "\x07" not in text and "PWNED" not in text
         assert "123.4" in text and "AAAA…" in text and "A" * 100 not in text
+
+
+def test_a_csv_export_to_the_terminal_runs_no_escape_code_and_one_to_a_pipe_keeps_the_label_whole(tmp_path: Path) -> None:
+    """`session export --format csv` with no -o printed the label's OSC sequence to the terminal as it was (the
+    terminal ran it: a title, a clipboard write); on a terminal the export is words, through a pipe or to a file
+    the data stays whole."""
+    import os
+    import pty
+
+    path = tmp_path / "s.toml"
+    save_session(long_label_session(), path)
+    command = [*program(), "session", "export", str(path), "--format", "csv"]
+    piped = subprocess.run(command, capture_output=True, timeout=60, text=True)
+    assert piped.returncode == 0 and PASTE in piped.stdout  # the data whole where a program reads it
+    leader, follower = pty.openpty()
+    out = b""
+    try:
+        shown = subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL)
+        os.close(follower)
+        while True:  # read as it writes: a terminal's buffer holds less than the 200 KB label
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO once the writer is gone and the buffer read
+                break
+            if not chunk:
+                break
+            out += chunk
+        shown.wait(timeout=60)
+    finally:
+        os.close(leader)
+    assert shown.returncode == 0
+    assert b"123.4" in out and b"AAAA" in out
+    assert b"\x1b" not in out and b"\x07" not in out, out[:200]
+
+
+def test_a_csv_export_does_not_hand_a_spreadsheet_a_formula_from_a_label() -> None:
+    """A session file from someone else whose label is `=HYPERLINK(...)`: its csv export, opened in a spreadsheet,
+    ran the label as a formula. The cell starts with `'` (shown as text); numbers and flags are unchanged."""
+    import csv
+    import io
+
+    from specdec_tui.core.session_export import to_csv
+
+    session = long_label_session()
+    for label in ('=HYPERLINK("http://127.0.0.1/x","click")', "@SUM(1+1)", "+1+cmd|' /C calc'!A0", "-2+3"):
+        session.trials[0].label = label
+        (row,) = list(csv.DictReader(io.StringIO(to_csv(session))))
+        assert row["label"] == "'" + label, row["label"]
+        assert row["output_tok_s"] == "123.4"
+    session.trials[0].label = "steps=3"
+    (row,) = list(csv.DictReader(io.StringIO(to_csv(session))))
+    assert row["label"] == "steps=3"

@@ -47,3 +47,18 @@ def test_the_verdicts_are_the_real_systemds(tmp_path: Path) -> None:
                                 cwd=tmp_path)
         refused = "Failed to resolve unit specifiers" in result.stderr
         assert refused == (verdict(value) == "error"), (value, result.stderr)
+
+
+def test_a_variable_inside_a_value_is_a_warning_with_the_literal_fix_and_a_whole_variable_is_not() -> None:
+    unit = UnitFile.parse(UNIT.format(v="team$ALPHA-v2"))
+    issues = [i for i in validate_unit(unit) if i.flag == "served-model-name"]
+    assert [i.level for i in issues] == ["warning"], issues
+    assert "systemd replaces $ALPHA in --served-model-name's value" in issues[0].message
+    assert "write $$ for a literal $" in issues[0].message
+    fixed = apply_fix(unit, issues[0])
+    assert fixed.flags()["served-model-name"] == "team$$ALPHA-v2"
+    assert not [i for i in validate_unit(fixed) if i.flag == "served-model-name"]
+    for value in ("$MODEL", "${MODEL}", "cost$$5", "cost$5", "a$"):  # one whole variable, a literal $, no name
+        assert not specifier_rules({"served-model-name": value}), value
+    assert [i.level for i in specifier_rules({"served-model-name": "${HOME}/m"})] == ["warning"]
+    assert specifier_rules({"served-model-name": "a$$b$C"})[0].fix == {"served-model-name": "a$$b$$C"}  # $$ kept

@@ -198,6 +198,8 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
         raise CliError("say where to send requests: --url URL or --host NAME")
     if not base_url.startswith(("http://", "https://")):
         raise CliError(f"--url must start with http:// or https:// (got {base_url!r})")
+    if not base_url.isprintable() or any(char.isspace() for char in base_url):  # the HTTP client's traceback else
+        raise CliError(f"--url holds a space or a control character (got {base_url!r}): write the URL alone")
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)

@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from specdec_tui.cli.interrupts import treat_as_interrupt
 
         treat_as_interrupt()
-        return int(args.func(args) or 0)
+        return _saved_where_it_belongs(int(args.func(args) or 0))
     except CliError as err:
         print(f"specdec-tui: {terminal_safe(str(err))}", file=sys.stderr)
         return err.code
@@ -126,6 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"specdec-tui: {terminal_safe(words)}", file=sys.stderr)
         return 1
+
+
+def _saved_where_it_belongs(code: int) -> int:
+    """A verb's exit code, 1 if a session it wrote went only to a rescue copy (said on stderr, with its path): a
+    script must not read a sweep whose trials are not where it asked as a success."""
+    if "specdec_tui.loop.session_saver" not in sys.modules:  # loaded only by verbs that save a session
+        return code
+    from specdec_tui.loop.session_saver import flush_all
+
+    said = flush_all(30)
+    for words in said:
+        print(f"specdec-tui: {terminal_safe(words)}", file=sys.stderr)
+    return code or (1 if said else 0)
 
 
 def _user_error(err: Exception) -> str | None:

@@ -22,9 +22,10 @@ from specdec_tui.core.compare import (
     shown_label,
     summary_rows,
 )
+from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, LatencyLimit, pick, queue_mark, trial_limit, trial_pick
 from specdec_tui.core.number_format import fmt_delta, fmt_fixed
-from specdec_tui.core.profile_words import Profiled, distinct_profiles, short_settings
+from specdec_tui.core.profile_words import Profiled, distinct_profiles, short_settings, told_apart
 from specdec_tui.core.results import SERVER_AVG_LABEL, LevelResult, accept_source_legend
 from specdec_tui.core.session import Session
 from specdec_tui.core.session_index import TrialHeadline
@@ -110,8 +111,12 @@ def settings_lines(trials: Sequence[Profiled]) -> list[str]:
     profiles = distinct_profiles(trials)
     if len(profiles) < 2:
         return []
-    return [f"trials {', '.join(str(t.id) for t in trials if t.profile == p)}: {short_settings(p)}"
-            for p in profiles]
+    return [f"{_trials_word(trials, p)}: {told_apart(p, profiles)}" for p in profiles]
+
+
+def _trials_word(trials: Sequence[Profiled], profile: BenchProfile) -> str:
+    ids = [str(t.id) for t in trials if t.profile == profile]
+    return ("trial " if len(ids) == 1 else "trials ") + ", ".join(ids)
 
 
 def best_lines(trials: Sequence[TrialHeadline]) -> list[str]:

@@ -220,11 +220,12 @@ def run_export(args: argparse.Namespace) -> int:
 
     from specdec_tui.core.atomic_file import write_atomic
     from specdec_tui.core.session_export import export_session
+    from specdec_tui.core.terminal_codes import terminal_safe
 
     session, _path = open_session_file(args.file)
     text = export_session(session, args.format)
-    if not args.output:
-        sys.stdout.write(text)
+    if not args.output:  # a terminal would run a label's escape codes (csv and md keep them): words there, data piped
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
         return 0
     try:
         write_atomic(args.output, text)

@@ -136,9 +136,10 @@ class ConfigReader:
         return cls(**values)
 
     def check_string_table(self, table: dict[str, Any], path: tuple[str, ...]) -> None:
+        sample = "ctrl+t" if path[-1:] == ("keymap",) else "text"  # not "ctrl+q": that key is quit's
         for key, value in table.items():
             if not isinstance(value, str):
-                raise self.fail(path + (key,), f'expected a quoted string, got {toml_text(value)}; write {key} = "ctrl+q"')
+                raise self.fail(path + (key,), f'expected a quoted string, got {toml_text(value)}; write {key} = "{sample}"')
 
     def read_cluster(self, table: dict[str, Any], name: str, hosts: dict[str, HostConfig]) -> ClusterConfig:
         """A [clusters.NAME] table: at least two distinct [hosts.*] names, and a name no host has."""

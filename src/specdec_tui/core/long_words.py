@@ -16,3 +16,12 @@ def clip_long_words(text: str, limit: int = WORD_LIMIT) -> str:
         return text
     pattern = _LONG_WORD if limit == WORD_LIMIT else re.compile(rf"\S{{{limit + 1},}}")
     return pattern.sub(lambda m: m[0][:limit - 11] + "…" + m[0][-10:], text)
+
+
+QUOTE_LIMIT = 80  # characters of a quoted paste a message shows, whatever its words
+
+
+def clip_quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """`text` (a paste quoted in a refusal) cut to `limit` characters with "…": a 100 KB paste of many short words
+    quoted whole filled the screen with its notification, each word being short enough for `clip_long_words`."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -6,6 +6,7 @@ ignore_eos, repetitive prompts): each trial records its own `Trial.profile`, and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -47,6 +48,23 @@ def short_settings(profile: BenchProfile) -> str:
     if profile.rate is not None:
         parts.append(f"{profile.rate:g}/s")
     return " · ".join(parts)
+
+
+def _field_words(value: object) -> str:
+    return ",".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
+
+
+def told_apart(profile: BenchProfile, others: Sequence[BenchProfile]) -> str:
+    """`short_settings` of `profile`, with the settings where it differs from `others` appended when the short words
+    are the same ("128 tok · t=0.7 · ignore_eos · realistic · concurrency 1,4,16"): a session listed two trials'
+    "different settings" in two identical lines (they differed in their concurrency levels)."""
+    words = short_settings(profile)
+    alike = [other for other in others if other != profile and short_settings(other) == words]
+    if not alike:
+        return words
+    differ = [f.name for f in dataclasses.fields(profile) if f.name != "name"
+              and any(getattr(profile, f.name) != getattr(other, f.name) for other in alike)]
+    return " · ".join([words, *(f"{name} {_field_words(getattr(profile, name)) or '-'}" for name in differ)])
 
 
 def distinct_profiles(trials: Sequence[Profiled]) -> list[BenchProfile]:

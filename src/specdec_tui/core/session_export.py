@@ -33,6 +33,24 @@ CSV_COLUMNS = [
 ]
 
 
+_FORMULA_HEADS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+_TEXT_COLUMNS = ("label", "status", "queueing", "warnings")
+
+
+def _inert(row: dict[str, object]) -> dict[str, object]:
+    """A row whose text cells a spreadsheet shows as text: a label such as `=HYPERLINK(...)` or `@SUM(...)` (from
+    a session file someone sent) ran as a formula when the export was opened; such a cell gets a leading `'` (the
+    OWASP CSV-injection advice). Numbers, and the flags (which start with "--"), are untouched."""
+    for column in _TEXT_COLUMNS:
+        value = row.get(column)
+        if isinstance(value, str) and value.startswith(_FORMULA_HEADS):
+            row[column] = "'" + value
+    flags = row.get("flags")
+    if isinstance(flags, str) and flags.startswith(_FORMULA_HEADS) and not flags.startswith("--"):
+        row["flags"] = "'" + flags
+    return row
+
+
 def to_csv(session: Session) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
@@ -43,9 +61,9 @@ def to_csv(session: Session) -> str:
         base = {"trial": trial.id, "label": trial_label(trial), "status": trial.status,
                 "max_running_requests": mrr, "ttft_limit_s": limit.ttft_limit_s, "flags": flags_text(trial.flags)}
         if not trial.levels:
-            writer.writerow(base)
+            writer.writerow(_inert(base))
         for lv in trial.levels:
-            writer.writerow({
+            writer.writerow(_inert({
                 **base,
                 "concurrency": lv.concurrency, "requests": lv.requests, "errors": lv.errors,
                 "output_tokens": lv.output_tokens, "output_tok_s": lv.output_tok_s,
@@ -55,7 +73,7 @@ def to_csv(session: Session) -> str:
                 "accept_length_client": lv.accept_length_client, "estimated": lv.estimated,
                 "queueing": limit.note(lv.concurrency) or "", "within_ttft_limit": limit.within(lv),
                 "warnings": " | ".join(lv.warnings),
-            })
+            }))
     return out.getvalue()
 
 

@@ -66,6 +66,7 @@ def flush_or_rescue(savers: Sequence[SessionSaver], timeout_s: float) -> list[st
     for saver in savers:
         while not saver.idle and not saver.failing and time.monotonic() < deadline:
             time.sleep(0.05)
-        if saver.failing:
+        if saver.failing and (saver.rescued is None or saver.rescued is not saver.latest):  # each snapshot said once
             said.append(rescue_words(saver.path, saver.latest, saver.failing, saver.rescue_to))
+            saver.rescued = saver.latest
     return said

@@ -216,6 +216,7 @@ class SessionSaver:
         self._tried = 0  # the newest of them the writer has tried to write
         self.latest: Session | None = None  # the newest snapshot handed over (what a rescue copy holds)
         self.rescue_to: tuple[Path, ...] = ()  # where a rescue copy would go, as the process said when a write failed
+        self.rescued: Session | None = None  # the snapshot a rescue copy was made of (a later flush does not repeat it)
         # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
         # holds nothing that session lacks (see `_own_write`)
         self._written: tuple[Session, DiskStamp] | None = None

@@ -33,7 +33,7 @@ from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
 from specdec_tui.ui.host_actions import HostActions
 from specdec_tui.ui.input_order import InputInOrder
-from specdec_tui.ui.keymap import APP_BINDINGS, unknown_ids
+from specdec_tui.ui.keymap import APP_BINDINGS, keymap_problems
 from specdec_tui.ui.panel_actions import PanelActions
 from specdec_tui.ui.safe_lines import SafeLineFilters
 from specdec_tui.ui.screens.main_screen import MainScreen
@@ -164,9 +164,8 @@ class SpecdecApp(InputInOrderApp, PanelActions):
             self.notify(self._theme_problem, severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_keymap(self.effective_keymap)
-        bad = unknown_ids(self.effective_keymap, self.binding_scopes().values()) if self.effective_keymap else []
-        if bad:
-            self.notify(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.", severity="warning")
+        for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
+            self.notify(problem, severity="warning", timeout=10)
         self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:

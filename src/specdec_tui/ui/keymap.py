@@ -121,3 +121,44 @@ def unknown_ids(keymap: Mapping[str, str], scopes: Iterable[Iterable[BindingType
     """Keymap entries that name no binding (a typo in the config), so the app can say so."""
     known = {b.id for items in scopes for b in bindings_of(items) if b.id}
     return sorted(k for k in keymap if k not in known)
+
+
+def _answering(keymap: Mapping[str, str], items: Iterable[BindingType]) -> dict[str, set[str]]:
+    """key → the ids that answer to it after `keymap`."""
+    answering: dict[str, set[str]] = {}
+    for binding in bound_actions(items):
+        keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+        for key in keys.split(","):
+            if key.strip() and binding.id:
+                answering.setdefault(key.strip(), set()).add(binding.id)
+    return answering
+
+
+def clashes(keymap: Mapping[str, str], items: Iterable[BindingType]) -> list[str]:
+    """Keys the keymap gives to a binding that another one active at the same time already answers to
+    ("q: push and quit"), so a remap never silently takes quit's key; clashes the defaults have on purpose
+    (the journal's own / and escape) are not the user's and are not said."""
+    items = list(items)
+    before = _answering({}, items)
+    after = _answering(keymap, items)
+    return [f"{key}: {' and '.join(sorted(ids))}" for key, ids in sorted(after.items())
+            if len(ids) > 1 and ids != before.get(key)]
+
+
+def keymap_problems(keymap: Mapping[str, str], scopes: Iterable[Iterable[BindingType]]) -> list[str]:
+    """What the panel says at start about `[ui.keymap]`: ids that name no binding (of `scopes` or the widgets'),
+    keys given to two bindings of the main screen at once."""
+    if not keymap:
+        return []
+    problems: list[str] = []
+    bad = unknown_ids(keymap, [*scopes, *WIDGET_SCOPES.values()])
+    if bad:
+        problems.append(f"[ui.keymap] names no such binding: {', '.join(bad)}. See ? for the ids.")
+    keyless = sorted(name for name, keys in keymap.items() if name not in bad and not keys.replace(",", "").strip())
+    if keyless:
+        problems.append(f"[ui.keymap] leaves {', '.join(keyless)} with no key: the palette (ctrl+p) still runs it.")
+    taken = clashes(keymap, [*APP_BINDINGS, *MAIN_SCREEN_BINDINGS, *JOURNAL_BINDINGS])
+    if taken:
+        problems.append(f"[ui.keymap] gives one key to two bindings ({'; '.join(taken)}): one of them will not "
+                        "answer. Choose another key in the config.")
+    return problems

@@ -134,7 +134,8 @@ class LoopScreen(Screen[None]):
             return
         self._end_wait()
         self.marker("healthy", after="ready")  # below the server's "fired up" line, which the journal may bring later
-        self.notify("Server is healthy." + ("" if self.auto_bench else " Press b to benchmark."))
+        offer = not self.auto_bench and self.busy in (Busy.IDLE, Busy.START, Busy.PUSH, Busy.RESTART, Busy.ROLLBACK)
+        self.notify("Server is healthy." + (" Press b to benchmark." if offer else ""))  # not in a sweep: b is refused
         self._bench_when_idle = self.auto_bench and self.busy is Busy.PUSH
 
     @on(lm.RolledBackMessage)

@@ -45,12 +45,12 @@ from specdec_tui.ui.widgets.keyed_table import cell_plain, keyed_table
 
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("value", "value"),
-    ("status", "status"),
     ("runs", "ok/fail"),
     ("c1", "low-c tok/s"),
     ("req", "req p50"),
     ("mrr", "max_run_req"),
     ("high", "high-c tok/s"),
+    ("status", "status"),  # last: "bench c=32 20/32" pushed the high-c figure off 80 columns
 )
 
 
@@ -310,11 +310,11 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         if choice is not None and (mark := choice.mark(value)):  # ★ only when the intervals separate (issue 33)
             status, style = f"{status} {mark}", rich_style(Tone.GOOD, bold=True) if choice.clear else "yellow"
         runs = f"{point.ok}/{point.failed}" if point else MISSING
-        return [Text(value, justify="right"), Text(status, style=style), Text(runs, justify="right"),
+        return [Text(value, justify="right"), Text(runs, justify="right"),
                 Text(fmt_num(point.low_c_tok_s) if point else MISSING, justify="right"),
                 Text(fmt_num(point.per_request_tok_s) if point else MISSING, justify="right"),
                 Text(fmt_int(point.max_running_requests) if point else MISSING, justify="right"),
-                Text(fmt_num(point.high_c_tok_s) if point else MISSING, justify="right")]
+                Text(fmt_num(point.high_c_tok_s) if point else MISSING, justify="right"), Text(status, style=style)]
 
     def _refresh_curves(self) -> None:
         points = self._points()

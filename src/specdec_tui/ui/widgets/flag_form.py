@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
 from specdec_tui.core.flags import FLAGS, Issue
-from specdec_tui.core.long_words import clip_long_words
+from specdec_tui.core.long_words import clip_long_words, clip_quote
 from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
 
 # The rows always shown, in this order (SGLang flag names without "--").
@@ -86,16 +86,16 @@ def pasted_value(flag: str, text: str) -> Pasted:
     if not words[0].startswith("--"):
         if len(words) == 1:
             return Pasted(insert=True)
-        return Pasted(refused=f"Several words ({line}): --{flag} takes one value. Nothing was written.")
+        return Pasted(refused=f"Several words ({clip_quote(line)}): --{flag} takes one value. Nothing was written.")
     name, eq, value = words[0][2:].partition("=")
     if name != flag:
-        return Pasted(refused=f"It sets --{name}: this field takes a value of --{flag}. Nothing was written.")
+        return Pasted(refused=f"It sets --{clip_quote(name)}: this field takes a value of --{flag}. Nothing was written.")
     rest = words[1:]
     if eq and not rest and value:
         return Pasted(value=value)
     if not eq and len(rest) == 1 and not rest[0].startswith("--"):
         return Pasted(value=rest[0])
-    return Pasted(refused=f"Not one value ({line}): --{flag} takes one. Nothing was written.")
+    return Pasted(refused=f"Not one value ({clip_quote(line)}): --{flag} takes one. Nothing was written.")
 
 
 class FlagInput(KeysFirstInput):

@@ -35,11 +35,11 @@ from specdec_tui.ui.widgets.table_rows import event_row_key
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "#"),
     ("time", "time"),
-    ("change", "changed"),
     ("c1", "total tok/s c=1"),  # not the trade-off's per-request p50: each names its figure
     ("cmax", "tok/s max c"),
     ("mrr", "max_run_req"),
     ("status", "status"),
+    ("change", "changed"),  # last: a label as wide as its change pushed the numbers and the status off 80 columns
 )
 _TONE_CLASS = {tone: f"trials--{tone.value}" for tone in Tone}  # a status's colour: core.status_tone's
 Cell = tuple[str, "JustifyMethod | None", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
@@ -168,12 +168,12 @@ def _shown_cells(trial: Trial, previous: Trial | None, styles: dict[str, Style])
     return [
         (str(trial.id), "right", None),
         (when.astimezone().strftime("%H:%M:%S") if when else MISSING, None, None),
-        (shown_label(trial, previous), None, None),
         (fmt_num(at_one), "right", None),
         (f"{fmt_num(at_max.output_tok_s)} @{at_max.concurrency}" if at_max and at_max.measured else MISSING, "right",
          None),
         (fmt_int(mrr), "right", None),
         (status[:40], None, styles[status_class]),
+        (shown_label(trial, previous), None, None),
     ]
 
 

@@ -1,0 +1,27 @@
+"""At 80×24 the sweep screen keeps every figure column on screen: the status column ("bench c=32 20/32" while a
+level runs) came second and pushed the high-concurrency tok/s off the right edge ("high-c tok/", "404.")."""
+
+from __future__ import annotations
+
+from specdec_tui.core.terminal_codes import terminal_safe
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
+from specdec_tui.ui.textual_compat import full_frame_text
+
+from .test_ui_small_screens import sweep_screen
+from .ui_helpers import offline_app, started
+
+
+async def test_a_long_status_leaves_the_high_concurrency_column_on_screen() -> None:
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await sweep_screen(pilot)
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        screen._set_status("1", "bench c=32 20/32")  # what the screen writes while a value's c=32 level runs
+        for _ in range(3):
+            await pilot.pause()
+        lines = [terminal_safe(line) for line in full_frame_text(app).splitlines()]
+        header = next(line for line in lines if "ok/fail" in line)
+        assert "high-c tok/s" in header, lines
+        assert any("bench c=32" in line for line in lines), lines
