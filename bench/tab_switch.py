@@ -30,9 +30,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ref_tree import export_tree  # noqa: E402  (a sibling script, not a package)
+
+if TYPE_CHECKING:
+    from journal_flood import KeyLatency
+
+    from specdec_tui.ui.app import SpecdecApp
 
 KEYS = ("2", "3", "4", "5", "6", "1")
 TABS = {"1": "config", "2": "journal", "3": "health", "4": "bench", "5": "trials", "6": "fleet"}
@@ -55,17 +61,30 @@ def summary(path: Path) -> int:
 
 async def child(cycles: int) -> dict[str, float]:
     """In this process: the panel, N switches, what they cost."""
-    from journal_flood import KeyLatency, type_key
+    from journal_flood import KeyLatency
     from long_session import make_session
-    from textual.widgets import TabbedContent
 
     from specdec_tui.core.config import Config
-    from specdec_tui.ui.app import SpecdecApp, make_app
+    from specdec_tui.ui.app import make_app
+    from specdec_tui.ui.gc_policy import hold_collections, resume_collections
 
     counting = OUT_ENV in os.environ
+    hold_collections()  # the collector as the real program runs it (cli.tui_cmd): held until the panel settles
     app: SpecdecApp = make_app(Config(), None, make_session(20), session_path=None)
+    app.settles_heap = True
     timing = KeyLatency(app)
     result: dict[str, float] = {}
+    try:
+        await run(app, timing, cycles, counting, result)
+    finally:
+        resume_collections()
+    return result
+
+
+async def run(app: SpecdecApp, timing: KeyLatency, cycles: int, counting: bool, result: dict[str, float]) -> None:
+    from journal_flood import type_key
+    from textual.widgets import TabbedContent
+
     async with app.run_test(size=(160, 48), message_hook=timing.hook) as pilot:
         while app.main_or_none is None or not app.main.tabs_mounted:
             await pilot.pause(0.05)
@@ -94,7 +113,6 @@ async def child(cycles: int) -> dict[str, float]:
             result["instructions"] = sum(summary(path) for path in mark() - before) / len(times)
         result.update(cpu_ms=cpu * 1000 / len(times), p50_ms=statistics.median(times),
                       p90_ms=sorted(times)[int(len(times) * 0.9)], switches=len(times))
-    return result
 
 
 @dataclass(frozen=True)
