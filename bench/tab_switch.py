@@ -6,8 +6,8 @@ each tab shown once (first draws and lazy imports are not a switch's), then the 
 `--cycles` times as a terminal types them (`journal_flood.type_key`), each waited for until the first frame showing
 its tab (`journal_flood.KeyLatency`), then 20 ms of quiet. Counted: from before the first key to after the last,
 with the panel idle at both ends. The count marks its window with two calls of a C function the panel never calls
-(`PyOS_getsig`, through ctypes) and callgrind's `--dump-before` on it: the dumps made between the two marks add up
-to the switches' instructions. Counts repeat to ~1 % (timers that fire while valgrind runs 50× slower move them).
+(`os.sched_yield`) and callgrind's `--dump-before` on it: the dump made at the second mark holds the switches'
+instructions. Counts repeat to ~1 % (timers that fire while valgrind runs 50× slower move them).
 
 `--before REF` runs the package as of a git ref too (its src/ exported with `git archive`), interleaved with this
 checkout's, so a change is measured before and after in one run. Each measure is a process of its own.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import json
 import os
 import statistics
@@ -46,8 +45,8 @@ OUT_ENV = "TAB_SWITCH_CALLGRIND_OUT"  # the child's callgrind out-file (the coun
 
 
 def mark() -> set[Path]:
-    """A mark for callgrind (`--dump-before=PyOS_getsig` dumps the counts so far), and the dump files after it."""
-    ctypes.pythonapi.PyOS_getsig(ctypes.c_int(15))
+    """A mark for callgrind (`--dump-before=os_sched_yield*` dumps the counts so far), and the dump files after it."""
+    os.sched_yield()
     out = Path(os.environ[OUT_ENV])
     return set(out.parent.glob(out.name + ".*"))
 
@@ -110,7 +109,10 @@ async def run(app: SpecdecApp, timing: KeyLatency, cycles: int, counting: bool, 
         await pilot.pause()
         cpu = time.process_time() - cpu
         if counting:
-            result["instructions"] = sum(summary(path) for path in mark() - before) / len(times)
+            dumps = mark() - before
+            if not dumps:
+                raise RuntimeError("callgrind made no dump at the marks (valgrind's --dump-before did not match)")
+            result["instructions"] = sum(summary(path) for path in dumps) / len(times)
         result.update(cpu_ms=cpu * 1000 / len(times), p50_ms=statistics.median(times),
                       p90_ms=sorted(times)[int(len(times) * 0.9)], switches=len(times))
 
@@ -130,7 +132,7 @@ def run_child(tree: Tree, cycles: int, count: bool) -> dict[str, float]:
         if count:
             out = Path(tmp) / "cg.out"
             env[OUT_ENV] = str(out)
-            command = ["valgrind", "--tool=callgrind", "--dump-before=PyOS_getsig", f"--callgrind-out-file={out}",
+            command = ["valgrind", "--tool=callgrind", "--dump-before=os_sched_yield*", f"--callgrind-out-file={out}",
                        *command]
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     line = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
