@@ -6,6 +6,7 @@ Counted through public APIs: the screen's layout signal, the app's stylesheet, t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 import pytest
 from textual.css.stylesheet import Stylesheet
@@ -13,9 +14,12 @@ from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
+from specdec_tui.hosts.base import JournalRecord
 from tests.test_report_html import seed_session
 
 from .ui_helpers import offline_app, started, wait_for
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 async def test_a_switch_lays_out_once_and_restyles_only_the_tab_labels_and_the_focus(
@@ -85,3 +89,29 @@ async def test_showing_the_trials_tab_again_does_not_redraw_its_chart() -> None:
         width = chart.size.width
         await pilot.resize_terminal(120, 40)  # a real resize still redraws it, label placed for the new width
         await wait_for(pilot, lambda: chart.size.width != width and renders != [], "the chart drawn at its new width")
+
+
+async def test_a_hidden_journal_takes_its_lines_without_laying_the_screen_out_and_shows_them_all_when_shown() -> None:
+    """Behind another tab (the Bench tab all through a sweep) every batch of journal lines re-laid out the whole
+    screen (~9 ms each) for a view no one saw; the switch that shows the journal lays it out once, its scroll bar
+    and its last line there."""
+    app = offline_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("4")
+        await pilot.pause()
+        pane, log = app.main.journal_pane, app.main.query_one("#journal-log", Widget)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append, immediate=True)
+        for batch in range(6):  # past a screenful, a few lines at a time (as a server logs)
+            pane.add_records([JournalRecord(cursor=f"c{batch}-{i}", timestamp=T0, message=f"line {batch * 20 + i}")
+                              for i in range(20)])
+            lines = (batch + 1) * 20
+            await wait_for(pilot, lambda: log.virtual_size.height >= lines, f"batch {batch} taken")  # noqa: B023
+            await pilot.pause()
+        assert layouts == [], f"{len(layouts)} layouts of the screen for a hidden journal"
+        await pilot.press("2")
+        await pilot.pause()
+        assert log.is_on_screen and log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y  # following its end
+        assert log.show_vertical_scrollbar
+        assert "line 119" in "".join(strip.text for strip in log.render_lines(log.content_region.reset_offset))
