@@ -115,3 +115,39 @@ async def test_a_hidden_journal_takes_its_lines_without_laying_the_screen_out_an
         assert log.is_on_screen and log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y  # following its end
         assert log.show_vertical_scrollbar
         assert "line 119" in "".join(strip.text for strip in log.render_lines(log.content_region.reset_offset))
+
+
+async def test_the_bench_warnings_line_lays_the_screen_out_only_when_its_text_changes() -> None:
+    """`Static.update` lays the whole screen out; the warnings line was updated at every new run and every level,
+    with no warning at all (the line not even displayed) in most runs."""
+    from textual import messages
+
+    from specdec_tui.bench.events import LevelDone, LevelStarted
+    from specdec_tui.ui.widgets.bench_table import BenchTable
+    from tests.test_ui_widgets_bench import BenchHost, level
+
+    asked: list[Widget] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, messages.Layout) and isinstance(message.widget, Widget):
+            asked.append(message.widget)
+
+    app = BenchHost()
+    async with app.run_test(size=(120, 30), message_hook=hook) as pilot:
+        table = app.query_one(BenchTable)
+        line = table.query_one("#bench-warnings", Widget)
+        await pilot.pause()
+        asked.clear()
+        for _ in range(2):  # two runs, no warning
+            table.start_run([1, 4])
+            for c in (1, 4):
+                table.apply_event(LevelStarted(concurrency=c, planned=8))
+                table.apply_event(LevelDone(level(c, 200.0 * c)))
+            await pilot.pause()
+        assert line not in asked and not line.display
+        table.apply_event(LevelDone(level(4, 800.0, warnings=["acceptance looks inflated"])))
+        await pilot.pause()
+        assert line in asked and line.display and "inflated" in str(line.render())
+        table.start_run([1, 4])  # a new run: the line goes
+        await pilot.pause()
+        assert not line.display
