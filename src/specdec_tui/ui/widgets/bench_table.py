@@ -96,6 +96,7 @@ class BenchTable(Vertical):
         self.clock = clock  # how long a level has run, for its time left (a fixed one in snapshots)
         self.results: dict[int, LevelResult] = {}
         self.warnings: list[str] = []  # "c=1,4: note": one line per distinct note, however many levels share it
+        self._warnings_shown = ""  # what the warnings line shows (the widget is composed empty)
         self._notes: dict[str, list[int]] = {}
         self.status = "No benchmark yet — press b to run one."
         self._previous: dict[int, LevelResult] = {}
@@ -357,8 +358,14 @@ class BenchTable(Vertical):
         self._render_warnings()
 
     def _render_warnings(self) -> None:
+        """Only a change is drawn: `Static.update` lays the whole screen out, and with no warning (most runs) the
+        line is not even displayed — every level and every new run re-laid out the screen for nothing (issue 34)."""
+        text = "\n".join(f"⚠ {w}" for w in self.warnings)
+        if text == self._warnings_shown:
+            return
+        self._warnings_shown = text
         widget = self.query_one("#bench-warnings", Static)
-        widget.update("\n".join(f"⚠ {w}" for w in self.warnings))
+        widget.update(text)
         widget.set_class(not self.warnings, "-empty")
 
     def _set_status(self, text: str) -> None:

@@ -169,6 +169,12 @@ class LineView(ScrollView, can_focus=True):
         machine), on every write until `max_lines` are there (minutes of a server logging a few lines a second)."""
         if size == self.virtual_size:
             return
+        if self.is_mounted and not self.is_on_screen:
+            # a hidden tab's view (the journal behind the Bench tab all through a sweep): no layout now, the switch
+            # that shows it lays the screen out and sets the bars from this extent (ScrollView._size_updated);
+            # before, every write re-laid out the whole screen for a view no one saw (~9 ms each, issue 34)
+            self.set_reactive(LineView.virtual_size, size)
+            return
         view = self.scrollable_content_region.size
         bars_stay = (size.height > view.height) == self.show_vertical_scrollbar and (
             size.width > view.width) == self.show_horizontal_scrollbar

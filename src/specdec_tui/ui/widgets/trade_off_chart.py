@@ -37,6 +37,7 @@ class TradeOffChart(PlotextPlot):
         self._ticked_height = -1
         self._y_range = (0.0, 1.0)
         self._source: PointSource | None = None  # the points to compute once the chart is on screen (set_source)
+        self._drawn_width = -1  # the width the label was placed for (on_resize)
 
     def on_mount(self) -> None:
         self._draw()
@@ -68,8 +69,10 @@ class TradeOffChart(PlotextPlot):
 
     def on_resize(self) -> None:
         """The label's offset from its point is one cell of the chart's width: drawn while the tab was hidden
-        (no width yet), it stood ten cells off until the next draw."""
-        if self.selected is not None:
+        (no width yet), it stood ten cells off until the next draw. Only then: the Trials tab's every show sends
+        a Resize of the width the chart was drawn at, and redrawing it cost a switch to the tab ~5 ms (a plot
+        rebuilt and every row of the chart rendered again)."""
+        if self.selected is not None and self.size.width != self._drawn_width:
             self._draw()
 
     def set_points(self, points: list[TradeOffPoint], front: set[int]) -> None:
@@ -109,6 +112,7 @@ class TradeOffChart(PlotextPlot):
         plt.ylim(*y_range)  # the ticks (render) are placed within it
         self._y_range, self._ticked_height = y_range, -1
         chosen = next((p for p in self.points if p.trial_id == self.selected), None)
+        self._drawn_width = self.size.width
         if chosen is not None:
             right_half = chosen.c1_tok_s > sum(x_range) / 2  # label towards the middle, never off the edge
             # one character cell beside the point, in data units, so the label never covers its marker
