@@ -185,6 +185,10 @@ def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_host_are_importe
 FORM_FRAME_LATER = (
     "specdec_tui.hosts.base",  # loop.unit_push's types (a push comes with a host); with_secrets needs none of it
     "specdec_tui.core.unit_diff",  # the diff of an edit: the form's first frame shows the unit unedited
+    # judging the unit (the release's parser rebuilt, its start-up rules): the findings come a frame after the form
+    "specdec_tui.core.flags",
+    "specdec_tui.core.sglang_schema.argv_parser",
+    "specdec_tui.core.flag_rules",
 )
 
 FORM_FRAME_PROBE = """
