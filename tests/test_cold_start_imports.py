@@ -185,6 +185,10 @@ def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_host_are_importe
 FORM_FRAME_LATER = (
     "specdec_tui.hosts.base",  # loop.unit_push's types (a push comes with a host); with_secrets needs none of it
     "specdec_tui.core.unit_diff",  # the diff of an edit: the form's first frame shows the unit unedited
+    # judging the unit (the release's parser rebuilt, its start-up rules): the findings come a frame after the form
+    "specdec_tui.core.flags",
+    "specdec_tui.core.sglang_schema.argv_parser",
+    "specdec_tui.core.flag_rules",
 )
 
 FORM_FRAME_PROBE = """
@@ -235,3 +239,44 @@ def test_the_form_ready_frame_is_drawn_before_what_only_a_push_or_an_edit_needs_
     out = subprocess.run([sys.executable, "-c", FORM_FRAME_PROBE.format(later=(module,), session=session)],
                          capture_output=True, text=True, timeout=120, check=True, env=env)
     assert out.stdout.split()[-1:] == ["-"], f"{module} imported by the form-ready frame: {out.stdout}"
+
+
+OPTIONS_PROBE = """
+import argparse, asyncio
+from specdec_tui.cli import tui_cmd
+from specdec_tui.core.sglang_schema import schema
+from specdec_tui.ui.textual_compat import watch_frames
+
+built = []
+make = schema._option
+schema._option = lambda raw: built.append(raw["option_strings"][0]) or make(raw)
+app = tui_cmd.demo_app(argparse.Namespace(config=None, session=None, new_session=False))
+seen = []
+
+def form(screen, dropped):
+    if not seen and not dropped and type(screen).__name__ == "MainScreen" and screen.form_mounted:
+        seen.append(len(built))
+
+watch_frames(app, form)
+
+async def main():
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not seen:
+            await pilot.pause()
+    await app.host.close()
+
+asyncio.run(main())
+print(seen[0], len(schema.default_schema().options))
+"""
+
+
+def test_the_form_ready_frame_builds_only_the_release_options_it_looks_up_not_the_whole_table(tmp_path: Path) -> None:
+    """SGLang 0.5.23 declares 531 options; the demo's unit and the form's rows name ~15 (issue 34: building them all
+    was ~8 ms of the start). The rest are built when something reads the whole table (validation, `unit show`)."""
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    out = subprocess.run([sys.executable, "-c", OPTIONS_PROBE], capture_output=True, text=True, timeout=120,
+                         check=True, env=env)
+    built, declared = map(int, out.stdout.split()[-2:])
+    assert declared > 500, out.stdout
+    assert 0 < built < 40, f"{built} of {declared} options built by the form-ready frame"

@@ -196,3 +196,28 @@ def test_the_forms_rows_are_options_of_the_release_with_its_help() -> None:
     # --speculative-algorithm is a free string in 0.5.23's parser: the dropdown offers the builtins its help names
     assert algorithm_choices() == ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
     assert all(a in (schema.option("speculative-algorithm").help or "") for a in algorithm_choices())  # type: ignore[union-attr]
+
+
+def test_the_bundled_release_read_option_by_option_gives_what_it_gave_read_whole() -> None:
+    """The bundled schema builds an option when it is first looked up (the form's start, issue 34): every option,
+    spelling, prefix and FlagSpec is what the schema read whole gives, by name or as the whole table."""
+    from dataclasses import astuple
+    from importlib import resources
+
+    from specdec_tui.core.flag_table import FLAGS, release_flags, spec_for
+    from specdec_tui.core.sglang_schema.schema import default_schema, parse_schema
+
+    text = resources.files("specdec_tui.core.sglang_schema").joinpath("schemas", "0.5.23.json").read_text("utf-8")
+    whole, lazy = parse_schema(text), parse_schema(text, lazy=True)
+    for name in ("tp", "tp-size", "speculative-eagle", "cuda-graph-bs", "speculative-num-steps", "nonesuch"):
+        found, candidates = whole.resolve(name)
+        got, got_candidates = lazy.resolve(name)
+        assert (None if found is None else astuple(found)) == (None if got is None else astuple(got)), name
+        assert candidates == got_candidates, name
+        assert spec_for(name, whole) == spec_for(name, lazy), name
+    assert [astuple(o) for o in whole.options] == [astuple(o) for o in lazy.options]
+    assert list(whole.by_string) == list(lazy.by_string)
+    assert release_flags(whole) == release_flags(lazy) == dict(FLAGS)
+    assert all(FLAGS[name] is release_flags(default_schema())[name] for name in ("speculative-num-steps", "port"))
+    for key in ("tp", "--tp-size", "nonesuch"):  # an alias or a dashed name is no key of the table
+        assert key not in FLAGS

@@ -7,6 +7,7 @@ import gc
 import inspect
 from collections.abc import Callable
 
+import pytest
 import textual
 from rich.segment import Segment
 from rich.style import Style as RichStyle
@@ -233,6 +234,32 @@ async def test_a_field_built_with_the_compact_classes_is_the_compact_field_textu
                 f"compact_input_classes gives {sorted(prestyled.classes)}")
             assert prestyled.compact and prestyled.region.height == textual_built.region.height == 1, (
                 CHANGED + "a compact Input is no longer one row without a border")
+
+
+async def test_a_field_built_with_the_compact_classes_is_restyled_once_as_it_is_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each class Textual adds to (or removes from) a field as it builds it restyles the field at once; with
+    `compact_input_classes` only the `compact` reactive's own class is left to add (the Config form's rows, cold
+    start). Given `-textual-compact` too, the reactive removed it first (its default) and added it back: two."""
+    from textual.dom import DOMNode
+
+    restyled: list[str] = []
+    update = DOMNode.update_node_styles
+
+    def counted(node: DOMNode, animate: bool = True) -> None:
+        restyled.append(type(node).__name__)
+        update(node, animate)
+
+    class Built(App[None]):
+        def compose(self) -> ComposeResult:
+            monkeypatch.setattr(DOMNode, "update_node_styles", counted)
+            field = Input(value="3", compact=True, classes=compat.compact_input_classes("3"))
+            monkeypatch.setattr(DOMNode, "update_node_styles", update)
+            yield field
+
+    async with Built().run_test(size=(40, 6)) as pilot:
+        await pilot.pause()
+    assert restyled.count("Input") <= 1, CHANGED + f"a compact field was restyled {len(restyled)} times as it was built"
 
 
 def cycles_left_by(use: Callable[[Strip], object]) -> int:

@@ -102,19 +102,29 @@ def flag_spec(option: OptionSpec) -> FlagSpec:
 
 
 @cache
+def _spec_of(option: OptionSpec) -> FlagSpec:
+    """One FlagSpec per option (an option is hashed by identity): a name looked up and the whole table agree."""
+    return flag_spec(option)
+
+
+@cache
 def release_flags(schema: ReleaseSchema) -> dict[str, FlagSpec]:
     """Every option of a release as a FlagSpec, by name, in the release's declaration order."""
-    return {option.name: flag_spec(option) for option in schema.options}
+    return {option.name: _spec_of(option) for option in schema.options}
 
 
 class _DefaultFlags(Mapping[str, FlagSpec]):
-    """The default release's flags, read from its schema on first use (not at import: the panel's start)."""
+    """The default release's flags, read from its schema on first use (not at import: the panel's start). A flag
+    looked up by name builds that flag alone (the form's rows, issue 34); iterating builds the whole table."""
 
     def _flags(self) -> dict[str, FlagSpec]:
         return release_flags(default_schema())
 
     def __getitem__(self, key: str) -> FlagSpec:
-        return self._flags()[key]
+        option = default_schema().option(key) if isinstance(key, str) and not key.startswith("-") else None
+        if option is None or option.name != key:  # keyed by the release's name: an alias or `--name` is not a key
+            raise KeyError(key)
+        return _spec_of(option)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._flags())
@@ -142,7 +152,7 @@ def spec_for(name: str, schema: ReleaseSchema | None = None) -> FlagSpec | None:
     """The FlagSpec for a name, alias, prefix or `--name`; None when the release does not know it."""
     release = schema or default_schema()
     option, _ = release.resolve(bare(name))
-    return release_flags(release)[option.name] if option is not None else None
+    return _spec_of(option) if option is not None else None
 
 
 def groups(schema: ReleaseSchema | None = None) -> dict[str, list[FlagSpec]]:

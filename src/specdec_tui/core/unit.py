@@ -29,7 +29,7 @@ from specdec_tui.core.exec_start import (
     render_value,
     replace_span,
 )
-from specdec_tui.core.flags import canonical_name, takes_list
+from specdec_tui.core.flag_table import canonical_name, takes_list
 from specdec_tui.core.systemd_quote import quote_arg, split_prefixes, split_words
 from specdec_tui.core.unit_errors import UnitEditError, UnitSyntaxError
 from specdec_tui.core.unit_syntax import (

@@ -164,8 +164,9 @@ class SpecdecApp(InputInOrderApp, PanelActions):
             self.notify(self._theme_problem, severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_keymap(self.effective_keymap)
-        for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
-            self.notify(problem, severity="warning", timeout=10)
+        if self.effective_keymap:  # the scopes import every screen: only a [ui.keymap] to check pays for that
+            for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
+                self.notify(problem, severity="warning", timeout=10)
         self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:

@@ -7,9 +7,11 @@ The JSON is what `extract_snippet.py` prints; `tools/sglang_schema.py` writes th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import overload
 
 DEFAULT_VERSION = "0.5.23"
 FORMAT = 1
@@ -63,6 +65,54 @@ class OptionSpec:
         return "Deprecated" in self.action_class or (self.help or "").lstrip("(").startswith("Deprecated")
 
 
+class LazyOptions(Sequence[OptionSpec]):
+    """A bundled release's options, each built from its JSON when first asked for: the form's first frame needs
+    ~15 of 0.5.23's 531 (a unit's flags, the form's rows), and building them all was ~8 ms of the panel's start
+    (issue 34). Its spellings are indexed at once, so a name is looked up, and a prefix resolved, as before."""
+
+    def __init__(self, raw: list[dict[str, JsonValue]]) -> None:
+        self._raw = raw
+        self._built: list[OptionSpec | None] = [None] * len(raw)
+        self.positions = {str(string): k for k, option in enumerate(raw) for string in option["option_strings"]}  # type: ignore[union-attr]
+
+    @overload
+    def __getitem__(self, k: int) -> OptionSpec: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[OptionSpec]: ...
+    def __getitem__(self, k: int | slice) -> OptionSpec | Sequence[OptionSpec]:
+        if isinstance(k, slice):
+            return tuple(self[i] for i in range(len(self))[k])
+        built = self._built[k]
+        if built is None:
+            built = self._built[k] = _option(self._raw[k])
+        return built
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __iter__(self) -> Iterator[OptionSpec]:
+        return (self[k] for k in range(len(self._raw)))
+
+
+class _ByString(Mapping[str, OptionSpec]):
+    """A LazyOptions' options by spelling (the release's last option of a spelling, as the dict built of them)."""
+
+    def __init__(self, options: LazyOptions) -> None:
+        self._options = options
+
+    def __getitem__(self, string: str) -> OptionSpec:
+        return self._options[self._options.positions[string]]
+
+    def __contains__(self, string: object) -> bool:
+        return string in self._options.positions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._options.positions)
+
+    def __len__(self) -> int:
+        return len(self._options.positions)
+
+
 @dataclass(frozen=True, eq=False)  # one object per release read; kept in caches by identity
 class ReleaseSchema:
     """The schema of one release: its options in declaration order and the parser's own settings."""
@@ -70,14 +120,20 @@ class ReleaseSchema:
     version: str
     prog: str
     allow_abbrev: bool
-    options: tuple[OptionSpec, ...]
+    options: Sequence[OptionSpec]
     source: str = "bundled"  # "bundled", or where it came from ("host gpu-box", "cache")
-    by_string: dict[str, OptionSpec] = field(default_factory=dict, compare=False, repr=False)
+    by_string: Mapping[str, OptionSpec] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        """`by_string` is always made from `options` (what is passed for it is not read)."""
+        if isinstance(self.options, LazyOptions):
+            object.__setattr__(self, "by_string", _ByString(self.options))
+            return
+        by_string: dict[str, OptionSpec] = {}
         for option in self.options:
             for string in option.option_strings:
-                self.by_string[string] = option
+                by_string[string] = option
+        object.__setattr__(self, "by_string", by_string)
 
     def option(self, name: str) -> OptionSpec | None:
         """The option spelled exactly `name` (with or without "--"); None otherwise (prefixes: argv_parser)."""
@@ -117,8 +173,10 @@ def _option(raw: dict[str, JsonValue]) -> OptionSpec:
     )
 
 
-def parse_schema(text: str, source: str = "bundled") -> ReleaseSchema:
-    """The schema in a JSON text (the snippet's output); SchemaError when it is not one, with the snippet's error."""
+def parse_schema(text: str, source: str = "bundled", *, lazy: bool = False) -> ReleaseSchema:
+    """The schema in a JSON text (the snippet's output); SchemaError when it is not one, with the snippet's error.
+    `lazy`: each option built when first asked for (a bundled schema, checked by the tests; one read from a host
+    is checked whole here)."""
     try:
         raw = json.loads(text)
     except ValueError as err:
@@ -130,7 +188,7 @@ def parse_schema(text: str, source: str = "bundled") -> ReleaseSchema:
     if raw.get("format") != FORMAT or not isinstance(raw.get("options"), list):
         raise SchemaError(f"the schema's format is {raw.get('format')!r}, this panel reads format {FORMAT}")
     try:
-        options = tuple(_option(o) for o in raw["options"])
+        options: Sequence[OptionSpec] = LazyOptions(raw["options"]) if lazy else tuple(_option(o) for o in raw["options"])
     except (KeyError, TypeError) as err:
         raise SchemaError(f"an option of the schema lacks {err}") from None
     return ReleaseSchema(version=str(raw.get("version") or "unknown"), prog=str(raw.get("prog") or "sglang serve"),
@@ -148,7 +206,7 @@ def bundled_schema(version: str = DEFAULT_VERSION) -> ReleaseSchema:
     path = resources.files("specdec_tui.core.sglang_schema").joinpath("schemas", f"{version}.json")
     if not path.is_file():
         raise KeyError(version)
-    return parse_schema(path.read_text(encoding="utf-8"))
+    return parse_schema(path.read_text(encoding="utf-8"), lazy=True)
 
 
 def default_schema() -> ReleaseSchema:

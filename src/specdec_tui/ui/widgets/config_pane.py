@@ -7,7 +7,9 @@ back what it renders (no change event of a render is taken for an edit), never m
 cursor, and never replaces what the person is typing (a focused field keeps its own text; keys
 typed in the editor that the pane has not seen yet are taken into the text before a form edit
 applies). Every change is validated (`core.flags.validate`) and saved as a draft (debounced), so an
-edit survives a crash or a quit.
+edit survives a crash or a quit. The first render shows its findings a frame after the form's own (issue 34's
+cold start: judging a unit builds the release's parser, ~35 M instructions); `issues` judges on first read, so
+whatever acts on the findings (f, a push) has them at once.
 
 API keys never reach the screen or the draft file: the editor, the form and the diff show
 `<redacted>` (`core.redact`), and whatever comes back from them gets the real key restored from the
@@ -26,7 +28,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
-from specdec_tui.core.flags import Issue, apply_fix, validate_unit
+from specdec_tui.core.flag_issue import Issue
 from specdec_tui.core.redact import (
     REDACTED,
     SECRET_FLAGS,
@@ -128,7 +130,9 @@ class ConfigPane(Vertical):
         self.running_text = running_text
         self.text = running_text
         self.draft = draft
-        self.issues: list[Issue] = []
+        self._issues: list[Issue] = []
+        self._unjudged: UnitFile | None = None  # the unit rendered whose findings are not worked out yet
+        self._findings_later = True  # the first render's findings come a frame after the form's (cold start)
         self.schema: ReleaseSchema | None = None  # the host's SGLang release once learned; None: the bundled 0.5.23
         self.diff = ""
         self._draft_timer: Timer | None = None
@@ -138,7 +142,9 @@ class ConfigPane(Vertical):
         with Horizontal(id="config-columns"):
             with Vertical(id="config-left"):
                 yield FlagForm(redact_flags(self._parsed_flags()), id="flag-form")
-                yield Static("", id="config-issues", markup=False)
+                issues = Static("", id="config-issues", markup=False)
+                issues.display = False  # shown with the first findings (`_show_findings`), a frame after the form
+                yield issues
             with Vertical(id="config-right"):
                 yield UnitEditor(redact_text(self.text), id="unit-editor")
                 yield DiffView(id="diff-view")
@@ -170,6 +176,16 @@ class ConfigPane(Vertical):
     def dirty(self) -> bool:
         """True when the edit differs from what runs on the host (a push would change something)."""
         return self.text != self.running_text
+
+    @property
+    def issues(self) -> list[Issue]:
+        """The findings of the unit shown (judged here on first read after a render)."""
+        if self._unjudged is not None:
+            from specdec_tui.core.flags import validate_unit  # the release's parser and rules: after the form's frame
+
+            self._issues = list(validate_unit(self._unjudged, self.schema))
+            self._unjudged = None
+        return self._issues
 
     @property
     def errors(self) -> list[Issue]:
@@ -252,6 +268,8 @@ class ConfigPane(Vertical):
         issue = fix_offered(self.issues, self.query_one(FlagForm).last_flag)
         if not isinstance(issue, Issue):
             return issue
+        from specdec_tui.core.flags import apply_fix
+
         error = await self._edit(lambda unit: apply_fix(unit, issue))
         if error is not None:
             return f"Could not apply the fix: {error}"
@@ -293,19 +311,29 @@ class ConfigPane(Vertical):
             unit = UnitFile.parse(self.text)
             parsed = unit.flags()
         except UnitSyntaxError as err:
-            self.issues = [syntax_issue(err)]
+            self._issues, self._unjudged = [syntax_issue(err)], None
             flags = None
         else:
-            self.issues = list(validate_unit(unit, self.schema))
+            self._unjudged = unit
             flags = parsed
         form = self.query_one(FlagForm)
         if flags is not None:
             await form.show_values(redact_flags(flags))
             if not self.is_attached or not self.app.is_running:
                 return  # the app closing (or the host switched) while the rows were rebuilt: nothing left to show
-        form.show_issues(self.issues)
-        self._show_issue_list()
+        if self._findings_later:
+            self._findings_later = False
+            self.call_after_refresh(self._show_findings)
+        else:
+            self._show_findings()
         self.diff = self.query_one(DiffView).show(redact_text(self.running_text), redact_text(self.text), hidden_change=self.dirty)
+
+    def _show_findings(self) -> None:
+        """The findings under their rows and the count under the form (those of the unit shown now)."""
+        if not self.is_attached or not self.app.is_running:
+            return  # the app closed before the form's first frame: nothing to show them in
+        self.query_one(FlagForm).show_issues(self.issues)
+        self._show_issue_list()
 
     def _show_issue_list(self) -> None:
         """Issues of a form row are spelled out under that row; here a count, plus in full only what

@@ -24,7 +24,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
-from specdec_tui.core.flags import FLAGS, Issue
+from specdec_tui.core.flag_issue import Issue
+from specdec_tui.core.flag_table import FLAGS
 from specdec_tui.core.long_words import clip_long_words, clip_quote
 from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
 
