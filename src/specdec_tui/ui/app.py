@@ -164,9 +164,6 @@ class SpecdecApp(InputInOrderApp, PanelActions):
             self.notify(self._theme_problem, severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_keymap(self.effective_keymap)
-        if self.effective_keymap:  # the scopes import every screen: only a [ui.keymap] to check pays for that
-            for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
-                self.notify(problem, severity="warning", timeout=10)
         self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
@@ -193,6 +190,9 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         if self._started or message.main is not self.main_or_none:
             return  # a later screen (switch_host did it), or closing meanwhile
         self._started = True
+        if self.effective_keymap:  # checked after the first frame: the scopes import every screen
+            for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
+                self.notify(problem, severity="warning", timeout=10)
         self.show_trials()
         if self.settles_heap:
             self.call_after_refresh(self._settle_heap)  # every tab is built: what start-up made lives on
