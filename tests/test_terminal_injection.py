@@ -18,7 +18,7 @@ from specdec_tui.ui.app import make_app
 from specdec_tui.ui.textual_compat import full_frame_text
 from tests.tmux_session import program
 
-from .ui_helpers import OFFLINE_UNIT, wait_for
+from .ui_helpers import OFFLINE_UNIT, started, wait_for
 
 TITLE = "\x1b]0;PWNED\x07"  # OSC 0: the window title
 CLIPBOARD = "\x1b]52;c;cHduZWQ=\x07"  # OSC 52: write the clipboard
@@ -123,7 +123,8 @@ async def test_a_drawn_line_passes_textual_s_filters_and_the_terminal_safe_one_a
     from textual.strip import Strip
 
     app = make_app(Config(), None, hostile_session(), session_path=None)
-    async with app.run_test(size=(80, 24)):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)  # not closed in the middle of the form's build (Textual's Select raced that)
         filters = app.get_line_filters()
         assert len(filters) == 1 and app.get_line_filters()[0] is filters[0]
         drawn = Strip([Segment(f"a{TITLE}b", Style(color="red"))]).apply_filter(filters[0], Color(0, 0, 0))
