@@ -27,7 +27,16 @@ from specdec_tui.ui.textual_compat import watch_frames
 from specdec_tui.ui.widgets.stable_footer import StableFooter
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
-from .ui_helpers import OFFLINE_UNIT, demo_app, footer_text, offline_app, record_notifications, started, wait_for
+from .ui_helpers import (
+    OFFLINE_UNIT,
+    demo_app,
+    demo_ready,
+    footer_text,
+    offline_app,
+    record_notifications,
+    started,
+    wait_for,
+)
 
 # upstream: python/sglang/srt/entrypoints/http_server.py (the line SGLang logs once it serves)
 READY_LINE = "[2026-03-01 09:00:43] The server is fired up and ready to roll!"
@@ -157,8 +166,12 @@ async def test_p_typed_before_the_form_and_the_unit_exist_says_so(tmp_path: Path
     keys_before_the_form(app, "p")
     async with app.run_test(size=(120, 40), message_hook=form_state_hook(app, seen)) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: any(n.startswith("Not pushed: the unit is still being read") for n in notes),
-                       "the answer to p")
+        # answered once the form is there (ANSWERED_AFTER_FORM): the host's unit may be read by then or not — the
+        # answer says which, in words, either way (a CI run had the unit read first)
+        await wait_for(pilot, lambda: any(n.startswith(("Not pushed: the unit is still being read",
+                                                         "Nothing to push: the edit matches the unit on the host"))
+                                          for n in notes), "the answer to p")
+        await demo_ready(pilot, notes)  # not closed while the form takes the unit (Textual's Select raced it: CI)
     assert seen and all(seen)  # ANSWERED_AFTER_FORM
 
 
