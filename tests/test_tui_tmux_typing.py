@@ -84,3 +84,19 @@ def test_keys_sent_in_one_burst_with_tabs_land_in_the_fields_the_tabs_reach(tmux
     tmux.wait_for(lambda s: "Quit with an unpushed edit" in s, "quit's question")
     tmux.keys("y")
     assert "EXITED:0" in tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")
+
+
+def test_ctrl_q_at_the_question_about_an_earlier_draft_quits_and_the_draft_stays(tmux: Tmux) -> None:
+    """A draft saved by an earlier run is offered at start in a question; ctrl+q there did nothing (Textual stops
+    the app's keys at a question) and the keys after it waited for an answer."""
+    ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
+    draft = ws.unit_path.read_text().replace("--speculative-num-steps 1", "--speculative-num-steps 2")
+    drafts.save_draft("demo", ws.unit_name, draft)
+    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    tmux.start(program() + ["--demo"], env, width=80, height=24)
+    tmux.wait_for(lambda s: "Restore it?" in s, "the question about the draft")
+    tmux.keys("C-q")
+    final = tmux.wait_for(lambda s: "EXITED:" in s, "the program to exit")
+    assert "EXITED:0" in final and "Traceback" not in final, final
+    assert drafts.load_draft("demo", ws.unit_name) == draft
