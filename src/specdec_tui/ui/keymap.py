@@ -33,11 +33,12 @@ APP_BINDINGS: list[BindingType] = [
     Binding("M", "rate_search", "Rate", id="rate-search", tooltip="Max rate within SLO"),
     Binding("question_mark", "help", "Help", id="help", key_display="?"),
     Binding("q,ctrl+q", "quit", "Quit", id="quit"),
-    # Textual stops the app's keys at a question or a form on top (a modal screen): the draft question at start
-    # held ctrl+q. This one acts only there (PanelActions.check_action) and is priority, so only a key no field
-    # types; on the main screen `quit` answers it and the footer shows it.
-    Binding("ctrl+q", "quit_from_modal", "Leave from a question or form", id="quit-from-modal", priority=True,
-            show=False),
+]
+
+# Every question, form and the help (`ui/screens/panel_modal.PanelModal`): Textual stops the app's keys at a modal
+# screen, so without this quit's ctrl+q did nothing there (the draft question at start held it and every key after).
+MODAL_BINDINGS: list[BindingType] = [
+    Binding("ctrl+q", "app.quit", "Quit", id="quit-from-modal", show=False),
 ]
 
 MAIN_SCREEN_BINDINGS: list[BindingType] = [

@@ -42,8 +42,6 @@ class PanelActions(PanelState):
         self.host_actions.bench()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "quit_from_modal":
-            return self.screen.is_modal
         if action == "cancel_bench":
             return self.bench_running and self.screen is self.main_or_none and not self.host_actions.escape_is_local()
         if action in HOST_ACTIONS:
@@ -84,9 +82,6 @@ class PanelActions(PanelState):
 
     def action_rate_search(self) -> None:
         self.sessions.rate_search()
-
-    async def action_quit_from_modal(self) -> None:
-        await self.action_quit()
 
     async def action_quit(self) -> None:
         if self._quit_question is not None and self._quit_question in self.screen_stack:

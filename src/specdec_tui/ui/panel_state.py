@@ -20,7 +20,7 @@ from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui.input_order import InputInOrder
-from specdec_tui.ui.keymap import KeyRow, key_rows
+from specdec_tui.ui.keymap import MODAL_BINDINGS, KeyRow, key_rows
 from specdec_tui.ui.screens.main_screen import MainScreen
 from specdec_tui.ui.session_side import session_scopes
 from specdec_tui.ui.textual_compat import css_updates
@@ -250,7 +250,8 @@ class PanelState(App[None]):
         from specdec_tui.ui.screens.help_screen import HelpScreen
         from specdec_tui.ui.screens.unit_changed_screen import UnitChangedScreen
 
-        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Help": HelpScreen.BINDINGS,
+        return {"App": type(self).BINDINGS, "Main": MainScreen.BINDINGS, "Dialogs": MODAL_BINDINGS,
+                "Help": HelpScreen.BINDINGS,
                 "Confirm": ConfirmScreen.BINDINGS, "Error": ErrorScreen.BINDINGS, "Load form": BenchFormScreen.BINDINGS,
                 "Host's unit": UnitChangedScreen.BINDINGS, **session_scopes()}
 

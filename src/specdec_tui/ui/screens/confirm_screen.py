@@ -6,11 +6,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from specdec_tui.ui.screens.panel_modal import PanelModal
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(PanelModal[bool]):
     # "No" has the focus (Textual's public AUTO_FOCUS): a query in on_mount raised NoMatches when the app closed
     # while the question was being mounted (CI: a test ended on the question's arrival)
     AUTO_FOCUS = "#no"

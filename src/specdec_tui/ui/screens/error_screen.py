@@ -6,11 +6,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from specdec_tui.ui.screens.panel_modal import PanelModal
 
-class ErrorScreen(ModalScreen[None]):
+
+class ErrorScreen(PanelModal[None]):
     BINDINGS = [Binding("escape,enter,q", "close", "Close", id="error-close")]
     DEFAULT_CSS = """
     ErrorScreen { align: center middle; }

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
 from specdec_tui.core.long_words import clip_long_words
+from specdec_tui.ui.screens.panel_modal import PanelModal
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -24,7 +24,7 @@ FormT = TypeVar("FormT")  # the fields as typed (a frozen dataclass of strings)
 ResultT = TypeVar("ResultT")  # what the form dismisses with when it starts
 
 
-class FormScreen(ModalScreen[ResultT | None], Generic[FormT, ResultT]):
+class FormScreen(PanelModal[ResultT | None], Generic[FormT, ResultT]):
     """A modal form; subclasses name their fields (`fields_compose`), read them (`form`, through `field_values`)
     and turn them into the result (`result`, raising one of `ERRORS` with the words to show)."""
 

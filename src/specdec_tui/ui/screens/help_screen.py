@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from specdec_tui.ui.keymap import WIDGET_SCOPES, KeyRow, key_name, key_rows
+from specdec_tui.ui.screens.panel_modal import PanelModal
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(PanelModal[None]):
     """Lists `rows` in a table; escape, q or ? closes it."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help-close")]

@@ -9,13 +9,14 @@ from typing import Literal
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from specdec_tui.ui.screens.panel_modal import PanelModal
 
 Answer = Literal["keep", "take"]
 
 
-class UnitChangedScreen(ModalScreen[Answer | None]):
+class UnitChangedScreen(PanelModal[Answer | None]):
     BINDINGS = [
         Binding("k", "answer('keep')", "Keep mine", id="unit-changed-keep"),
         Binding("t", "answer('take')", "Take the host's", id="unit-changed-take"),
