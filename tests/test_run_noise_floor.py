@@ -129,8 +129,8 @@ def test_two_runs_whose_figures_read_the_same_are_said_equal_not_given_a_count_o
         v = compare_samples("per-request tok/s", "A", a, "B", b, unit=" tok/s")
         shown = v.text.split(" vs ")[0].split()[-2]  # A's figure as written: "per-request tok/s A 100.4 [..."
         assert v.winner is None and v.samples_needed is None, v.text
-        assert v.text.endswith(f": no clear difference: the figures are equal ({shown} tok/s each); no count of "
-                               "repeats would tell them apart (run-to-run noise ±3 %, the default)"), v.text
+        assert v.text.endswith(f"(over requests, with run-to-run noise ±3 %, the default): no clear difference: the "
+                               f"figures are equal ({shown} tok/s each); no count of repeats would tell them apart"), v.text
         assert "repeats each would tell" not in v.text
 
 

@@ -175,7 +175,7 @@ def _within_noise(a: Interval, b: Interval, noise: RunNoise, unit: str) -> Verdi
     diff = abs(a.estimate - b.estimate)
     need = max(2, math.ceil(((a.half_width + b.half_width) / diff) ** 2)) if diff > 0 else MANY_REPEATS + 1
     if need > MANY_REPEATS and equal_as_shown(a, b):
-        return Verdict(None, f"{equal_words(a, unit)} (run-to-run noise {noise.words})", equal=True)
+        return Verdict(None, equal_words(a, unit), equal=True)  # the noise is named once, in the intervals' words
     about = f"about {fmt_int(need)}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
     return Verdict(None, f"no clear difference: within run-to-run noise ({noise.words}); {about} repeats each "
                          f"would tell a {fmt_sig(diff)}{unit} difference", need, "repeats")
