@@ -137,6 +137,30 @@ def test_the_later_tabs_and_keys_still_bring_their_modules_when_used() -> None:
 # The panel itself, not only its imports: the modules loaded when the demo's first frame is written (a fresh
 # interpreter, the CLI's own `demo_app`, headless). What the first frame's widgets and footer ask for (a key's
 # check_action, a binding's screen) counts too.
+# The end every frame probe shares: the app run until `watched` has seen its frame (`seen`), then the demo's host
+# closed. A probe defines `app`, `seen` and `watched(screen, dropped)`, then prints what it found.
+UNTIL_SEEN = """
+watch_frames(app, watched)
+
+async def main():
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not seen:
+            await pilot.pause()
+    if app.has_host:
+        await app.host.close()
+
+asyncio.run(main())
+"""
+
+
+def run_probe(script: str, tmp_path: Path) -> str:
+    """What a frame probe printed, run in a fresh interpreter whose home and XDG folders are under `tmp_path`."""
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
+                          env=env).stdout
+
+
 FIRST_FRAME_PROBE = """
 import argparse, asyncio, sys
 from specdec_tui.cli.tui_cmd import demo_app
@@ -147,21 +171,12 @@ seen = []
 keys = []
 from specdec_tui.ui.textual_compat import watch_frames
 
-def first(screen, dropped):
+def watched(screen, dropped):
     # a frame written to the terminal: not one drawn inside the start-up batch, which Textual drops
     if not seen and not dropped and type(screen).__name__ == "MainScreen":
         seen.append(' '.join(m for m in heavy if m in sys.modules) or '-')
         keys.extend(str(key.description) for key in screen.query("FooterKey"))
-
-watch_frames(app, first)
-
-async def main():
-    async with app.run_test(size=(120, 40)) as pilot:
-        while not seen:
-            await pilot.pause()
-    await app.host.close()
-
-asyncio.run(main())
+""" + UNTIL_SEEN + """
 print(','.join(keys))
 print(seen[0])
 """
@@ -172,12 +187,9 @@ def test_the_demos_first_frame_is_drawn_before_the_loop_and_the_host_are_importe
     """The host is opened after the first frame, yet that frame's footer already offers what acts on it."""
     heavy = (*LOOP_HEAVY, *HOST_HEAVY, "specdec_tui.ui.screens.compare_screen", "specdec_tui.ui.commands",
              "specdec_tui.ui.screens.confirm_screen", "specdec_tui.hosts.local.journal", "orjson")
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    out = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE.format(heavy=heavy)], capture_output=True,
-                         text=True, timeout=120, check=True, env=env)
-    assert out.stdout.split()[-1:] == ["-"], out.stdout
-    assert {"Push", "Restart", "Rollback", "Bench"} <= set(out.stdout.split()[-2].split(",")), out.stdout
+    out = run_probe(FIRST_FRAME_PROBE.format(heavy=heavy), tmp_path)
+    assert out.split()[-1:] == ["-"], out
+    assert {"Push", "Restart", "Rollback", "Bench"} <= set(out.split()[-2].split(",")), out
 
 
 # The form-ready frame (issue 34 point 5: ≤ 1.5× the minimal app's first frame): the Config pane's modules come
@@ -205,21 +217,11 @@ else:
     app = tui_cmd.demo_app(argparse.Namespace(config=None, session=None, new_session=False))
 seen = []
 
-def form(screen, dropped):
+def watched(screen, dropped):
     # the first frame written with the Config pane shown: what the operator waits for before editing
     if not seen and not dropped and type(screen).__name__ == "MainScreen" and screen.form_mounted:
         seen.append(' '.join(m for m in later if m in sys.modules) or '-')
-
-watch_frames(app, form)
-
-async def main():
-    async with app.run_test(size=(120, 40)) as pilot:
-        while not seen:
-            await pilot.pause()
-    if not session:
-        await app.host.close()
-
-asyncio.run(main())
+""" + UNTIL_SEEN + """
 print(seen[0])
 """
 
@@ -234,11 +236,8 @@ def test_the_form_ready_frame_is_drawn_before_what_only_a_push_or_an_edit_needs_
         save_session(Session(host="demo", unit="sglang-demo.service", trials=[Trial(id=1, unit_text=OFFLINE_UNIT)]),
                      path)
         session = str(path)
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    out = subprocess.run([sys.executable, "-c", FORM_FRAME_PROBE.format(later=(module,), session=session)],
-                         capture_output=True, text=True, timeout=120, check=True, env=env)
-    assert out.stdout.split()[-1:] == ["-"], f"{module} imported by the form-ready frame: {out.stdout}"
+    out = run_probe(FORM_FRAME_PROBE.format(later=(module,), session=session), tmp_path)
+    assert out.split()[-1:] == ["-"], f"{module} imported by the form-ready frame: {out}"
 
 
 OPTIONS_PROBE = """
@@ -253,19 +252,10 @@ schema._option = lambda raw: built.append(raw["option_strings"][0]) or make(raw)
 app = tui_cmd.demo_app(argparse.Namespace(config=None, session=None, new_session=False))
 seen = []
 
-def form(screen, dropped):
+def watched(screen, dropped):
     if not seen and not dropped and type(screen).__name__ == "MainScreen" and screen.form_mounted:
         seen.append(len(built))
-
-watch_frames(app, form)
-
-async def main():
-    async with app.run_test(size=(120, 40)) as pilot:
-        while not seen:
-            await pilot.pause()
-    await app.host.close()
-
-asyncio.run(main())
+""" + UNTIL_SEEN + """
 print(seen[0], len(schema.default_schema().options))
 """
 
@@ -273,10 +263,7 @@ print(seen[0], len(schema.default_schema().options))
 def test_the_form_ready_frame_builds_only_the_release_options_it_looks_up_not_the_whole_table(tmp_path: Path) -> None:
     """SGLang 0.5.23 declares 531 options; the demo's unit and the form's rows name ~15 (issue 34: building them all
     was ~8 ms of the start). The rest are built when something reads the whole table (validation, `unit show`)."""
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    out = subprocess.run([sys.executable, "-c", OPTIONS_PROBE], capture_output=True, text=True, timeout=120,
-                         check=True, env=env)
-    built, declared = map(int, out.stdout.split()[-2:])
-    assert declared > 500, out.stdout
+    out = run_probe(OPTIONS_PROBE, tmp_path)
+    built, declared = map(int, out.split()[-2:])
+    assert declared > 500, out
     assert 0 < built < 40, f"{built} of {declared} options built by the form-ready frame"

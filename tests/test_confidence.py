@@ -50,9 +50,12 @@ def test_numbers_in_the_verdicts_words_have_thousands_separators_and_no_exponent
 
     rng = random.Random(7)
     a = [5000 + rng.gauss(0, 400) for _ in range(120)]
-    near = compare_samples("per-request tok/s", "A", a, "B", [x + 0.02 for x in a], unit=" tok/s", noise=None)
+    # half a tok/s apart: a difference the figures show (0.02 apart they read the same, and are said equal)
+    near = compare_samples("per-request tok/s", "A", a, "B", [x + 0.5 for x in a], unit=" tok/s", noise=None)
     assert near.winner is None and near.samples_needed is not None and near.samples_needed >= 1000, near
-    assert f"about {near.samples_needed:,} requests each would tell a 0.02 tok/s difference" in near.text, near.text
+    assert f"about {near.samples_needed:,} requests each would tell a 0.5 tok/s difference" in near.text, near.text
+    same = compare_samples("per-request tok/s", "A", a, "B", [x + 0.02 for x in a], unit=" tok/s", noise=None)
+    assert same.text.endswith("the figures are equal (5,012.7 tok/s each); no count of repeats would tell them apart")
     far = compare_samples("goodput", "A", [100_000.0, 160_000.0], "B", [101_234.0, 161_234.0], over="launches",
                           unit=" tok/s", noise=None)
     assert "a 1,234 tok/s difference" in far.text and "100,000.0" in far.text, far.text

@@ -118,3 +118,35 @@ def test_the_report_s_best_per_level_uses_the_session_s_own_repeats_of_one_unit(
     assert "with run-to-run noise ±1 %, measured over 3 repeats in this session" in best_confidence(repeated, 4)
     once = Session(host="h", unit="u", trials=[t(1, "a", 400.0), t(4, "b", 430.0)])
     assert "with run-to-run noise ±3 %, the default" in best_confidence(once, 4)
+
+
+def test_two_runs_whose_figures_read_the_same_are_said_equal_not_given_a_count_of_repeats() -> None:
+    """Two trials of one setting differ by hundredths of a tok/s; "more than 99 repeats each would tell a 0.01 tok/s
+    difference" read as if some count of repeats could. Equal as written, they are said equal."""
+    rng = random.Random(7)
+    a = one_run(rng, 100.0)
+    for b in (list(a), [x + 0.002 for x in a]):  # the very same figures, and hundredths of a tok/s apart
+        v = compare_samples("per-request tok/s", "A", a, "B", b, unit=" tok/s")
+        shown = v.text.split(" vs ")[0].split()[-2]  # A's figure as written: "per-request tok/s A 100.4 [..."
+        assert v.winner is None and v.samples_needed is None, v.text
+        assert v.text.endswith(f"(over requests, with run-to-run noise ±3 %, the default): no clear difference: the "
+                               f"figures are equal ({shown} tok/s each); no count of repeats would tell them apart"), v.text
+        assert "repeats each would tell" not in v.text
+
+
+def test_a_sweep_whose_two_values_ran_the_same_figures_says_they_are_equal_not_a_count_of_repeats() -> None:
+    rng = random.Random(3)
+    same = [100 * math.exp(rng.gauss(0, 0.01)) for _ in range(40)]
+
+    def trial(i: int, value: str) -> Trial:
+        return Trial(id=i, unit_text="x", status="ok", sweep={"flag": "f", "value": value, "repeat": 1},
+                     levels=[LevelResult(concurrency=1, requests=len(same), output_tok_s=100.0, tok_s_samples=same)])
+
+    choice = choose({"1": [trial(1, "1")], "2": [trial(2, "2")]})
+    assert choice.confidence is not None and choice.confidence.equal and choice.repeats_needed is None
+    assert choice.winner is not None
+    other = ({"1", "2"} - {choice.winner.value}).pop()
+    assert choice.headline("f") == (f"Pick: f {choice.winner.value} (no clear difference from {other}; the figures are "
+                                    "equal: no count of repeats would tell them apart)")
+    assert choice.mark(choice.winner.value) == (
+        "pick: no clear difference, the figures are equal: no count of repeats would tell them apart")

@@ -8,38 +8,31 @@ from specdec_tui.core.config import UIConfig
 from .ui_helpers import offline_app, record_notifications, started
 
 
-def _app_with(keymap: dict[str, str]):
+async def said_at_start(keymap: dict[str, str]) -> list[str]:
+    """Everything an offline panel with `keymap` as its `[ui.keymap]` says by the end of its start."""
     app = offline_app()
     app.config = type(app.config)(ui=UIConfig(keymap=keymap))
     app.effective_keymap = dict(keymap)
-    return app
-
-
-async def test_a_remap_onto_quits_key_is_said_and_names_both_bindings() -> None:
-    app = _app_with({"push": "q"})
     seen = record_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
         await pilot.pause()
+    return seen
+
+
+async def test_a_remap_onto_quits_key_is_said_and_names_both_bindings() -> None:
+    seen = await said_at_start({"push": "q"})
     said = " ".join(seen)
     assert "[ui.keymap]" in said and "q" in said and "push" in said and "quit" in said, seen
 
 
 async def test_the_journals_own_ids_are_not_called_unknown_and_a_clean_keymap_says_nothing() -> None:
-    app = _app_with({"journal.follow": "F", "push": "ctrl+t"})
-    seen = record_notifications(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await started(pilot)
-        await pilot.pause()
+    seen = await said_at_start({"journal.follow": "F", "push": "ctrl+t"})
     assert not [s for s in seen if "[ui.keymap]" in s], seen
 
 
 async def test_a_binding_left_with_no_key_is_said() -> None:
-    app = _app_with({"push": " , "})
-    seen = record_notifications(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await started(pilot)
-        await pilot.pause()
+    seen = await said_at_start({"push": " , "})
     assert any("[ui.keymap] leaves push with no key" in s for s in seen), seen
 
 

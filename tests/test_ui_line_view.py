@@ -8,6 +8,7 @@ import gc
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.geometry import Offset
+from textual.pilot import Pilot
 from textual.selection import Selection
 
 from specdec_tui.ui.widgets.line_view import LineView, PaintedLine, display_text
@@ -54,13 +55,19 @@ async def test_lines_show_oldest_first_and_the_oldest_leave_past_max_lines() -> 
         assert shown(view)[:4] == ["c", "d", "e", ""]  # no line of the old numbering painted in its place
 
 
+async def thirty_lines_at_the_end(app: ViewApp, pilot: Pilot[None]) -> LineView:
+    """The app's view holding 30 lines, scrolled to the last and painted."""
+    view = app.query_one(LineView)
+    view.write_lines([f"line {i}" for i in range(30)])
+    view.scroll_end(animate=False, immediate=True)
+    await pilot.pause()
+    return view
+
+
 async def test_a_line_is_painted_once_while_it_stays() -> None:
     app = ViewApp()
     async with app.run_test(size=(40, 6)) as pilot:
-        view = app.query_one(LineView)
-        view.write_lines([f"line {i}" for i in range(30)])
-        view.scroll_end(animate=False, immediate=True)
-        await pilot.pause()
+        view = await thirty_lines_at_the_end(app, pilot)
         first = len(app.painter.calls)
         assert 0 < first <= 2 * view.size.height  # the visible lines only, not the 30 written
         view.refresh()
@@ -80,10 +87,7 @@ async def test_painted_lines_a_restyle_drops_are_freed_at_once_not_left_to_the_c
     they stayed as cyclic garbage until a full collection walked them, while keys waited (issue 34)."""
     app = ViewApp()
     async with app.run_test(size=(40, 6)) as pilot:
-        view = app.query_one(LineView)
-        view.write_lines([f"line {i}" for i in range(30)])
-        view.scroll_end(animate=False, immediate=True)
-        await pilot.pause()
+        view = await thirty_lines_at_the_end(app, pilot)
         gc.collect()
         gc.disable()
         try:

@@ -130,6 +130,7 @@ class Verdict:
     samples_needed: int | None = None  # per side, to separate the intervals at the difference seen
     counts: str = "samples"  # what samples_needed counts: "requests", "repeats", "launches"
     noise: str | None = None  # the run-to-run floor the intervals carry ("±3 %, the default"); None: none
+    equal: bool = False  # the figures read the same and no count of repeats would tell them apart (equal_as_shown)
 
 
 def verdict(a_name: str, a: Interval | None, b_name: str, b: Interval | None, *, higher_is_better: bool = True,
@@ -144,19 +145,37 @@ def verdict(a_name: str, a: Interval | None, b_name: str, b: Interval | None, *,
     diff = abs(a.estimate - b.estimate)
     spread = a.half_width + b.half_width
     if diff <= 0 or spread <= 0:
-        return Verdict(None, "no clear difference (the same figure)")
+        return Verdict(None, equal_words(a, unit), equal=True) if diff <= 0 else Verdict(
+            None, "no clear difference (no spread to judge by)")
     need = math.ceil(max(a.n, b.n) * (spread / diff) ** 2)
+    if need > MANY_REPEATS * max(a.n, b.n) and equal_as_shown(a, b):
+        return Verdict(None, equal_words(a, unit), equal=True)
     return Verdict(None, f"no clear difference: the 95 % intervals overlap; about {fmt_int(need)} samples each would "
                          f"tell a {fmt_sig(diff)}{unit} difference", need)
+
+
+def equal_as_shown(a: Interval, b: Interval) -> bool:
+    """The two figures read the same as written ("41.2" each, `Interval.text`). With more repeats than anyone runs
+    needed to tell them apart, they are equal: two trials of one setting often differ by 0.01 tok/s, and "more than
+    99 repeats each would tell a 0.01 tok/s difference" read as if one could."""
+    return fmt_fixed(a.estimate, 1) == fmt_fixed(b.estimate, 1)
+
+
+EQUAL = "the figures are equal: no count of repeats would tell them apart"  # a sweep's pick says it so (sweep_rules)
+
+
+def equal_words(a: Interval, unit: str) -> str:
+    return (f"no clear difference: the figures are equal ({fmt_fixed(a.estimate, 1)}{unit} each); no count of repeats "
+            "would tell them apart")
 
 
 def _within_noise(a: Interval, b: Interval, noise: RunNoise, unit: str) -> Verdict:
     """Overlapping intervals that carry the run noise: repeats (not more requests) tell, and each repeat shrinks
     the whole widened interval as 1/sqrt(repeats)."""
     diff = abs(a.estimate - b.estimate)
-    if diff <= 0:
-        return Verdict(None, f"no clear difference (the same figure; run-to-run noise {noise.words})")
-    need = max(2, math.ceil(((a.half_width + b.half_width) / diff) ** 2))
+    need = max(2, math.ceil(((a.half_width + b.half_width) / diff) ** 2)) if diff > 0 else MANY_REPEATS + 1
+    if need > MANY_REPEATS and equal_as_shown(a, b):
+        return Verdict(None, equal_words(a, unit), equal=True)  # the noise is named once, in the intervals' words
     about = f"about {fmt_int(need)}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
     return Verdict(None, f"no clear difference: within run-to-run noise ({noise.words}); {about} repeats each "
                          f"would tell a {fmt_sig(diff)}{unit} difference", need, "repeats")
@@ -188,4 +207,4 @@ def compare_samples(what: str, a_name: str, a_values: Sequence[float], b_name: s
     how = f"over {over}, with run-to-run noise {floor.words}" if floor is not None else f"over {over}"
     text = f"{what} {a_name} {ia.text()} vs {b_name} {ib.text()} ({how}): {v.text}"
     return Verdict(v.winner, text.replace("samples each", f"{over} each"), v.samples_needed,
-                   v.counts if v.counts != "samples" else over, floor.words if floor is not None else None)
+                   v.counts if v.counts != "samples" else over, floor.words if floor is not None else None, v.equal)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, Verdict, compare_samples, measured_run_noise
+from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, EQUAL, Verdict, compare_samples, measured_run_noise
 from specdec_tui.core.latency import queue_note
 from specdec_tui.core.number_format import fmt_fixed, fmt_int
 from specdec_tui.core.session import Trial
@@ -111,6 +111,7 @@ class SweepChoice:
         if self.winner is None or self.clear:
             return ""
         more = (f"; about {fmt_int(self.repeats_needed)} repeats each would tell" if self.repeats_needed
+                else f"; {EQUAL}" if self.confidence is not None and self.confidence.equal
                 else "; no interval to tell them apart")
         return f"no clear difference from {self.runner_up}{more}"
 
@@ -120,7 +121,8 @@ class SweepChoice:
             return ""
         if self.clear:
             return "★ winner"
-        more = f", about {fmt_int(self.repeats_needed)} repeats would tell" if self.repeats_needed else ""
+        more = (f", about {fmt_int(self.repeats_needed)} repeats would tell" if self.repeats_needed
+                else f", {EQUAL}" if self.confidence is not None and self.confidence.equal else "")
         return f"pick: no clear difference{more}"
 
     def headline(self, flag: str) -> str:

@@ -28,6 +28,7 @@ from specdec_tui.core.session import Session
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.states import Busy
 from specdec_tui.ui import messages as m
+from specdec_tui.ui.exit_hold import ExitHold
 from specdec_tui.ui.first_trial_warmup import FirstTrialWarmup
 from specdec_tui.ui.fleet_feed import FleetFeed
 from specdec_tui.ui.gc_policy import HEAP_TICK_S, START_HOLD_MAX_S, HeapKeeper, resume_collections, settle_heap
@@ -112,6 +113,7 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self._trials_redraw_queued = False  # a TrialsStale redraw is queued (`_trials_stale`)
         self.compared_trial_id: int | None = None  # the trial under the Trials tab's cursor: the chart's comparison
         self._quit_question: ConfirmScreen | None = None
+        self.exit_hold = ExitHold()  # widgets being built: an exit waits for them (exit)
         self._saved_theme = config.ui.theme  # what the config file names (a palette pick is saved over it)
         # The real program (and the flood bench) freezes the start-up heap after the first frame (gc_policy);
         # off by default, so the test suite's hundreds of short-lived apps are collected as usual.
@@ -167,10 +169,9 @@ class SpecdecApp(InputInOrderApp, PanelActions):
         self.call_later(self._push_main_screen)  # the rest of the start follows its first frame (_main_screen_filled)
 
     def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
-        """Exit once a Config form being built is in place (`MainScreen.when_form_built`: at most the build's
-        ~60 ms); closed in the middle of it, Textual's Select raised NoMatches — a traceback instead of a quit."""
-        building = next((s for s in self.screen_stack if isinstance(s, MainScreen) and s.is_building_form), None)
-        if building is not None and building.when_form_built(lambda: super(SpecdecApp, self).exit(result, return_code, message)):
+        """Exit once the widgets being built are in place (`ui.exit_hold`: the Config form's build or a rebuild of
+        its rows, at most ~60 ms); closed in the middle of one, Textual's Select raised NoMatches — a traceback."""
+        if self.exit_hold.when_released(lambda: super(SpecdecApp, self).exit(result, return_code, message)):
             return
         super().exit(result, return_code, message)
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events
+
+from specdec_tui.loop.states import Busy
+from specdec_tui.ui.keymap import APP_BINDINGS, bound_actions
 from specdec_tui.ui.panel_state import PanelState
 
 if TYPE_CHECKING:
@@ -15,6 +19,12 @@ if TYPE_CHECKING:
 
 # The keys that act on the host; not offered where there is none (offline) or on the compare screen.
 HOST_ACTIONS = frozenset({"push", "restart", "rollback", "bench", "rate_search"})
+# What each host key would start: the loop's words when it cannot (`HostActions.refused`).
+HOST_ACTION_BUSY = {"push": Busy.PUSH, "restart": Busy.RESTART, "rollback": Busy.ROLLBACK, "bench": Busy.BENCH,
+                    "rate_search": Busy.RATE_SEARCH}
+# The long tasks that own the loop for minutes: while one runs the footer does not offer the host keys (they would
+# all be refused), and a host key pressed anyway still says why (`on_key`).
+TASKS = frozenset({Busy.SWEEP, Busy.TUNE, Busy.REPLAY, Busy.RATE_SEARCH})
 
 
 class PanelActions(PanelState):
@@ -22,6 +32,7 @@ class PanelActions(PanelState):
 
     sessions: SessionSide
     host_actions: HostActions
+    effective_keymap: dict[str, str]
     _quit_question: ConfirmScreen | None
 
     # -- actions: intents to the loop (ui.host_actions) ------------------------------------------
@@ -49,8 +60,27 @@ class PanelActions(PanelState):
             # footer does not offer what cannot happen there (False hides the key). Asked of the host and the
             # screen, not the loop or the compare screen's class: the first frame's footer is drawn before either
             # is imported.
-            return self.has_host and bool(getattr(self.screen, "HOST_KEYS", True))
+            # During a sweep, tune, replay or rate search every host key is refused: not offered either.
+            return self.has_host and bool(getattr(self.screen, "HOST_KEYS", True)) and self.busy not in TASKS
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A host key the footer does not offer during a task still says why when pressed: Textual skips a hidden
+        binding (`check_action` False) without a word, and a dimmed one (None) likewise. Runs before Textual's
+        own bindings of the key (the app's `_on_key`); a key another binding answers now is left to it."""
+        if self.busy not in TASKS or not self.has_host or event.key in self.screen.active_bindings:
+            return
+        action = self._host_action_of(event.key)
+        if action is not None:
+            self.host_actions.refused(HOST_ACTION_BUSY[action])
+
+    def _host_action_of(self, key: str) -> str | None:
+        """The host action `key` is bound to after the user's `[ui.keymap]`, if any."""
+        for binding in bound_actions(APP_BINDINGS):
+            keys = self.effective_keymap.get(binding.id or "", binding.key)
+            if binding.action in HOST_ACTIONS and key in (k.strip() for k in keys.split(",")):
+                return binding.action
+        return None
 
     def action_cancel_bench(self) -> None:
         self.host_actions.cancel()

@@ -11,7 +11,7 @@ The start sequence (issue 16, cold start ≤ 1.3× a minimal Textual app):
    frame back, so the form waits (`ui.first_paint.after_painted`) for a frame written with no batch open:
    that frame is on the terminal before anything heavy is built.
 2. `mount_form`, started right there in the screen's own message loop (a key typed meanwhile is answered once the
-   form is there; an exit waits for it, `when_form_built`): the Config pane (flag form, unit editor, diff) replaces
+   form is there; an exit waits for it, `ui.exit_hold`): the Config pane (flag form, unit editor, diff) replaces
    the preview, and the first flag field gets the focus unless the user moved meanwhile (another tab, another widget).
 3. after the form's frame, `mount_tabs`: the other tabs' content (charts, journal, health, tables, and
    their modules), then `TabsMounted` tells the app to fill the tabs and connect, so the host connection,
@@ -25,7 +25,6 @@ which include the form): each mounts once, later callers wait for that, and a ca
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from textual import events, on
@@ -36,6 +35,7 @@ from textual.reactive import Reactive
 from textual.widget import Widget
 from textual.widgets import Header, TabbedContent, TabPane, Tabs
 
+from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.first_paint import after_painted
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.screens.loop_screen import LoopScreen
@@ -118,8 +118,6 @@ class MainScreen(LoopScreen):
         self.running_text = running_text
         self.journal_lines = journal_lines
         self._form: asyncio.Event | None = None  # set once mount_form has put the Config pane in place
-        self._building = False  # mount_form is building the Config pane
-        self._after_build: list[Callable[[], None]] = []  # what waits for that build to end (when_form_built)
         self._mounting: asyncio.Event | None = None  # set once mount_tabs has put every tab's content in place
         self._health_views: list[HealthPane] = []  # mount_tabs's, kept: a query walked the whole screen (issue 34)
         self._composed = asyncio.Event()  # set on mount: the tab bar and the unit preview are there
@@ -152,26 +150,8 @@ class MainScreen(LoopScreen):
             await self._form.wait()
             return
         self._form = asyncio.Event()
-        self._building = True
-        try:
+        with exit_held(self.app):  # closed while the fields mounted, Textual's Select raised NoMatches
             await self._mount_form(self._form)
-        finally:
-            self._building = False
-            waiting, self._after_build = self._after_build, []
-            for then in waiting:
-                then()
-
-    @property
-    def is_building_form(self) -> bool:
-        return self._building
-
-    def when_form_built(self, then: Callable[[], None]) -> bool:
-        """Run `then` once the form being built is in place (or its build has failed) and say True; False, and
-        nothing kept, when no form is being built. The app's exit waits here: closed while the form's fields were
-        mounting, Textual's own Select looked for its parts already removed (NoMatches, a traceback on quit)."""
-        if self._building:
-            self._after_build.append(then)
-        return self._building
 
     async def _mount_form(self, built: asyncio.Event) -> None:
         await self._composed.wait()  # a message right after a switch of host: the preview comes first

@@ -19,13 +19,15 @@ from textual.widgets import DataTable, Footer, Static
 from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.sessions import SessionSummary, list_sessions
 
+# The file second, whole at 80 columns (last, it was cut to "20260301-0"); the unit, the longest label and the
+# same in most sessions, last (the detail line under the table shows the whole path of the highlighted row).
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("date", "started (UTC)"),
+    ("file", "file"),
     ("host", "host"),
-    ("unit", "unit"),
     ("trials", "trials"),
     ("best_c1", "best c=1 tok/s"),
-    ("file", "file"),
+    ("unit", "unit"),
 )
 
 
@@ -83,15 +85,15 @@ class SessionsScreen(Screen[Path | None]):
     @staticmethod
     def _cells(s: SessionSummary) -> list[Text]:
         if s.problem:
-            return [Text(MISSING), Text(MISSING), Text(MISSING), Text(MISSING, justify="right"),
-                    Text("unreadable", style="bold red"), Text(s.path.name)]
+            return [Text(MISSING), Text(s.path.name), Text(MISSING), Text(MISSING, justify="right"),
+                    Text("unreadable", style="bold red"), Text(MISSING)]
         return [
             Text(s.created.strftime("%Y-%m-%d %H:%M") if s.created else MISSING),
+            Text(s.path.name),
             Text(s.host or MISSING),
-            Text(s.unit or MISSING),
             Text(str(s.trials), justify="right"),
             Text(fmt_num(s.best_c1_tok_s) + (f"  ({s.best_c1_trial})" if s.best_c1_trial else ""), justify="right"),
-            Text(s.path.name),
+            Text(s.unit or MISSING),
         ]
 
     @on(DataTable.RowHighlighted, "#sessions-table")

@@ -87,7 +87,10 @@ class TuneScreen(Screen[object]):
     DEFAULT_CSS = """
     TuneScreen #tune-title { padding: 0 1; text-style: bold; height: auto; }
     TuneScreen #tune-form { height: 3; }
-    TuneScreen #tune-form Input { width: 1fr; }
+    TuneScreen #tune-form Input { width: 1fr; padding: 0 1; }
+    /* the search space is the longest text: the default whole at 80 columns, also beside the hosts field (a third
+       of the row cut it); the SLO's default whole there too */
+    TuneScreen #tune-form #tune-space { width: 2fr; min-width: 38; }
     TuneScreen #tune-form #tune-budget { width: 12; }
     TuneScreen #tune-form #tune-hosts { width: 1fr; }
     TuneScreen #tune-status, TuneScreen #tune-next, TuneScreen #tune-best { padding: 0 1; height: auto; }

@@ -27,6 +27,7 @@ from textual.widgets import Input, Label, Select, Static
 from specdec_tui.core.flag_issue import Issue
 from specdec_tui.core.flag_table import FLAGS
 from specdec_tui.core.long_words import clip_long_words, clip_quote
+from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
 
 # The rows always shown, in this order (SGLang flag names without "--").
@@ -270,8 +271,8 @@ class FlagForm(VerticalScroll):
             before = screen.focused if screen is not None else None
             self._rebuilding = True
             try:
-                with self.prevent(Input.Changed, Select.Changed):
-                    await self.recompose()
+                with self.prevent(Input.Changed, Select.Changed), exit_held(screen.app if screen is not None else None):
+                    await self.recompose()  # an exit waits for the new rows: torn down meanwhile, a Select raised
             finally:
                 self._rebuilding = False
             wanted, self._focus_wanted = kept or self._focus_wanted, False

@@ -79,6 +79,7 @@ class HealthPane(VerticalScroll):
         self._shown: dict[str, str | Text] = {}  # what each section shows now, or once the pane is shown (`_set`)
         self._unshown: set[str] = set()  # sections changed while the pane was off screen
         self._painted: dict[str, str | Text] = {}  # what each section's Static holds (the last `update`)
+        self._empty_unshown: dict[str, bool] = {}  # `-empty` classes wanted while the pane was off screen
 
     def compose(self) -> ComposeResult:
         yield Static("? UNKNOWN — no health check yet", id="health-badge")
@@ -150,10 +151,9 @@ class HealthPane(VerticalScroll):
         self._render_wait()
 
     def _render_wait(self) -> None:
-        widget = self.query_one("#health-wait", Static)
         if self._wait is None:
             self._set("wait", "")
-            widget.set_class(True, "-empty")
+            self._set_empty("wait", True)
             return
         began, timeout_s = self._wait
         elapsed = max(0.0, self.clock() - began)
@@ -164,7 +164,7 @@ class HealthPane(VerticalScroll):
         phase = stats.phase if stats and stats.phase and not stale else "waiting for the journal"
         bar = text_bar(min(elapsed / timeout_s, 1.0) if timeout_s > 0 else 0.0, 16)
         self._set("wait", f"Waiting for ready: {duration_words(elapsed)} of {duration_words(timeout_s)} {bar} · {phase}")
-        widget.set_class(False, "-empty")
+        self._set_empty("wait", False)
 
     @property
     def wait_text(self) -> str:
@@ -173,7 +173,7 @@ class HealthPane(VerticalScroll):
     def update_gpus(self, gpus: list[GpuFact]) -> None:
         lines = [_gpu_line(gpu) for gpu in gpus]
         self._set("gpus", "\n".join(lines))
-        self.query_one("#health-gpus").set_class(not lines, "-empty")
+        self._set_empty("gpus", not lines)
 
     # -- sections --------------------------------------------------------------------------------
 
@@ -216,7 +216,7 @@ class HealthPane(VerticalScroll):
         if not text and self._snapshot and self.state == "failing" and self._snapshot.detail:
             text = f"Failing: {self._snapshot.detail}"
         self._set("error", Text(text))
-        self.query_one("#health-error").set_class(not text, "-empty")
+        self._set_empty("error", not text)
 
     def _set(self, section: str, content: str | Text) -> None:
         """Show `content` in a section. Nothing happens when it is what the section shows already; the screen
@@ -232,11 +232,22 @@ class HealthPane(VerticalScroll):
             return
         self._paint(section)
 
+    def _set_empty(self, section: str, empty: bool) -> None:
+        """Hide (`-empty`) or show a section. Off screen, like its text, once the pane is shown: each toggle changes
+        the section's display, and Textual lays the whole screen out for it (a sweep's every restart toggled the
+        wait line of three panes, two or three of them hidden behind other tabs)."""
+        if self.is_on_screen:
+            self._empty_unshown.pop(section, None)
+            self.query_one(f"#health-{section}", Static).set_class(empty, "-empty")
+        else:
+            self._empty_unshown[section] = empty
+
     def _paint(self, section: str) -> None:
         """Put the section's text in its Static; laid out again only when it takes other rows than before."""
         content, old = self._shown[section], self._painted.get(section)
         widget = self.query_one(f"#health-{section}", Static)
-        widget.update(content, layout=old is None or not same_rows(old, content, widget.content_size.width))
+        # a section not displayed (`-empty`) takes no rows: laid out when it is displayed (its class changes)
+        widget.update(content, layout=widget.display and (old is None or not same_rows(old, content, widget.content_size.width)))
         self._painted[section] = content
 
     def on_show(self) -> None:
@@ -246,6 +257,9 @@ class HealthPane(VerticalScroll):
         for section in self._unshown:
             self._paint(section)
         self._unshown.clear()
+        for section, empty in self._empty_unshown.items():
+            self.query_one(f"#health-{section}", Static).set_class(empty, "-empty")
+        self._empty_unshown.clear()
 
 
 _BADGE_ICON = {"ready": "●", "warming up": "◕", "loading": "◐", "starting": "◔", "failing": "✖", "down": "○"}
