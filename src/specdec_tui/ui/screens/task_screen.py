@@ -49,6 +49,7 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
+        self.cancelling = False  # escape was pressed: the task is putting back the unit that ran before
         self.outcome: OutcomeT | None = None
         self.log_lines: list[str] = []
         self.started = time.monotonic()  # the task's start, for the time left
@@ -98,6 +99,7 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
 
     def action_close(self) -> None:
         if self.running:
+            self.cancelling = True
             self.say(f"cancelling: the {self.TASK} puts back the unit that ran before…")
             self.workers.cancel_group(self, self.TASK)
             return
