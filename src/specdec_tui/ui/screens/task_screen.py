@@ -86,7 +86,12 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
     @on(TaskCancelled)
     def _task_cancelled(self, _: TaskCancelled) -> None:
         self.running = False
+        self.say(f"{self.TASK} cancelled")  # the status line said the restore's "restoring…" for good
         self.show_result(self.cancelled_words())
+        self.show_cancelled()
+
+    def show_cancelled(self) -> None:
+        """What a task's own rows show once it is cancelled (a sweep's value cut short); nothing by default."""
 
     def failed_words(self, reason: str) -> str:
         """The result text of a task stopped by an error (a task that pushes nothing says so instead)."""
