@@ -207,6 +207,15 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
         raise CliError(f"--url must start with http:// or https:// (got {base_url!r})")
     if not base_url.isprintable() or any(char.isspace() for char in base_url):  # the HTTP client's traceback else
         raise CliError(f"--url holds a space or a control character (got {base_url!r}): write the URL alone")
+    try:  # a bracket left open, a bad port: the HTTP client's traceback; no host: "every request failed"
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - read for its ValueError
+        problem = "" if parts.hostname else "it names no host"
+    except ValueError as err:
+        problem = str(err)
+    if problem:
+        raise CliError(f"--url is not a server's address (got {base_url!r}: {problem}); write it as "
+                       "http://HOST:PORT, e.g. http://127.0.0.1:30000")
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
