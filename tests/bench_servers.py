@@ -32,6 +32,7 @@ WORDS = (
 @dataclass
 class ServerSpec:
     mode: str = "normal"  # normal|nousage|final_usage|http500|reset|stall|event_error|error_json|garbage|degenerate|odd_sse
+    # |endless_event (after the good chunks, bytes without an event's end: a file or a page at the URL)
     # or a usage that lies (USAGE_LIES): inflated (1,000× the tokens), decreasing, negative, far (ends early
     # claiming max_tokens)
     pattern: tuple[int, ...] = (1, 3, 2, 4)
@@ -106,7 +107,8 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
         for k in itertools.cycle(spec.pattern):
             if produced >= max_tokens or (spec.mode == "usage_far" and n_chunk == 2):
                 break
-            if n_chunk == spec.fail_after_chunks and spec.mode in ("reset", "stall", "event_error", "error_json", "garbage"):
+            if n_chunk == spec.fail_after_chunks and spec.mode in ("reset", "stall", "event_error", "error_json", "garbage",
+                                                                "endless_event"):
                 await _fail(resp, request)
                 return
             k = min(k, max_tokens - produced)
@@ -157,6 +159,9 @@ def make_app(spec: ServerSpec, stats: ServerStats) -> web.Application:
             await resp.write(_event({"error": {"message": "bad request state", "code": 500}}))
         elif spec.mode == "garbage":
             await resp.write(b"data: {not json at all\n\n")
+        elif spec.mode == "endless_event":
+            for _ in range(ENDLESS_CAP // 65536):  # until the client hangs up (or the cap)
+                await resp.write(b"A" * 65536)
 
     async def server_info(request: web.Request) -> web.Response:
         stats.gets.append(request.path)

@@ -317,3 +317,13 @@ async def test_a_slow_stream_that_keeps_sending_is_no_stall_and_a_silent_one_is(
         t0 = time.perf_counter()
         (lv,) = levels_of(await collect(srv.base_url, profile(requests=1, warmup=0, stall_timeout_s=0.3)))
     assert lv.error_kinds == {"stall": 1} and time.perf_counter() - t0 < 5
+
+
+async def test_a_stream_that_never_ends_its_event_fails_the_request_at_the_event_cap_not_at_the_timeout() -> None:
+    """A URL that answers with bytes and no event's end (a file, a page, a proxy's garbage): the reader kept every
+    byte and joined them again at each read (450 MB and a core for the request's whole 120 s timeout, found by
+    a newcomer's `bench --url`). Past EVENT_LIMIT bytes without an event's end the request fails, kind "oversized"
+    (before: "timeout", 40 s later)."""
+    async with RunningServer(ServerSpec(mode="endless_event")) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(requests=1, warmup=0, request_timeout_s=40.0)))
+    assert lv.error_kinds == {"oversized": 1} and lv.output_tokens == 0

@@ -24,6 +24,19 @@ ERROR_BODY_LIMIT = 2048
 _SLOW = object()  # marks an event block the fast path did not decode
 _STOP = object()  # a block that ends the request (its error is on the record)
 TEXT_SAMPLE_LIMIT = 8192  # characters of output kept per sampled request for the degeneracy check
+EVENT_LIMIT = 1 << 20  # bytes of one unfinished event; SGLang's largest (a usage or sglext chunk) is a few KB
+
+
+class OversizedEvent(Exception):
+    """More than EVENT_LIMIT bytes without an event's end: a file or a page at the URL, not an event stream (the
+    reader kept every byte and joined them again at each read until the request's timeout)."""
+
+
+def _joined(unfinished: bytes, raw: bytes) -> bytes:
+    """The unfinished event so far and the new bytes; called only when an event spans reads (not per chunk)."""
+    if len(unfinished) > EVENT_LIMIT:
+        raise OversizedEvent(f"over {EVENT_LIMIT >> 20} MB without an event's end: not an event stream")
+    return unfinished + raw
 
 
 @dataclass(slots=True)
@@ -90,6 +103,8 @@ def classify_exception(exc: BaseException) -> str:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     for e in chain:
+        if isinstance(e, OversizedEvent):
+            return "oversized"
         if isinstance(e, aiohttp.SocketTimeoutError):
             return "stall"
         if isinstance(e, aiohttp.ClientConnectorError):
@@ -210,7 +225,7 @@ async def _read_events(content: aiohttp.StreamReader, chat: bool, rec: RequestRe
         while raw := await readany():
             rec.last_read_ns = t = perf_counter_ns()  # byte arrival, before any parsing
             if buf:
-                raw = buf + raw
+                raw = _joined(buf, raw)
             if b"\r" in raw:
                 raw, held = without_cr(raw)
             *blocks, buf = raw.split(b"\n\n")

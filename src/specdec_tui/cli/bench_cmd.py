@@ -84,11 +84,12 @@ def run(args: argparse.Namespace) -> int:
         return run_rate_search(base_url, profile, api_key=api_key, model=args.model, as_json=args.json,
                                record=args if getattr(args, "record", False) else None)
     from specdec_tui.bench import run_benchmark
-    from specdec_tui.bench.events import RunDone
+    from specdec_tui.bench.events import LevelDone, RunDone
     from specdec_tui.cli.bench_output import JsonOut, LiveTable
 
     out = JsonOut(profile) if args.json else LiveTable(profile)
     done: RunDone | None = None
+    finished: list[LevelResult] = []  # the levels done so far: an interrupted --record keeps them
 
     async def go() -> None:
         nonlocal done
@@ -99,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             if isinstance(ev, RunDone):
                 ev = dataclasses.replace(ev, error=run_error(ev, base_url))
                 done = ev
+            elif isinstance(ev, LevelDone):
+                finished.append(ev.result)
             out.on_event(ev)
 
     try:
@@ -108,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         from specdec_tui.cli.interrupts import interrupted_by
 
         out.finish_cancelled()
+        if getattr(args, "record", False):  # the levels measured before the interrupt, as the panel keeps them
+            trial_id, path = asyncio.run(record_run(args, profile, finished, None, cancelled=True))
+            print(f"recorded as trial {trial_id} (cancelled) in {path}", file=sys.stderr)
         return 128 + interrupted_by()
     if done is None:
         raise CliError("the benchmark ended without a result")
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: list[LevelResult],
-                     error: str | None) -> tuple[int, Any]:
+                     error: str | None, *, cancelled: bool = False) -> tuple[int, Any]:
     """`--record`: the run as a trial of the host's current session (as the panel's b records one), with the
     unit the host runs; returns the trial id and the session file."""
     from specdec_tui.cli.session_arg import resolve_session
@@ -142,7 +148,8 @@ async def record_run(args: argparse.Namespace, profile: BenchProfile, levels: li
     finally:
         await host.close()
     trial.levels = levels
-    trial.status, trial.failure = ("failed", f"benchmark: {error}") if error else ("ok", "")
+    trial.status, trial.failure = (("failed", f"benchmark: {error}") if error
+                                   else ("cancelled", "") if cancelled else ("ok", ""))
     runner.record(trial)  # through the file's saver: the trials already in it are not serialised again
     with session_lock(path):  # the id the file gave it (its writer renumbers a copy when another took the id)
         merge_from_disk(session, path)
@@ -200,6 +207,15 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
         raise CliError(f"--url must start with http:// or https:// (got {base_url!r})")
     if not base_url.isprintable() or any(char.isspace() for char in base_url):  # the HTTP client's traceback else
         raise CliError(f"--url holds a space or a control character (got {base_url!r}): write the URL alone")
+    try:  # a bracket left open, a bad port: the HTTP client's traceback; no host: "every request failed"
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - read for its ValueError
+        problem = "" if parts.hostname else "it names no host"
+    except ValueError as err:
+        problem = str(err)
+    if problem:
+        raise CliError(f"--url is not a server's address (got {base_url!r}: {problem}); write it as "
+                       "http://HOST:PORT, e.g. http://127.0.0.1:30000")
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)

@@ -54,7 +54,7 @@ def add_panel_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--demo", action="store_true", help="run on the embedded demo host (simulated SGLang, no GPU, no SSH)")
     parser.add_argument("--headless", action="store_true", help="with --demo: run one full trial and print it, no UI")
     parser.add_argument("--nodes", type=int, default=1, metavar="N",
-                        help="with --demo: a cluster of N simulated nodes (one multi-node server on loopback)")
+                        help="with --demo: a cluster of N simulated nodes, 1 to 16 (one multi-node server on loopback)")
     parser.add_argument("--host", metavar="NAME", help="host from the config to open (default: the config's default_host)")
     parser.add_argument("--session", metavar="FILE", help="session file to open or continue")
     parser.add_argument("--new-session", action="store_true",

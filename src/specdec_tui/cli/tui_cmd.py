@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the host records are built with a host, not for an offline 
 
     from specdec_tui.hosts.base import Host
 
+MAX_DEMO_NODES = 16  # each node is a workspace and a simulated server on this machine
+
 
 def resolve_config(arg: str | None) -> Config:
     """--config, else $SPECDEC_TUI_CONFIG, else the user config file when it exists, else defaults."""
@@ -128,11 +130,14 @@ def _new(args: argparse.Namespace) -> bool:
 def run_demo(args: argparse.Namespace) -> int:
     """`--demo`: the panel on the embedded demo host; with `--headless`, one trial printed instead;
     with `--nodes N` (N >= 2), on a demo cluster of N nodes."""
-    nodes = getattr(args, "nodes", 1) or 1
+    nodes = getattr(args, "nodes", 1)
+    if nodes is None:
+        nodes = 1
+    if not 1 <= nodes <= MAX_DEMO_NODES:  # 0 was taken as 1; 100,000 made a workspace and a server each
+        raise CliError(f"--nodes must be 1 to {MAX_DEMO_NODES}, not {nodes} (each node is a simulated server "
+                       "on this machine)")
     if nodes > 1:
         return run_demo_cluster(args, nodes)
-    if nodes < 1:
-        raise CliError(f"--nodes must be 1 or more, not {nodes}")
     if args.headless:
         from specdec_tui.cli import demo_cmd
 

@@ -29,12 +29,15 @@ def strip_escapes(text: str) -> str:
 
 # The 8-bit forms: CSI (0x9b) and DCS / SOS / OSC / PM / APC strings up to ST (0x9c) or BEL.
 _C1_SEQUENCE = re.compile(r"\x9b[0-?]*[ -/]*[@-~]?|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x9c)?")
-# What is left to remove: C0 controls but tab and newline (NUL, BEL, BS, CR, SO/SI, ESC...), DEL and C1.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What is left to remove: C0 controls but tab and newline (NUL, BEL, BS, CR, SO/SI, ESC...), DEL and C1; and
+# Unicode's bidirectional embeddings, overrides and isolates and the Arabic letter mark ("Trojan Source"): in a
+# terminal that does bidi, U+202E turns the rest of a line around, so a value could read as another.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_safe(text: str) -> str:
-    """`text` as words only: no escape sequence (7- or 8-bit), no control character but tab and newline.
+    """`text` as words only: no escape sequence (7- or 8-bit), no control character but tab and newline, no bidi
+    control.
     The same string when there is nothing to remove."""
     if text.isprintable() or _CONTROL.search(text) is None:  # isprintable: the common case, in C
         return text

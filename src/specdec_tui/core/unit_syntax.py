@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from specdec_tui.core.unit_errors import UnitSyntaxError
 
 COMMENT_CHARS = "#;"
+LONG_LINE_MAX = 1 << 20  # systemd reads a unit line by line up to this many bytes: "Line too long", and no unit
 PHYSICAL_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 CONTINUATION_TAIL = re.compile(r"([ \t]*)\\\Z")
 
@@ -89,6 +90,9 @@ def parse_layout(text: str) -> tuple[tuple[Trivia, ...], tuple[Section, ...]]:
     while i < len(lines):
         number = i + 1
         content, _ = split_eol(lines[i])
+        if len(content) > LONG_LINE_MAX // 4 and len(content.encode()) > LONG_LINE_MAX:  # bytes, as systemd counts
+            raise UnitSyntaxError(f"the line is {len(content.encode()):,} bytes: systemd refuses a line over 1 MiB "
+                                  "(\"Line too long\") and the unit does not load", number)
         if i == 0:  # systemd skips a UTF-8 byte order mark before the first line; the text keeps it
             content = content.removeprefix("\ufeff")
         stripped = content.strip(" \t\r")

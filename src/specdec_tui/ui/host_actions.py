@@ -66,8 +66,10 @@ class HostActions:
             self.app.notify(f"Push refused: {len(pane.errors)} error(s) in the flags: {listed(pane.errors)}. "
                             "Fix them first (f applies a suggested fix).", severity="error", title="Push refused")
             return
-        if not pane.dirty:
-            self.app.notify("Nothing to push: the edit matches the unit on the host. Press r to restart anyway.", severity="warning")
+        if not pane.dirty:  # while a push restarts (its edit landed) r waits too: then say why, not "press r"
+            busy = self.app.trial_loop.refusal(Busy.RESTART)
+            self.app.notify(f"Nothing to push: the edit matches the unit on the host. {busy or 'Press r to restart anyway.'}",
+                            severity="warning")
             return
         if self.app.bench_running:
             def go(yes: bool | None) -> None:

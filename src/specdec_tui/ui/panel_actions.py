@@ -115,7 +115,8 @@ class PanelActions(PanelState):
 
     async def action_quit(self) -> None:
         if self._quit_question is not None and self._quit_question in self.screen_stack:
-            return  # already asking; answer that question
+            self._quit_question.action_answer(True)  # quit's key again at its own question: quit (the edit is a draft)
+            return
         if self.sessions.task_blocks_quit():
             return
         pane = await self.edit_pane()  # q right at start: the form (and any draft it holds) first

@@ -282,8 +282,12 @@ class SessionSide:
         running = next((s for s in app.screen_stack if isinstance(s, (TaskScreen, TuneScreen)) and s.running), None)
         if running is None:
             return False
-        app.notify(f"A {running.TASK} is running. Press escape on it to cancel (it puts back the unit that ran "
-                   f"before), then quit.", severity="warning", title="Not quitting yet")
+        if running.cancelling:  # escape was pressed: saying to press it again would be wrong
+            app.notify(f"The cancelled {running.TASK} is putting back the unit that ran before; quit once it says it "
+                       f"has.", severity="warning", title="Not quitting yet")
+        else:
+            app.notify(f"A {running.TASK} is running. Press escape on it to cancel (it puts back the unit that ran "
+                       f"before), then quit.", severity="warning", title="Not quitting yet")
         return True
 
     def _task_closed(self, _outcome: object) -> None:

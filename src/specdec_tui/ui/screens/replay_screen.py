@@ -129,6 +129,14 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         if self.current is not None:
             self._set_status(self.current, f"bench c={message.event.result.concurrency} done")
 
+    def show_cancelled(self) -> None:
+        """The trial cut short says "cancelled" and those not reached "skipped" (they kept "bench c=4", "pending")."""
+        for trial_id, status in list(self.status_by_id.items()):
+            if status == "pending":
+                self._set_status(trial_id, "skipped")
+        if self.current is not None:
+            self._set_status(self.current, "cancelled")
+
     @on(tm.ReplayDoneMessage)
     def _replay_done(self, message: tm.ReplayDoneMessage) -> None:
         self._done(message.event.outcome)

@@ -218,6 +218,15 @@ class SweepScreen(TaskScreen[SweepOutcome]):
             if status == "pending":
                 self._set_status(value, "skipped")
 
+    def show_cancelled(self) -> None:
+        """The value cut short says "cancelled" and those not reached "skipped" (the row kept its last progress,
+        "bench c=1 5/8"); a value that finished, or whose host failed, keeps what it says."""
+        for value, status in list(self.status_by_value.items()):
+            trials = self.trials_by_value.get(value, [])
+            if (trials and (len(trials) >= self.plan.repeats or trials[-1].status != "ok")) or status.endswith("failed"):
+                continue
+            self._set_status(value, "skipped" if status == "pending" else "cancelled")
+
     @on(tm.SweepDoneMessage)
     def _sweep_done(self, message: tm.SweepDoneMessage) -> None:
         self._done(message.event.outcome)

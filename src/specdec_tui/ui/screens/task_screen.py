@@ -49,6 +49,7 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
     def __init__(self) -> None:
         super().__init__()
         self.running = False
+        self.cancelling = False  # escape was pressed: the task is putting back the unit that ran before
         self.outcome: OutcomeT | None = None
         self.log_lines: list[str] = []
         self.started = time.monotonic()  # the task's start, for the time left
@@ -85,7 +86,12 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
     @on(TaskCancelled)
     def _task_cancelled(self, _: TaskCancelled) -> None:
         self.running = False
+        self.say(f"{self.TASK} cancelled")  # the status line said the restore's "restoring…" for good
         self.show_result(self.cancelled_words())
+        self.show_cancelled()
+
+    def show_cancelled(self) -> None:
+        """What a task's own rows show once it is cancelled (a sweep's value cut short); nothing by default."""
 
     def failed_words(self, reason: str) -> str:
         """The result text of a task stopped by an error (a task that pushes nothing says so instead)."""
@@ -98,6 +104,7 @@ class TaskScreen(Screen[object], Generic[OutcomeT]):
 
     def action_close(self) -> None:
         if self.running:
+            self.cancelling = True
             self.say(f"cancelling: the {self.TASK} puts back the unit that ran before…")
             self.workers.cancel_group(self, self.TASK)
             return

@@ -109,6 +109,7 @@ class TuneScreen(Screen[object]):
         self.hosts: tuple[str, ...] = (runner.host.info.name,)
         self.defaults = (space, slo, str(budget))
         self.running = False
+        self.cancelling = False  # escape was pressed: the tune is putting back the unit that ran before
         self.plan: TunePlan | None = None
         self.outcome: TuneOutcome | None = None
         self.base_text = ""
@@ -385,6 +386,7 @@ class TuneScreen(Screen[object]):
 
     def action_close(self) -> None:
         if self.running:
+            self.cancelling = True
             self._say("status", "cancelling: the tune puts back the unit that ran before…")
             self.workers.cancel_group(self, self.TASK)
             return
