@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.fleet import FleetRow
+from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 # Narrow-first order: what says a host is in trouble (its state, the doctor, journal errors) comes first, then what
@@ -81,7 +82,7 @@ class FleetTable(Vertical):
         self._details: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Text | str] = DataTable(id="fleet-data", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text | str] = FocusKeptTable(id="fleet-data")
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         yield table
