@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.fleet import FleetRow
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
 from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
@@ -58,7 +59,7 @@ def _cells(r: FleetRow, active: str) -> dict[str, str]:
 STATE_STYLE = {"ready": "bold green", "failing": "bold red", "unreachable": "bold red", "down": "dim"}
 
 
-class FleetTable(Vertical):
+class FleetTable(Vertical, AlikeRows):
     """One row per host; enter makes it the active host (see the module doc)."""
 
     DEFAULT_CSS = """
