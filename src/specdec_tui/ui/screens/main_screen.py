@@ -40,8 +40,9 @@ from specdec_tui.ui.first_paint import after_painted
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.screens.loop_screen import LoopScreen
 from specdec_tui.ui.textual_compat import focus_without_repaint
-from specdec_tui.ui.widgets.alike_rows import AlikeRows, draw_alike_rows_once
+from specdec_tui.ui.widgets.alike_rows import AlikeRows, PlainTabPane, draw_alike_rows_once
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+from specdec_tui.ui.widgets.strip_scroll_bar import draw_scroll_bars_as_strips
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
 if TYPE_CHECKING:  # mounted after the first frame (mount_form, mount_tabs), imported there; the properties cast
@@ -66,10 +67,6 @@ TABS: tuple[tuple[str, str], ...] = (
 )
 WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the Bench tab
 HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
-
-
-class PlainTabPane(TabPane, AlikeRows):
-    """A tab pane: its background, under its content, drawn as one row repeated (`ui.widgets.alike_rows`)."""
 
 
 class MainTabs(TabbedContent, AlikeRows):
@@ -211,6 +208,7 @@ class MainScreen(LoopScreen):
         self._mounting.set()
 
     def on_mount(self) -> None:
+        draw_scroll_bars_as_strips()  # every scroll bar of the app, from here on (the journal's: at every batch)
         self._composed.set()
         self._start_focus = self.focused
         after_painted(self, self._after_first_frame)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
+from textual.widgets import TabPane
 
 PLAIN_EDGES = ("", "none")
 
@@ -46,3 +47,7 @@ def draw_alike_rows_once(widget: Widget) -> None:
     wrapped on the instance, as the compositor calls it."""
     draw = widget.render_lines
     widget.render_lines = lambda crop: alike_rows(widget, crop, draw)  # type: ignore[method-assign]
+
+
+class PlainTabPane(TabPane, AlikeRows):
+    """A tab pane: its background, under its content, drawn as one row repeated."""
