@@ -23,7 +23,7 @@ from .ui_helpers import offline_app, started
 def containers(app: App[None]) -> list[Widget]:
     """The tab containers, and the tabs' own (their tables', the journal's and the health views' boxes)."""
     return list(dict.fromkeys([
-        app.screen.query_one(TabbedContent), app.screen.query_one(ContentSwitcher), *app.screen.query(TabPane),
+        app.screen, app.screen.query_one(TabbedContent), app.screen.query_one(ContentSwitcher), *app.screen.query(TabPane),
         *(widget for widget in app.screen.walk_children(Widget) if isinstance(widget, AlikeRows))]))
 
 

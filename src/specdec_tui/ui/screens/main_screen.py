@@ -93,7 +93,7 @@ def is_wide(width: int) -> bool:
     return width >= WIDE_MIN_COLUMNS
 
 
-class MainScreen(LoopScreen):
+class MainScreen(LoopScreen, AlikeRows):
     """Wide terminals show health beside the journal too: a start (loading → ready, or the error
     that failed it) reads in one glance with the lines that explain it."""
 

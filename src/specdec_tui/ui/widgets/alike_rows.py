@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.geometry import Region
+from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import TabPane
@@ -22,6 +23,8 @@ PLAIN_EDGES = ("", "none")
 def rows_alike(widget: Widget) -> bool:
     """Every row of `widget` is the same strip: a container drawing its background and nothing on it."""
     styles = widget.styles
+    if isinstance(widget, Screen) and styles.background.a < 1:
+        return False  # a see-through screen shows the one below it
     return (widget.is_container and str(styles.keyline[0]) == "none" and styles.hatch in (None, "none")
             and all(kind in PLAIN_EDGES for kind, _ in (*styles.border, *styles.outline)))
 
