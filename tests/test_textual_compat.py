@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gc
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 import textual
@@ -17,7 +19,7 @@ from textual.binding import Binding
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.widgets import Footer, Input
+from textual.widgets import DataTable, Footer, Input
 
 from specdec_tui.ui import textual_compat as compat
 from specdec_tui.ui.input_order import InputInOrder
@@ -305,3 +307,95 @@ def test_the_wrapped_strip_methods_answer_the_same_strips_and_leave_nothing_for_
     assert cycles_left_by(lambda strip: strip.divide([6])) == 0
     assert cycles_left_by(lambda strip: strip.crop_extend(0, 6, None)) == 0
     assert cycles_left_by(lambda strip: [strip.divide([2, 6]), strip.crop_extend(1, 8, None)]) == 0
+
+
+
+class Tables(App[None]):
+    """One table of five rows, a plain DataTable or the panel's FocusKeptTable."""
+
+    def __init__(self, kept: bool) -> None:
+        super().__init__()
+        self.kept = kept
+
+    def compose(self) -> ComposeResult:
+        from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
+
+        table = FocusKeptTable[str](id="table") if self.kept else DataTable[str](id="table", cursor_type="row")
+        table.add_columns("a", "b")
+        table.add_rows([(f"a{i}", f"b{i}") for i in range(5)])
+        yield table
+        yield Input()
+
+
+@contextmanager
+def cells_drawn(app: App[None], monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """The renderables the app's console draws meanwhile (a table's cells, one a call)."""
+    seen: list[object] = []
+    render_lines = app.console.render_lines
+    def counted(renderable: object, *args: Any, **kwargs: Any) -> Any:
+        seen.append(renderable)
+        return render_lines(renderable, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(app.console, "render_lines", counted)
+        yield seen
+
+
+async def test_table_rows_redrawn_drops_a_table_s_drawn_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert callable(getattr(DataTable, "_clear_caches", None)), CHANGED + "DataTable._clear_caches is gone"
+    async with Tables(kept=True).run_test() as pilot:
+        table = pilot.app.query_one(DataTable)
+        await pilot.pause()
+        region = table.content_region.reset_offset
+        with cells_drawn(pilot.app, monkeypatch) as cells:
+            table.render_lines(region)
+        assert cells == []  # drawn for the frame already
+        compat.table_rows_redrawn(table)
+        with cells_drawn(pilot.app, monkeypatch) as cells:
+            table.render_lines(region)
+        assert cells != [], CHANGED + "DataTable._clear_caches keeps drawn cells"
+
+
+def test_table_cell_styles_recomputed_clears_the_cell_styles_cache() -> None:
+    cached = getattr(DataTable, "_get_styles_to_render_cell", None)
+    assert cached is not None and callable(getattr(cached, "cache_clear", None)), (
+        CHANGED + "DataTable._get_styles_to_render_cell is no longer an lru_cache")
+    table = DataTable[str]()
+    table._get_styles_to_render_cell(False, False, False, False, False, True, False, True, True)
+    assert cached.cache_info().currsize > 0
+    compat.table_cell_styles_recomputed(table)
+    assert cached.cache_info().currsize == 0
+
+
+async def focus_away_and_back_drawn(kept: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """Cells a table draws as the focus leaves it and comes back, then as it is hidden and shown again."""
+    async with Tables(kept).run_test() as pilot:
+        app, table, field = pilot.app, pilot.app.query_one(DataTable), pilot.app.query_one(Input)
+        for _ in range(2):  # drawn in both focus states
+            table.focus()
+            await pilot.pause()
+            field.focus()
+            await pilot.pause()
+        with cells_drawn(app, monkeypatch) as focus_cells:
+            table.focus()
+            await pilot.pause()
+            field.focus()
+            await pilot.pause()
+        with cells_drawn(app, monkeypatch) as resize_cells:  # hidden and shown again: a Resize of the size it had
+            table.display = False
+            await pilot.pause()
+            table.display = True
+            await pilot.pause()
+            table.refresh()  # drawn again (as a tab's focus restyle asks): from its kept rows, or from scratch
+            await pilot.pause()
+        return len(focus_cells), len(resize_cells)
+
+
+async def test_textual_still_draws_a_table_again_after_a_focus_change_or_a_resize_of_its_size(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reason for `FocusKeptTable`: if this fails, Textual's DataTable keeps its drawn rows across a focus change
+    and a Resize of the same size, and FocusKeptTable can go (a plain DataTable again)."""
+    focus, resize = await focus_away_and_back_drawn(False, monkeypatch)
+    assert focus > 0, CHANGED + "a focus change no longer drops a DataTable's rows: FocusKeptTable can go"
+    assert resize > 0, CHANGED + "a Resize of the same size no longer drops a DataTable's rows: FocusKeptTable can go"
+    assert await focus_away_and_back_drawn(True, monkeypatch) == (0, 0)

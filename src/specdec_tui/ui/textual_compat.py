@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rich.style import Style
     from textual.binding import Binding
     from textual.screen import Screen
-    from textual.widgets import Footer
+    from textual.widgets import DataTable, Footer
 
 CHECKED_WITH = "8.2.8"
 
@@ -251,3 +251,18 @@ def strips_freed_without_the_collector() -> None:
     whole_or_cropped.specdec_original = crop_extend  # type: ignore[attr-defined]
     Strip.divide = whole_or_divided  # type: ignore[method-assign]
     Strip.crop_extend = whole_or_cropped  # type: ignore[method-assign]
+
+
+def table_rows_redrawn(table: DataTable[Any]) -> None:
+    """`DataTable._clear_caches()`: drops every drawn row, cell and line of a table. `FocusKeptTable` keeps them
+    across a restyle that changed nothing they show (its focus: the caches are keyed by the focus state already)
+    and drops them here when its looks did change (a theme). No public API drops them but a restyle, which is
+    what calls this."""
+    table._clear_caches()
+
+
+def table_cell_styles_recomputed(table: DataTable[Any]) -> None:
+    """`DataTable._get_styles_to_render_cell.cache_clear()`: the cursor's and header's cell styles, cached without
+    the focus state in their key (a focused table's cursor is coloured, a blurred one's dimmed). Textual clears them
+    on every restyle; `FocusKeptTable` does the same here while keeping the drawn rows, which are keyed by it."""
+    table._get_styles_to_render_cell.cache_clear()

@@ -33,14 +33,16 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import Reactive
 from textual.widget import Widget
-from textual.widgets import Header, TabbedContent, TabPane, Tabs
+from textual.widgets import ContentSwitcher, Header, TabbedContent, TabPane, Tabs
 
 from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.first_paint import after_painted
 from specdec_tui.ui.keymap import MAIN_SCREEN_BINDINGS
 from specdec_tui.ui.screens.loop_screen import LoopScreen
 from specdec_tui.ui.textual_compat import focus_without_repaint
+from specdec_tui.ui.widgets.alike_rows import AlikeRows, PlainTabPane, draw_alike_rows_once
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+from specdec_tui.ui.widgets.strip_scroll_bar import draw_scroll_bars_as_strips
 from specdec_tui.ui.widgets.unit_preview import UnitPreview
 
 if TYPE_CHECKING:  # mounted after the first frame (mount_form, mount_tabs), imported there; the properties cast
@@ -67,7 +69,7 @@ WIDE_MIN_COLUMNS = 140  # from here on health and bench sit side by side in the 
 HEALTH_VIEW = "health-view"  # class of every health pane (the Health tab's and the Bench tab's side copy)
 
 
-class MainTabs(TabbedContent):
+class MainTabs(TabbedContent, AlikeRows):
     """TabbedContent, but a focus that has already left a pane does not show that pane again.
 
     TabbedContent shows the pane of a widget focused in code, two messages later (`TabPane.Focused`). A focus
@@ -75,6 +77,9 @@ class MainTabs(TabbedContent):
     once by a tab key then switched the tab back: the key's tab was shown, then the stale message showed the
     old one. The tab key moves the focus out of the old pane (`MainScreen.action_show_tab`), so by the time the
     message comes the focus is no longer in its pane, and it is dropped."""
+
+    def on_mount(self) -> None:
+        draw_alike_rows_once(self.query_one(ContentSwitcher))  # under every tab pane: one row, repeated
 
     def on_tab_pane_focused(self, event: TabPane.Focused) -> None:
         focused = self.screen.focused
@@ -88,7 +93,7 @@ def is_wide(width: int) -> bool:
     return width >= WIDE_MIN_COLUMNS
 
 
-class MainScreen(LoopScreen):
+class MainScreen(LoopScreen, AlikeRows):
     """Wide terminals show health beside the journal too: a start (loading → ready, or the error
     that failed it) reads in one glance with the lines that explain it."""
 
@@ -129,10 +134,10 @@ class MainScreen(LoopScreen):
         self.set_class(is_wide(self.app.size.width), "-wide")
         yield Header(icon="≡")
         with MainTabs(initial="config", id="tabs"):
-            with TabPane(TABS[0][1], id="config"):
+            with PlainTabPane(TABS[0][1], id="config"):
                 yield UnitPreview(self.running_text, id="unit-preview")  # the Config pane replaces it: mount_form
             for tab_id, title in TABS[1:]:
-                yield TabPane(title, id=tab_id)  # filled by mount_tabs, after the first frame
+                yield PlainTabPane(title, id=tab_id)  # filled by mount_tabs, after the first frame
         yield StableFooter(compact=True)  # with the loop's keys only, fits 80 columns (the rest: ? and ctrl+p)
 
     @property
@@ -203,6 +208,7 @@ class MainScreen(LoopScreen):
         self._mounting.set()
 
     def on_mount(self) -> None:
+        draw_scroll_bars_as_strips()  # every scroll bar of the app, from here on (the journal's: at every batch)
         self._composed.set()
         self._start_focus = self.focused
         after_painted(self, self._after_first_frame)

@@ -51,7 +51,9 @@ from specdec_tui.core.results import LevelResult, accept_source_legend
 from specdec_tui.core.status_tone import Tone, delta_tone
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.text_bars import line_bar
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
 from specdec_tui.ui.widgets.bench_columns import COLUMNS, GOODPUT, columns_for, row_keys
+from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 
 PENDING = "…"
 BAR_WIDTH = 8
@@ -67,7 +69,7 @@ class _Running:
     started: float
 
 
-class BenchTable(Vertical):
+class BenchTable(Vertical, AlikeRows):
     """Benchmark rows per concurrency with live progress and deltas vs the previous trial (API in module doc)."""
 
     COMPONENT_CLASSES = {"bench--better", "bench--worse", "bench--pending", "bench--running", "bench--done", "bench--error",
@@ -107,7 +109,7 @@ class BenchTable(Vertical):
         self.visible_columns: tuple[str, ...] = tuple(key for key, _ in COLUMNS if key not in GOODPUT)
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Text | str] = DataTable(id="bench-data", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text | str] = FocusKeptTable(id="bench-data")
         for key, label in COLUMNS:
             if key in self.visible_columns:
                 table.add_column(label, key=key)

@@ -16,6 +16,8 @@ from textual.widgets import DataTable, Static
 
 from specdec_tui.core.number_format import MISSING, fmt_num
 from specdec_tui.loop.fleet import FleetRow
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
+from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 # Narrow-first order: what says a host is in trouble (its state, the doctor, journal errors) comes first, then what
@@ -57,7 +59,7 @@ def _cells(r: FleetRow, active: str) -> dict[str, str]:
 STATE_STYLE = {"ready": "bold green", "failing": "bold red", "unreachable": "bold red", "down": "dim"}
 
 
-class FleetTable(Vertical):
+class FleetTable(Vertical, AlikeRows):
     """One row per host; enter makes it the active host (see the module doc)."""
 
     DEFAULT_CSS = """
@@ -81,7 +83,7 @@ class FleetTable(Vertical):
         self._details: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Text | str] = DataTable(id="fleet-data", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text | str] = FocusKeptTable(id="fleet-data")
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         yield table

@@ -35,6 +35,7 @@ from specdec_tui.hosts.base import GpuFact
 from specdec_tui.loop.health import HealthSnapshot
 from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.text_bars import text_bar
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
 
 STATES = ("down", "starting", "loading", "warming up", "ready", "failing")
 SECTIONS = ("badge", "wait", "service", "facts", "live", "error", "gpus")
@@ -42,7 +43,7 @@ _LABEL_WIDTH = 22
 STATS_REDRAW_S = 0.2
 
 
-class HealthPane(VerticalScroll):
+class HealthPane(VerticalScroll, AlikeRows):
     """State badge, systemd/HTTP status, server facts, live journal numbers and GPU bars (API in module doc)."""
 
     DEFAULT_CSS = """

@@ -43,6 +43,7 @@ from specdec_tui.core.sglang.journal_text import MARKER_RULE, format_record, mar
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.frame_clock import until_next
 from specdec_tui.ui.keymap import JOURNAL_BINDINGS, bindings_of, current_keys
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
 from specdec_tui.ui.widgets.journal_filter import LineFilter, compile_filter
 from specdec_tui.ui.widgets.journal_lines import is_panel_probe
 from specdec_tui.ui.widgets.journal_log import JournalLog
@@ -54,7 +55,7 @@ FLUSH_INTERVAL_S = 0.05  # at most 20 screen writes a second, however fast lines
 FLOOD_FLUSH_INTERVAL_S = 0.2
 
 
-class JournalPane(Vertical):
+class JournalPane(Vertical, AlikeRows):
     """Live journal tail with follow mode, a "/" filter and highlighted SGLang lines (API in module doc)."""
 
     DEFAULT_CSS = """

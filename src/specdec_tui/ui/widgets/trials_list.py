@@ -30,6 +30,8 @@ from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
 from specdec_tui.core.session import Trial
 from specdec_tui.core.status_tone import THEME_VARIABLE, Tone, status_tone
 from specdec_tui.ui.cell_style import foreground_style
+from specdec_tui.ui.widgets.alike_rows import AlikeRows
+from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 from specdec_tui.ui.widgets.table_rows import event_row_key
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -45,7 +47,7 @@ _TONE_CLASS = {tone: f"trials--{tone.value}" for tone in Tone}  # a status's col
 Cell = tuple[str, "JustifyMethod | None", Style | None]  # text, justify, style: a cell as shown (unchanged ones are skipped)
 
 
-class TrialsList(Vertical):
+class TrialsList(Vertical, AlikeRows):
     """One row per trial with its headline numbers; selecting posts `Selected` (API in module doc)."""
 
     COMPONENT_CLASSES = set(_TONE_CLASS.values())
@@ -76,7 +78,7 @@ class TrialsList(Vertical):
         self._styles: dict[str, Style] = {}  # the status colours the rows were made with
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Text | str] = DataTable(id="trials-data", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text | str] = FocusKeptTable(id="trials-data")
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         yield table
