@@ -28,7 +28,7 @@ from specdec_tui.core.flag_issue import Issue
 from specdec_tui.core.flag_table import FLAGS
 from specdec_tui.core.long_words import clip_long_words, clip_quote
 from specdec_tui.ui.exit_hold import exit_held
-from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
+from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes, make_compact
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -113,8 +113,10 @@ class FlagInput(KeysFirstInput):
 
     def __init__(self, flag: str, *, value: str, placeholder: str, compact: bool, id: str) -> None:
         # with the classes Textual would add as it builds the field (each added one restyled it, before its mount)
-        super().__init__(value=value, placeholder=placeholder, compact=compact, id=id,
+        super().__init__(value=value, placeholder=placeholder, id=id,
                          classes=compact_input_classes(value) if compact else None)
+        if compact:
+            make_compact(self, Input.compact)
         self.flag = flag
 
     def on_paste(self, event: events.Paste) -> None:
@@ -227,7 +229,9 @@ class FlagForm(VerticalScroll):
                 options = [(c, c) for c in algorithm_choices()]
                 if value and value not in dict(options):
                     options.append((value, value))
-                return Select(options, value=value or Select.NULL, compact=True, id=widget_id("field", name), prompt="(none)")
+                select: Select[str] = Select(options, value=value or Select.NULL, id=widget_id("field", name), prompt="(none)")
+                make_compact(select, Select.compact)
+                return select
             field = FlagInput(name, value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
             field.tooltip = flag_help(name) or None
             return field
