@@ -195,6 +195,10 @@ class FlagForm(VerticalScroll):
         self._rebuilding = False
         self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
         self._mounted = asyncio.Event()  # every row composed, each Select with its parts (set on mount)
+        # The rows' finding lines (hidden until a finding) come a frame after the form's first one: the form's first
+        # frame shows none, and building 8-14 hidden widgets was ~1 % of the panel's start (issue 34's cold start).
+        self._lines_later = True
+        self._issues_waiting: list[Issue] | None = None  # findings given before those lines were there
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -219,7 +223,28 @@ class FlagForm(VerticalScroll):
         value = self._values.get(name)
         yield Label(name, classes="flag-name")
         yield self._field(name, value)
-        yield FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+        if not self._lines_later:
+            yield self._issue_line(name)
+
+    @staticmethod
+    def _issue_line(name: str) -> FormLine:
+        return FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+
+    async def _add_issue_lines(self) -> None:
+        """The finding line under each row, after the form's first frame (behind a render in progress: its rows
+        are the ones to follow); then the findings given meanwhile are shown."""
+        async with self._render_lock:
+            if not self.is_attached or not self._lines_later:
+                return
+            self._lines_later = False
+            fields = {node.id: node for node in self.query("Input, Select") if node.id}
+            mounts = [self.mount(self._issue_line(name), after=field) for name in (*FORM_FLAGS, *self._other)
+                      if (field := fields.get(widget_id("field", name))) is not None]
+            for mounted in mounts:
+                await mounted
+        waiting, self._issues_waiting = self._issues_waiting, None
+        if waiting is not None and self.is_attached:
+            self.show_issues(waiting)
 
     def _field(self, name: str, value: str | None) -> Input | Select[str]:
         """A new field showing `value`. Built with its change events prevented: the Changed a field
@@ -262,6 +287,7 @@ class FlagForm(VerticalScroll):
 
     def on_mount(self) -> None:
         self._mounted.set()  # Textual mounts a widget after its children: every row and its fields are there
+        self.call_after_refresh(self._add_issue_lines)
 
     async def _show_values(self, flags: Mapping[str, str | None]) -> None:
         if self._take(flags):
@@ -319,7 +345,11 @@ class FlagForm(VerticalScroll):
                     field.value = value or ""
 
     def show_issues(self, issues: Iterable[Issue]) -> None:
-        """Inline messages under each field (`Issue.flag` names the row); clears the others."""
+        """Inline messages under each field (`Issue.flag` names the row); clears the others. Before the rows have
+        their lines (the form's first frame), shown as soon as they have."""
+        if self._lines_later:
+            self._issues_waiting = list(issues)
+            return
         by_flag: dict[str, list[Issue]] = {}
         for issue in issues:
             by_flag.setdefault(issue.flag or "", []).append(issue)
