@@ -73,7 +73,7 @@ def test_screen_focused_is_a_reactive_the_panel_can_redefine() -> None:
 async def test_an_input_runs_its_own_bindings_before_inserting_text() -> None:
     assert inspect.iscoroutinefunction(getattr(Input, "_on_key", None)), CHANGED + "Input._on_key is gone"
     assert callable(getattr(Input, "_restart_blink", None)), CHANGED + "Input._restart_blink is gone"
-    from specdec_tui.ui.widgets.flag_form import FlagInput
+    from specdec_tui.ui.widgets.flag_input import FlagInput
 
     class Field(App[None]):
         def compose(self) -> ComposeResult:
