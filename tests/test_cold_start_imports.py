@@ -46,6 +46,7 @@ HEAVY = (
     # is mounted after it (MainScreen.mount_form)
     "specdec_tui.ui.widgets.config_pane",
     "specdec_tui.ui.widgets.flag_form",
+    "specdec_tui.ui.widgets.flag_input",
     "specdec_tui.ui.widgets.unit_editor",
     "specdec_tui.ui.widgets.diff_view",
     "specdec_tui.core.unit_diff",

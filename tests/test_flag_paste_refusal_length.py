@@ -3,7 +3,7 @@ tmux, the demo) was quoted whole, and its notification covered the panel's whole
 
 from __future__ import annotations
 
-from specdec_tui.ui.widgets.flag_form import pasted_value
+from specdec_tui.ui.widgets.flag_input import pasted_value
 
 LINE = ("m-$HOME %Z " + "x" * 200 + " ") * 480  # ~100 KB, one line, every word shorter than a cut word's limit
 

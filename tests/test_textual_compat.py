@@ -75,7 +75,7 @@ def test_screen_focused_is_a_reactive_the_panel_can_redefine() -> None:
 async def test_an_input_runs_its_own_bindings_before_inserting_text() -> None:
     assert inspect.iscoroutinefunction(getattr(Input, "_on_key", None)), CHANGED + "Input._on_key is gone"
     assert callable(getattr(Input, "_restart_blink", None)), CHANGED + "Input._restart_blink is gone"
-    from specdec_tui.ui.widgets.flag_form import FlagInput
+    from specdec_tui.ui.widgets.flag_input import FlagInput
 
     class Field(App[None]):
         def compose(self) -> ComposeResult:
@@ -238,30 +238,81 @@ async def test_a_field_built_with_the_compact_classes_is_the_compact_field_textu
                 CHANGED + "a compact Input is no longer one row without a border")
 
 
+def made_compact_input(value: str, **kwargs: str) -> Input:
+    """An Input built as the Config form builds its fields: `compact_input_classes`, then `make_compact`."""
+    field = Input(value=value, classes=compat.compact_input_classes(value), **kwargs)
+    compat.make_compact(field, Input.compact)
+    return field
+
+
 async def test_a_field_built_with_the_compact_classes_is_restyled_once_as_it_is_built(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class Textual adds to (or removes from) a field as it builds it restyles the field at once; with
     `compact_input_classes` only the `compact` reactive's own class is left to add (the Config form's rows, cold
-    start). Given `-textual-compact` too, the reactive removed it first (its default) and added it back: two."""
+    start). Given `-textual-compact` too, the reactive removed it first (its default) and added it back: two.
+    `make_compact` adds that last one without a restyle: none before the mount."""
     from textual.dom import DOMNode
 
-    restyled: list[str] = []
+    restyled: dict[str, list[str]] = {"textual": [], "made": []}
     update = DOMNode.update_node_styles
-
-    def counted(node: DOMNode, animate: bool = True) -> None:
-        restyled.append(type(node).__name__)
-        update(node, animate)
 
     class Built(App[None]):
         def compose(self) -> ComposeResult:
-            monkeypatch.setattr(DOMNode, "update_node_styles", counted)
-            field = Input(value="3", compact=True, classes=compat.compact_input_classes("3"))
-            monkeypatch.setattr(DOMNode, "update_node_styles", update)
-            yield field
+            for how, build in (("textual", lambda: Input(value="3", compact=True, classes=compat.compact_input_classes("3"))),
+                               ("made", lambda: made_compact_input("3"))):
+                def counted(node: DOMNode, animate: bool = True, how: str = how) -> None:
+                    restyled[how].append(type(node).__name__)
+                    update(node, animate)
+
+                monkeypatch.setattr(DOMNode, "update_node_styles", counted)
+                field = build()
+                monkeypatch.setattr(DOMNode, "update_node_styles", update)
+                yield field
 
     async with Built().run_test(size=(40, 6)) as pilot:
         await pilot.pause()
-    assert restyled.count("Input") <= 1, CHANGED + f"a compact field was restyled {len(restyled)} times as it was built"
+    assert restyled["textual"].count("Input") <= 1, CHANGED + f"a compact field was restyled {restyled} times as it was built"
+    assert restyled["made"] == [], f"make_compact restyled the field as it was built: {restyled}"
+
+
+class MadeCompact(App[None]):
+    """Textual's compact Input and Select beside those `make_compact` made compact (the Config form's fields)."""
+
+    AUTO_FOCUS = None  # no cursor in either
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Select
+
+        yield Input(value="3", compact=True, classes=compat.compact_input_classes("3"), id="input-textual")
+        yield made_compact_input("3", id="input-made")
+        yield Select([("a", "a"), ("b", "b")], value="a", compact=True, id="select-textual")
+        made: Select[str] = Select([("a", "a"), ("b", "b")], value="a", id="select-made")
+        compat.make_compact(made, Select.compact)
+        yield made
+
+
+async def test_make_compact_builds_the_compact_input_and_select_textual_builds() -> None:
+    """`make_compact` relies on Textual's `compact` reactive toggling `-textual-compact` and nothing else: the
+    widgets it makes have Textual's compact widgets' classes, value, size and every drawn line (the Select's
+    overlay too, which takes `compact` from its Select)."""
+    from textual.widgets import Select
+
+    app = MadeCompact()
+    async with app.run_test(size=(40, 8)) as pilot:
+        await pilot.pause()
+        for kind in ("input", "select"):
+            textual_built, made = app.query_one(f"#{kind}-textual"), app.query_one(f"#{kind}-made")
+            assert isinstance(textual_built, Input | Select) and isinstance(made, Input | Select)
+            assert made.classes == textual_built.classes and made.compact is textual_built.compact is True, (
+                CHANGED + f"a compact {kind} has classes {sorted(textual_built.classes)}; make_compact gives "
+                f"{sorted(made.classes)}")
+            assert made.region.size == textual_built.region.size, CHANGED + f"make_compact's {kind} has another size"
+            lines = [[(segment.text, segment.style) for segment in widget.render_line(y)] for widget in (textual_built, made)
+                     for y in range(widget.region.height)]
+            half = len(lines) // 2
+            assert lines[:half] == lines[half:], CHANGED + f"make_compact's {kind} is drawn otherwise"
+        overlays = [select.query_one("SelectOverlay") for select in app.query(Select)]
+        assert overlays[0].classes == overlays[1].classes, CHANGED + "a compact Select's overlay has other classes"
 
 
 def cycles_left_by(use: Callable[[Strip], object]) -> int:

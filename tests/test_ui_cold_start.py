@@ -470,3 +470,31 @@ async def test_the_form_ready_frame_builds_each_flag_row_as_the_forms_own_childr
         assert issue.region.width == form.content_region.width and issue.region.height >= 1
         assert topk.region.y == issue.region.bottom  # the next row right under the findings (the states snapshot
         # "invalid" holds their height: measured at one column's width, a 3-line finding took 5 rows)
+
+
+async def test_findings_of_the_unit_at_start_show_under_their_row_though_the_lines_come_after_the_form_frame() -> None:
+    """The rows' finding lines are built a frame after the form's first frame (that frame shows no finding: they come
+    a frame later in any case; building 8-14 hidden lines was ~1 % of the start, issue 34). Findings worked out
+    before the lines are there are shown once they are: under their row, in words."""
+    from specdec_tui.ui.widgets.flag_form import FlagForm, widget_id
+
+    unit = OFFLINE_UNIT.replace("--speculative-num-steps 1", "--speculative-num-steps three")
+    assert unit != OFFLINE_UNIT
+    app = offline_app(trials=[Trial(id=1, unit_text=unit, label="bad steps")])
+    lines_on_form_frame: list[int] = []
+
+    def recorded(screen: Screen[object], dropped: bool) -> None:
+        if not dropped and isinstance(screen, MainScreen) and screen.query("#config-pane") and not lines_on_form_frame:
+            lines_on_form_frame.append(len(screen.query(".flag-issue")))
+
+    watch_frames(app, recorded)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        form = app.main.query_one(FlagForm)
+        line_id = f"#{widget_id('issue', 'speculative-num-steps')}"
+        await wait_for(pilot, lambda: bool(form.query(line_id)) and form.query_one(line_id).display, "the finding line")
+        await pilot.pause()
+        line, field = form.query_one(line_id), form.query_one(f"#{widget_id('field', 'speculative-num-steps')}")
+        assert "✗" in str(line.render()) and line.region.y == field.region.bottom and line.region.height >= 1
+        assert len(form.query(".flag-issue")) == len(form.query("Input, Select"))  # one line under every row
+    assert lines_on_form_frame == [0]

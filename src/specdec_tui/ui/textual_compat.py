@@ -77,6 +77,20 @@ def compact_input_classes(value: str) -> str:
     return "-valid" if value else ""
 
 
+COMPACT_CLASS = "-textual-compact"
+
+
+def make_compact(widget: Widget, compact: Reactive[bool]) -> None:
+    """Make `widget` (an Input or Select built with `compact=False`, not yet mounted) what `compact=True` builds:
+    Textual's `compact` reactive only toggles the class `-textual-compact`. Set through the reactive as Textual
+    does, the class is added to a widget not yet in the DOM with a restyle (the whole stylesheet applied to it and
+    its component classes, applied again when it is mounted): a tenth of the Config form's build (cold start,
+    issue 34). Here the class is added without a restyle (public `add_class(update=False)`) and the reactive set
+    without its watcher (public `set_reactive`); it relies on the reactive having no other effect."""
+    widget.add_class(COMPACT_CLASS, update=False)
+    widget.set_reactive(compact, True)
+
+
 class KeysFirstInput(Input):
     """An Input that may act on a key before Textual's own key handler inserts text (`Input._on_key`, private:
     a widget's key bindings otherwise run only after the key has bubbled up to the app). Subclasses answer

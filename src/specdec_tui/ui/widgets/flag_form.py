@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -26,9 +25,10 @@ from textual.widgets import Input, Label, Select, Static
 
 from specdec_tui.core.flag_issue import Issue
 from specdec_tui.core.flag_table import FLAGS
-from specdec_tui.core.long_words import clip_long_words, clip_quote
+from specdec_tui.core.long_words import clip_long_words
 from specdec_tui.ui.exit_hold import exit_held
-from specdec_tui.ui.textual_compat import KeysFirstInput, compact_input_classes
+from specdec_tui.ui.textual_compat import make_compact
+from specdec_tui.ui.widgets.flag_input import FlagInput
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -59,88 +59,6 @@ def algorithm_choices() -> tuple[str, ...]:
 def flag_help(name: str) -> str:
     spec = FLAGS.get(name)
     return spec.help if spec is not None else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Pasted:
-    """What a paste into a flag's value field is: `value` to put in the field, `insert` (a plain value typed in at
-    the cursor, as any paste), or `refused` in words (nothing written)."""
-
-    value: str | None = None
-    insert: bool = False
-    refused: str = ""
-
-
-def pasted_value(flag: str, text: str) -> Pasted:
-    """A value field takes a value (issue 35: ` --speculative-eagle-topk 1` pasted into top-k was written as the
-    value `"--speculative-eagle-topk 1"`): one word is typed in; `--flag value` or `--flag=value` of the field's
-    own flag (a line copied from a unit, its trailing `\\` too) is its value; anything else is refused."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    line = lines[0].removesuffix("\\").strip() if lines else ""
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        words = line.split()
-    if len(lines) > 1:
-        return Pasted(refused=f"Several lines: --{flag} takes one value. Nothing was written.")
-    if not words:
-        return Pasted()
-    if not words[0].startswith("--"):
-        if len(words) == 1:
-            return Pasted(insert=True)
-        return Pasted(refused=f"Several words ({clip_quote(line)}): --{flag} takes one value. Nothing was written.")
-    name, eq, value = words[0][2:].partition("=")
-    if name != flag:
-        return Pasted(refused=f"It sets --{clip_quote(name)}: this field takes a value of --{flag}. Nothing was written.")
-    rest = words[1:]
-    if eq and not rest and value:
-        return Pasted(value=value)
-    if not eq and len(rest) == 1 and not rest[0].startswith("--"):
-        return Pasted(value=rest[0])
-    return Pasted(refused=f"Not one value ({clip_quote(line)}): --{flag} takes one. Nothing was written.")
-
-
-class FlagInput(KeysFirstInput):
-    """An Input whose own editing keys (BackSpace, End, ...) act in the order they were typed.
-
-    Textual runs a widget's key bindings only once the key has bubbled up to the app, while
-    characters are inserted at once; keys read together (fast typing, a busy frame) would have
-    BackSpace act after the characters typed behind it. Here the field's own bindings run as the
-    key arrives; other keys (Tab, app commands) go on as before.
-
-    A paste is a value only (`pasted_value`): one word is typed in, the field's own `--flag value` puts the value
-    in the field, anything else is refused in words."""
-
-    def __init__(self, flag: str, *, value: str, placeholder: str, compact: bool, id: str) -> None:
-        # with the classes Textual would add as it builds the field (each added one restyled it, before its mount)
-        super().__init__(value=value, placeholder=placeholder, compact=compact, id=id,
-                         classes=compact_input_classes(value) if compact else None)
-        self.flag = flag
-
-    def on_paste(self, event: events.Paste) -> None:
-        """Runs before Input's own paste handler (Textual calls a subclass's first); stopping the default skips it."""
-        pasted = pasted_value(self.flag, event.text)
-        if pasted.insert:
-            return  # Input's own paste: typed in at the cursor
-        event.stop()
-        event.prevent_default()
-        if pasted.refused:
-            self.notify(pasted.refused, severity="warning", title="Paste refused")
-        elif pasted.value is not None:
-            self.value = pasted.value  # a Changed as any edit: the form applies it
-            self.cursor_position = len(pasted.value)
-
-    async def key_first(self, event: events.Key) -> bool:
-        if not event.is_printable:
-            for binding in self.own_bindings(event.key):
-                if self.check_action(binding.action, ()) is False:
-                    continue
-                event.stop()
-                event.prevent_default()
-                self.restart_blink()
-                await self.run_action(binding.action)
-                return True
-        return False
 
 
 class FormLine(Static):
@@ -193,6 +111,10 @@ class FlagForm(VerticalScroll):
         self._rebuilding = False
         self._render_lock = asyncio.Lock()  # one render at a time: a value is never set on a row still being built
         self._mounted = asyncio.Event()  # every row composed, each Select with its parts (set on mount)
+        # The rows' finding lines (hidden until a finding) come a frame after the form's first one: the form's first
+        # frame shows none, and building 8-14 hidden widgets was ~1 % of the panel's start (issue 34's cold start).
+        self._lines_later = True
+        self._issues_waiting: list[Issue] | None = None  # findings given before those lines were there
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -217,7 +139,29 @@ class FlagForm(VerticalScroll):
         value = self._values.get(name)
         yield Label(name, classes="flag-name")
         yield self._field(name, value)
-        yield FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+        if not self._lines_later:
+            yield self._issue_line(name)
+
+    @staticmethod
+    def _issue_line(name: str) -> FormLine:
+        return FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
+
+    async def _add_issue_lines(self) -> None:
+        """The finding line under each row, after the form's first frame (behind a render in progress: its rows
+        are the ones to follow); then the findings given meanwhile are shown."""
+        async with self._render_lock:
+            if not self.is_attached or not self._lines_later:
+                return
+            self._lines_later = False
+            fields = {node.id: node for node in self.query("Input, Select") if node.id}
+            with exit_held(self.app):  # an exit waits for them, as for the rows
+                mounts = [self.mount(self._issue_line(name), after=field) for name in (*FORM_FLAGS, *self._other)
+                          if (field := fields.get(widget_id("field", name))) is not None]
+                for mounted in mounts:
+                    await mounted
+        waiting, self._issues_waiting = self._issues_waiting, None
+        if waiting is not None and self.is_attached:
+            self.show_issues(waiting)
 
     def _field(self, name: str, value: str | None) -> Input | Select[str]:
         """A new field showing `value`. Built with its change events prevented: the Changed a field
@@ -227,7 +171,9 @@ class FlagForm(VerticalScroll):
                 options = [(c, c) for c in algorithm_choices()]
                 if value and value not in dict(options):
                     options.append((value, value))
-                return Select(options, value=value or Select.NULL, compact=True, id=widget_id("field", name), prompt="(none)")
+                select: Select[str] = Select(options, value=value or Select.NULL, id=widget_id("field", name), prompt="(none)")
+                make_compact(select, Select.compact)
+                return select
             field = FlagInput(name, value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
             field.tooltip = flag_help(name) or None
             return field
@@ -258,6 +204,7 @@ class FlagForm(VerticalScroll):
 
     def on_mount(self) -> None:
         self._mounted.set()  # Textual mounts a widget after its children: every row and its fields are there
+        self.call_after_refresh(self._add_issue_lines)
 
     async def _show_values(self, flags: Mapping[str, str | None]) -> None:
         if self._take(flags):
@@ -315,7 +262,11 @@ class FlagForm(VerticalScroll):
                     field.value = value or ""
 
     def show_issues(self, issues: Iterable[Issue]) -> None:
-        """Inline messages under each field (`Issue.flag` names the row); clears the others."""
+        """Inline messages under each field (`Issue.flag` names the row); clears the others. Before the rows have
+        their lines (the form's first frame), shown as soon as they have."""
+        if self._lines_later:
+            self._issues_waiting = list(issues)
+            return
         by_flag: dict[str, list[Issue]] = {}
         for issue in issues:
             by_flag.setdefault(issue.flag or "", []).append(issue)
