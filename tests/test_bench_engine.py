@@ -16,6 +16,7 @@ from specdec_tui.bench import (
     drive_benchmark,
     run_benchmark,
 )
+from specdec_tui.bench.drive import SILENT_STALLS_TO_STOP
 from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.results import LevelResult
@@ -327,3 +328,29 @@ async def test_a_stream_that_never_ends_its_event_fails_the_request_at_the_event
     async with RunningServer(ServerSpec(mode="endless_event")) as srv:
         (lv,) = levels_of(await collect(srv.base_url, profile(requests=1, warmup=0, request_timeout_s=40.0)))
     assert lv.error_kinds == {"oversized": 1} and lv.output_tokens == 0
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_a_server_that_takes_requests_and_sends_nothing_stops_the_run_in_words_after_two_stalls(
+        concurrency: int) -> None:
+    """Something listens at the URL but answers nothing (a server stuck, or not an inference server): each request
+    waited the whole stall timeout, 32 of them at c=1 (16 minutes of a `bench --url` at 30 s, found by a newcomer).
+    Once SILENT_STALLS_TO_STOP requests waited it out with no content and none got any, the level sends no more and
+    the run ends saying so."""
+    async with RunningServer(ServerSpec(mode="stall", fail_after_chunks=0)) as srv:
+        events = await collect(srv.base_url, profile(concurrency=(concurrency, 16), requests=32, warmup=1,
+                                                     stall_timeout_s=0.3))
+        sent = srv.stats.requests
+    done = events[-1]
+    assert isinstance(done, RunDone) and not done.cancelled and done.levels == []
+    assert done.error is not None and "sent no content" in done.error and srv.base_url in done.error
+    # the requests in flight, and one more a worker sent before the second stall ended: not 32 more (nor level 16)
+    assert max(concurrency, SILENT_STALLS_TO_STOP) <= sent < concurrency + SILENT_STALLS_TO_STOP
+
+
+async def test_stalls_after_content_are_counted_as_stalls_and_the_run_goes_on() -> None:
+    """The stop is for a server that answers nothing: one whose requests stall after some content is measured as
+    before (every request sent, the stalls counted)."""
+    async with RunningServer(ServerSpec(mode="stall", fail_after_chunks=2)) as srv:
+        (lv,) = levels_of(await collect(srv.base_url, profile(requests=3, warmup=0, stall_timeout_s=0.3)))
+    assert lv.error_kinds == {"stall": 3}

@@ -35,6 +35,20 @@ from specdec_tui.core.slo import parse_slos
 
 PHASE_HOOK: Callable[[str, int], None] | None = None  # bench/bench_engine.py: ("stream_start"|"stream_end", c)
 FALLBACK_MODEL = "default"
+# A level whose first requests each waited the whole stall timeout without one byte of content, while none of its
+# requests got any, stops taking requests: something listens at the URL but does not answer (a server stuck, or not
+# an inference server). A silent server at c=1 held `bench --url` for 32 requests x the stall timeout (16 min).
+SILENT_STALLS_TO_STOP = 2
+
+
+class ServerSilent(Exception):
+    """The level stopped because the server answered nothing (SILENT_STALLS_TO_STOP stalls, no content at all)."""
+
+    def __init__(self, base_url: str, stalls: int, stall_s: float) -> None:
+        super().__init__(
+            f"stopped: {base_url} took {stalls} requests and sent no content on any for the stall timeout "
+            f"({stall_s:g} s each). Something listens there but does not answer: is it the SGLang server, and is "
+            f"it stuck? (curl {base_url}/health; its journal)")
 
 
 async def resolve_model(client: aiohttp.ClientSession, base_url: str) -> str:
@@ -62,6 +76,19 @@ class _Level:
         self.records: list[RequestRecord] = []
         self.done = self.errors = self.tokens = 0
         self.sampled = 0  # measured requests whose text is kept for the degeneracy check
+        self.silent_stalls = 0  # requests that waited the stall timeout without a byte of content
+        self.answered = 0  # requests that got content (or ended without a stall)
+
+    @property
+    def server_silent(self) -> bool:
+        """Nothing but silent stalls so far, SILENT_STALLS_TO_STOP of them: no further request is sent."""
+        return self.silent_stalls >= SILENT_STALLS_TO_STOP and not self.answered
+
+    def count_answer(self, rec: RequestRecord) -> None:
+        if rec.error == "stall" and not rec.times:
+            self.silent_stalls += 1
+        elif rec.error != "cancelled":
+            self.answered += 1
 
     def take_ticket(self) -> bool:
         """Whether a worker may start another measured request (no await between check and take)."""
@@ -105,6 +132,7 @@ async def run_level(
             lv.w0 = perf_counter_ns()
         await stream_request(client, url, bodies[i], chat, rec, profile.request_timeout_s,
                              limits[i] if limits else profile.max_tokens, profile.stall_timeout_s)
+        lv.count_answer(rec)
         if measured:
             lv.done += 1
             if rec.ok:
@@ -114,8 +142,10 @@ async def run_level(
 
     async def worker() -> None:
         for _ in range(profile.warmup):
+            if lv.server_silent:
+                return
             await one(False)
-        while lv.take_ticket():
+        while not lv.server_silent and lv.take_ticket():
             await one(True)
 
     async def report_progress() -> None:
@@ -145,6 +175,8 @@ async def run_level(
         ticker.cancel()
         if PHASE_HOOK is not None:
             PHASE_HOOK("stream_end", concurrency)
+    if lv.server_silent:
+        raise ServerSilent(base_url, lv.silent_stalls, profile.stall_timeout_s)
     after = await counters(client, base_url)  # every request of this level has finished (TaskGroup)
     inputs = LevelInputs(
         concurrency=concurrency,
@@ -204,6 +236,8 @@ async def drive_benchmark(
             levels.append(res)
             emit(LevelDone(res))
         emit(RunDone(levels, False))
+    except ServerSilent as silent:
+        emit(RunDone(levels, False, str(silent)))
     except asyncio.CancelledError:
         emit(RunDone(levels, True))
         raise
