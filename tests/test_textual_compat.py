@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import gc
 import inspect
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 import textual
@@ -24,6 +22,8 @@ from textual.widgets import DataTable, Footer, Input
 from specdec_tui.ui import textual_compat as compat
 from specdec_tui.ui.input_order import InputInOrder
 from specdec_tui.ui.widgets.stable_footer import StableFooter
+
+from .ui_helpers import cells_rendered
 
 CHANGED = f"Textual {textual.__version__} changed a private part ui/textual_compat.py uses (checked with {compat.CHECKED_WITH}): "
 
@@ -378,31 +378,17 @@ class Tables(App[None]):
         yield Input()
 
 
-@contextmanager
-def cells_drawn(app: App[None], monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
-    """The renderables the app's console draws meanwhile (a table's cells, one a call)."""
-    seen: list[object] = []
-    render_lines = app.console.render_lines
-    def counted(renderable: object, *args: Any, **kwargs: Any) -> Any:
-        seen.append(renderable)
-        return render_lines(renderable, *args, **kwargs)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(app.console, "render_lines", counted)
-        yield seen
-
-
 async def test_table_rows_redrawn_drops_a_table_s_drawn_cells(monkeypatch: pytest.MonkeyPatch) -> None:
     assert callable(getattr(DataTable, "_clear_caches", None)), CHANGED + "DataTable._clear_caches is gone"
     async with Tables(kept=True).run_test() as pilot:
         table = pilot.app.query_one(DataTable)
         await pilot.pause()
         region = table.content_region.reset_offset
-        with cells_drawn(pilot.app, monkeypatch) as cells:
+        with cells_rendered(pilot.app, monkeypatch) as cells:
             table.render_lines(region)
         assert cells == []  # drawn for the frame already
         compat.table_rows_redrawn(table)
-        with cells_drawn(pilot.app, monkeypatch) as cells:
+        with cells_rendered(pilot.app, monkeypatch) as cells:
             table.render_lines(region)
         assert cells != [], CHANGED + "DataTable._clear_caches keeps drawn cells"
 
@@ -427,12 +413,12 @@ async def focus_away_and_back_drawn(kept: bool, monkeypatch: pytest.MonkeyPatch)
             await pilot.pause()
             field.focus()
             await pilot.pause()
-        with cells_drawn(app, monkeypatch) as focus_cells:
+        with cells_rendered(app, monkeypatch) as focus_cells:
             table.focus()
             await pilot.pause()
             field.focus()
             await pilot.pause()
-        with cells_drawn(app, monkeypatch) as resize_cells:  # hidden and shown again: a Resize of the size it had
+        with cells_rendered(app, monkeypatch) as resize_cells:  # hidden and shown again: a Resize of the size it had
             table.display = False
             await pilot.pause()
             table.display = True

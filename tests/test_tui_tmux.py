@@ -11,7 +11,7 @@ import pytest
 
 from specdec_tui.core import paths
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 
@@ -33,8 +33,7 @@ def alive(pid: int) -> bool:
 
 def test_demo_in_tmux_starts_itself_health_journal_help_quit(tmux: Tmux) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)  # same workspace the program will open
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env)
 
     tmux.wait_for(lambda s: "specdec-tui" in s and "Push" in s, "the panel's first frame")

@@ -4,15 +4,13 @@ when it is a value, or `--flag value` of that field's own flag; anything else is
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from specdec_tui.core import paths
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from tests.test_tui_tmux_typing import field_value, type_keys
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(240)]
 
@@ -20,8 +18,7 @@ pytestmark = [pytest.mark.tmux, pytest.mark.timeout(240)]
 def start_demo(tmux: Tmux) -> str:
     """The demo panel on its Config form; the demo unit's path."""
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env)
     tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "1" and "Push" in s, "the Config form")
     return str(ws.root / "units" / ws.unit_name)

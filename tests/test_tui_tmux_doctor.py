@@ -4,13 +4,12 @@ tab, and `f` there puts the fix into the unit."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 
@@ -22,8 +21,7 @@ def test_the_doctor_names_a_failed_start_and_f_applies_its_fix_at_80x24(tmux: Tm
     config = tmp_path / "config.toml"
     config.write_text(f'default_host = "alpha"\n[hosts.alpha]\naddress = "local"\nworkspace = "{ws.root}"\n'
                       f'unit = "{ws.unit_name}"\n')
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--config", str(config)], env, width=80, height=24)
     tmux.wait_for(lambda s: "Health ⚠1" in s, "the badge on the Health tab", timeout_s=90)
     question = tmux.wait_for(lambda s: "next rung" in s and "Recover (y)" in s,

@@ -3,13 +3,12 @@ second row, enter, and the panel now drives that host (its unit in the Config ta
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 
@@ -23,8 +22,7 @@ def test_fleet_tab_switches_the_active_host_at_80x24(tmux: Tmux, tmp_path: Path)
         ws.unit_path.write_text(unit.replace("--speculative-num-draft-tokens 2", f"--speculative-num-draft-tokens {steps + 1}"))
         tables.append(f'[hosts.{name}]\naddress = "local"\nworkspace = "{ws.root}"\nunit = "{ws.unit_name}"\n')
     config.write_text('default_host = "alpha"\n' + "\n".join(tables))
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--config", str(config)], env, width=80, height=24)
     tmux.wait_for(lambda s: "alpha · sglang-demo.service" in s, "the panel on alpha")
     tmux.keys("6")

@@ -3,22 +3,19 @@ the question stayed up), and the edit is the draft offered at the next start."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from specdec_tui.core import drafts, paths
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from tests.test_tui_tmux_typing import field_value, type_keys
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 
 
 def test_ctrl_q_twice_with_an_edit_quits_and_keeps_the_draft(tmux: Tmux) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env)
     tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "1" and "Push" in s, "the Config form")
     type_keys(tmux, "Tab", "End", "BSpace", "3")

@@ -18,7 +18,7 @@ from specdec_tui.hosts.local.state import read_state, state_path
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from tests.proc_helpers import running
 from tests.test_serve_signals import descendants
-from tests.tmux_session import Tmux
+from tests.tmux_session import Tmux, panel_env
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(240)]
 
@@ -27,8 +27,7 @@ pytestmark = [pytest.mark.tmux, pytest.mark.timeout(240)]
 def test_a_signal_while_the_panel_benchmarks_cancels_the_trial_and_stops_everything(tmux: Tmux,
                                                                                      sig: signal.Signals) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=5)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start([sys.executable, "-m", "specdec_tui", "--demo"], env)
     tmux.wait_for(lambda s: "specdec-tui" in s and "Push" in s, "the panel's first frame")
     tmux.keys("4")
@@ -63,8 +62,7 @@ def test_a_panel_whose_terminal_is_killed_exits_and_takes_its_processes_with_it(
     Before the fix Textual's resumed writer thread died on the dead terminal, its queue filled, and the panel's
     shutdown waited for ever (CI left such panels with parent 1; a later SIGTERM waited too)."""
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start([sys.executable, "-m", "specdec_tui", "--demo"], env)
     # killed while the demo server starts: the panel is writing (journal lines, the health pane's phases) as it dies
     tmux.wait_for(lambda s: "Push" in s and "speculative-num-steps" in s, "the Config form")

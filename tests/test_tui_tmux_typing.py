@@ -4,7 +4,6 @@ and the unit text)."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
@@ -12,7 +11,7 @@ import pytest
 
 from specdec_tui.core import drafts, paths
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from tests.tmux_session import Tmux, program
+from tests.tmux_session import Tmux, panel_env, program
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(180)]
 
@@ -42,8 +41,7 @@ def paste(tmux: Tmux, text: str) -> None:
 
 def test_fast_typing_and_a_paste_in_the_steps_field_end_on_what_was_typed(tmux: Tmux) -> None:
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env)
     tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "1" and "Push" in s, "the Config form")
 
@@ -71,8 +69,7 @@ def test_keys_sent_in_one_burst_with_tabs_land_in_the_fields_the_tabs_reach(tmux
     """One `send-keys` (one read for the program): the keys behind a Tab or a Shift+Tab go to the field the focus
     moved to, as soon as the form is on screen (before, the steps field emptied and the keys after it were lost)."""
     ensure_demo_workspace(paths.demo_dir(), time_scale=20)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env)
     tmux.wait_for(lambda s: field_value(s, "speculative-num-steps") == "1", "the Config form")
 
@@ -92,8 +89,7 @@ def test_ctrl_q_at_the_question_about_an_earlier_draft_quits_and_the_draft_stays
     ws = ensure_demo_workspace(paths.demo_dir(), time_scale=20)
     draft = ws.unit_path.read_text().replace("--speculative-num-steps 1", "--speculative-num-steps 2")
     drafts.save_draft("demo", ws.unit_name, draft)
-    env = {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
-           "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
+    env = panel_env()
     tmux.start(program() + ["--demo"], env, width=80, height=24)
     tmux.wait_for(lambda s: "Restore it?" in s, "the question about the draft")
     tmux.keys("C-q")

@@ -6,33 +6,15 @@ Counted through public APIs: the cells a table hands to the app's Rich console t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from specdec_tui.ui.app import SpecdecApp
 from tests.test_report_html import seed_session
 
-from .ui_helpers import offline_app, started, wait_for
-
-
-@contextmanager
-def cells_rendered(app: SpecdecApp, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
-    """Every renderable the app's console renders to lines meanwhile (a table's cells go through it, one a call)."""
-    seen: list[object] = []
-    render_lines: Callable[..., Any] = app.console.render_lines
-
-    def counted(renderable: object, *args: Any, **kwargs: Any) -> Any:
-        seen.append(renderable)
-        return render_lines(renderable, *args, **kwargs)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(app.console, "render_lines", counted)
-        yield seen
+from .ui_helpers import cells_rendered, offline_app, started, wait_for
 
 
 def shown_text(table: DataTable[Any]) -> list[str]:

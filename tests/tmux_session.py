@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+
+
+def panel_env() -> dict[str, str]:
+    """The environment a test's panel runs in: the test's own data and config directories (conftest's), a terminal
+    type Textual draws every colour for."""
+    return {"SPECDEC_TUI_DATA_DIR": os.environ["SPECDEC_TUI_DATA_DIR"],
+            "SPECDEC_TUI_CONFIG_DIR": os.environ["SPECDEC_TUI_CONFIG_DIR"], "TERM": "xterm-256color"}
 
 
 class Tmux:

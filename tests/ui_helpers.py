@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -129,3 +132,18 @@ async def start_tune(pilot: Pilot, app: SpecdecApp, space: str, slo: str, budget
     screen.query_one("#tune-space", Input).focus()
     await pilot.press("enter")
     return screen
+
+
+@contextmanager
+def cells_rendered(app: App[Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Every renderable the app's console renders to lines meanwhile (a table's cells go through it, one a call)."""
+    seen: list[object] = []
+    render_lines: Callable[..., Any] = app.console.render_lines
+
+    def counted(renderable: object, *args: Any, **kwargs: Any) -> Any:
+        seen.append(renderable)
+        return render_lines(renderable, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(app.console, "render_lines", counted)
+        yield seen
