@@ -47,3 +47,18 @@ async def test_a_running_level_s_status_is_whole_at_80x24() -> None:
         row = next(line for line in lines if "c=64" in line)
         assert "c=64 40/64" in row, lines
         assert "high-c tok/s" in next(line for line in lines if "ok/fail" in line), lines
+
+
+async def test_the_charts_have_their_titles_and_say_they_wait_before_the_first_value_at_80x24() -> None:
+    """Newcomer pass (issue 34): at 80×24 the two charts were empty boxes until a value's figures came (the title
+    with "— waiting for the first value" was wider than a chart, and the plot dropped it)."""
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await sweep_screen(pilot)
+        for _ in range(3):
+            await pilot.pause()
+        frame = "\n".join(terminal_safe(line) for line in full_frame_text(app).splitlines())
+        assert "low-concurrency tok/s (up is better)" in frame, frame
+        assert "max_running_requests (capacity)" in frame, frame
+        assert frame.count("waiting for the first value") == 2, frame
