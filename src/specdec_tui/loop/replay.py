@@ -181,14 +181,25 @@ class ReplayDone:
 
 
 def replayable(session: Session, trial_ids: Sequence[int] | None = None) -> list[Trial]:
-    """The trials to run again: those asked for, else every trial that is not itself a replay."""
+    """The trials to run again: those asked for, else every trial that is not itself a replay and has levels
+    (one cancelled or failed before its bench has nothing to replay or to compare a replay against; one
+    cancelled with levels kept stays)."""
     if trial_ids:
         missing = [i for i in trial_ids if session.trial(i) is None]
         if missing:
             raise WorkflowError(f"the session has no trial {', '.join(map(str, missing))}; "
                                 f"it has {', '.join(str(t.id) for t in session.trials) or 'none'}")
         return [t for i in trial_ids if (t := session.trial(i)) is not None]
-    return [t for t in session.trials if t.replay_of is None and t.unit_text]
+    return [t for t in session.trials if t.replay_of is None and t.unit_text and t.levels]
+
+
+def nothing_to_replay(session: Session) -> str:
+    """Why `replayable(session)` is empty, in words (the panel says it instead of offering a replay of nothing)."""
+    bare = [t for t in session.trials if t.replay_of is None and t.unit_text and not t.levels]
+    if not bare:
+        return "Nothing to replay: the session has no trial with a unit."
+    return (f"Nothing to replay: the session's {len(bare)} trial(s) have no benchmark levels (cancelled or failed "
+            "before the bench), so there is nothing to run again or compare; benchmark one first (b).")
 
 
 async def _replay_one(runner: TrialLoop, old: Trial, emit: EventSink) -> Trial:

@@ -218,12 +218,12 @@ class SessionSide:
         app = self.app
         if self._on_session_screen() or self._refuse_task(Busy.REPLAY):
             return
-        from specdec_tui.loop.replay import replayable
+        from specdec_tui.loop.replay import nothing_to_replay, replayable
         from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
         from specdec_tui.ui.screens.replay_screen import ReplayScreen
         todo = replayable(app.session)
         if not todo:
-            app.notify("Nothing to replay: the session has no trial with a unit.", severity="warning")
+            app.notify(nothing_to_replay(app.session), severity="warning")
             return
 
         def start(yes: bool | None) -> None:

@@ -85,7 +85,9 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         for trial in self.todo:
             table.add_row(*self._cells(trial), key=str(trial.id))
         if not self.todo:
-            self.show_result("Nothing to replay: the session has no trial with a unit.")
+            from specdec_tui.loop.replay import nothing_to_replay
+
+            self.show_result(nothing_to_replay(self.session))
             return
         self.running = True
         self.run_replay_worker()

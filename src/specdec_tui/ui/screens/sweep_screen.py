@@ -186,7 +186,8 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     def _level_progress(self, message: tm.LevelProgressMessage) -> None:
         event = message.event
         planned = self.planned_by_level.get(event.concurrency, 0)  # 0: a level that runs for a duration
-        self._level_status(message, f"bench c={event.concurrency} {event.done}" + (f"/{planned}" if planned else ""))
+        # no "bench " before it: "bench c=64 40/64" was cut to "bench c=64 40/" at 80×24 ("bench c=64" came first)
+        self._level_status(message, f"c={event.concurrency} {event.done}" + (f"/{planned}" if planned else ""))
 
     @on(tm.LevelDoneMessage)
     def _level_done(self, message: tm.LevelDoneMessage) -> None:

@@ -23,7 +23,10 @@ class CurvePlot(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(self.title if points else f"{self.title} — waiting for the first value")
+        # the empty state on a line of its own: "title — waiting for the first value" was wider than a chart at
+        # 80×24, and plotext drops a title that does not fit (an empty box until the first value)
+        plt.title(self.title)
+        plt.xlabel("" if points else "waiting for the first value")
         if points:
             xs = list(range(len(points)))
             plt.plot(xs, [y for _, y in points], marker="braille")
