@@ -285,3 +285,17 @@ def test_compare_says_first_which_trial_is_a_and_which_is_b(capsys: pytest.Captu
     lines = out.splitlines()
     assert lines[0].endswith("20260101-120000-gpu-box.toml: trial 2 (A) against trial 1 (B)"), lines[0]
     assert lines[1].startswith("A = trial 2 steps=3 (ok, ") and lines[2].startswith("B = trial 1 steps=1 (ok, ")
+
+
+def test_session_replay_of_trials_with_no_levels_says_there_is_nothing_to_replay(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Trials cancelled or failed before their bench have nothing to run again: `session replay` said nothing of it
+    and ran an empty replay (the panel's `R` says it: one rule, `loop.replay`)."""
+    path = tmp_path / "bare.toml"
+    session = Session(host="demo", unit="sglang-demo.service")
+    session.trials.append(Trial(id=1, unit_text="[Service]\nExecStart=/x --speculative-num-steps 2\n",
+                                flags={"speculative-num-steps": "2"}, status="cancelled", label="steps=2"))
+    save_session(session, path)
+    code, out, err = run(capsys, "session", "replay", str(path), "--host", "demo")
+    assert code == 1 and out == ""
+    assert "Nothing to replay: the session's 1 trial(s) have no benchmark levels" in " ".join(err.split())

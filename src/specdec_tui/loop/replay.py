@@ -235,8 +235,10 @@ async def replay_session(runner: TrialLoop, session: Session, *, keep_best: bool
     same session to keep them beside the old ones). `keep_best` leaves the host on the replayed trial
     that scores best under `objective`; otherwise the unit running before is restored byte-identical."""
     emit = on_event or (lambda _event: None)
+    todo = replayable(session, trial_ids)
+    if not todo:  # said before the host is touched, by the panel and `session replay` alike
+        raise WorkflowError(nothing_to_replay(session))
     with runner.task(Busy.REPLAY):
-        todo = replayable(session, trial_ids)
         outcome = ReplayOutcome()
         async with UnitGuard(runner, emit, "replay") as guard:
             for index, old in enumerate(todo):
