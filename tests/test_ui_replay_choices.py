@@ -6,23 +6,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from specdec_tui.core.results import LevelResult
+from specdec_tui.ui.app import SpecdecApp
 from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
 from .ui_helpers import demo_app, demo_idle, record_notifications, wait_for
 
 
+async def trials_started(pilot: Pilot[None], app: SpecdecApp, statuses: tuple[str, ...], with_levels: tuple[bool, ...]) -> None:
+    """Trials of the running unit with these statuses, each with one level or none, as a session of earlier runs."""
+    await demo_idle(pilot)
+    runner = app.trial_loop
+    assert runner is not None
+    text = app.config_pane.running_text
+    for status, levels in zip(statuses, with_levels, strict=True):
+        trial = runner.start_trial(text)
+        trial.status = status  # type: ignore[assignment]
+        trial.levels = [LevelResult(concurrency=1, requests=6, output_tok_s=100.0)] if levels else []
+
+
 async def test_r_offers_only_the_trials_with_levels(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await demo_idle(pilot)
-        runner = app.trial_loop
-        assert runner is not None
-        text = app.config_pane.running_text
-        for status, levels in (("ok", True), ("cancelled", True), ("cancelled", False), ("failed", False)):
-            trial = runner.start_trial(text)
-            trial.status = status  # type: ignore[assignment]
-            trial.levels = [LevelResult(concurrency=1, requests=6, output_tok_s=100.0)] if levels else []
+        await trials_started(pilot, app, ("ok", "cancelled", "cancelled", "failed"), (True, True, False, False))
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the replay's question")
         question = str(app.screen.query_one("#confirm-question").render())
@@ -34,12 +42,7 @@ async def test_r_offers_only_the_trials_with_levels(tmp_path: Path) -> None:
 async def test_r_with_only_trials_without_levels_says_there_is_nothing_to_replay(tmp_path: Path) -> None:
     app = demo_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await demo_idle(pilot)
-        runner = app.trial_loop
-        assert runner is not None
-        text = app.config_pane.running_text
-        for status in ("cancelled", "failed"):
-            runner.start_trial(text).status = status  # type: ignore[assignment]
+        await trials_started(pilot, app, ("cancelled", "failed"), (False, False))
         seen = record_notifications(app)
         await pilot.press("R")
         await wait_for(pilot, lambda: bool(seen), "the panel's answer")
