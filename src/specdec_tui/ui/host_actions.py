@@ -9,7 +9,8 @@ never imports ui/app.py: tests/test_ui_helpers_no_app.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widgets import Input, Select, Tabs
 
@@ -19,6 +20,7 @@ from specdec_tui.ui.panel_port import PanelPort
 
 if TYPE_CHECKING:
     from textual.widget import Widget
+    from textual.worker import Worker
 
     from specdec_tui.hosts.base import Host
 
@@ -33,6 +35,7 @@ class ActionsPanel(PanelPort, Protocol):
     @property
     def focused(self) -> Widget | None: ...
     def marker(self, text: str) -> None: ...
+    def run_worker(self, work: Coroutine[Any, Any, None], *, group: str, exclusive: bool) -> Worker[None]: ...
 
 
 class HostActions:
@@ -50,7 +53,8 @@ class HostActions:
             return True
         return False
 
-    async def push(self) -> None:
+    async def push(self, *, bench_stopped: bool = False) -> None:
+        """Push the form's edit; with a benchmark running, ask first (`bench_stopped`: asked, and it has ended)."""
         if self.app.trial_loop is None:
             self.refused(Busy.PUSH)
             return
@@ -71,11 +75,10 @@ class HostActions:
             self.app.notify(f"Nothing to push: the edit matches the unit on the host. {busy or 'Press r to restart anyway.'}",
                             severity="warning")
             return
-        if self.app.bench_running:
+        if self.app.bench_running and not bench_stopped:
             def go(yes: bool | None) -> None:
                 if yes and self.app.link is not None:
-                    self.app.link.cancel_bench()
-                    self.app.call_after_refresh(self.push)  # once the cancel has been recorded
+                    self.app.run_worker(self._push_after_bench(), group="push-after-bench", exclusive=True)
 
             from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
 
@@ -84,6 +87,13 @@ class HostActions:
         if self.refused(Busy.PUSH) or self.app.link is None:
             return
         self.app.link.push(pane.text, expected=pane.running_text)  # read again first: changed elsewhere, it asks
+
+    async def _push_after_bench(self) -> None:
+        """Yes to "a benchmark is running, push?": the push waits until the cancelled trial is recorded (not one
+        frame: a loaded machine takes longer to close the requests, and the push would ask again)."""
+        if self.app.link is not None:
+            await self.app.link.bench_cancelled()
+        await self.push(bench_stopped=True)
 
     def restart(self) -> None:
         if self.refused(Busy.RESTART) or self.app.link is None:

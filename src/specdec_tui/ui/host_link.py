@@ -261,11 +261,23 @@ class HostLink:
     def bench(self) -> None:
         self.bench_worker = self._run(self._intent(self.trial_loop.bench(), Step.BENCH), "bench")
 
-    def cancel_bench(self) -> None:
-        """Cancel the running benchmark; the loop records the trial cancelled and says so."""
-        if self.bench_worker is not None:
-            self.bench_worker.cancel()
-            self.bench_worker = None
+    def cancel_bench(self) -> Worker[None] | None:
+        """Cancel the running benchmark; the loop records the trial cancelled and says so. Returns its worker (None if
+        none ran), for a caller that must wait until the trial is recorded (`bench_cancelled`)."""
+        worker, self.bench_worker = self.bench_worker, None
+        if worker is not None:
+            worker.cancel()
+        return worker
+
+    async def bench_cancelled(self) -> None:
+        """Cancel the running benchmark and return once its trial is recorded cancelled and the loop is free: the
+        engine's cancel closes its requests first, which can outlast a frame on a loaded machine."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        worker = self.cancel_bench()
+        if worker is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await worker.wait()
 
 
 class LinkWorkers(Protocol):
