@@ -16,7 +16,7 @@ import aiohttp
 import orjson
 
 from specdec_tui.bench.client import RequestRecord, make_client, stream_request
-from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit
+from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit, level_result
 from specdec_tui.bench.events import (
     LevelDone,
     LevelProgress,
@@ -25,8 +25,7 @@ from specdec_tui.bench.events import (
 )
 from specdec_tui.bench.open_loop import run_open_level
 from specdec_tui.bench.request_plan import PlanError, build_plan
-from specdec_tui.bench.server_stats import accept_from_counters, counters, get_body, server_avg_accept_length
-from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.bench.server_stats import counters, get_body
 from specdec_tui.bench.token_lengths import token_scale
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
@@ -177,19 +176,9 @@ async def run_level(
             PHASE_HOOK("stream_end", concurrency)
     if lv.server_silent:
         raise ServerSilent(base_url, lv.silent_stalls, profile.stall_timeout_s)
-    after = await counters(client, base_url)  # every request of this level has finished (TaskGroup)
-    inputs = LevelInputs(
-        concurrency=concurrency,
-        duration_s=profile.duration_s,
-        temperature=profile.temperature,
-        ignore_eos=profile.ignore_eos,
-        repetitive_prompts=repetitive_prompts,
-        accept_from_counters=accept_from_counters(before, after),
-        server_avg_accept_length=await server_avg_accept_length(client, base_url),
-        warnings=warnings,
-        slo=parse_slos(profile.slo),
-    )
-    return build_level_result(lv.records, inputs)
+    # every request of this level has finished (TaskGroup): the counters read now cover exactly this level
+    return await level_result(client, base_url, profile, lv.records, before, concurrency=concurrency,
+                              duration_s=profile.duration_s, repetitive_prompts=repetitive_prompts, warnings=warnings)
 
 
 async def drive_benchmark(

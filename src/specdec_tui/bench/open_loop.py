@@ -12,16 +12,14 @@ from time import perf_counter_ns
 import aiohttp
 
 from specdec_tui.bench.client import RequestRecord, stream_request
-from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit
+from specdec_tui.bench.drive_common import ENDPOINT_PATHS, PROGRESS_INTERVAL_S, TEXT_SAMPLE_REQUESTS, Emit, level_result
 from specdec_tui.bench.events import LevelProgress, LevelStarted
-from specdec_tui.bench.server_stats import accept_from_counters, counters, server_avg_accept_length
-from specdec_tui.bench.stats import LevelInputs, build_level_result
+from specdec_tui.bench.server_stats import counters
 from specdec_tui.bench.workloads.trace import cut_offsets, mean_rate, scaled
 from specdec_tui.core.arrivals import arrival_offsets
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.metrics import NS_PER_S
 from specdec_tui.core.results import LevelResult
-from specdec_tui.core.slo import parse_slos
 
 
 def measured_count(profile: BenchProfile, rate: float) -> int:
@@ -117,18 +115,8 @@ async def run_open_level(
     if lateness > 0.05 * NS_PER_S:
         warnings.append(f"the client sent some requests up to {lateness / 1e6:.0f} ms late: this machine could not keep "
                         f"{rate:g} requests/s; the arrivals were burstier than asked")
-    after = await counters(client, base_url)
-    inputs = LevelInputs(
-        concurrency=0,
-        temperature=profile.temperature,
-        ignore_eos=profile.ignore_eos,
-        repetitive_prompts=repetitive_prompts,
-        accept_from_counters=accept_from_counters(before, after),
-        server_avg_accept_length=await server_avg_accept_length(client, base_url),
-        warnings=warnings,
-        slo=parse_slos(profile.slo),
-    )
-    res = build_level_result(records, inputs)
+    res = await level_result(client, base_url, profile, records, before, concurrency=0, duration_s=None,
+                             repetitive_prompts=repetitive_prompts, warnings=warnings)
     res.rate = rate
     res.peak_in_flight = state["peak"]
     res.saturated = saturation(records, rate)
