@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from specdec_tui.core.session import Session
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
 from specdec_tui.loop.trial import TrialLoop
+from tests.test_sim_support import SimProcess
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
 pytest_plugins = ["tests.hostlab.fixtures", "tests.tmux_session"]
@@ -67,3 +68,18 @@ async def demo_runner(tmp_path: Path) -> AsyncIterator[TrialLoop]:
         yield runner
     finally:
         await host.close()
+
+
+@pytest.fixture
+def sim() -> Iterator[Callable[..., SimProcess]]:
+    """`sim(*args)` starts `python -m specdec_tui.sim ARGS` as a real process on loopback; each is stopped after."""
+    procs: list[SimProcess] = []
+
+    def start(*args: str) -> SimProcess:
+        p = SimProcess(list(args)).start()
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.stop()

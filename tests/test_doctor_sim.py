@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -22,19 +22,6 @@ MODEL = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algo
 FAST = ["--time-scale", "10", "--load-seconds", "1", "--decode-log-interval", "5"]
 PROMPT = "What are three good neighbourhoods to stay in for a weekend in Lisbon, and why?"
 
-
-@pytest.fixture
-def sim() -> Iterator[Callable[..., SimProcess]]:
-    procs: list[SimProcess] = []
-
-    def start(*args: str) -> SimProcess:
-        p = SimProcess(list(args)).start()
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.stop()
 
 
 def load(url: str, streams: int, max_tokens: int = 120) -> None:

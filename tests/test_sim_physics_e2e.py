@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from specdec_tui.sim.profiles import DEEPSEEK
-from tests.test_sim_support import SimProcess, seed_flags
+from tests.test_sim_support import seed_flags
 
 pytestmark = pytest.mark.timeout(180)
 CHAT = "What are three good neighbourhoods to stay in for a weekend in Lisbon, and why?"
@@ -21,19 +21,6 @@ DEEPSEEK_MTP = ["--model-path", DEEPSEEK.model_path, "--tp", "8", "--trust-remot
                 "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
                 "--speculative-num-draft-tokens", "2"]
 
-
-@pytest.fixture
-def sim():
-    procs: list[SimProcess] = []
-
-    def start(*args: str) -> SimProcess:
-        p = SimProcess(list(args)).start()
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.stop()
 
 
 async def decode_rate(session: aiohttp.ClientSession, url: str, body: dict, scale: float) -> tuple[float, float]:

@@ -14,7 +14,6 @@ import pytest
 from specdec_tui.core.sglang.parse import parse_line
 from tests.test_sim_support import (
     TRAP_PROMPT,
-    SimProcess,
     get_json,
     seed_flags,
     stream_completion,
@@ -22,19 +21,6 @@ from tests.test_sim_support import (
 
 FAST = ["--time-scale", "20", "--load-seconds", "2"]
 
-
-@pytest.fixture
-def sim():
-    procs: list[SimProcess] = []
-
-    def start(*args: str) -> SimProcess:
-        p = SimProcess(list(args)).start()
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.stop()
 
 
 def _connect(port: int) -> None:
