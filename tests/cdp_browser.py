@@ -17,10 +17,12 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 # Before the page's script runs: the first object to get a `terminal` property keeps it as an own property,
 # and the value is also left on `window` for the test.
@@ -173,3 +175,17 @@ class Chromium:
             except ProcessLookupError:
                 pass
             self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[Chromium]:
+    """A real headless Chromium with a private profile, closed after the test (skipped, or failed in CI, without it)."""
+    from tests.conftest import require
+
+    require(Chromium.executable() is not None, "chromium is not installed (apt-get install chromium)")
+    chromium = Chromium(tmp_path / "chromium-profile")
+    try:
+        await chromium.start()
+        yield chromium
+    finally:
+        await chromium.close()

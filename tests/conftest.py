@@ -16,7 +16,7 @@ from specdec_tui.loop.trial import TrialLoop
 from tests.test_sim_support import SimProcess
 
 # The real sshd + systemd test host (tests/hostlab): session-scoped fixtures `hostlab`, `lab_service`, ...
-pytest_plugins = ["tests.hostlab.fixtures", "tests.tmux_session"]
+pytest_plugins = ["tests.hostlab.fixtures", "tests.tmux_session", "tests.cdp_browser"]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

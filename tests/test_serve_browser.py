@@ -11,7 +11,6 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ import pytest
 from specdec_tui.core import paths
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
 from tests.cdp_browser import Chromium
-from tests.conftest import require
 from tests.proc_helpers import group_alive, running
 from tests.tmux_session import program
 
@@ -31,16 +29,6 @@ STOP_TIMEOUT_S = 15
 # The c=1 row of the bench table once its level is done: "  1   2,258     –  –   2,472 … ━━━━━━━━ 100%"
 C1_DONE = re.compile(r"^\s*1\s+(?P<tok_s>\d[\d,]*(?:\.\d+)?)\s.*\s100%", re.MULTILINE)
 
-
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Chromium]:
-    require(Chromium.executable() is not None, "chromium is not installed (apt-get install chromium)")
-    chromium = Chromium(tmp_path / "chromium-profile")
-    try:
-        await chromium.start()
-        yield chromium
-    finally:
-        await chromium.close()
 
 
 def service_pids(workspace: Path) -> tuple[int | None, int | None]:

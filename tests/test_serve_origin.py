@@ -16,7 +16,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -25,7 +25,6 @@ from aiohttp import web
 
 from specdec_tui.hosts.local.workspace import free_port
 from tests.cdp_browser import Chromium
-from tests.conftest import require
 from tests.proc_helpers import _stat_fields, group_alive
 from tests.tmux_session import program
 
@@ -62,16 +61,6 @@ def parent(pid: int) -> int | None:
     fields = _stat_fields(Path(f"/proc/{pid}/stat"))
     return int(fields[1]) if fields else None
 
-
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Chromium]:
-    require(Chromium.executable() is not None, "chromium is not installed (apt-get install chromium)")
-    chromium = Chromium(tmp_path / "chromium-profile")
-    try:
-        await chromium.start()
-        yield chromium
-    finally:
-        await chromium.close()
 
 
 class Served:

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,12 @@ from specdec_tui.core import paths
 from specdec_tui.hosts.local.state import read_state, state_path
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace, free_port
 from tests.cdp_browser import Chromium
-from tests.conftest import require
 from tests.proc_helpers import running
 from tests.test_serve_browser import printed_url, wait_until_serving
 from tests.tmux_session import program
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
-
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Chromium]:
-    require(Chromium.executable() is not None, "chromium is not installed (apt-get install chromium)")
-    chromium = Chromium(tmp_path / "chromium-profile")
-    try:
-        await chromium.start()
-        yield chromium
-    finally:
-        await chromium.close()
 
 
 def descendants(pid: int) -> set[int]:
