@@ -12,6 +12,7 @@ import pytest
 from specdec_tui.core.exec_start import ExecStart
 from specdec_tui.core.flags import validate
 from specdec_tui.loop.sglang_release import learn_release
+from tests.hostlab.fixtures import lab_in_home_ssh
 from tests.hostlab.lab import REPO
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
@@ -59,13 +60,8 @@ def test_unit_check_over_ssh_is_judged_by_the_lab_hosts_release(hostlab, monkeyp
     parser still has --cuda-graph-max-bs (0.5.23 refuses it as ambiguous)."""
     from specdec_tui.cli.main import main
 
-    ssh_dir = tmp_path / ".ssh"
-    ssh_dir.mkdir()
-    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
-    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
-    monkeypatch.setenv("HOME", str(tmp_path))
+    lab_in_home_ssh(hostlab, tmp_path, monkeypatch)
     monkeypatch.setenv("SPECDEC_TUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     config = tmp_path / "config.toml"
     config.write_text('[hosts.lab]\naddress = "hostlab"\nunit = "sglang-standin.service"\n')
     unit = tmp_path / "u.service"

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from specdec_tui.hosts.errors import HostKeyError, PrivilegeError, UnitRejected
-from tests.hostlab.fixtures import TICKER_UNIT, UNIT, while_unit_runs
+from tests.hostlab.fixtures import TICKER_UNIT, UNIT, lab_in_home_ssh, while_unit_runs
 from tests.hostlab.lab import NOPASSWD_USER, TEST_USER
 
 pytestmark = [pytest.mark.sshd, pytest.mark.systemd, pytest.mark.timeout(120)]
@@ -228,12 +228,7 @@ def test_cli_host_status_and_cat_over_ssh(hostlab, lab_service, monkeypatch, tmp
     """`specdec-tui host …` through the factory with OpenSSH defaults (~/.ssh/config, known_hosts)."""
     from specdec_tui.cli.main import main
 
-    ssh_dir = tmp_path / ".ssh"
-    ssh_dir.mkdir()
-    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
-    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    lab_in_home_ssh(hostlab, tmp_path, monkeypatch)
     config = tmp_path / "config.toml"
     config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\n')
     assert main(["host", "cat", "--host", "lab", "--config", str(config)]) == 0
@@ -247,12 +242,7 @@ def test_cli_host_rollback_over_ssh_restarts_and_waits_healthy(hostlab, lab_serv
     restart, wait until healthy — the server then runs the restored flags."""
     from specdec_tui.cli.main import main
 
-    ssh_dir = tmp_path / ".ssh"
-    ssh_dir.mkdir()
-    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
-    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    lab_in_home_ssh(hostlab, tmp_path, monkeypatch)
     config = tmp_path / "config.toml"
     config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\nbase_url = "{lab_service.base_url}"\n'
                       "healthy_timeout_s = 60\n")
@@ -277,12 +267,7 @@ def test_cli_a_unit_that_is_not_utf8_and_a_latin1_file_to_push_are_words(hostlab
     which file and which byte, a non-zero exit, no traceback; the unit on the host is left as it was."""
     from specdec_tui.cli.main import main
 
-    ssh_dir = tmp_path / ".ssh"
-    ssh_dir.mkdir()
-    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
-    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    lab_in_home_ssh(hostlab, tmp_path, monkeypatch)
     config = tmp_path / "config.toml"
     config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{UNIT}"\nbase_url = "{lab_service.base_url}"\n')
     where = ["--host", "lab", "--config", str(config)]
@@ -315,12 +300,7 @@ def test_cli_host_journal_prints_a_hostile_line_as_words(hostlab, monkeypatch, t
         "ExecStart=/usr/bin/printf 'said \\\\033]0;PWNED\\\\007 \\\\302\\\\2332J bell\\\\007 bs\\\\010 so\\\\016 si\\\\017 done\\\\n'\n"))
     hostlab.run(["systemctl", "daemon-reload"])
     hostlab.run(["systemctl", "start", unit])
-    ssh_dir = tmp_path / ".ssh"
-    ssh_dir.mkdir()
-    (ssh_dir / "config").write_text(hostlab.ssh_config.read_text())
-    (ssh_dir / "known_hosts").write_text(hostlab.host_key_line())
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    lab_in_home_ssh(hostlab, tmp_path, monkeypatch)
     config = tmp_path / "config.toml"
     config.write_text(f'[hosts.lab]\naddress = "hostlab"\nunit = "{unit}"\n')
     assert main(["host", "journal", "--host", "lab", "--config", str(config), "--lines", "20"]) == 0

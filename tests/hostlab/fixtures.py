@@ -221,3 +221,14 @@ async def make_ssh_host(hostlab: HostLab) -> AsyncIterator[Callable[..., SSHHost
     yield make
     for host in made:
         await host.close()
+
+
+def lab_in_home_ssh(lab: HostLab, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `home` the user's home with the lab in its ~/.ssh (config and known_hosts) and no agent: the CLI then
+    reaches `hostlab` through OpenSSH's defaults, as a user's own ssh would."""
+    ssh_dir = home / ".ssh"
+    ssh_dir.mkdir()
+    (ssh_dir / "config").write_text(lab.ssh_config.read_text())
+    (ssh_dir / "known_hosts").write_text(lab.host_key_line())
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
