@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from textual.app import App, ComposeResult
 from textual.color import Color
-from textual.dom import DOMNode
 
 from specdec_tui.hosts.base import JournalRecord
 from specdec_tui.ui.widgets.journal_pane import JournalPane
+
+from .ui_helpers import restyled_ids
 
 T0 = datetime(2025, 3, 1, 14, 3, 7)
 DECODE = (
@@ -88,18 +88,9 @@ async def test_a_pause_restyles_the_status_line_alone() -> None:
         await pilot.pause(0.1)
         pane.log_view.focus()
         await pilot.pause()
-        restyled: list[str] = []
-        update_nodes = app.stylesheet.update_nodes
-
-        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
-            nodes = list(nodes)
-            restyled.extend(str(node.id) for node in nodes)
-            update_nodes(nodes, animate=animate)
-
-        app.stylesheet.update_nodes = counted  # type: ignore[method-assign]
-        await pilot.press("pageup")
-        await pilot.pause()
-        app.stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        with restyled_ids(app) as restyled:
+            await pilot.press("pageup")
+            await pilot.pause()
         status = pane.query_one("#journal-status")
         assert pane.following is False and status.has_class("-paused")
         assert "journal" not in restyled and "journal-log" not in restyled

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from textual.app import App, ComposeResult
 from textual.color import Color
-from textual.dom import DOMNode
 
 from specdec_tui.core.compare import change_label
 from specdec_tui.core.results import LevelResult, ServerFacts
@@ -18,6 +16,8 @@ from specdec_tui.loop.health import HealthSnapshot, HealthState
 from specdec_tui.ui.widgets.health_pane import HealthPane
 from specdec_tui.ui.widgets.tok_chart import TokChart
 from specdec_tui.ui.widgets.trials_list import TrialsList
+
+from .ui_helpers import restyled_ids
 
 DECODE = (
     "[2025-03-01 14:03:07 TP0] Decode batch, #running-req: 3, #token: 912, token usage: 0.12, "
@@ -196,17 +196,8 @@ async def test_a_health_change_restyles_the_badge_alone() -> None:
         pane = app.query_one(HealthPane)
         pane.update_health(HealthSnapshot(state=HealthState.STARTING, status=None, http_ok=False))
         await pilot.pause()
-        restyled: list[str] = []
-        update_nodes = app.stylesheet.update_nodes
-
-        def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
-            nodes = list(nodes)
-            restyled.extend(str(node.id) for node in nodes)
-            update_nodes(nodes, animate=animate)
-
-        app.stylesheet.update_nodes = counted  # type: ignore[method-assign]
-        pane.update_health(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True))
-        app.stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+        with restyled_ids(app) as restyled:
+            pane.update_health(HealthSnapshot(state=HealthState.READY, status=None, http_ok=True))
         await pilot.pause()
         badge = pane.query_one("#health-badge")
         assert restyled == ["health-badge"]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from textual.app import App
+from textual.dom import DOMNode
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -132,6 +133,24 @@ async def start_tune(pilot: Pilot, app: SpecdecApp, space: str, slo: str, budget
     screen.query_one("#tune-space", Input).focus()
     await pilot.press("enter")
     return screen
+
+
+@contextmanager
+def restyled_ids(app: App[Any]) -> Iterator[list[str]]:
+    """The ids of every node the app's stylesheet restyles meanwhile (through its public `update_nodes`)."""
+    seen: list[str] = []
+    update_nodes = app.stylesheet.update_nodes
+
+    def counted(nodes: Iterable[DOMNode], animate: bool = False) -> None:
+        nodes = list(nodes)
+        seen.extend(str(node.id) for node in nodes)
+        update_nodes(nodes, animate=animate)
+
+    app.stylesheet.update_nodes = counted  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        app.stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
 
 
 @contextmanager
