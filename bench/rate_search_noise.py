@@ -17,13 +17,12 @@ import argparse
 import asyncio
 import dataclasses
 import math
-import socket
 import statistics
 import subprocess
 import sys
-import time
 
 import aiohttp
+from sim_ready import free_port, wait_healthy
 
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, RunDone
@@ -32,12 +31,6 @@ from specdec_tui.core.config import BenchProfile
 
 SLO = "ttft_p90=150ms"
 PROFILE = BenchProfile(requests=80, warmup=10, cooldown=10, max_tokens=48, ignore_eos=True, slo=(SLO,), seed=1)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_sim(port: int) -> subprocess.Popen[str]:
@@ -50,17 +43,8 @@ def start_sim(port: int) -> subprocess.Popen[str]:
 
 
 async def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + 60
     async with aiohttp.ClientSession() as s:
-        while time.monotonic() < deadline:
-            try:
-                async with s.get(url + "/health") as resp:
-                    if resp.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.2)
-    raise SystemExit("the simulator never became healthy")
+        await wait_healthy(s, url, timeout_s=60, every_s=0.2)
 
 
 async def verdict(url: str, rate: float) -> bool:

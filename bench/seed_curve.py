@@ -11,24 +11,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import socket
 import subprocess
 import sys
 import time
 
 import aiohttp
 import orjson
+from sim_ready import free_port, wait_healthy
 
 SEED = {1: (123.0, 26), 2: (186.0, 21), 3: (234.0, 17)}
 # An ordinary prompt: the seed's trap is its benchmark's temperature 0 + ignore_eos ("produces highly repetitive,
 # predictable output ... near-100% acceptance"), whatever the prompt; the seed says nothing of its prompts.
 PROMPT = "Write a short story about a lighthouse keeper who finds a letter in a bottle."
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start(steps: int, port: int) -> subprocess.Popen[str]:
@@ -51,14 +45,7 @@ async def counters(session: aiohttp.ClientSession, url: str) -> tuple[float, flo
 
 async def measure(url: str, tokens: int) -> tuple[float, float]:
     async with aiohttp.ClientSession() as session:
-        while True:
-            try:
-                async with session.get(url + "/health") as resp:
-                    if resp.status == 200:
-                        break
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
+        await wait_healthy(session, url)
         gen0, ver0 = await counters(session, url)
         body = {"prompt": PROMPT, "max_tokens": tokens, "temperature": 0, "ignore_eos": True, "stream": True,
                 "stream_options": {"include_usage": True, "continuous_usage_stats": True}}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 
 import aiohttp
 import orjson
+from sim_ready import free_port, wait_healthy
 
 from specdec_tui.sim import cost_model as cm
 from specdec_tui.sim.args import parse_sim_args
@@ -74,12 +74,6 @@ def evaluate(base: list[str], algorithm: str, tree: Tree, concurrency: int, work
     return Point(tree, argv, plan.max_running_requests, rate, graph)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def stream_rate(session: aiohttp.ClientSession, url: str, body: dict[str, object]) -> tuple[int, float, float]:
     """(tokens after the first chunk, first arrival, last arrival) of one stream."""
     stamps: list[tuple[float, int]] = []
@@ -106,14 +100,7 @@ async def measure(argv: list[str], concurrency: int, prompt: str, temperature: f
             "stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
     try:
         async with aiohttp.ClientSession() as session:
-            while True:
-                try:
-                    async with session.get(url + "/health") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
+            await wait_healthy(session, url)
             rounds = max(1, 8 // concurrency)  # a few rounds where one round has few streams (acceptance is random)
             totals = []
             for _ in range(rounds):
