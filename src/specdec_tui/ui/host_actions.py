@@ -168,10 +168,8 @@ class HostActions:
         if not self.app.bench_running or self.app.link is None:
             from textual.widgets import TextArea  # the editor's module: not imported before the form is there
 
-            from specdec_tui.ui.widgets.select_stand_in import SelectStandIn  # the form's first frame's dropdown
-
             focused, main = self.app.focused, self.app.main_or_none
-            if main is not None and (isinstance(focused, (Input, TextArea, Select, SelectStandIn)) or (focused is None and self.app.screen is main)):
+            if main is not None and (isinstance(focused, (Input, TextArea, Select)) or (focused is None and self.app.screen is main)):
                 main.query_one(Tabs).focus()
             return
         self.app.link.cancel_bench()

@@ -183,7 +183,7 @@ class FlagForm(VerticalScroll):
         screen = self.screen
         label = self.children[self.children.index(stand_in) - 1]
         select = self._select(ALGORITHM_FLAG, stand_in.value)
-        focused = stand_in.has_focus
+        focused = screen.focused is stand_in  # given the focus, if not told yet (its has_focus comes with the event)
         with self.app.batch_update(), exit_held(self.app):  # no frame between the two; an exit waits for the Select
             if focused:
                 screen.set_focus(None)  # the stand-in goes: Textual would move the focus to a neighbour meanwhile
