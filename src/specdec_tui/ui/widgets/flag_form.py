@@ -29,7 +29,9 @@ from specdec_tui.core.long_words import clip_long_words
 from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.textual_compat import make_compact
 from specdec_tui.ui.widgets.flag_input import FlagInput
+from specdec_tui.ui.widgets.input_stand_in import InputStandIn
 from specdec_tui.ui.widgets.select_stand_in import SelectStandIn
+from specdec_tui.ui.widgets.stand_in_swap import swap_in
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -86,7 +88,8 @@ class FlagForm(VerticalScroll):
     FlagForm { height: 1fr; scrollbar-size-vertical: 1; layout: grid; grid-size: 2; grid-columns: 30 1fr;
                grid-rows: auto; }
     FlagForm .flag-name { width: 30; height: 1; color: $text-muted; }
-    FlagForm > Input, FlagForm > Select, FlagForm > SelectStandIn { width: 1fr; height: 1; }
+    FlagForm > Input, FlagForm > Select, FlagForm > SelectStandIn,
+    FlagForm > InputStandIn { width: 1fr; height: 1; }
     FlagForm .flag-issue { column-span: 2; height: auto; padding-left: 2; display: none; }
     FlagForm .flag-issue.-shown { display: block; }
     FlagForm .flag-issue.-error { color: $error; }
@@ -116,9 +119,9 @@ class FlagForm(VerticalScroll):
         # frame shows none, and building 8-14 hidden widgets was ~1 % of the panel's start (issue 34's cold start).
         self._lines_later = True
         self._issues_waiting: list[Issue] | None = None  # findings given before those lines were there
-        # The algorithm's dropdown on the form's first frame is a stand-in drawn like it (`SelectStandIn`, ~70 M
-        # instructions less of the form-ready frame); the real Select takes its place right after that frame.
-        self._stand_in: SelectStandIn | None = None
+        # The fields of the form's first frame are stand-ins drawn like them (`SelectStandIn`, `InputStandIn`: ~140 M
+        # instructions less of the form-ready frame); the real fields take their places right after that frame.
+        self._stand_ins: list[SelectStandIn | InputStandIn] = []
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -154,7 +157,7 @@ class FlagForm(VerticalScroll):
         """The finding line under each row and the real algorithm Select, after the form's first frame (behind a
         render in progress: its rows are the ones to follow); then the findings given meanwhile are shown."""
         async with self._render_lock:
-            await self._select_in_place()
+            await self._fields_in_place()
             if not self.is_attached or not self._lines_later:
                 return
             self._lines_later = False
@@ -168,40 +171,42 @@ class FlagForm(VerticalScroll):
         if waiting is not None and self.is_attached:
             self.show_issues(waiting)
 
-    async def use_real_select(self) -> None:
-        """The real algorithm Select in the stand-in's place (the form's first frame drew the stand-in); at once
-        when it is there. Called by the form after its first frame, and by the main screen from its own message
-        loop: a key's bindings wait there meanwhile (Tab runs from the Select, not from a field being swapped)."""
-        if self._stand_in is not None:
+    async def use_real_fields(self) -> None:
+        """The real fields in the stand-ins' places (the form's first frame drew stand-ins); at once when they are
+        there. Called by the form after its first frame, and by the main screen from its own message loop: a key's
+        bindings wait there meanwhile (a Tab moves on from the real field, not from one being swapped)."""
+        if self._stand_ins:
             async with self._render_lock:
-                await self._select_in_place()
+                await self._fields_in_place()
 
-    async def _select_in_place(self) -> None:
-        stand_in, self._stand_in = self._stand_in, None
-        if stand_in is None or not stand_in.is_attached:
-            return
-        screen = self.screen
-        label = self.children[self.children.index(stand_in) - 1]
-        select = self._select(ALGORITHM_FLAG, stand_in.value)
-        focused = screen.focused is stand_in  # given the focus, if not told yet (its has_focus comes with the event)
-        with self.app.batch_update(), exit_held(self.app):  # no frame between the two; an exit waits for the Select
-            if focused:
-                screen.set_focus(None)  # the stand-in goes: Textual would move the focus to a neighbour meanwhile
-            await stand_in.remove()
-            with self.prevent(Select.Changed):
-                await self.mount(select, after=label)
-            if focused and screen.focused is None:  # the user has not moved meanwhile (a click)
-                screen.set_focus(select, scroll_visible=False)
+    async def _fields_in_place(self) -> None:
+        stand_ins, self._stand_ins = self._stand_ins, []
+        pairs: list[tuple[Widget, Widget]] = [
+            (stand_in, self._select(ALGORITHM_FLAG, stand_in.value) if isinstance(stand_in, SelectStandIn)
+             else self._input(stand_in.flag, stand_in.value)) for stand_in in stand_ins]
+        with self.prevent(Input.Changed, Select.Changed), exit_held(self.app):  # an exit waits for the fields
+            await swap_in(self, pairs)
 
     async def on_select_stand_in_opened(self, event: SelectStandIn.Opened) -> None:
         """A key or a click that opens the dropdown reached the stand-in: the real Select, opened."""
         event.stop()
-        await self.use_real_select()
+        await self.use_real_fields()
         select = next(iter(self.query(Select)), None)
         if select is not None and not select.expanded:
             select.action_show_overlay()
 
+    async def on_input_stand_in_typed(self, event: InputStandIn.Typed) -> None:
+        """A key or a paste for a field reached its stand-in: the real field gets it, before the next key goes out."""
+        event.stop()
+        await self.use_real_fields()
+        field = next(iter(self.query(f"#{event.stand_in.id}")), None) if event.stand_in.id else None
+        if isinstance(field, Input):
+            typed = event.event
+            field.post_message(events.Paste(typed.text) if isinstance(typed, events.Paste)
+                               else events.Key(typed.key, typed.character))
+
     def _select(self, name: str, value: str | None) -> Select[str]:
+        """The algorithm's dropdown, compact, showing `value` (offered even when SGLang's list lacks it)."""
         options = [(c, c) for c in algorithm_choices()]
         if value and value not in dict(options):
             options.append((value, value))
@@ -209,18 +214,23 @@ class FlagForm(VerticalScroll):
         make_compact(select, Select.compact)
         return select
 
-    def _field(self, name: str, value: str | None) -> Input | Select[str] | SelectStandIn:
+    def _field(self, name: str, value: str | None) -> Widget:
+        """A new field showing `value`; on the form's first frame a stand-in drawn like it."""
+        if self._lines_later and not self.is_mounted:
+            stand_in = (SelectStandIn(value, prompt="(none)", id=widget_id("field", name)) if name == ALGORITHM_FLAG
+                        else InputStandIn(name, value=value or "", placeholder=self._placeholder(name),
+                                          id=widget_id("field", name)))
+            self._stand_ins.append(stand_in)
+            return stand_in
+        return self._select(name, value) if name == ALGORITHM_FLAG else self._input(name, value or "")
+
+    def _input(self, name: str, value: str) -> FlagInput:
         """A new field showing `value`. Built with its change events prevented: the Changed a field
         posts on mount is a render, not an edit."""
-        with self.prevent(Input.Changed, Select.Changed):
-            if name == ALGORITHM_FLAG and self._lines_later and not self.is_mounted:  # the form's first frame
-                self._stand_in = SelectStandIn(value, prompt="(none)", id=widget_id("field", name))
-                return self._stand_in
-            if name == ALGORITHM_FLAG:
-                return self._select(name, value)
-            field = FlagInput(name, value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
-            field.tooltip = flag_help(name) or None
-            return field
+        with self.prevent(Input.Changed):
+            field = FlagInput(name, value=value, placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
+        field.tooltip = flag_help(name) or None
+        return field
 
     def _placeholder(self, name: str) -> str:
         return "(switch)" if name in self._switches else "(default)"
@@ -272,7 +282,8 @@ class FlagForm(VerticalScroll):
             return
         # The fields found in one walk of the form: a query per field walked it ~15 times, ~50 ms of the panel's loop
         # on every unit a sweep pushed (issue 34).
-        fields = {node.id: node for node in self.query("Input, Select, SelectStandIn") if node.id}
+        fields = {node.id: node for node in self.query("Input, Select, SelectStandIn, InputStandIn")
+                  if node.id}
         for name, value in self._values.items():
             self._set_field(fields.get(widget_id("field", name)), name, value)
 
@@ -285,7 +296,7 @@ class FlagForm(VerticalScroll):
 
     def _refocus(self, field_id: str | None) -> None:
         matches = self.query(f"#{field_id}") if field_id else None
-        target = matches.first() if matches else next(iter(self.query("Input, Select, SelectStandIn")), None)
+        target = matches.first() if matches else next(iter(self.query("Input, Select, SelectStandIn, InputStandIn")), None)
         if target is not None:  # now, not queued: a focus the user asks for meanwhile comes after and wins
             self.screen.set_focus(target, scroll_visible=False)
 
@@ -296,6 +307,8 @@ class FlagForm(VerticalScroll):
         with field.prevent(Input.Changed, Select.Changed):
             if isinstance(field, SelectStandIn):
                 field.show(value)
+            elif isinstance(field, InputStandIn):
+                field.show(value or "", self._placeholder(name))
             elif isinstance(field, Select):
                 if value and value not in algorithm_choices():
                     field.set_options([(c, c) for c in (*algorithm_choices(), value)])
