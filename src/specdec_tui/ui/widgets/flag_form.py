@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
@@ -29,6 +28,7 @@ from specdec_tui.core.long_words import clip_long_words
 from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.textual_compat import make_compact
 from specdec_tui.ui.widgets.flag_input import FlagInput
+from specdec_tui.ui.widgets.form_line import FormLine
 from specdec_tui.ui.widgets.input_stand_in import InputStandIn
 from specdec_tui.ui.widgets.select_stand_in import SelectStandIn
 from specdec_tui.ui.widgets.stand_in_swap import swap_in
@@ -62,15 +62,6 @@ def algorithm_choices() -> tuple[str, ...]:
 def flag_help(name: str) -> str:
     spec = FLAGS.get(name)
     return spec.help if spec is not None else ""
-
-
-class FormLine(Static):
-    """A line across the form's two columns (a row's findings, the "other flags" title). Textual's grid measures an
-    auto-height cell at its first column's width even when it spans more (a 3-line finding took 5 rows, the title
-    one too many): measured here at the width it is given on screen, the form's."""
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return super().get_content_height(container, viewport, max(width, container.width - self.styles.gutter.width))
 
 
 class FlagForm(VerticalScroll):
@@ -181,10 +172,13 @@ class FlagForm(VerticalScroll):
 
     async def _fields_in_place(self) -> None:
         stand_ins, self._stand_ins = self._stand_ins, []
-        pairs: list[tuple[Widget, Widget]] = [
-            (stand_in, self._select(ALGORITHM_FLAG, stand_in.value) if isinstance(stand_in, SelectStandIn)
-             else self._input(stand_in.flag, stand_in.value)) for stand_in in stand_ins]
-        with self.prevent(Input.Changed, Select.Changed), exit_held(self.app):  # an exit waits for the fields
+        # built with their change events prevented (held by each until its mount: the Changed of a mount is a render);
+        # not held over the awaits below, where it would hold back every Changed of the app (Textual's stack is shared)
+        with self.prevent(Input.Changed, Select.Changed):
+            pairs: list[tuple[Widget, Widget]] = [
+                (stand_in, self._select(ALGORITHM_FLAG, stand_in.value) if isinstance(stand_in, SelectStandIn)
+                 else self._input(stand_in.flag, stand_in.value)) for stand_in in stand_ins]
+        with exit_held(self.app):  # an exit waits for the fields
             await swap_in(self, pairs)
 
     async def on_select_stand_in_opened(self, event: SelectStandIn.Opened) -> None:
@@ -199,7 +193,7 @@ class FlagForm(VerticalScroll):
         """A key or a paste for a field reached its stand-in: the real field gets it, before the next key goes out."""
         event.stop()
         await self.use_real_fields()
-        field = next(iter(self.query(f"#{event.stand_in.id}")), None) if event.stand_in.id else None
+        field = next(iter(self.query(f"#{widget_id('field', event.stand_in.flag)}")), None)
         if isinstance(field, Input):
             typed = event.event
             field.post_message(events.Paste(typed.text) if isinstance(typed, events.Paste)
@@ -217,9 +211,9 @@ class FlagForm(VerticalScroll):
     def _field(self, name: str, value: str | None) -> Widget:
         """A new field showing `value`; on the form's first frame a stand-in drawn like it."""
         if self._lines_later and not self.is_mounted:
-            stand_in = (SelectStandIn(value, prompt="(none)", id=widget_id("field", name)) if name == ALGORITHM_FLAG
+            stand_in = (SelectStandIn(value, prompt="(none)", id=widget_id("first", name)) if name == ALGORITHM_FLAG
                         else InputStandIn(name, value=value or "", placeholder=self._placeholder(name),
-                                          id=widget_id("field", name)))
+                                          id=widget_id("first", name)))
             self._stand_ins.append(stand_in)
             return stand_in
         return self._select(name, value) if name == ALGORITHM_FLAG else self._input(name, value or "")
@@ -264,7 +258,7 @@ class FlagForm(VerticalScroll):
         if self._take(flags):
             screen = self.screen if self.is_attached else None
             focused = screen.focused if screen is not None else None
-            kept = focused.id if focused is not None and self in focused.ancestors else None
+            kept = widget_id("field", self._flag_of(focused.id) or "") if focused is not None and self in focused.ancestors else None
             if screen is not None and kept:
                 # The field goes with its row. Held nowhere meanwhile (not moved to a neighbour by Textual), the
                 # focus tells after the rebuild whether the user moved it (a tab key, Tab): then it stays there.
@@ -285,7 +279,7 @@ class FlagForm(VerticalScroll):
         fields = {node.id: node for node in self.query("Input, Select, SelectStandIn, InputStandIn")
                   if node.id}
         for name, value in self._values.items():
-            self._set_field(fields.get(widget_id("field", name)), name, value)
+            self._set_field(fields.get(widget_id("field", name)) or fields.get(widget_id("first", name)), name, value)
 
     def focus_first_field(self) -> None:
         """Focus the first field; while the rows are being rebuilt, as soon as they are back."""
@@ -345,7 +339,7 @@ class FlagForm(VerticalScroll):
 
     def _flag_of(self, widget_id_: str | None) -> str | None:
         for name in (*FORM_FLAGS, *self._other):
-            if widget_id("field", name) == widget_id_:
+            if widget_id_ in (widget_id("field", name), widget_id("first", name)):  # the field, or its stand-in
                 return name
         return None
 

@@ -44,8 +44,8 @@ class InputStandIn(Widget, can_focus=True):
     KEYS = input_keys()
 
     @dataclass
-    class Typed(Message):
-        """A key or a paste the field would have taken, for the real field."""
+    class Typed(Message, bubble=False):
+        """A key or a paste the field would have taken, for the real field (sent to the form)."""
 
         stand_in: InputStandIn
         event: events.Key | events.Paste
@@ -87,4 +87,5 @@ class InputStandIn(Widget, can_focus=True):
     def _typed(self, event: events.Key | events.Paste) -> None:
         event.stop()
         event.prevent_default()
-        self.post_message(self.Typed(self, event))
+        if self.parent is not None:  # to the form itself: this stand-in may be gone before a message of its own bubbles
+            self.parent.post_message(self.Typed(self, event))

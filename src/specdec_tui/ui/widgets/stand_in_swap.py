@@ -13,24 +13,20 @@ from textual.widget import Widget
 
 
 async def swap_in(parent: Widget, pairs: Sequence[tuple[Widget, Widget]]) -> None:
-    """Each (stand-in, real) of `parent`'s children: the stand-in goes, the real widget (with the same id) comes
-    where it was. Frames are held meanwhile (no frame shows a row without its field). A stand-in with the focus
-    hands it to its real widget; the focus is held nowhere meanwhile (Textual would move it to a neighbour), and
-    it is not given when something else took it meanwhile (a click)."""
+    """Each (stand-in, real) of `parent`'s children: the real widget comes right after its stand-in, then the
+    stand-in goes. Frames are held meanwhile (no frame shows both, or a row without its field). A stand-in with the
+    focus hands it straight to its real widget, so the focus is never elsewhere: a key sent meanwhile reaches the
+    stand-in (which passes on what the field takes) or the real field, never a neighbour or the screen."""
     pairs = [(stand_in, real) for stand_in, real in pairs if stand_in.parent is parent]
     if not pairs:
         return
     screen = parent.screen
-    # given the focus, a stand-in may not be told yet (its has_focus comes with the event): the screen's word
-    takes = next((real for stand_in, real in pairs if screen.focused is stand_in), None)
-    children = list(parent.children)
-    places = [(children[children.index(stand_in) - 1], real) for stand_in, real in pairs]  # after their row's name
     with parent.app.batch_update():
-        if takes is not None:
-            screen.set_focus(None)
-        await parent.remove_children([stand_in for stand_in, _ in pairs])
-        mounts = [parent.mount(real, after=before) for before, real in places]
+        mounts = [parent.mount(real, after=stand_in) for stand_in, real in pairs]
         for mounted in mounts:
             await mounted
-        if takes is not None and screen.focused is None:
+        # given the focus, a stand-in may not be told yet (its has_focus comes with the event): the screen's word
+        takes = next((real for stand_in, real in pairs if screen.focused is stand_in), None)
+        if takes is not None:
             screen.set_focus(takes, scroll_visible=False)
+        await parent.remove_children([stand_in for stand_in, _ in pairs])
