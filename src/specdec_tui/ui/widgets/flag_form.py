@@ -171,6 +171,8 @@ class FlagForm(VerticalScroll):
                 await self._fields_in_place()
 
     async def _fields_in_place(self) -> None:
+        if not self.is_attached or not self.app.is_running:
+            return  # the app closing (a q typed at start) or the form gone: nothing to swap
         stand_ins, self._stand_ins = self._stand_ins, []
         # built with their change events prevented (held by each until its mount: the Changed of a mount is a render);
         # not held over the awaits below, where it would hold back every Changed of the app (Textual's stack is shared)

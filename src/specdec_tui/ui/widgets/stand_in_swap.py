@@ -18,7 +18,7 @@ async def swap_in(parent: Widget, pairs: Sequence[tuple[Widget, Widget]]) -> Non
     focus hands it straight to its real widget, so the focus is never elsewhere: a key sent meanwhile reaches the
     stand-in (which passes on what the field takes) or the real field, never a neighbour or the screen."""
     pairs = [(stand_in, real) for stand_in, real in pairs if stand_in.parent is parent]
-    if not pairs:
+    if not pairs or not parent.is_attached:
         return
     screen = parent.screen
     with parent.app.batch_update():
