@@ -29,9 +29,10 @@ class OneField(App[None]):
     CSS = "Screen > * { width: 1fr; height: 1; }"
     AUTO_FOCUS = None
 
-    def __init__(self, *, real: bool, value: str) -> None:
-        super().__init__()
+    def __init__(self, *, real: bool, value: str, theme: str) -> None:
+        super().__init__(ansi_color=theme == "ansi")
         self.real, self.value = real, value
+        self.theme = "textual-dark" if theme == "ansi" else theme
 
     def compose(self) -> ComposeResult:
         if self.real:
@@ -40,18 +41,19 @@ class OneField(App[None]):
             yield InputStandIn("x", value=self.value, placeholder="(default)", id="field")
 
 
-async def drawn(*, real: bool, value: str) -> list[tuple[str, str]]:
-    app = OneField(real=real, value=value)
+async def drawn(*, real: bool, value: str, theme: str) -> list[tuple[str, str]]:
+    app = OneField(real=real, value=value, theme=theme)
     async with app.run_test(size=(20, 2)) as pilot:
         await pilot.pause()
         return row_cells(app, 0, 0, 20)
 
 
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "ansi"])  # ansi: the terminal's colours (ansi_color)
 @pytest.mark.parametrize("value", ["", "3", "Qwen/Qwen3-8B-a-model-path-longer-than-the-field"])
-async def test_the_stand_in_is_drawn_as_the_compact_field_without_the_focus(value: str) -> None:
-    field_cells = await drawn(real=True, value=value)
+async def test_the_stand_in_is_drawn_as_the_compact_field_without_the_focus(value: str, theme: str) -> None:
+    field_cells = await drawn(real=True, value=value, theme=theme)
     assert "".join(char for char, _ in field_cells).strip()  # the value or the placeholder
-    assert await drawn(real=False, value=value) == field_cells
+    assert await drawn(real=False, value=value, theme=theme) == field_cells
 
 
 @pytest.fixture

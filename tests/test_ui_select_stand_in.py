@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Select
@@ -53,9 +54,10 @@ class OneRow(App[None]):
     CSS = "Screen > * { width: 1fr; height: 1; }"
     AUTO_FOCUS = None
 
-    def __init__(self, *, real: bool, value: str | None, focused: bool) -> None:
-        super().__init__()
+    def __init__(self, *, real: bool, value: str | None, focused: bool, theme: str) -> None:
+        super().__init__(ansi_color=theme == "ansi")
         self.real, self.value, self.focused_at_start = real, value, focused
+        self.theme = "textual-dark" if theme == "ansi" else theme
 
     def compose(self) -> ComposeResult:
         if self.real:
@@ -71,19 +73,20 @@ class OneRow(App[None]):
             self.query_one("#field").focus()
 
 
-async def drawn(*, real: bool, value: str | None, focused: bool) -> list[tuple[str, str]]:
-    app = OneRow(real=real, value=value, focused=focused)
+async def drawn(*, real: bool, value: str | None, focused: bool, theme: str) -> list[tuple[str, str]]:
+    app = OneRow(real=real, value=value, focused=focused, theme=theme)
     async with app.run_test(size=(30, 2)) as pilot:
         await pilot.pause()
         return row_cells(app, 0, 0, 30)
 
 
-async def test_the_stand_in_is_drawn_as_the_compact_select_with_a_value_or_the_prompt_focused_or_not() -> None:
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "ansi"])  # ansi: the terminal's colours (ansi_color)
+async def test_the_stand_in_is_drawn_as_the_compact_select_with_a_value_or_the_prompt_focused_or_not(theme: str) -> None:
     for value in ("NEXTN", None):
         for focused in (False, True):
-            select = await drawn(real=True, value=value, focused=focused)
+            select = await drawn(real=True, value=value, focused=focused, theme=theme)
             assert "▼" in "".join(char for char, _ in select)
-            assert await drawn(real=False, value=value, focused=focused) == select, (value, focused)
+            assert await drawn(real=False, value=value, focused=focused, theme=theme) == select, (value, focused)
 
 
 def on_form_frame(app: SpecdecApp, then: Callable[[SpecdecApp], None]) -> list[list[tuple[str, str]]]:

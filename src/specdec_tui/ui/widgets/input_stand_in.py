@@ -40,6 +40,8 @@ class InputStandIn(Widget, can_focus=True):
     InputStandIn { height: 1; width: 1fr; color: $foreground; background: $surface; pointer: text; }
     InputStandIn:focus { background-tint: $foreground 5%; }
     InputStandIn > .input-stand-in--placeholder { color: $text-disabled; }
+    InputStandIn:ansi { color: ansi_default; background: ansi_default; }
+    InputStandIn:ansi > .input-stand-in--placeholder { text-style: dim; color: ansi_default; }
     """
     KEYS = input_keys()
 

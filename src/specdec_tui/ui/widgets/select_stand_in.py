@@ -36,6 +36,7 @@ class SelectStandIn(Widget, can_focus=True):
                     pointer: pointer; }
     SelectStandIn:focus { background-tint: $foreground 5%; }
     SelectStandIn > .select-stand-in--dim { color: $foreground 50%; }
+    SelectStandIn:ansi { background: ansi_default; }  /* the label and arrow keep their colours, as on Select */
     """
 
     class Opened(Message):
