@@ -110,8 +110,8 @@ class FlagForm(VerticalScroll):
         # frame shows none, and building 8-14 hidden widgets was ~1 % of the panel's start (issue 34's cold start).
         self._lines_later = True
         self._issues_waiting: list[Issue] | None = None  # findings given before those lines were there
-        # The fields of the form's first frame are stand-ins drawn like them (`SelectStandIn`, `InputStandIn`: ~140 M
-        # instructions less of the form-ready frame); the real fields take their places right after that frame.
+        # The fields of the form's first frame are stand-ins drawn like them (`SelectStandIn`, `InputStandIn`: 80-100 M
+        # instructions less to the form-ready frame); the real fields take their places right after that frame.
         self._stand_ins: list[SelectStandIn | InputStandIn] = []
         self._take(flags or {})
 
@@ -145,8 +145,8 @@ class FlagForm(VerticalScroll):
         return FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
 
     async def _add_issue_lines(self) -> None:
-        """The finding line under each row and the real algorithm Select, after the form's first frame (behind a
-        render in progress: its rows are the ones to follow); then the findings given meanwhile are shown."""
+        """The real fields in their stand-ins' places and the finding line under each row, after the form's first
+        frame (behind a render in progress: its rows are the ones to follow); then the findings given meanwhile."""
         async with self._render_lock:
             await self._fields_in_place()
             if not self.is_attached or not self._lines_later:

@@ -1,8 +1,8 @@
 """Stand-ins for the Config form's value fields on the form's first frame (issue 34's cold start).
 
 A Textual `Input` is a scrolling widget with a dozen key bindings, a blinking cursor and four component styles
-worked out as it is styled: the form's 13 cost ~100 M instructions of the form-ready frame, to show a value each.
-The form draws these instead, drawn as the compact Input draws itself when it has no focus
+worked out as it is styled: the form's 13 cost ~70 M instructions of the form-ready frame (with the Select's stand-in:
+80-100 M less), to show a value each. The form draws these instead, drawn as the compact Input draws itself when it has no focus
 (`tests/test_ui_input_stand_in.py` compares the cells, a value, a long value, the placeholder), and puts the real
 fields in their place right after that frame (`FlagForm`).
 
