@@ -224,6 +224,11 @@ class MainScreen(LoopScreen, AlikeRows):
             self.call_after_refresh(self._after_form_frame)
 
     async def _after_form_frame(self) -> None:
+        from specdec_tui.ui.widgets.flag_form import FlagForm
+
+        # the form's first frame drew stand-ins for its fields: the real ones now, in this loop (a key
+        # typed meanwhile runs its bindings once it is there)
+        await self.config_pane.query_one(FlagForm).use_real_fields()
         await self.mount_tabs()
         self.focus_active_tab()  # a tab key pressed before its content was there: the focus goes in now
         self.post_message(self.TabsMounted(self))

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
@@ -29,6 +28,10 @@ from specdec_tui.core.long_words import clip_long_words
 from specdec_tui.ui.exit_hold import exit_held
 from specdec_tui.ui.textual_compat import make_compact
 from specdec_tui.ui.widgets.flag_input import FlagInput
+from specdec_tui.ui.widgets.form_line import FormLine
+from specdec_tui.ui.widgets.input_stand_in import InputStandIn
+from specdec_tui.ui.widgets.select_stand_in import SelectStandIn
+from specdec_tui.ui.widgets.stand_in_swap import swap_in
 
 # The rows always shown, in this order (SGLang flag names without "--").
 FORM_FLAGS: tuple[str, ...] = (
@@ -61,15 +64,6 @@ def flag_help(name: str) -> str:
     return spec.help if spec is not None else ""
 
 
-class FormLine(Static):
-    """A line across the form's two columns (a row's findings, the "other flags" title). Textual's grid measures an
-    auto-height cell at its first column's width even when it spans more (a 3-line finding took 5 rows, the title
-    one too many): measured here at the width it is given on screen, the form's."""
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return super().get_content_height(container, viewport, max(width, container.width - self.styles.gutter.width))
-
-
 class FlagForm(VerticalScroll):
     """Rows for `FORM_FLAGS` plus every other flag of the unit. Empty field = flag removed.
 
@@ -85,7 +79,8 @@ class FlagForm(VerticalScroll):
     FlagForm { height: 1fr; scrollbar-size-vertical: 1; layout: grid; grid-size: 2; grid-columns: 30 1fr;
                grid-rows: auto; }
     FlagForm .flag-name { width: 30; height: 1; color: $text-muted; }
-    FlagForm > Input, FlagForm > Select { width: 1fr; height: 1; }
+    FlagForm > Input, FlagForm > Select, FlagForm > SelectStandIn,
+    FlagForm > InputStandIn { width: 1fr; height: 1; }
     FlagForm .flag-issue { column-span: 2; height: auto; padding-left: 2; display: none; }
     FlagForm .flag-issue.-shown { display: block; }
     FlagForm .flag-issue.-error { color: $error; }
@@ -115,6 +110,9 @@ class FlagForm(VerticalScroll):
         # frame shows none, and building 8-14 hidden widgets was ~1 % of the panel's start (issue 34's cold start).
         self._lines_later = True
         self._issues_waiting: list[Issue] | None = None  # findings given before those lines were there
+        # The fields of the form's first frame are stand-ins drawn like them (`SelectStandIn`, `InputStandIn`: 80-100 M
+        # instructions less to the form-ready frame); the real fields take their places right after that frame.
+        self._stand_ins: list[SelectStandIn | InputStandIn] = []
         self._take(flags or {})
 
     def _take(self, flags: Mapping[str, str | None]) -> bool:
@@ -147,9 +145,10 @@ class FlagForm(VerticalScroll):
         return FormLine("", classes="flag-issue", id=widget_id("issue", name), markup=False)
 
     async def _add_issue_lines(self) -> None:
-        """The finding line under each row, after the form's first frame (behind a render in progress: its rows
-        are the ones to follow); then the findings given meanwhile are shown."""
+        """The real fields in their stand-ins' places and the finding line under each row, after the form's first
+        frame (behind a render in progress: its rows are the ones to follow); then the findings given meanwhile."""
         async with self._render_lock:
+            await self._fields_in_place()
             if not self.is_attached or not self._lines_later:
                 return
             self._lines_later = False
@@ -163,20 +162,71 @@ class FlagForm(VerticalScroll):
         if waiting is not None and self.is_attached:
             self.show_issues(waiting)
 
-    def _field(self, name: str, value: str | None) -> Input | Select[str]:
+    async def use_real_fields(self) -> None:
+        """The real fields in the stand-ins' places (the form's first frame drew stand-ins); at once when they are
+        there. Called by the form after its first frame, and by the main screen from its own message loop: a key's
+        bindings wait there meanwhile (a Tab moves on from the real field, not from one being swapped)."""
+        if self._stand_ins:
+            async with self._render_lock:
+                await self._fields_in_place()
+
+    async def _fields_in_place(self) -> None:
+        if not self.is_attached or not self.app.is_running:
+            return  # the app closing (a q typed at start) or the form gone: nothing to swap
+        stand_ins, self._stand_ins = self._stand_ins, []
+        # built with their change events prevented (held by each until its mount: the Changed of a mount is a render);
+        # not held over the awaits below, where it would hold back every Changed of the app (Textual's stack is shared)
+        with self.prevent(Input.Changed, Select.Changed):
+            pairs: list[tuple[Widget, Widget]] = [
+                (stand_in, self._select(ALGORITHM_FLAG, stand_in.value) if isinstance(stand_in, SelectStandIn)
+                 else self._input(stand_in.flag, stand_in.value)) for stand_in in stand_ins]
+        with exit_held(self.app):  # an exit waits for the fields
+            await swap_in(self, pairs)
+
+    async def on_select_stand_in_opened(self, event: SelectStandIn.Opened) -> None:
+        """A key or a click that opens the dropdown reached the stand-in: the real Select, opened."""
+        event.stop()
+        await self.use_real_fields()
+        select = next(iter(self.query(Select)), None)
+        if select is not None and not select.expanded:
+            select.action_show_overlay()
+
+    async def on_input_stand_in_typed(self, event: InputStandIn.Typed) -> None:
+        """A key or a paste for a field reached its stand-in: the real field gets it, before the next key goes out."""
+        event.stop()
+        await self.use_real_fields()
+        field = next(iter(self.query(f"#{widget_id('field', event.stand_in.flag)}")), None)
+        if isinstance(field, Input):
+            typed = event.event
+            field.post_message(events.Paste(typed.text) if isinstance(typed, events.Paste)
+                               else events.Key(typed.key, typed.character))
+
+    def _select(self, name: str, value: str | None) -> Select[str]:
+        """The algorithm's dropdown, compact, showing `value` (offered even when SGLang's list lacks it)."""
+        options = [(c, c) for c in algorithm_choices()]
+        if value and value not in dict(options):
+            options.append((value, value))
+        select: Select[str] = Select(options, value=value or Select.NULL, id=widget_id("field", name), prompt="(none)")
+        make_compact(select, Select.compact)
+        return select
+
+    def _field(self, name: str, value: str | None) -> Widget:
+        """A new field showing `value`; on the form's first frame a stand-in drawn like it."""
+        if self._lines_later and not self.is_mounted:
+            stand_in = (SelectStandIn(value, prompt="(none)", id=widget_id("first", name)) if name == ALGORITHM_FLAG
+                        else InputStandIn(name, value=value or "", placeholder=self._placeholder(name),
+                                          id=widget_id("first", name)))
+            self._stand_ins.append(stand_in)
+            return stand_in
+        return self._select(name, value) if name == ALGORITHM_FLAG else self._input(name, value or "")
+
+    def _input(self, name: str, value: str) -> FlagInput:
         """A new field showing `value`. Built with its change events prevented: the Changed a field
         posts on mount is a render, not an edit."""
-        with self.prevent(Input.Changed, Select.Changed):
-            if name == ALGORITHM_FLAG:
-                options = [(c, c) for c in algorithm_choices()]
-                if value and value not in dict(options):
-                    options.append((value, value))
-                select: Select[str] = Select(options, value=value or Select.NULL, id=widget_id("field", name), prompt="(none)")
-                make_compact(select, Select.compact)
-                return select
-            field = FlagInput(name, value=value or "", placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
-            field.tooltip = flag_help(name) or None
-            return field
+        with self.prevent(Input.Changed):
+            field = FlagInput(name, value=value, placeholder=self._placeholder(name), compact=True, id=widget_id("field", name))
+        field.tooltip = flag_help(name) or None
+        return field
 
     def _placeholder(self, name: str) -> str:
         return "(switch)" if name in self._switches else "(default)"
@@ -210,7 +260,7 @@ class FlagForm(VerticalScroll):
         if self._take(flags):
             screen = self.screen if self.is_attached else None
             focused = screen.focused if screen is not None else None
-            kept = focused.id if focused is not None and self in focused.ancestors else None
+            kept = widget_id("field", self._flag_of(focused.id) or "") if focused is not None and self in focused.ancestors else None
             if screen is not None and kept:
                 # The field goes with its row. Held nowhere meanwhile (not moved to a neighbour by Textual), the
                 # focus tells after the rebuild whether the user moved it (a tab key, Tab): then it stays there.
@@ -228,9 +278,10 @@ class FlagForm(VerticalScroll):
             return
         # The fields found in one walk of the form: a query per field walked it ~15 times, ~50 ms of the panel's loop
         # on every unit a sweep pushed (issue 34).
-        fields = {node.id: node for node in self.query("Input, Select") if node.id}
+        fields = {node.id: node for node in self.query("Input, Select, SelectStandIn, InputStandIn")
+                  if node.id}
         for name, value in self._values.items():
-            self._set_field(fields.get(widget_id("field", name)), name, value)
+            self._set_field(fields.get(widget_id("field", name)) or fields.get(widget_id("first", name)), name, value)
 
     def focus_first_field(self) -> None:
         """Focus the first field; while the rows are being rebuilt, as soon as they are back."""
@@ -241,7 +292,7 @@ class FlagForm(VerticalScroll):
 
     def _refocus(self, field_id: str | None) -> None:
         matches = self.query(f"#{field_id}") if field_id else None
-        target = matches.first() if matches else next(iter(self.query("Input, Select")), None)
+        target = matches.first() if matches else next(iter(self.query("Input, Select, SelectStandIn, InputStandIn")), None)
         if target is not None:  # now, not queued: a focus the user asks for meanwhile comes after and wins
             self.screen.set_focus(target, scroll_visible=False)
 
@@ -250,7 +301,11 @@ class FlagForm(VerticalScroll):
         if field is None:
             return
         with field.prevent(Input.Changed, Select.Changed):
-            if isinstance(field, Select):
+            if isinstance(field, SelectStandIn):
+                field.show(value)
+            elif isinstance(field, InputStandIn):
+                field.show(value or "", self._placeholder(name))
+            elif isinstance(field, Select):
                 if value and value not in algorithm_choices():
                     field.set_options([(c, c) for c in (*algorithm_choices(), value)])
                 wanted = value if value else Select.NULL
@@ -286,7 +341,7 @@ class FlagForm(VerticalScroll):
 
     def _flag_of(self, widget_id_: str | None) -> str | None:
         for name in (*FORM_FLAGS, *self._other):
-            if widget_id("field", name) == widget_id_:
+            if widget_id_ in (widget_id("field", name), widget_id("first", name)):  # the field, or its stand-in
                 return name
         return None
 
