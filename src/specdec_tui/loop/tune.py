@@ -81,6 +81,8 @@ class TuneStarted:
     refused: tuple[Refusal, ...]
     budget: int
     resumed: int  # launches found in the session and not repeated
+    prior: tuple[LaunchResult, ...] = ()  # those launches, shown as any launch is (a resumed tune's table)
+    standing: Standing | None = None  # the best after them
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +172,8 @@ async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate
             search.observe(result)
             outcome.results.append(result)
     outcome.launches = outcome.resumed = len(outcome.results)
-    emit(TuneStarted(len(candidates), tuple(refused), plan.budget, outcome.resumed))
+    emit(TuneStarted(len(candidates), tuple(refused), plan.budget, outcome.resumed, tuple(outcome.results),
+                     search.standing() if outcome.results else None))
     by_point = {c.point: c for c in candidates}
     idle = list(launchers)
     running: dict[asyncio.Task[LaunchResult], tuple[Launcher, Candidate]] = {}
