@@ -60,3 +60,17 @@ async def test_a_resumed_tune_shows_its_launches_at_once_and_a_cancel_names_no_n
         await pilot.press("escape")  # cancel it mid-launch
         await wait_for(pilot, lambda: "The tune stopped" in text_of(again, "status"), "the cancel", steps=1200)
         assert text_of(again, "next") == ""
+
+
+async def test_a_tune_whose_slo_nothing_meets_says_so_instead_of_an_empty_best_and_chart(tmp_path: Path) -> None:
+    app = demo_app(tmp_path, time_scale=25.0, session_path=tmp_path / "session.toml")
+    seen = record_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await demo_ready(pilot, seen)
+        screen = await start_tune(pilot, app, SPACE, "ttft_p99=1ms", "3")
+        await wait_for(pilot, lambda: screen.outcome is not None, "the tune's end", steps=2400)
+        assert text_of(screen, "best") == "best: none yet: no level of any launch meets TTFT p99 ≤ 1 ms"
+        status = text_of(screen, "status")
+        assert "predicted to meet TTFT p99 ≤ 1 ms at any level" in status and "beat the best" not in status, status
+        assert "No configuration met the SLO" in text_of(screen, "result")
+        assert text_of(screen, "next") == ""  # was "next: steps=… — nothing measured yet" after the end

@@ -217,10 +217,11 @@ async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
+    outcome.standing = search.standing()
     outcome.stopped = ("the budget of launches is spent" if outcome.launches >= plan.budget and
                        search.propose() is not None else "no untried configuration could beat the best by more "
-                       "than the noise")
-    outcome.standing = search.standing()
+                       "than the noise" if outcome.standing is not None else "no untried configuration is "
+                       f"predicted to meet {plan.slo.words()} at any level (no launch met it)")
     outcome.schedule = schedule(outcome.results, plan.levels, plan.slo)
     outcome.adaptive = adaptive_schedule(outcome.schedule)
     outcome.predicted_failures = search.predicted_failures()

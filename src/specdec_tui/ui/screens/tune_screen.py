@@ -255,6 +255,8 @@ class TuneScreen(Screen[object]):
             s = standing
             self._say("best", f"best: {point_label(s.point)} {s.goodput:,.0f} tok/s at c={s.level} "
                               f"({self._margin(result if result.point == s.point else None)}); {s.confidence}")
+        elif self.plan is not None:  # the chart plots levels under the SLO only: it stays empty, say why
+            self._say("best", f"best: none yet: no level of any launch meets {self.plan.slo.words()}")
 
     def _margin(self, result: LaunchResult | None) -> str:
         """The incumbent's room under the SLO at its best level, when this launch is the incumbent."""
@@ -308,6 +310,8 @@ class TuneScreen(Screen[object]):
     @on(TuneFinished)
     def _finished(self, message: TuneFinished) -> None:
         self.running, self.outcome = False, message.outcome
+        if str(self.query_one("#tune-next", Static).render()).startswith("next"):
+            self._say("next", "")  # the search has ended: nothing is next ("adaptive check: …" stays)
         o = message.outcome
         self._say("status", f"done: {o.launches} launches ({o.resumed} resumed), {len(o.failed)} failed to start, "
                             f"{o.retried_failures} relaunched; {o.stopped}")
