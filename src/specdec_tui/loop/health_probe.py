@@ -113,6 +113,10 @@ async def probe_http(
         return HttpProbe(reachable=True, error="/health timed out")
     except (AnswerTooSlow, AnswerTooLarge) as err:
         return HttpProbe(reachable=True, error=str(err))
+    except (httpx.RemoteProtocolError, httpx.ReadError) as err:  # it took the connection, then cut or garbled it:
+        # not "port not open yet" (something listens there; is it the SGLang server?)
+        return HttpProbe(reachable=True, error=f"/health: the connection was cut or garbled mid-answer ({_short(err)}); "
+                                               "is the SGLang server what listens there?")
     except httpx.HTTPError as err:
         return HttpProbe(reachable=False, error=_short(err))
     if resp.status_code != 200:
