@@ -1,10 +1,11 @@
 """The panel on a host whose HTTP port holds a server that misbehaves (a newcomer's and an attacker's pass): the
 Health pane says in words what is wrong, no traceback, and the keys stay live. The demo host's own service runs
-(systemd's view: active), its base URL pointed at a loopback server that cuts /health mid-answer."""
+(systemd's view: active), its base URL pointed at a loopback server that cuts /health mid-answer, or whose
+/server_info is 5,000 nested brackets."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,22 @@ async def cut_mid_answer(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-@pytest.fixture
-async def cutting_server() -> AsyncIterator[str]:
+async def health_ok(request: web.Request) -> web.Response:
+    return web.Response(text="")
+
+
+async def models(request: web.Request) -> web.Response:
+    return web.json_response({"data": [{"id": "m"}]})
+
+
+async def nested_info(request: web.Request) -> web.Response:
+    return web.Response(text='{"speculative_algorithm": ' + "[" * 5000, content_type="application/json")
+
+
+async def serving(routes: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]]) -> AsyncIterator[str]:
     app = web.Application()
-    app.router.add_get("/health", cut_mid_answer)
+    for path, handler in routes.items():
+        app.router.add_get(path, handler)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -42,6 +55,18 @@ async def cutting_server() -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
+
+
+@pytest.fixture
+async def cutting_server() -> AsyncIterator[str]:
+    async for url in serving({"/health": cut_mid_answer}):
+        yield url
+
+
+@pytest.fixture
+async def nesting_server() -> AsyncIterator[str]:
+    async for url in serving({"/health": health_ok, "/v1/models": models, "/server_info": nested_info}):
+        yield url
 
 
 def panel_on(root: Path, base_url: str) -> SpecdecApp:
@@ -67,4 +92,18 @@ async def test_a_health_answer_cut_mid_way_is_said_so_not_port_not_open(tmp_path
         words = health_words(app)
         assert "cut or garbled mid-answer" in words and "port not open yet" not in words, words
         await pilot.press("1")  # the keys stay live
+        await wait_for(pilot, lambda: app.main.query_one(TabbedContent).active == "config", "the Config tab")
+
+
+async def test_a_server_info_nested_past_the_parser_s_depth_is_no_error_screen(tmp_path: Path,
+                                                                              nesting_server: str) -> None:
+    """It raised RecursionError past the probe's handlers: "The unit could not be restarted", the panel stuck."""
+    app = panel_on(tmp_path, nesting_server)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        await pilot.press("3")
+        await wait_for(pilot, lambda: "READY" in health_words(app) or "server info" in health_words(app),
+                       "the Health pane", steps=800)
+        assert type(app.screen).__name__ == "MainScreen", type(app.screen).__name__
+        await pilot.press("1")
         await wait_for(pilot, lambda: app.main.query_one(TabbedContent).active == "config", "the Config tab")
