@@ -29,7 +29,7 @@ def test_escape_then_a_key_typed_together_leaves_the_field_and_runs_the_key(tmux
     tmux.start(program() + ["--demo"], panel_env(), *size)
     in_the_steps_field(tmux)
     tmux.keys("Escape", "2")  # one write: Textual alone reads it as Option+2, "™"
-    tmux.wait_for(lambda s: "Load weight" in s or "READY" in s, "the Journal tab")
+    tmux.wait_for(lambda s: "● following ·" in s or "⏸ paused ·" in s, "the Journal tab (its status line)")
     in_the_steps_field(tmux)
     assert field_value(tmux.screen(), STEPS) == "1"  # nothing typed into the field
 
