@@ -50,6 +50,16 @@ def test_a_taken_port_is_reported_in_words_and_loopback_gives_no_warning() -> No
     assert result.returncode == 1
     assert f"specdec-tui: cannot listen on 127.0.0.1:{port}" in result.stderr and "in use" in result.stderr
     assert "WARNING" not in result.stderr and "Traceback" not in result.stderr + result.stdout
+    assert "Open this URL" not in result.stdout, result.stdout  # it said so before the port turned out taken
+
+
+@pytest.mark.parametrize("url", ["notaurl", "javascript:alert(1)", "ftp://box:8000", "http://", "http://box:port",
+                                 "http://box:8000/?token=x"])
+def test_a_public_url_browsers_cannot_use_is_refused_in_words(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """It became the page's websocket address: the page loaded and never drew, with nothing said."""
+    assert main(["serve", "--demo", "--public-url", url]) == 1
+    err = capsys.readouterr().err
+    assert "--public-url" in err and "http://HOST[:PORT] or https://HOST[:PORT]" in err, err
 
 
 def test_an_unknown_host_fails_at_start_not_in_every_browser_tab(capsys: pytest.CaptureFixture[str]) -> None:

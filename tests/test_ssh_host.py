@@ -118,6 +118,20 @@ async def test_repeated_rollbacks_go_further_back(make_ssh_host, lab_service):
     assert lab_service.read_on_host() == texts[0].encode()
 
 
+
+async def test_dropping_a_task_s_backups_leaves_the_others_and_the_unit(make_ssh_host, lab_service):
+    """What a sweep or tune does once it has put the unit back (`loop.task_backups`): its backups go, the
+    operator's stay, and a rollback then targets the operator's."""
+    host = make_ssh_host()
+    texts = [lab_service.text, lab_service.text_with(4), lab_service.text_with(5), lab_service.text_with(4)]
+    for text in texts[1:]:
+        await host.push(text)
+    assert await host.history() == [1, 2, 3]
+    await host.drop_backups([2, 3])
+    assert await host.history() == [1]
+    assert lab_service.read_on_host() == texts[3].encode()
+    assert await host.rollback() == texts[0]
+
 async def test_journal_shows_the_new_process_starting(make_ssh_host, lab_service):
     host = make_ssh_host()
     await host.push(lab_service.text_with(4))

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from specdec_tui.cli.errors import CliError
+from specdec_tui.core.terminal_codes import terminal_safe
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(public_warning(args.bind, args.port), file=sys.stderr, flush=True)
     from specdec_tui.cli.serve_server import PanelServer, allowed_origins, new_token  # aiohttp: only when serving
 
-    url = args.public_url or public_url(args.bind, args.port)
+    url = checked_public_url(args.public_url) if args.public_url else public_url(args.bind, args.port)
     server = PanelServer(command, host=args.bind, port=args.port, title="specdec-tui", public_url=url.rstrip("/"),
                          token=new_token(), origins=allowed_origins(url, args.port, is_loopback(args.bind)),
                          max_panels=args.max_panels)
@@ -95,6 +96,22 @@ def public_warning(address: str, port: int) -> str:
     return (f"WARNING: serving the panel on {address}:{port} with no login: anyone who can reach this port can "
             "edit, push and restart the host's SGLang unit and run benchmarks on it. Put it behind a firewall, "
             "an SSH tunnel or an authenticating proxy.")
+
+
+def checked_public_url(url: str) -> str:
+    """--public-url is where browsers reach this server: http(s)://HOST[:PORT][/PATH]; anything else (a word, a
+    javascript: URL) went into the page as its websocket's address and the page never drew."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is no number raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise CliError(f"--public-url {terminal_safe(url)!r}: give the URL browsers use to reach this server, "
+                       "http://HOST[:PORT] or https://HOST[:PORT] (a path may follow; no ?query or #fragment)")
+    return url
 
 
 def public_url(address: str, port: int) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import secrets
+import signal
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,8 +87,23 @@ class PanelServer(Server):
         return app
 
     async def on_startup(self, app: web.Application) -> None:
+        """Nothing is said yet: the port is bound after the start-up (aiohttp), and a port in use printed "Open this
+        URL" before its error."""
+
+    def say_ready(self, *_aiohttp_words: object) -> None:
         print(f"Serving the panel ({self.command}).\nOpen this URL in a browser (it holds this start's token):\n"
               f"    {self.page_url}\nPress Ctrl+C to stop.", flush=True)
+
+    def serve(self, debug: bool = False) -> None:
+        """textual-serve's `serve` (Ctrl+C and SIGTERM stop it in order), saying the URL once the port is bound:
+        aiohttp calls `print` after its sites have started, and textual-serve gives it one that says nothing."""
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.request_exit)
+        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    print=self.say_ready)
 
     async def handle_index(self, request: web.Request) -> web.Response:
         if not self._token_ok(request.query.get("token")):

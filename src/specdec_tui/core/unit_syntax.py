@@ -125,6 +125,7 @@ def parse_layout(text: str) -> tuple[tuple[Trivia, ...], tuple[Section, ...]]:
                 break
             j += 1
         entry_lines = tuple(lines[i:j])
+        check_joined_length(key, entry_lines, number)
         items.append(Entry(key, entry_lines, number, logical_value(entry_lines)[0].strip(" \t\r\n")))
         i = j
     if current:
@@ -133,6 +134,27 @@ def parse_layout(text: str) -> tuple[tuple[Trivia, ...], tuple[Section, ...]]:
     else:
         flush_trivia()
     return tuple(preamble), tuple(sections)
+
+
+def check_joined_length(key: str, lines: tuple[str, ...], first: int) -> None:
+    """systemd joins an entry's continuation lines (comments inside left out, each backslash a space) into one
+    buffer of at most LONG_LINE_MAX bytes: past it "Continuation line too long", and the unit does not load.
+    Raises UnitSyntaxError at the line that crosses it, as systemd names it."""
+    if len(lines) < 2 or sum(map(len, lines)) <= LONG_LINE_MAX // 4:
+        return
+    joined = 0
+    for index, line in enumerate(lines):
+        content = split_eol(line)[0]
+        if index > 0 and is_comment(content):
+            continue
+        joined += len(content.encode())
+        if joined > LONG_LINE_MAX:
+            total = sum(len(split_eol(x)[0].encode()) for n, x in enumerate(lines)
+                        if n == 0 or not is_comment(split_eol(x)[0]))
+            raise UnitSyntaxError(
+                f"{key}= at line {first} and its continuation lines join into {total:,} bytes: systemd "
+                "refuses a joined line over 1 MiB (\"Continuation line too long\") and the unit does not load: "
+                "shorten the value", first + index)
 
 
 def render_layout(preamble: tuple[Trivia, ...], sections: tuple[Section, ...]) -> str:

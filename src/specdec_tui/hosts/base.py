@@ -7,7 +7,7 @@ No Textual here; records are plain dataclasses so they cross thread/process boun
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
@@ -141,6 +141,11 @@ class Host(Protocol):
     async def rollback(self) -> str:
         """Restore the newest backup over the unit (byte-identical), drop it from the history and
         daemon-reload. Returns the restored text. The caller restarts."""
+        ...
+
+    async def drop_backups(self, numbers: Sequence[int]) -> None:
+        """Delete backups `numbers` (from `history()`); the unit itself is not touched. A sweep or tune drops
+        the backups of the values it tried once it has put the host back (`loop.task_backups`)."""
         ...
 
     def journal(

@@ -224,6 +224,14 @@ class ClusterHost:
         assert isinstance(head, str)
         return head
 
+    async def drop_backups(self, numbers: Sequence[int]) -> None:
+        """On every node, when every node numbers its backups as node 0 does (a push reaches all or none);
+        else on none: a number would name another unit on a node whose history went its own way."""
+        histories = await self._each(lambda n: n.host.history())
+        if any(h != histories[0] for h in histories):
+            return
+        await self._each(lambda n: n.host.drop_backups(numbers))
+
     # --- service ---------------------------------------------------------------------------------
     async def status(self) -> ServiceStatus:
         statuses = await self._each(lambda n: n.host.status())

@@ -139,8 +139,8 @@ def rename(src: str, dst: str) -> RemoteCommand:
     return cmd("mv", "-f", "--", valid_path(src), valid_path(dst))
 
 
-def remove(path: str) -> RemoteCommand:
-    return cmd("rm", "-f", "--", valid_path(path))
+def remove(*paths: str) -> RemoteCommand:
+    return cmd("rm", "-f", "--", *(valid_path(path) for path in paths))
 
 
 def list_dir(path: str) -> RemoteCommand:

@@ -67,6 +67,15 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
+def json_of(body: bytes) -> Any:
+    """A server's JSON answer; ValueError for any that is not JSON. orjson, not httpx's `json()` (the standard
+    library's): a /server_info of 5,000 nested brackets raised RecursionError past every handler, and the panel
+    said "The unit could not be restarted"."""
+    import orjson
+
+    return orjson.loads(body)
+
+
 def dead_subprocess_from(body: bytes) -> str:
     """The dead component named in a 503 body (`{"error": "subprocess not alive", "component": ..., "pid": ...,
     "exit_code": ...}`), in words; "" for any other body (warmup and shutdown 503s have none)."""
@@ -92,7 +101,7 @@ async def server_info_of(client: httpx.AsyncClient, base: str) -> dict[str, Any]
     resp = await bounded_get(client, f"{base}/server_info")
     if resp.status_code == 404:
         resp = await bounded_get(client, f"{base}/get_server_info")
-    info = resp.json() if resp.status_code == 200 else None
+    info = json_of(resp.content) if resp.status_code == 200 else None
     return info if isinstance(info, dict) else None
 
 
@@ -113,6 +122,10 @@ async def probe_http(
         return HttpProbe(reachable=True, error="/health timed out")
     except (AnswerTooSlow, AnswerTooLarge) as err:
         return HttpProbe(reachable=True, error=str(err))
+    except (httpx.RemoteProtocolError, httpx.ReadError) as err:  # it took the connection, then cut or garbled it:
+        # not "port not open yet" (something listens there; is it the SGLang server?)
+        return HttpProbe(reachable=True, error=f"/health: the connection was cut or garbled mid-answer ({_short(err)}); "
+                                               "is the SGLang server what listens there?")
     except httpx.HTTPError as err:
         return HttpProbe(reachable=False, error=_short(err))
     if resp.status_code != 200:
@@ -127,7 +140,7 @@ async def probe_http(
     try:
         mresp = await bounded_get(client, f"{base}/v1/models")
         if mresp.status_code == 200:
-            answer = mresp.json()
+            answer = json_of(mresp.content)
             data = answer.get("data") if isinstance(answer, dict) else None  # a list, a string: no models
             if not isinstance(data, list):
                 data = []

@@ -45,6 +45,7 @@ from specdec_tui.loop.sweep_plan import (
     SweepValueStarted,
     plan_units,
 )
+from specdec_tui.loop.task_backups import forget_task_backups, history_now
 from specdec_tui.loop.trial import TrialLoop
 
 # ---------------------------------------------------------------------------------------------- host state
@@ -85,18 +86,26 @@ class UnitGuard:
         self.runner, self.emit, self.what = runner, emit, what
         self.original = ""
         self.was_running = False
+        self.backups: list[int] | None = None
 
     async def __aenter__(self) -> UnitGuard:
         self.original = await self.runner.host.read_unit()
         self.was_running = (await self.runner.host.status()).is_running
+        self.backups = await history_now(self.runner.host)
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *_exc: object) -> bool:
-        if exc_type is not None:  # shielded: a second cancel must not leave the host half-restored
-            await asyncio.shield(settle_quietly(self.runner, self.original, self.emit,
-                                                f"{self.what} stopped: restoring the unit that ran before",
-                                                running=self.was_running))
+        # shielded: a second cancel must not leave the host half-restored
+        await asyncio.shield(self._settle(stopped=exc_type is not None))
         return False
+
+    async def _settle(self, *, stopped: bool) -> None:
+        """Back to the unit that ran before when the block stopped; then the block's own backups dropped, so a
+        rollback afterwards targets what it targeted before the task, not a value the task tried."""
+        if stopped:
+            await settle_quietly(self.runner, self.original, self.emit,
+                                 f"{self.what} stopped: restoring the unit that ran before", running=self.was_running)
+        await forget_task_backups(self.runner.host, self.original, self.backups)
 
     async def restore(self) -> str:
         """Back to the unit that ran before; "" when done, else what went wrong in words."""

@@ -81,6 +81,8 @@ class TuneStarted:
     refused: tuple[Refusal, ...]
     budget: int
     resumed: int  # launches found in the session and not repeated
+    prior: tuple[LaunchResult, ...] = ()  # those launches, shown as any launch is (a resumed tune's table)
+    standing: Standing | None = None  # the best after them
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +172,8 @@ async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate
             search.observe(result)
             outcome.results.append(result)
     outcome.launches = outcome.resumed = len(outcome.results)
-    emit(TuneStarted(len(candidates), tuple(refused), plan.budget, outcome.resumed))
+    emit(TuneStarted(len(candidates), tuple(refused), plan.budget, outcome.resumed, tuple(outcome.results),
+                     search.standing() if outcome.results else None))
     by_point = {c.point: c for c in candidates}
     idle = list(launchers)
     running: dict[asyncio.Task[LaunchResult], tuple[Launcher, Candidate]] = {}
@@ -214,10 +217,11 @@ async def run_tune(launchers: Sequence[Launcher], candidates: Sequence[Candidate
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
+    outcome.standing = search.standing()
     outcome.stopped = ("the budget of launches is spent" if outcome.launches >= plan.budget and
                        search.propose() is not None else "no untried configuration could beat the best by more "
-                       "than the noise")
-    outcome.standing = search.standing()
+                       "than the noise" if outcome.standing is not None else "no untried configuration is "
+                       f"predicted to meet {plan.slo.words()} at any level (no launch met it)")
     outcome.schedule = schedule(outcome.results, plan.levels, plan.slo)
     outcome.adaptive = adaptive_schedule(outcome.schedule)
     outcome.predicted_failures = search.predicted_failures()

@@ -18,6 +18,7 @@ from textual.reactive import Reactive
 from textual.widget import Widget
 from textual.widgets import Input
 
+from specdec_tui.ui.escape_prefix import escape_then_key
 from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 
 if TYPE_CHECKING:
@@ -128,6 +129,12 @@ class InputInOrderApp(App[None]):
         """Called for each typed key or click before it may be held (the panel pushes its first screen here)."""
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and is_typed(event):
+            keys = escape_then_key(event, lambda key: key in self.screen.active_bindings)
+            if keys is not None:  # Escape and the key after it, read as one Alt key: each as typed, in order
+                for key in keys:
+                    await self.on_event(key)
+                return
         if is_typed(event) or is_click(event):
             self.input_arriving()
             if self.input_order.hold(event):

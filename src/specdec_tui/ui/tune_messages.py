@@ -43,6 +43,15 @@ class TuneStep(Message):
         self.words = words
 
 
+class TuneLevel(Message):
+    """A level of the launch's benchmark started (`planned` requests, 0 for a timed level) or moved on (`done`):
+    a launch measures five levels for minutes, and "bench" alone said nothing moved."""
+
+    def __init__(self, host: str, concurrency: int, done: int | None, planned: int | None) -> None:
+        super().__init__()
+        self.host, self.concurrency, self.done, self.planned = host, concurrency, done, planned
+
+
 class TuneAdaptiveChecked(TuneMessage[AdaptiveCheck]):
     """The schedule ran as adaptive speculation across every level, judged against the schedule."""
 
@@ -78,14 +87,22 @@ _MESSAGES: dict[type, Callable[[object], Message]] = {}
 def tune_message(event: object) -> Message | None:
     """`event`'s message: a step (`Phase`, but its "done") as words, one of several hosts' steps with its host,
     the search's own events in their classes; None for what the screen does not show."""
-    from specdec_tui.loop.events import Phase
+    from specdec_tui.bench.events import LevelProgress, LevelStarted
+    from specdec_tui.loop.events import BenchUpdate, Phase
     from specdec_tui.loop.sweep_plan import OnHost
 
     host = ""
     if isinstance(event, OnHost):  # a step on one of several hosts: said with its host (its other events are not)
         host, event = f"{event.host}: ", event.event
-        if not isinstance(event, Phase):
+        if not isinstance(event, (Phase, BenchUpdate)):
             return None
+    if isinstance(event, BenchUpdate):
+        level = event.event
+        if isinstance(level, LevelStarted):
+            return TuneLevel(host, level.concurrency, None, level.planned)
+        if isinstance(level, LevelProgress):
+            return TuneLevel(host, level.concurrency, level.done, None)
+        return None
     if isinstance(event, Phase):
         return TuneStep(f"{host}{event.name}" + (f": {event.detail}" if event.detail else "")) \
             if event.name != "done" else None

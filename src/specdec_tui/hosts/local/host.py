@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -196,6 +196,9 @@ class LocalHost:
         text = self.units.rollback()
         self._daemon_reload(text)
         return text
+
+    async def drop_backups(self, numbers: Sequence[int]) -> None:
+        self.units.drop(list(numbers))
 
     def _daemon_reload(self, text: str) -> ServiceSpec:
         """Load the unit text as systemd would; a unit that cannot run is refused in words."""

@@ -77,3 +77,8 @@ class UnitHistory:
         write_atomic(self.unit_path, data)
         source.unlink()
         return decode_unit(data, str(self.unit_path))
+
+    def drop(self, numbers: list[int]) -> None:
+        """Delete backups `numbers`; one already gone is no error."""
+        for number in numbers:
+            self.backup_path(number).unlink(missing_ok=True)

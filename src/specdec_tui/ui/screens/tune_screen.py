@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -27,11 +26,13 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from specdec_tui.core.config import Config
 from specdec_tui.core.progress import eta_words
-from specdec_tui.core.tune_objective import LaunchResult, Point, Slo, meets, parse_slo, point_label
+from specdec_tui.core.tune_objective import LaunchResult, Point, Slo, meets, point_label
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.loop.tune import DEFAULT_BUDGET, TuneOutcome, TunePlan
+from specdec_tui.loop.tune_form import form_hosts, parse_form
+from specdec_tui.loop.tune_search import Standing
 from specdec_tui.loop.unit_checks import WorkflowError
 from specdec_tui.ui.tune_messages import (
     TuneAdaptiveChecked,
@@ -39,6 +40,7 @@ from specdec_tui.ui.tune_messages import (
     TuneFinished,
     TuneLanded,
     TuneLaunching,
+    TuneLevel,
     TuneOthersPushed,
     TuneStep,
     TuneStopped,
@@ -51,29 +53,6 @@ if TYPE_CHECKING:
 
 DEFAULT_SPACE = "speculative-num-steps=0,1,2,3,4,5"
 DEFAULT_SLO = "ttft_p99=2s"
-
-
-def form_hosts(text: str, configured: Sequence[str], active: str) -> tuple[str, ...]:
-    """The hosts field → the hosts to tune on, the panel's own first (`loop.sweep_form.hosts_from_form`'s rules:
-    names from the config, the active host included); ValueError in words."""
-    from specdec_tui.loop.sweep_form import FormError, hosts_from_form
-
-    try:
-        return hosts_from_form(text, configured, active)
-    except FormError as err:
-        raise ValueError(str(err)) from None
-
-
-def parse_form(space: str, slo: str, budget: str, levels: Sequence[int]) -> TunePlan:
-    """The form's three fields → a plan; ValueError (SloError) or SpaceError in words. Space terms are separated
-    by `;` or spaces, SLO terms by `,` or spaces."""
-    from specdec_tui.loop.tune_space import parse_space
-
-    if not budget.strip().isdigit() or int(budget) < 1:
-        raise ValueError(f"budget: a whole number of launches, at least 1 (not {budget!r})")
-    terms = [t for t in slo.replace(",", " ").split() if t]
-    return TunePlan(parse_space([t for t in space.replace(";", " ").split() if t]), tuple(levels), parse_slo(terms),
-                    budget=int(budget))
 
 
 class TuneScreen(Screen[object]):
@@ -119,6 +98,8 @@ class TuneScreen(Screen[object]):
         self.launches = 0
         self.rows = 0
         self.results: list[LaunchResult] = []
+        self.in_launch = False  # between a launch's start and its landing
+        self.planned: dict[int, int] = {}  # the running benchmark's requests planned, by level
 
     def compose(self) -> ComposeResult:
         levels = ",".join(map(str, self.runner.profile.concurrency))
@@ -228,10 +209,13 @@ class TuneScreen(Screen[object]):
         resumed = f", {e.resumed} launch(es) resumed from the session" if e.resumed else ""
         self._say("status", f"{e.candidates} configurations, {len(e.refused)} refused by the release's rules"
                             f"{resumed}; budget {e.budget} launches")
+        for result in e.prior:  # an interrupted tune's launches, not repeated: shown as if they had just landed
+            self._show_result(result, e.standing)
 
     @on(TuneLaunching)
     def _launching(self, message: TuneLaunching) -> None:
         e = message.event
+        self.in_launch = True
         again = " (again: within the noise of the best)" if e.repeat else ""
         on = f" on {e.host}" if len(self.hosts) > 1 else ""
         self._say("next", f"next{on}: {e.candidate.label}{again} — {e.why}")
@@ -240,22 +224,39 @@ class TuneScreen(Screen[object]):
 
     @on(TuneStep)
     def _step(self, message: TuneStep) -> None:
-        self._say("status", f"launch {self.launches + 1}: {message.words}")
+        """A launch's step under its number; the tune's own (the gate, the restore) alone: "launch 2: gate" came
+        after a one-launch budget was spent."""
+        self._say("status", f"launch {self.launches + 1}: {message.words}" if self.in_launch else message.words)
+
+    @on(TuneLevel)
+    def _level(self, message: TuneLevel) -> None:
+        """`bench c=16 9/16` while a launch measures (the sweep's rows say the same)."""
+        if message.planned is not None:
+            self.planned[message.concurrency] = message.planned
+        planned = self.planned.get(message.concurrency, 0)
+        done = "" if message.done is None else f" {message.done}" + (f"/{planned}" if planned else "")
+        self._say("status", f"launch {self.launches + 1}: {message.host}bench c={message.concurrency}{done}")
 
     @on(TuneLanded)
     def _landed(self, message: TuneLanded) -> None:
         e = message.event
-        self.launches = e.launches
-        self.results.append(e.result)
-        self._add_row(e.result)
-        if self.plan is not None:
-            self.query_one("#tune-chart", TuneChart).show(self.results, self.plan.levels, self.plan.slo)
-        if e.standing is not None and self.plan is not None:
-            s = e.standing
-            self._say("best", f"best: {point_label(s.point)} {s.goodput:,.0f} tok/s at c={s.level} "
-                              f"({self._margin(e.result if e.result.point == s.point else None)}); {s.confidence}")
+        self.launches, self.in_launch = e.launches, False
+        self._show_result(e.result, e.standing)
         if e.spared:
             self._say("next", f"predicted to fail, not launched: {', '.join(c.label for c in e.spared)}")
+
+    def _show_result(self, result: LaunchResult, standing: Standing | None) -> None:
+        """A launch in the table and the chart, and the best after it."""
+        self.results.append(result)
+        self._add_row(result)
+        if self.plan is not None:
+            self.query_one("#tune-chart", TuneChart).show(self.results, self.plan.levels, self.plan.slo)
+        if standing is not None and self.plan is not None:
+            s = standing
+            self._say("best", f"best: {point_label(s.point)} {s.goodput:,.0f} tok/s at c={s.level} "
+                              f"({self._margin(result if result.point == s.point else None)}); {s.confidence}")
+        elif self.plan is not None:  # the chart plots levels under the SLO only: it stays empty, say why
+            self._say("best", f"best: none yet: no level of any launch meets {self.plan.slo.words()}")
 
     def _margin(self, result: LaunchResult | None) -> str:
         """The incumbent's room under the SLO at its best level, when this launch is the incumbent."""
@@ -309,6 +310,8 @@ class TuneScreen(Screen[object]):
     @on(TuneFinished)
     def _finished(self, message: TuneFinished) -> None:
         self.running, self.outcome = False, message.outcome
+        if str(self.query_one("#tune-next", Static).render()).startswith("next"):
+            self._say("next", "")  # the search has ended: nothing is next ("adaptive check: …" stays)
         o = message.outcome
         self._say("status", f"done: {o.launches} launches ({o.resumed} resumed), {len(o.failed)} failed to start, "
                             f"{o.retried_failures} relaunched; {o.stopped}")
@@ -341,6 +344,7 @@ class TuneScreen(Screen[object]):
     @on(TuneStopped)
     def _stopped(self, message: TuneStopped) -> None:
         self.running = False
+        self._say("next", "")  # "next: steps=0 — could reach …" after a cancel named a launch that will not come
         self._say("status", f"The tune stopped: {message.reason}")
         self._say("result", "Its launches so far are in the session (the same tune resumes from them). "
                             "Press escape to go back.")
