@@ -7,11 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import ensure_demo_workspace
-from specdec_tui.loop.correctness_gate import PROMPTS, first_divergence, run_gate, without_speculation
+from specdec_tui.loop.correctness_gate import (
+    NOT_PROMOTED,
+    PROMPTS,
+    first_divergence,
+    gate_quietly,
+    run_gate,
+    verdict_lines,
+    without_speculation,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -41,3 +50,41 @@ def test_a_difference_in_the_first_words_is_tolerated_and_a_later_one_is_not() -
     assert first_divergence("p", ref, "A capital of France is Paris, a city on the Seine.") is None
     late = first_divergence("p", ref, "The capital of France is Paris, a city city city city.")
     assert late is not None and late.at_word == 8 and "Seine." in late.reference and "city city" in late.candidate
+
+
+async def nested(request: web.Request) -> web.Response:
+    return web.Response(text='{"choices": ' + "[" * 5000, content_type="application/json")
+
+
+async def a_list(request: web.Request) -> web.Response:
+    return web.json_response([{"text": "a list, not an answer"}])
+
+
+async def no_text(request: web.Request) -> web.Response:
+    return web.json_response({"choices": [{"message": {"content": "a chat answer"}}]})
+
+
+@pytest.mark.parametrize("answer", [nested, a_list, no_text], ids=["nested-past-the-parser", "a-list", "no-text"])
+async def test_a_server_answering_garbage_fails_the_gate_in_words(tmp_path: Path, answer) -> None:
+    """The demo host's own unit comes up (the gate waits for its start in the journal), but its HTTP port holds a
+    server whose /v1/completions answers garbage: the gate fails in words, and no error escapes it (5,000 nested
+    brackets raised RecursionError, a list TypeError: both past `gate_quietly`'s handlers, ending a sweep or tune)."""
+    app = web.Application()
+    app.router.add_post("/v1/completions", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    ws = ensure_demo_workspace(tmp_path / "a", time_scale=200)
+    host = LocalHost(ws.root, ws.unit_name, f"http://127.0.0.1:{runner.addresses[0][1]}", name="a")
+    await host.connect()
+    try:
+        result = await gate_quietly(host, await host.read_unit(), timeout_s=60)
+    finally:
+        await host.stop()
+        await host.close()
+        await runner.cleanup()
+    assert not result.passed
+    assert result.note.startswith("the gate could not compare answers: ValueError: the answer to /v1/completions")
+    assert result.note.endswith("is it an SGLang server?"), result.note
+    lines = verdict_lines(result)
+    assert lines[0] == NOT_PROMOTED and any(result.note in line for line in lines)

@@ -72,15 +72,33 @@ def first_divergence(prompt: str, reference: str, candidate: str) -> Divergence 
 async def _answers(base_url: str, api_key: str | None) -> list[str]:
     import httpx
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    from specdec_tui.loop.health_probe import auth_headers
+
     out: list[str] = []
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), headers=headers) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), headers=auth_headers(api_key)) as client:
         for prompt in PROMPTS:
             resp = await client.post(base_url + "/v1/completions", json={
                 "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0})
             resp.raise_for_status()
-            out.append(str(resp.json()["choices"][0]["text"]))
+            out.append(answer_text(resp.content))
     return out
+
+
+def answer_text(body: bytes) -> str:
+    """The text of a /v1/completions answer; ValueError in words for any other body (not JSON, nested past the
+    parser's depth — the standard library's `json` raised RecursionError past every handler —, no choices[0].text)."""
+    from specdec_tui.loop.health_probe import json_of
+
+    try:
+        doc = json_of(body)
+    except ValueError as err:
+        raise ValueError(f"the answer to /v1/completions is not JSON ({err}): is it an SGLang server?") from None
+    choices = doc.get("choices") if isinstance(doc, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    text = first.get("text") if isinstance(first, dict) else None
+    if not isinstance(text, str):
+        raise ValueError("the answer to /v1/completions has no choices[0].text: is it an SGLang server?")
+    return text
 
 
 async def _answers_of(host: Host, text: str, timeout_s: float, api_key: str | None) -> list[str] | None:
