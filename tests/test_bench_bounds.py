@@ -57,3 +57,14 @@ async def test_a_concurrency_past_the_maximum_is_refused_in_words() -> None:
     assert code == 1 and out == ""
     assert f"--concurrency 10000000 is more than the {MAX_CONCURRENCY} parallel requests" in err
     assert "Traceback" not in err and "MemoryError" not in err
+
+
+@pytest.mark.parametrize(("levels", "words"), [
+    ("1,,16", "--concurrency '1,,16' has an empty level between commas: a level left out?"),
+    ("1,4,1", "--concurrency 1 is given twice: each level runs once"),
+])
+async def test_a_level_left_out_or_given_twice_is_refused_in_words(levels: str, words: str) -> None:
+    """A typo in the levels is said before anything is sent (was: 1,,16 ran 1 and 16; 1,4,1 ran c=1 twice)."""
+    code, out, err, _ = await bench_process("--url", "http://127.0.0.1:9", "--concurrency", levels)
+    assert code == 1 and out == ""
+    assert words in err and "Traceback" not in err

@@ -135,6 +135,9 @@ def test_values_accept_lists_and_ranges() -> None:
         parse_values("6..1")
     with pytest.raises(SweepError, match="no values"):
         parse_values(" , ")
+    assert parse_values("1,2,") == ("1", "2")  # a trailing comma is harmless
+    with pytest.raises(SweepError, match="'1,,3' has an empty value between commas: a value left out"):
+        parse_values("1,,3")  # was silently (1, 3)
 
 
 def test_edits_keep_the_draft_tree_valid() -> None:

@@ -160,6 +160,8 @@ def test_slo_space_and_failure_words() -> None:
         parse_space(["tp=1,2"])
     with pytest.raises(SpaceError, match="given twice"):
         parse_space(["speculative-num-steps=1", "--speculative-num-steps=2"])
+    with pytest.raises(SpaceError, match="an empty value between commas: a value left out"):
+        parse_space(["speculative-num-steps=1,,3"])  # was silently (1, 3)
     assert failure_kind("the server failed while starting — journal: RuntimeError: Not enough memory. Please "
                         "try to increase --mem-fraction-static.") is FailureKind.MEMORY
     assert failure_kind("journal: Exception: Capture cuda graph failed: CUDA out of memory.") is FailureKind.CAPTURE

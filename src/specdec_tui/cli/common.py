@@ -93,13 +93,21 @@ def healthy_timeout_of(host_config: HostConfig | None) -> float:
 
 def parse_concurrency(text: str) -> tuple[int, ...]:
     """`--concurrency 1,4,16` → (1, 4, 16); a CliError in words for anything else."""
+    from specdec_tui.core.comma_list import EmptyTerm, comma_terms
     from specdec_tui.core.config import MAX_CONCURRENCY
+
     try:
-        levels = tuple(int(x) for x in text.split(",") if x.strip())
+        levels = tuple(int(x) for x in comma_terms(text))
+    except EmptyTerm:
+        raise CliError(f"--concurrency {text!r} has an empty level between commas: a level left out? (e.g. 1,4,16)") from None
     except ValueError:
         raise CliError(f"--concurrency takes whole numbers separated by commas (got {text!r})") from None
     if not levels or min(levels) < 1:
         raise CliError("--concurrency levels must be ≥ 1")
+    twice = sorted({n for n in levels if levels.count(n) > 1})
+    if twice:
+        raise CliError(f"--concurrency {', '.join(map(str, twice))} is given twice: each level runs once "
+                       "(give each level once, e.g. 1,4,16)")
     if max(levels) > MAX_CONCURRENCY:
         raise CliError(f"--concurrency {max(levels)} is more than the {MAX_CONCURRENCY} parallel requests a "
                        "benchmark opens (each is a connection of its own); give levels up to that")

@@ -132,10 +132,14 @@ _TOO_MANY = "at most " + str(MAX_VALUES) + " values in one sweep ({}): each is a
 
 def parse_values(text: str) -> tuple[str, ...]:
     """`1,2,3`, `1..6` or a mix (`1..3,5`) → the values in order, without duplicates."""
+    from specdec_tui.core.comma_list import EmptyTerm, comma_terms
+
+    try:
+        parts = comma_terms(text)
+    except EmptyTerm:
+        raise SweepError(f"{text!r} has an empty value between commas: a value left out? (e.g. 1,2,3 or 1..6)") from None
     values: list[str] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
+    for part in parts:
         if ".." in part:
             lo, _, hi = part.partition("..")
             try:

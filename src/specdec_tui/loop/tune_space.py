@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from specdec_tui.core.comma_list import EmptyTerm, comma_terms
 from specdec_tui.core.flags import TREE_FLAGS, apply_fix, canonical_name, validate
 from specdec_tui.core.tune_objective import Point, point_label, point_of
 from specdec_tui.core.unit import UnitFile
@@ -42,7 +43,11 @@ def parse_space(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
             raise SpaceError(f"--space {flag}: the tuner searches {', '.join(TUNABLE)}")
         if flag in space:
             raise SpaceError(f"--space {flag} is given twice; list all its values once")
-        space[flag] = tuple(dict.fromkeys(v.strip() for v in values.split(",") if v.strip()))
+        try:
+            space[flag] = tuple(dict.fromkeys(comma_terms(values)))
+        except EmptyTerm:
+            raise SpaceError(f"--space {item!r} has an empty value between commas: a value left out? "
+                             "(e.g. speculative-num-steps=0,1,3)") from None
     if not space:
         raise SpaceError("give at least one --space FLAG=V1,V2,…")
     return space
