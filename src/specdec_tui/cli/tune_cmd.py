@@ -18,6 +18,7 @@ from typing import Any
 from specdec_tui.cli.common import load_cli_config, open_cli_host, progress
 from specdec_tui.cli.errors import CliError
 from specdec_tui.cli.sweep_cmd import _Hosts, add_gate_option, add_host_options, host_names, open_session, phase_line, sweep_profile
+from specdec_tui.core.number_format import fmt_count
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,8 +93,8 @@ async def _run(args: argparse.Namespace, config: Any, names: list[str], hosts: l
             where = names[0] if len(names) == 1 else f"{len(names)} hosts at once ({', '.join(names)})"
             space = ", ".join(k + "=" + ",".join(v) for k, v in plan.space.items())
             progress(f"tuning on {where}: {space}; "
-                     f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most {plan.budget} "
-                     f"launches; session {path}")
+                     f"{plan.slo.words()} at concurrency {','.join(map(str, plan.levels))}; at most "
+                     f"{fmt_count(plan.budget, 'launch', 'launches')}; session {path}")
             outcome = await run_host_tune(runners, plan, on_event=Printer(len(names) > 1, phase_line),
                                           adaptive_file=path.with_suffix(".adaptive.json"),
                                           correctness_gate=not args.no_correctness_gate)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.cli.common import progress
+from specdec_tui.core.number_format import fmt_count
 from specdec_tui.core.tune_objective import LaunchResult, Point, objective, point_label
 from specdec_tui.loop.correctness_gate import verdict_lines
 from specdec_tui.loop.sweep_plan import OnHost
@@ -119,7 +120,7 @@ def print_result(outcome: TuneOutcome, session: Path, *, as_json: bool) -> None:
     s = outcome.standing
     if s is None:
         print(f"no configuration met {outcome.plan.slo.words()} at any level "
-              f"({outcome.launches} launches); session {session}")
+              f"({fmt_count(outcome.launches, 'launch', 'launches')}); session {session}")
         return
     gate = outcome.gate
     if gate is not None and not gate.passed:

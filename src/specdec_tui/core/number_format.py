@@ -41,6 +41,11 @@ def fmt_int(value: int | None) -> str:
     return MISSING if value is None else f"{value:,d}"
 
 
+def fmt_count(value: int, one: str, many: str) -> str:
+    """"1 launch", "3 launches", "1,200 launches": a count and its noun, singular for one."""
+    return f"{fmt_int(value)} {one if value == 1 else many}"
+
+
 def fmt_ms(value: float | None) -> str:
     """Milliseconds, switching to seconds past 10 s so the column stays narrow."""
     if value is None:

@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from specdec_tui.core.config import Config
+from specdec_tui.core.number_format import fmt_count
 from specdec_tui.core.progress import eta_words
 from specdec_tui.core.tune_objective import LaunchResult, Point, Slo, meets, point_label
 from specdec_tui.core.words import in_words
@@ -157,7 +158,7 @@ class TuneScreen(Screen[object]):
             widget.disabled = True
         self.running, self.started = True, time.monotonic()
         on = f" on {', '.join(self.hosts)} at once" if len(self.hosts) > 1 else ""
-        self._say("status", f"starting{on}: {self.plan.slo.words()}, at most {self.plan.budget} launches")
+        self._say("status", f"starting{on}: {self.plan.slo.words()}, at most {fmt_count(self.plan.budget, 'launch', 'launches')}")
         self._run(self.plan)
 
     @work(group="tune", exclusive=True)
@@ -208,7 +209,7 @@ class TuneScreen(Screen[object]):
         self.launches = e.resumed
         resumed = f", {e.resumed} launch(es) resumed from the session" if e.resumed else ""
         self._say("status", f"{e.candidates} configurations, {len(e.refused)} refused by the release's rules"
-                            f"{resumed}; budget {e.budget} launches")
+                            f"{resumed}; budget {fmt_count(e.budget, 'launch', 'launches')}")
         for result in e.prior:  # an interrupted tune's launches, not repeated: shown as if they had just landed
             self._show_result(result, e.standing)
 
@@ -313,7 +314,7 @@ class TuneScreen(Screen[object]):
         if str(self.query_one("#tune-next", Static).render()).startswith("next"):
             self._say("next", "")  # the search has ended: nothing is next ("adaptive check: …" stays)
         o = message.outcome
-        self._say("status", f"done: {o.launches} launches ({o.resumed} resumed), {len(o.failed)} failed to start, "
+        self._say("status", f"done: {fmt_count(o.launches, 'launch', 'launches')} ({o.resumed} resumed), {len(o.failed)} failed to start, "
                             f"{o.retried_failures} relaunched; {o.stopped}")
         lines = []
         if o.standing is None:
