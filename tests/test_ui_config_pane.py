@@ -72,13 +72,15 @@ async def test_unknown_flag_gets_its_own_row() -> None:
         await started(pilot)
         editor = app.screen.query_one(UnitEditor)
         editor.text = editor.text.replace("--tp 4 \\", "--tp 4 \\\n    --chunked-prefill-size 4096 \\")
-        await pilot.pause()
-        row = app.screen.query_one(f"#{widget_id('field', 'chunked-prefill-size')}", Input)
+        row_id = f"#{widget_id('field', 'chunked-prefill-size')}"
+        # the row comes with the form's rebuild, which the editor's change starts: more than one pause on a loaded
+        # machine (Textual's pause waits for the messages queued before it, and takes a starved process for idle)
+        await wait_for(pilot, lambda: any(row.is_mounted for row in app.screen.query(row_id)), "the new flag's row")
+        row = app.screen.query_one(row_id, Input)
         assert row.value == "4096"
         row.focus()
         await pilot.press("end", "backspace", "backspace", "backspace", "backspace", *"8192")
-        await pilot.pause()
-        assert "--chunked-prefill-size 8192" in editor.text
+        await wait_for(pilot, lambda: "--chunked-prefill-size 8192" in editor.text, "the edit in the unit's text")
 
 
 async def test_api_key_is_masked_on_screen_and_a_push_after_an_edit_sends_the_real_key(tmp_path, monkeypatch) -> None:

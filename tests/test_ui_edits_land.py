@@ -79,8 +79,12 @@ async def test_f_fixes_the_finding_of_the_row_the_cursor_is_on_not_the_first_fix
         editor = app.screen.query_one("#unit-editor")
         # Two findings with a fix: a deprecated flag (a warning) and a switch given a value (an error, listed first).
         editor.text = editor.text.replace("--enable-metrics", "--enable-metrics yes \\\n    --disable-cuda-graph")
-        await wait_for(pilot, lambda: len([i for i in pane.issues if i.fixable]) == 2, "both findings")
-        pane.query_one(f"#{widget_id('field', 'disable-cuda-graph')}").focus()
+        cuda_graph_field = f"#{widget_id('field', 'disable-cuda-graph')}"
+        # the findings are judged from the text at once, the new flag's row is mounted after the form's rebuild (later
+        # on a loaded machine: the query found no field)
+        await wait_for(pilot, lambda: len([i for i in pane.issues if i.fixable]) == 2
+                       and any(field.is_mounted for field in pane.query(cuda_graph_field)), "both findings and the row")
+        pane.query_one(cuda_graph_field).focus()
         await pilot.pause()
         app.set_focus(None)  # out of the field (escape): f is the panel's key; the cursor was on that row
         await pilot.press("f")

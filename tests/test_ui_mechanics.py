@@ -61,13 +61,15 @@ async def test_demo_host_starts_its_inactive_service_by_itself(tmp_path: Path) -
         if isinstance(message, m.HealthChanged) and (not states or states[-1] != message.snapshot.state.value):
             states.append(message.snapshot.state.value)
 
+    assert app.host is not None and (await app.host.status()).active_state == "inactive"  # not serving at the open
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await started(pilot)
         await wait_for(pilot, lambda: health_state(app) == "ready", "health READY without pressing r", steps=1200)
         assert any("starting it" in n for n in seen)
-        # It was not serving when the panel opened and is now, with no key pressed. (Which in-between states
-        # the watcher samples depends on the machine's load, so they are not asserted.)
-        assert states[0] != "ready" and states[-1] == "ready"
+        # It was not serving when the panel opened and is now, with no key pressed. (Which states the watcher samples
+        # on the way depends on the machine's load, so they are not asserted: under two busy loops its first sample
+        # came once the server was up, and states[0] was "ready".)
+        assert states[-1] == "ready"
         await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the start step to finish")
         assert "26" in app.screen.query_one("#health-pane").section_text("facts")  # steps 1 → 26, as in the seed
         assert any(n.startswith("Server is healthy") for n in seen)

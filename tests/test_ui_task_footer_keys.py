@@ -4,6 +4,7 @@ Textual skips a hidden (or dimmed) binding without a word: the refusal is said b
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,31 @@ async def test_a_remapped_host_key_says_why_and_its_old_key_is_not_taken_for_it(
         assert "Wait for the sweep to finish before a push." in seen, seen
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the sweep to stop")
+
+
+async def test_the_sweep_holds_the_loop_from_its_first_step_while_the_host_is_slow_to_answer(tmp_path: Path) -> None:
+    """The sweep claimed the trial loop only once it had read the host's unit (an SSH round trip, longer on a loaded
+    machine): meanwhile the screen showed the sweep running and b started a benchmark under it. The read is held
+    open here: the loop is the sweep's already, and b is refused in words."""
+    app = demo_app(tmp_path, time_scale=5.0)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await demo_idle(pilot)
+        loop = app.trial_loop
+        assert loop is not None
+        release = asyncio.Event()
+        read_running = loop.read_running
+
+        async def slow_read() -> str:
+            await release.wait()  # the host slow to answer
+            return await read_running()
+
+        loop.read_running = slow_read  # type: ignore[method-assign]
+        app.push_screen(SweepScreen(loop, plan_from_form(SweepForm("speculative-num-steps", "1..2", "1", "c1"), FAST_PROFILE)))
+        await wait_for(pilot, lambda: app.busy is Busy.SWEEP, "the loop held by the sweep")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: "Wait for the sweep to finish before a benchmark." in seen, "b refused in words")
+        assert not app.bench_running
+        release.set()
+        await pilot.press("escape")  # cancels the sweep
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the sweep to stop", steps=2400)

@@ -4,6 +4,7 @@ the ordinary way, and the form's mistakes said in words."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,34 @@ async def test_tune_from_its_key_shows_the_search_live_and_pushes_the_choice(tmp
                        "the choice pushed", steps=1200)
         if chosen == "0":
             assert UnitFile.parse(app.trial_loop.running_text).get_flag("speculative-algorithm") is None
+
+
+async def test_the_tune_holds_the_loop_from_its_first_step_while_the_host_is_slow_to_answer(tmp_path: Path) -> None:
+    """The tune claimed the trial loop only once it had read the host's unit (an SSH round trip; longer on a loaded
+    machine, where the test above saw the loop idle with the screen running): meanwhile b started a benchmark under
+    the tune. The read is held open here: the loop is the tune's already, and b is refused in words."""
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        loop = app.trial_loop
+        assert loop is not None
+        release = asyncio.Event()
+        read_running = loop.read_running
+
+        async def slow_read() -> str:
+            await release.wait()  # the host slow to answer
+            return await read_running()
+
+        loop.read_running = slow_read  # type: ignore[method-assign]
+        screen = await start_tune(pilot, app, "speculative-num-steps=1,2", "ttft_p99=5s", "2")
+        await wait_for(pilot, lambda: screen.running and app.busy is Busy.TUNE, "the loop held by the tune")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: any("before a bench" in n for n in seen), "b refused in words")
+        assert not app.bench_running and loop.refusal(Busy.BENCH) is not None
+        release.set()
+        await pilot.press("escape")  # cancels the tune: the unit that ran before is back
+        await wait_for(pilot, lambda: not screen.running and app.busy is Busy.IDLE, "the tune cancelled", steps=2400)
 
 
 async def test_the_form_says_what_is_wrong_and_starts_nothing(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from specdec_tui.core.status_tone import Tone, rich_style, status_tone
 from specdec_tui.core.sweep_rules import CurvePoint, curve
 from specdec_tui.core.words import in_words
 from specdec_tui.loop.host_group import OtherHosts
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_plan import SweepOutcome, SweepPlan
 from specdec_tui.loop.trial import TrialLoop
 from specdec_tui.ui import task_messages as tm
@@ -119,11 +120,14 @@ class SweepScreen(TaskScreen[SweepOutcome]):
             self.post_task_event(event)
 
         try:
-            if self.several:
-                if self.config is None:
-                    raise ValueError("a sweep on several hosts needs the config that names them")
-                self.loops = [self.runner, *await self.others.open(self.config, self.plan.hosts[1:], self.runner)]
-            await sweep_running_units(self.loops, self.plan, on_event=post)
+            # the loop held from the first step, before a host is read or reached (as the tune's: it was claimed after,
+            # and b or p still went through while the screen said the sweep ran)
+            with self.runner.task(Busy.SWEEP):
+                if self.several:
+                    if self.config is None:
+                        raise ValueError("a sweep on several hosts needs the config that names them")
+                    self.loops = [self.runner, *await self.others.open(self.config, self.plan.hosts[1:], self.runner)]
+                await sweep_running_units(self.loops, self.plan, on_event=post)
         except asyncio.CancelledError:
             self.post_message(TaskCancelled())
             raise

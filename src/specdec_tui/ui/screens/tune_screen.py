@@ -165,27 +165,28 @@ class TuneScreen(Screen[object]):
     async def _run(self, plan: TunePlan) -> None:
         from specdec_tui.hosts.errors import HostError
         from specdec_tui.loop.health import NotHealthy
-        from specdec_tui.loop.host_group import OtherHosts
+        from specdec_tui.loop.host_group import OtherHosts, with_host
         from specdec_tui.loop.tune_host import run_host_tune
 
         path = self.runner.session_path
         others = self.others = OtherHosts()
         done = False
         try:
-            self.base_text = await self.runner.read_running()
-            loops = [self.runner]
-            if len(self.hosts) > 1 and self.config is not None:
-                loops += await others.open(self.config, self.hosts[1:], self.runner)
-                self.bases = {loop.host.info.name: await loop.read_running() for loop in loops[1:]}
-            outcome = await run_host_tune(loops, plan, on_event=self._post,
-                                          adaptive_file=path.with_suffix(".adaptive.json") if path else None,
-                                          correctness_gate=True)  # as the CLI: a choice that garbles is not offered
+            # the loop held from the first step, before a host is read: claimed only once every host's unit was read
+            # (SSH round trips, longer on a loaded machine), b and p still went through while the screen said "starting"
+            with self.runner.task(Busy.TUNE):
+                self.base_text = await self.runner.read_running()
+                loops = [self.runner]
+                if len(self.hosts) > 1 and self.config is not None:
+                    loops += await others.open(self.config, self.hosts[1:], self.runner)
+                    self.bases = {loop.host.info.name: await loop.read_running() for loop in loops[1:]}
+                outcome = await run_host_tune(loops, plan, on_event=self._post,
+                                              adaptive_file=path.with_suffix(".adaptive.json") if path else None,
+                                              correctness_gate=True)  # as the CLI: a choice that garbles is not offered
         except asyncio.CancelledError:
             self.post_message(TuneStopped("cancelled; the unit that ran before is back", cancelled=True))
             raise
-        except (WorkflowError, HostError, NotHealthy) as err:
-            from specdec_tui.loop.host_group import with_host
-
+        except (WorkflowError, HostError, NotHealthy) as err:  # Refused too: the loop claimed since the form's check
             self.post_message(TuneStopped(with_host(err, in_words(err))))
             return
         else:
