@@ -230,7 +230,7 @@ def test_a_snapshot_copies_only_the_trials_changed_since_the_last_one() -> None:
     session = Session(host="h")
     for i in range(1, 1001):
         session.add(Trial(id=i, unit_text=UNIT, status="ok", levels=[level(1)]))
-    earlier: dict[int, Copied] = {}
+    earlier = Copied()
     first = snapshot(session, earlier)
     session.trials[4].label = "steps=4"  # an operator labels one trial
     session.trials[-1].levels.append(level(4))  # the loop adds a level to another

@@ -2,39 +2,35 @@
 
 `SessionText` holds the file's header and one `[[trials]]` table per trial, encoded, with the trial's part of the
 cache beside it (`core.session_cache.IndexedPart`); a save makes again only the tables of trials whose mark
-(`marks`) moved, and the file and its cache are written from the pieces as they are — no whole text joined or
-encoded. At 1,000 trials (a 5.8 MB file) the writer thread held the GIL ~20 ms a save (the text encoded, two
-fingerprints a trial in Python, every profile and index row serialised again for the cache); the panel's keys
-waited for it in the middle of a sweep."""
+(`mark`) moved, and the file and its cache are written from the pieces as they are — no whole text joined or
+encoded. At 1,000 trials (a 5.8 MB file) the writer thread held the GIL ~20 ms a save (the 5.8 MB text joined and
+encoded, every profile and index row of the cache serialised again, the cache's lines joined); the panel's keys
+waited for it in the middle of a sweep (issue 34; bench/session_writes.py counts a write)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
-from operator import attrgetter
 from pathlib import Path
+from typing import cast
 
 from specdec_tui.core.session import SCHEMA_VERSION, Session, Trial, _has_carriage_return, _tidy, _trial_doc
 from specdec_tui.core.session_cache import CachedSession, IndexedPart, indexed_part, read_cached, trial_part
 from specdec_tui.core.session_merge import disk_stamp
 
-# What can change in a trial once made (the loop fills a running one; an operator may label or note one), read
-# in C: a mark is a tuple of these and the count of its levels; two marks compare equal by identity first.
-_FIELDS = attrgetter("id", "status", "levels", "failure", "notes", "label", "facts", "pushed_at", "host", "unit_text",
-                     "profile", "replay_of")
-_LEVELS = attrgetter("levels")
-Mark = tuple[tuple[object, ...], int]
-
-
-def marks(trials: Sequence[Trial]) -> list[Mark]:
-    """Each trial's mark (`_FIELDS`, its level count), made in C: ~0.3 µs a trial where a Python function made a
-    tuple of eleven fields in ~2 µs, twice a save (the snapshot and the text) at every level of a sweep."""
-    return list(zip(map(_FIELDS, trials), map(len, map(_LEVELS, trials)), strict=True))
+Mark = tuple[object, ...]
 
 
 def mark(trial: Trial) -> Mark:
-    return _FIELDS(trial), len(trial.levels)
+    """What can change in a trial once made (the loop fills a running one; an operator may label or note one)."""
+    return (trial.status, len(trial.levels), trial.failure, trial.notes, trial.label, id(trial.facts),
+            trial.pushed_at, trial.host, len(trial.unit_text), id(trial.profile), trial.replay_of, trial.id)
+
+
+def marks(trials: Sequence[Trial]) -> list[Mark]:
+    """Each trial's `mark` (~0.1 ms for 1,000 trials: cheap beside the table a changed trial makes)."""
+    return [mark(trial) for trial in trials]
 
 
 _TABLE = "\n[[trials]]\n"  # where a trial's table starts in a session file (`dumps_session`, `SessionText`)
@@ -72,9 +68,13 @@ class SessionText:
         self._trials: dict[int, Kept] = {}
         self.head: dict[str, object] = {}  # the session's own fields, as the last `pieces` wrote them
         self.parts: list[IndexedPart] | None = None  # each trial's cache part, as the last `pieces` wrote them
+        self._last: tuple[list[Trial], list[bytes], list[IndexedPart | None]] | None = None  # (`pieces`, `copies`)
 
-    def pieces(self, session: Session) -> list[bytes]:
-        """The file's bytes in pieces, in order: the header and the session's fields, then each trial's table."""
+    def pieces(self, session: Session, *, copies: bool = False) -> list[bytes]:
+        """The file's bytes in pieces, in order: the header and the session's fields, then each trial's table.
+        `copies`: the session's trials are a snapshot's (`session_saver.snapshot`), never changed once taken, so a
+        trial at the same place as at the last such call, the same object, is unchanged: only the others are looked
+        at (a lookup and a mark a trial were ~1.5 ms of the GIL a save at 1,000 trials)."""
         import tomli_w
 
         doc: dict[str, object] = {"schema_version": SCHEMA_VERSION, "created": session.created,
@@ -82,24 +82,35 @@ class SessionText:
         if session.notes:
             doc["notes"] = session.notes
         doc["profile"] = _tidy(asdict(session.profile))
-        out = [(self.HEADER + tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))).encode()]
-        kept: dict[int, Kept] = {}
-        cache: list[IndexedPart] | None = []
-        was = self._trials.get
-        for trial, now in zip(session.trials, marks(session.trials), strict=True):
-            cached = was(trial.id)
-            if cached is None or cached[0] != now:
-                cached = (now, *self._made(trial))
-                time.sleep(0)  # the GIL to the panel's loop between trials (a first save of 1,000 trials held it ~1 s)
-            kept[trial.id] = cached
-            out.append(cached[1])
-            if cache is not None and cached[2] is not None:
-                cache.append(cached[2])
-            else:
-                cache = None
-        self._trials = kept
-        self.head, self.parts = doc, cache
-        return out
+        head = (self.HEADER + tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))).encode()
+        trials = list(session.trials)
+        if copies and self._last is not None:
+            last, tables, parts = self._last
+            changed = [n for n, (trial, was) in enumerate(zip(trials, last, strict=False)) if trial is not was]
+            changed += range(len(last), len(trials))
+            tables = tables[:len(trials)] + [b""] * (len(trials) - len(tables))
+            parts = parts[:len(trials)] + [None] * (len(trials) - len(parts))
+            for n in changed:
+                tables[n], parts[n] = self._table(trials[n])
+        else:
+            self._trials = {trial.id: self._trials[trial.id] for trial in trials if trial.id in self._trials}
+            tables, parts = [], []
+            for trial in trials:
+                table, part = self._table(trial)
+                tables.append(table)
+                parts.append(part)
+        self._last = (trials, tables, parts) if copies else None
+        self.head, self.parts = doc, cast("list[IndexedPart]", parts) if all(parts) else None  # all: no call a part
+        return [head, *tables]
+
+    def _table(self, trial: Trial) -> tuple[bytes, IndexedPart | None]:
+        """`trial`'s table and cache part: kept while its mark is the same, else made (and kept)."""
+        now = mark(trial)
+        cached = self._trials.get(trial.id)
+        if cached is None or cached[0] != now:
+            cached = self._trials[trial.id] = (now, *self._made(trial))
+            time.sleep(0)  # the GIL to the panel's loop between trials (a first save of 1,000 trials held it ~1 s)
+        return cached[1], cached[2]
 
     @staticmethod
     def _made(trial: Trial) -> tuple[bytes, IndexedPart | None]:
@@ -136,6 +147,7 @@ class SessionText:
             cached = None
         self._trials = {trial.id: (mark(trial), ("\n" + table).encode(), _part_of(cached, n))
                         for n, (table, trial) in enumerate(zip(tables, held, strict=True))}
+        self._last = None
         return True
 
     def adopt_merged(self, session: Session, path: Path, disk: Session) -> None:
@@ -162,3 +174,4 @@ class SessionText:
             if disk.trials[n] is trial or disk.trials[n] == trial:
                 kept[trial.id] = (mark(trial), ("\n" + table).encode(), _part_of(cached, n))
         self._trials = {**self._trials, **kept}
+        self._last = None
