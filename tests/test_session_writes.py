@@ -35,7 +35,8 @@ def cache_of(path: Path) -> tuple[dict[str, object], list[object], list[dict[str
 
 def test_every_write_of_a_sweep_reads_back_as_the_session_with_its_cache_as_a_whole_save_makes_it(
         tmp_path: Path) -> None:
-    """After each save of a sweep (a trial begun, its levels, its end; a note on an old trial; a second profile),
+    """After each save of a sweep (a trial begun, its levels, its end; a note on an old trial; a second profile; a
+    trial replaced by one of the same id and marks but other flags and unit),
     the saver's file reads back as the session, its text as `dumps_session` makes it, and its cache (the index
     `session show` and the panel's start read, the profiles numbered) is the one a whole save writes."""
     path, whole = tmp_path / "s.toml", tmp_path / "whole.toml"
@@ -55,7 +56,11 @@ def test_every_write_of_a_sweep_reads_back_as_the_session_with_its_cache_as_a_wh
              lambda: setattr(session.trials[3], "notes", "the fan was loud"),
              lambda: session.add(Trial(id=32, unit_text="[Service]\nExecStart=/x\n", profile=other)),
              lambda: session.trials[-1].levels.append(level(16, 900.0)),
-             lambda: setattr(session.trials[-1], "status", "failed")]
+             lambda: setattr(session.trials[-1], "status", "failed"),
+             lambda: session.add(Trial(id=7, unit_text="[Service]\nExecStart=/x --steps 9\n", status="ok",
+                                       label="t7", flags={"speculative-num-steps": "9"},
+                                       profile=session.trials[6].profile, started_at=session.trials[6].started_at,
+                                       uid=session.trials[6].uid, levels=[level(1, 107.0), level(4, 307.0)]))]
     for step in steps:
         step()
         saver.save(session)

@@ -23,9 +23,12 @@ Mark = tuple[object, ...]
 
 
 def mark(trial: Trial) -> Mark:
-    """What can change in a trial once made (the loop fills a running one; an operator may label or note one)."""
+    """What can change in a trial once made (the loop fills a running one; an operator may label or note one), and
+    the objects a trial replaced by another of its id (`Session.add`) does not share: its flags and unit text (a
+    replaced trial of the same status, levels and length of unit kept the table of the one before it)."""
     return (trial.status, len(trial.levels), trial.failure, trial.notes, trial.label, id(trial.facts),
-            trial.pushed_at, trial.host, len(trial.unit_text), id(trial.profile), trial.replay_of, trial.id)
+            trial.pushed_at, trial.host, id(trial.unit_text), id(trial.profile), trial.replay_of, trial.id,
+            id(trial.flags), id(trial.sweep), trial.started_at)
 
 
 def marks(trials: Sequence[Trial]) -> list[Mark]:
