@@ -105,6 +105,30 @@ async def test_push_keeps_history_and_rollback_restores_byte_identical(host: Loc
         await host.rollback()
 
 
+async def test_a_push_and_a_rollback_write_the_unit_while_the_event_loop_goes_on(
+        host: LocalHost, service_script: Path, monkeypatch: pytest.MonkeyPatch):
+    """Issue 34: the demo host wrote and fsynced the unit and its backup on the panel's event loop, holding its keys
+    at every push of a sweep. Each fsync here waits until the event loop has run on: done on the loop, it never
+    could (the push failed after the wait's limit); done in a thread, the loop lets it go."""
+    await host.push(unit_text(service_script, "v1"))
+    going_on = threading.Event()
+    real_fsync = os.fsync
+
+    def fsync_once_the_loop_went_on(fd: int) -> None:
+        assert going_on.wait(20), "the unit was written on the event loop: it could not go on"
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_once_the_loop_went_on)
+    for action in (lambda: host.push(unit_text(service_script, "v2")), host.rollback):
+        going_on.clear()
+        task = asyncio.ensure_future(action())
+        await asyncio.sleep(0.05)  # the action runs up to its write
+        going_on.set()  # the event loop ran while the unit was being written
+        await task
+    monkeypatch.undo()
+    assert await host.read_unit() == unit_text(service_script, "v1") and await host.history() == []
+
+
 async def test_pushing_the_same_text_changes_nothing(host: LocalHost, service_script: Path):
     text = unit_text(service_script, "same")
     await host.push(text)

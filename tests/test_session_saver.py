@@ -94,7 +94,7 @@ def test_the_text_built_from_kept_trials_reads_back_as_the_whole_session_does() 
     import tomllib
 
     from specdec_tui.core.session import dumps_session
-    from specdec_tui.loop.session_saver import SessionText
+    from specdec_tui.loop.session_text import SessionText
 
     session = Session(host="h", unit="u.service", notes="a day of sweeping")
     for i in range(1, 6):
@@ -131,7 +131,7 @@ def test_a_save_made_while_the_last_one_is_written_never_reads_the_file_back(tmp
     monkeypatch.setattr(core_session, "load_session", lambda p: reads.append(Path(p)) or real_load(p))
     written, go_on = threading.Event(), threading.Event()
 
-    def slow_write(target: Path, text: str) -> None:  # the file renamed into place, its stamp not yet taken
+    def slow_write(target: Path, text: object) -> None:  # the file renamed into place, its stamp not yet taken
         real_write(target, text)
         written.set()
         assert go_on.wait(10)
@@ -165,7 +165,7 @@ def test_a_session_read_from_its_file_is_primed_from_the_files_own_tables(tmp_pa
     meanwhile (another writer) is not taken: the tables are made."""
     import tomllib
 
-    import specdec_tui.loop.session_saver as saver_module
+    import specdec_tui.loop.session_text as text_module
     from specdec_tui.core.session import dumps_session, save_session
 
     path = tmp_path / "s.toml"
@@ -177,8 +177,8 @@ def test_a_session_read_from_its_file_is_primed_from_the_files_own_tables(tmp_pa
     save_session(written, path)
     session = load_session(path)
     made: list[int] = []
-    trial_doc = saver_module._trial_doc
-    monkeypatch.setattr(saver_module, "_trial_doc", lambda trial: made.append(trial.id) or trial_doc(trial))
+    trial_doc = text_module._trial_doc
+    monkeypatch.setattr(text_module, "_trial_doc", lambda trial: made.append(trial.id) or trial_doc(trial))
     saver = saver_for(path)
     saver.prime(session)
     saver.flush(timeout_s=60)
@@ -230,7 +230,7 @@ def test_a_snapshot_copies_only_the_trials_changed_since_the_last_one() -> None:
     session = Session(host="h")
     for i in range(1, 1001):
         session.add(Trial(id=i, unit_text=UNIT, status="ok", levels=[level(1)]))
-    earlier: dict[int, Copied] = {}
+    earlier = Copied()
     first = snapshot(session, earlier)
     session.trials[4].label = "steps=4"  # an operator labels one trial
     session.trials[-1].levels.append(level(4))  # the loop adds a level to another

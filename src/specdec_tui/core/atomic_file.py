@@ -10,6 +10,7 @@ import contextlib
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 # A temp file without a process id in its name (written before it had one) is left alone this long.
@@ -47,20 +48,39 @@ def clean_stale_temps(path: Path) -> list[Path]:
     return removed
 
 
-def write_atomic(path: Path | str, data: bytes | str, *, mode: int | None = None) -> None:
+_IOV_MAX = 1024  # pieces a writev takes at once (POSIX's minimum is 16; Linux takes 1024)
+
+
+def _write_pieces(fd: int, pieces: Sequence[bytes]) -> None:
+    """Every piece written in order, a writev per 1,024 (the GIL released while the kernel copies them): a 6 MB
+    session of 1,000 tables was ~700 buffered writes, or one copy of the whole joined first."""
+    for at in range(0, len(pieces), _IOV_MAX):
+        group = pieces[at:at + _IOV_MAX]
+        done = os.writev(fd, group)
+        if done < sum(map(len, group)):  # a short write (a signal, a full disk): the rest one write at a time
+            rest = memoryview(b"".join(group))[done:]
+            while rest:
+                rest = rest[os.write(fd, rest):]
+
+
+def write_atomic(path: Path | str, data: bytes | str | Sequence[bytes], *, mode: int | None = None) -> None:
     """Write `data` to a temp file beside `path`, fsync it, rename it over `path`, fsync the directory.
 
-    The temp file lives in the same directory so the rename is atomic on POSIX filesystems.
+    The temp file lives in the same directory so the rename is atomic on POSIX filesystems. `data` may be the file's
+    pieces in order (a session's tables, kept encoded between saves): written one after another, never joined.
     """
     path = Path(os.path.realpath(path))  # a symlink: replace the file it names, keep the link
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload: bytes | Sequence[bytes] = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         clean_stale_temps(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            if isinstance(payload, bytes):
+                handle.write(payload)
+            else:
+                _write_pieces(handle.fileno(), payload)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:

@@ -4,11 +4,13 @@ file on every finished level, on the panel's event loop: ~280 ms a save at 200 t
 One saver per file (`saver_for`), so the trial loops of a parallel sweep, which share one session, never write it
 at once. `save(session)` takes a snapshot on the caller's thread (the trials and their levels copied shallowly, as
 the loop may go on changing them; a trial unchanged since the last snapshot keeps its copy) and returns; one writer
-thread serialises and writes the newest snapshot (older ones not yet written are skipped: only the last state matters). The file is the text
-`core.session.dumps_session` makes, built from parts: each trial's `[[trials]]` table is kept once made while the
-trial does not change (a finished trial does not), so a save at 1,000 trials serialises one trial, not 1,000 (pure
-Python: ~1 s a save, which in a thread also starved the event loop of the GIL). Written as `save_session` does: a
-temp file, fsync and rename, so it is always a complete, valid session. A failed
+thread serialises and writes the newest snapshot (older ones not yet written are skipped: only the last state
+matters). The file is the text `core.session.dumps_session` makes, kept in pieces (`loop.session_text`): each
+trial's `[[trials]]` table is kept encoded while the trial does not change (a finished trial does not), so a save
+at 1,000 trials makes one table and writes the rest as they are (bench/session_writes.py: ~20 M instructions a
+write at 1,000 trials, 12 M at 10). Written as `save_session` does: a temp file, fsync and rename, so the file is
+always a complete, valid session — the last one written; what a crash (or SIGKILL) loses is the saves not yet
+written: at most the snapshot being written and the newest one waiting behind it, never a flushed one. A failed
 write is kept and raised to the next `save` or `flush` (the loop's next step says it in words); `flush` waits until
 the newest snapshot is on disk (the headless commands, ctrl+s and the panel's exit); at interpreter exit whatever is
 pending is written."""
@@ -19,23 +21,14 @@ import atexit
 import copy
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from specdec_tui.core.atomic_file import write_atomic
-from specdec_tui.core.session import (
-    SCHEMA_VERSION,
-    Session,
-    SessionError,
-    Trial,
-    _has_carriage_return,
-    _tidy,
-    _trial_doc,
-    merge_from_disk,
-    merged_from_disk,
-)
-from specdec_tui.core.session_cache import CachedSession, CachePart, read_cached, trial_part, write_cache_parts
+from specdec_tui.core.session import Session, SessionError, Trial, merge_from_disk, merged_from_disk
+from specdec_tui.core.session_cache import read_cached, write_indexed
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
+from specdec_tui.loop.session_text import Mark, SessionText, marks
 
 RETRY_S = 1.0  # a failed write is tried again after this long (or at once on a newer save)
 _SAVERS: dict[Path, SessionSaver] = {}
@@ -52,150 +45,44 @@ def saver_for(path: Path) -> SessionSaver:
         return saver
 
 
-Copied = tuple[Trial, tuple[object, ...], Trial]  # a trial, its mark when copied, its copy (`snapshot`)
+@dataclass(slots=True)
+class Copied:
+    """The trials of the last snapshot (`snapshot`), position by position: the session's, their marks, their copies."""
+
+    trials: list[Trial] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    copies: list[Trial] = field(default_factory=list)
 
 
-def snapshot(session: Session, earlier: dict[int, Copied] | None = None) -> Session:
+def snapshot(session: Session, earlier: Copied | None = None) -> Session:
     """A copy the writer can read while the loop changes the original: the session, its trials and their level
     lists are copied; their values (results, facts, profiles, texts) are not changed once made, so they are shared.
-    `earlier`: the trials' copies from the last snapshot, by `id()` of the trial (refilled here): a trial that has
-    not changed since (`_fingerprint`, the same id) keeps its copy — a save at 1,000 trials copied every one on
-    the panel's event loop, ~5-10 ms a save in the middle of a sweep, for the one trial that changed (issue 34)."""
+    `earlier`: the last snapshot's trials (refilled here): a trial at the same place, the same object with the same
+    `session_text.mark`, keeps its copy — a save at 1,000 trials copied every one on the panel's event loop, ~5-10 ms
+    a save in the middle of a sweep, for the one trial that changed; and the unchanged are found by one comprehension,
+    not a loop of lookups a trial (~1 ms a save at 1,000 trials, issue 34)."""
     copied = copy.copy(session)
-    trials = []
-    kept: dict[int, Copied] = {}
-    for trial in session.trials:
-        mark = _fingerprint(trial)
-        was = earlier.get(id(trial)) if earlier is not None else None
-        if was is not None and was[0] is trial and was[1] == mark and was[2].id == trial.id:
-            one = was[2]
-        else:
-            one = copy.copy(trial)
-            one.levels = list(trial.levels)
-        kept[id(trial)] = (trial, mark, one)
-        trials.append(one)
-    copied.trials = trials
-    if earlier is not None:
-        earlier.clear()
-        earlier.update(kept)
+    trials = list(session.trials)
+    now = marks(trials)
+    if earlier is None:
+        copied.trials = [_copy(trial) for trial in trials]
+        return copied
+    copies = earlier.copies[:len(trials)]
+    changed = [n for n, (trial, mark, was, was_mark) in enumerate(zip(trials, now, earlier.trials, earlier.marks,
+                                                                       strict=False))
+               if trial is not was or mark != was_mark]
+    copies += map(_copy, trials[len(copies):])
+    for n in changed:
+        copies[n] = _copy(trials[n])
+    earlier.trials, earlier.marks, earlier.copies = trials, now, copies
+    copied.trials = list(copies)
     return copied
 
 
-def _fingerprint(trial: Trial) -> tuple[object, ...]:
-    """What can change in a trial once made (the loop fills a running one; an operator may label or note one)."""
-    return (trial.status, len(trial.levels), trial.failure, trial.notes, trial.label, id(trial.facts),
-            trial.pushed_at, trial.host, len(trial.unit_text), id(trial.profile), trial.replay_of)
-
-
-_TABLE = "\n[[trials]]\n"  # where a trial's table starts in a session file (`dumps_session`, `SessionText`)
-Kept = tuple[tuple[object, ...], str, CachePart | None]  # a trial's mark, its `[[trials]]` table, its cache part
-
-
-def _tables(text: str) -> list[str]:
-    """The `[[trials]]` tables of a session file's text, cut out by string search (C speed), in order."""
-    starts: list[int] = []
-    at = text.find(_TABLE)
-    while at != -1:
-        starts.append(at)
-        at = text.find(_TABLE, at + 1)
-    ends = [*starts[1:], len(text)] if starts else []  # a session of no trials has no table (not one ending the file)
-    return [text[begin + 1:end] for begin, end in zip(starts, ends, strict=True)]
-
-
-def _is_table_of(table: str, trial: Trial) -> bool:
-    return table.startswith(f"[[trials]]\nid = {trial.id}\n") and (
-        not trial.uid or f'\nuid = "{trial.uid}"\n' in table)
-
-
-class SessionText:
-    """`dumps_session`'s text, made from a header and one cached `[[trials]]` table per trial; beside each table
-    the trial's part of the cache (`core.session_cache.trial_part`), so the cache follows every save too (without
-    it the next `session show` or panel start read the whole TOML: 13 s at 10,000 trials)."""
-
-    HEADER = "# specdec-tui session: one [[trials]] entry per configuration tried\n"
-
-    def __init__(self) -> None:
-        self._trials: dict[int, Kept] = {}
-        self.head: dict[str, object] = {}  # the session's own fields, as the last `dumps` wrote them
-        self.parts: list[CachePart] | None = None  # each trial's cache part, as the last `dumps` wrote them
-
-    def dumps(self, session: Session) -> str:
-        import tomli_w
-
-        doc: dict[str, object] = {"schema_version": SCHEMA_VERSION, "created": session.created,
-                                  "host": session.host, "unit": session.unit}
-        if session.notes:
-            doc["notes"] = session.notes
-        doc["profile"] = _tidy(asdict(session.profile))
-        parts = [self.HEADER, tomli_w.dumps(doc, multiline_strings=not _has_carriage_return(doc))]
-        kept: dict[int, Kept] = {}
-        cache: list[CachePart] | None = []
-        for trial in session.trials:
-            mark = _fingerprint(trial)
-            cached = self._trials.get(trial.id)
-            if cached is None or cached[0] != mark:
-                trial_doc = _trial_doc(trial)
-                table = {"trials": [trial_doc]}
-                try:
-                    part: CachePart | None = trial_part(trial_doc)
-                except TypeError:
-                    part = None  # a value JSON cannot hold: this session has no cache
-                cached = (mark, tomli_w.dumps(table, multiline_strings=not _has_carriage_return(table)), part)
-                time.sleep(0)  # the GIL to the panel's loop between trials (a first save of 1,000 trials held it ~1 s)
-            kept[trial.id] = cached
-            parts.append("\n" + cached[1])
-            if cache is not None and cached[2] is not None:
-                cache.append(cached[2])
-            else:
-                cache = None
-        self._trials = kept
-        self.head, self.parts = doc, cache
-        return "".join(parts)
-
-    @property
-    def has_tables(self) -> bool:
-        return bool(self._trials)
-
-    def adopt(self, text: str, session: Session, cached: CachedSession | None = None) -> bool:
-        """Keep the `[[trials]]` tables of `text`, the file `session` was read from and has not changed since, as its
-        trials' tables: cut out of the text (C-speed string search), not made again; and their cache parts from
-        `cached`, that file's cache. False (nothing kept) when the tables do not line up one for one with the
-        session's first trials, by count and by id/uid."""
-        tables = _tables(text)
-        if not tables or len(tables) > len(session.trials):
-            return False  # also a unit text holding a line "[[trials]]": the file is made as usual
-        held = session.trials[:len(tables)]  # the file's; a trial begun since it was read follows them
-        if not all(_is_table_of(table, trial) for table, trial in zip(tables, held, strict=True)):
-            return False
-        parts = cached is not None and len(cached.index) == len(tables)
-        self._trials = {trial.id: (_fingerprint(trial), table, cached.part(n) if parts and cached else None)
-                        for n, (table, trial) in enumerate(zip(tables, held, strict=True))}
-        return True
-
-    def adopt_merged(self, session: Session, path: Path, disk: Session) -> None:
-        """After a merge of another writer's save (`disk`: the session the file held, just read and merged into
-        `session`): take the file's own table (and cache part) for each trial equal to the file's, instead of making
-        it again — 10,000 of them were ~10 s with the file's lock held (issue 36). The file's trials must be the
-        session's first ones, table by table, else nothing is taken."""
-        stamp = disk_stamp(path)
-        if disk.disk_stamp != stamp:
-            return
-        try:
-            tables = _tables(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            return
-        if len(tables) != len(disk.trials) or len(tables) > len(session.trials):
-            return
-        cached = read_cached(path, stamp)
-        if cached is not None and len(cached.index) != len(tables):
-            cached = None
-        kept: dict[int, Kept] = {}
-        for n, (table, trial) in enumerate(zip(tables, session.trials, strict=False)):
-            if not _is_table_of(table, trial):
-                return
-            if disk.trials[n] is trial or disk.trials[n] == trial:
-                kept[trial.id] = (_fingerprint(trial), table, cached.part(n) if cached is not None else None)
-        self._trials = {**self._trials, **kept}
+def _copy(trial: Trial) -> Trial:
+    one = copy.copy(trial)
+    one.levels = list(trial.levels)
+    return one
 
 
 class SessionSaver:
@@ -220,7 +107,7 @@ class SessionSaver:
         # the session this saver wrote last and the file's stamp right after: while the file is still that write, it
         # holds nothing that session lacks (see `_own_write`)
         self._written: tuple[Session, DiskStamp] | None = None
-        self._copies: dict[int, Copied] = {}  # each trial's copy in the last snapshot (`snapshot`)
+        self._copies = Copied()  # the trials' copies in the last snapshot (`snapshot`)
         self._copies_lock = threading.Lock()  # callers on two threads (a headless verb and an exit flush) take turns
         self.writes = 0  # files written (a burst of saves makes fewer)
 
@@ -294,7 +181,7 @@ class SessionSaver:
 
     def _adopt_file(self, session: Session) -> bool:
         """`prime` from the file itself when `session` is what it holds (read or written as it is on disk now): its
-        tables cut out of the text, where making them (`SessionText.dumps`) was ~1 s of pure Python at 1,000 trials
+        tables cut out of the text, where making them (`SessionText.pieces`) was ~1 s of pure Python at 1,000 trials
         that took the GIL from the panel in turns while it started (issue 34)."""
         try:
             with session_lock(self.path):
@@ -341,7 +228,7 @@ class SessionSaver:
             try:
                 if prime:
                     if not self._adopt_file(session):
-                        self._text.dumps(session)
+                        self._text.pieces(session)
                     continue
                 with session_lock(self.path):
                     # another process saved since the caller's merge: its trials go in too (the caller's session
@@ -353,10 +240,10 @@ class SessionSaver:
                     foreign, disk = merged_from_disk(session, self.path)
                     if disk is not None:  # the file's own tables for its trials as they are (issue 36)
                         self._text.adopt_merged(session, self.path, disk)
-                    write_atomic(self.path, self._text.dumps(session))
+                    write_atomic(self.path, self._text.pieces(session, copies=disk is None))
                     after = disk_stamp(self.path)
                     if self._text.parts is not None:
-                        write_cache_parts(self.path, self._text.head, self._text.parts, after)
+                        write_indexed(self.path, self._text.head, self._text.parts, after)
                     with self._lock:  # a write that took in another process's trials holds what `live` lacks
                         self._written = (live, after) if after is not None and not foreign else None
                     if not foreign:

@@ -41,6 +41,7 @@ class TokChart(PlotextPlot):
         self.starting: str | None = None  # a run's label while its first level is on its way
         self._ticked_width = -1
         self._ticked_height = -1
+        self._drawn = False  # `_draw` has run: the figure holds `series`
 
     def on_mount(self) -> None:
         self._draw()
@@ -51,14 +52,21 @@ class TokChart(PlotextPlot):
         # line (plotext fails on an empty labelled one)
         # open-loop levels (issue 33) are drawn against their rate, when the newest measured trial ran at a rate; the
         # axis is one or the other: curves of the other kind are left out (the title says so)
+        # the chart is drawn again only when what it plots changed: the panel asks at every change of the session
+        # and of a benchmark (a status, a push, a level of another trial), ~2 ms of plotext each, in a sweep twice a
+        # level (issue 34)
         newest = next((levels for _, levels in reversed(trials) if levels), [])
-        self.by_rate = bool(newest) and all(lv.rate is not None for lv in newest)
+        by_rate = bool(newest) and all(lv.rate is not None for lv in newest)
         points = [(label, sorted((_x(lv), lv.output_tok_s if lv.measured else math.nan) for lv in levels
-                                 if (lv.rate is not None) == self.by_rate and (self.by_rate or lv.concurrency > 0)))
+                                 if (lv.rate is not None) == by_rate and (by_rate or lv.concurrency > 0)))
                   for label, levels in trials if levels]
-        self.left_out = sum(1 for _, pts in points if not pts)
-        self.series = [(label, pts) for label, pts in points if pts][-MAX_LINES:]
-        self.starting = next((label for label, levels in reversed(trials) if not levels), None)
+        left_out = sum(1 for _, pts in points if not pts)
+        series = [(label, pts) for label, pts in points if pts][-MAX_LINES:]
+        starting = next((label for label, levels in reversed(trials) if not levels), None)
+        if self._drawn and (by_rate, left_out, series, starting) == (self.by_rate, self.left_out, self.series,
+                                                                     self.starting):
+            return
+        self.by_rate, self.left_out, self.series, self.starting = by_rate, left_out, series, starting
         self._draw()
 
     def _draw(self) -> None:
@@ -79,6 +87,7 @@ class TokChart(PlotextPlot):
                 plt.plot([math.log2(c) for c, _ in run], [tok_s for _, tok_s in run], label=label if i == 0 else None,
                          marker="braille")
         self._ticked_width = -1  # the ticks depend on the size: set at the next render
+        self._drawn = True
         self.refresh()
 
     def render(self) -> RenderResult:
