@@ -4,7 +4,6 @@ Textual skips a hidden (or dimmed) binding without a word: the refusal is said b
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
 from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
-from .ui_helpers import FAST_PROFILE, demo_app, demo_idle, footer_text, record_notifications, wait_for
+from .ui_helpers import FAST_PROFILE, demo_app, demo_idle, footer_text, hold_unit_read, record_notifications, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 HOST_KEYS = {"p": "push", "r": "restart", "u": "rollback", "b": "benchmark", "M": "rate search"}
@@ -74,14 +73,7 @@ async def test_the_sweep_holds_the_loop_from_its_first_step_while_the_host_is_sl
         await demo_idle(pilot)
         loop = app.trial_loop
         assert loop is not None
-        release = asyncio.Event()
-        read_running = loop.read_running
-
-        async def slow_read() -> str:
-            await release.wait()  # the host slow to answer
-            return await read_running()
-
-        loop.read_running = slow_read  # type: ignore[method-assign]
+        release = hold_unit_read(loop)  # the host slow to answer
         app.push_screen(SweepScreen(loop, plan_from_form(SweepForm("speculative-num-steps", "1..2", "1", "c1"), FAST_PROFILE)))
         await wait_for(pilot, lambda: app.busy is Busy.SWEEP, "the loop held by the sweep")
         await pilot.press("b")

@@ -4,7 +4,6 @@ the ordinary way, and the form's mistakes said in words."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,17 @@ from specdec_tui.loop.tune_space import unit_for
 from specdec_tui.ui.commands import palette_entries
 from specdec_tui.ui.screens.tune_screen import TuneScreen
 
-from .ui_helpers import demo_app, demo_ready, demo_unit_file, offline_app, record_notifications, start_tune, started, wait_for
+from .ui_helpers import (
+    demo_app,
+    demo_ready,
+    demo_unit_file,
+    hold_unit_read,
+    offline_app,
+    record_notifications,
+    start_tune,
+    started,
+    wait_for,
+)
 
 
 def text_of(screen: TuneScreen, widget: str) -> str:
@@ -65,14 +74,7 @@ async def test_the_tune_holds_the_loop_from_its_first_step_while_the_host_is_slo
         await demo_ready(pilot, seen)
         loop = app.trial_loop
         assert loop is not None
-        release = asyncio.Event()
-        read_running = loop.read_running
-
-        async def slow_read() -> str:
-            await release.wait()  # the host slow to answer
-            return await read_running()
-
-        loop.read_running = slow_read  # type: ignore[method-assign]
+        release = hold_unit_read(loop)  # the host slow to answer
         screen = await start_tune(pilot, app, "speculative-num-steps=1,2", "ttft_p99=5s", "2")
         await wait_for(pilot, lambda: screen.running and app.busy is Busy.TUNE, "the loop held by the tune")
         await pilot.press("b")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from specdec_tui.loop.states import Busy
 from specdec_tui.ui.app import SpecdecApp, make_app
 
 if TYPE_CHECKING:
+    from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.screens.tune_screen import TuneScreen
 
 FAST_PROFILE = BenchProfile(concurrency=(1, 4), requests=4, warmup=0, max_tokens=16)
@@ -166,3 +168,16 @@ def cells_rendered(app: App[Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[l
     with monkeypatch.context() as patch:
         patch.setattr(app.console, "render_lines", counted)
         yield seen
+
+
+def hold_unit_read(loop: TrialLoop) -> asyncio.Event:
+    """The host slow to answer: `loop`'s next reads of the running unit wait until the returned event is set."""
+    release = asyncio.Event()
+    read_running = loop.read_running
+
+    async def slow_read() -> str:
+        await release.wait()
+        return await read_running()
+
+    loop.read_running = slow_read  # type: ignore[method-assign]
+    return release

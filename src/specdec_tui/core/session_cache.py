@@ -92,6 +92,15 @@ def write_cache(path: Path, doc: dict[str, Any], stamp: DiskStamp | None) -> Non
     write_cache_parts(path, {k: v for k, v in doc.items() if k != "trials"}, parts, stamp)
 
 
+def _head_fields(head: dict[str, Any]) -> dict[str, Any]:
+    """The session's own fields as the cache keeps them (its creation as ISO text); TypeError for an odd value."""
+    head = dict(head)
+    if not isinstance(head.get("created"), datetime):
+        raise TypeError("created is not a date-time")
+    head["created"] = head["created"].isoformat()
+    return head
+
+
 def write_cache_parts(path: Path, head: dict[str, Any], parts: Sequence[CachePart],
                       stamp: DiskStamp | None) -> None:
     """`write_cache` from the session's own fields (`head`) and each trial's `trial_part`."""
@@ -100,10 +109,7 @@ def write_cache_parts(path: Path, head: dict[str, Any], parts: Sequence[CachePar
     import orjson
 
     try:
-        head = dict(head)
-        if not isinstance(head.get("created"), datetime):
-            raise TypeError("created is not a date-time")
-        head["created"] = head["created"].isoformat()
+        head = _head_fields(head)
         profiles, rows = _numbered([(row, profile) for _, row, profile in parts])
         first = orjson.dumps({"cache": CACHE_VERSION, "stamp": list(stamp), "head": head, "profiles": profiles,
                               "index": rows}, option=orjson.OPT_PASSTHROUGH_DATETIME)
@@ -151,10 +157,7 @@ def write_indexed(path: Path, head: dict[str, Any], parts: Sequence[IndexedPart]
     import orjson
 
     try:
-        head = dict(head)
-        if not isinstance(head.get("created"), datetime):
-            raise TypeError("created is not a date-time")
-        head["created"] = head["created"].isoformat()
+        head = _head_fields(head)
         profiles: list[Any] = []
         numbers: dict[bytes, int] = {}
         rows: list[bytes] = []
