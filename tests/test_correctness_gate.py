@@ -21,6 +21,7 @@ from specdec_tui.loop.correctness_gate import (
     verdict_lines,
     without_speculation,
 )
+from tests.loopback_http import serving
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -69,20 +70,15 @@ async def test_a_server_answering_garbage_fails_the_gate_in_words(tmp_path: Path
     """The demo host's own unit comes up (the gate waits for its start in the journal), but its HTTP port holds a
     server whose /v1/completions answers garbage: the gate fails in words, and no error escapes it (5,000 nested
     brackets raised RecursionError, a list TypeError: both past `gate_quietly`'s handlers, ending a sweep or tune)."""
-    app = web.Application()
-    app.router.add_post("/v1/completions", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
     ws = ensure_demo_workspace(tmp_path / "a", time_scale=200)
-    host = LocalHost(ws.root, ws.unit_name, f"http://127.0.0.1:{runner.addresses[0][1]}", name="a")
-    await host.connect()
-    try:
-        result = await gate_quietly(host, await host.read_unit(), timeout_s=60)
-    finally:
-        await host.stop()
-        await host.close()
-        await runner.cleanup()
+    async with serving(post={"/v1/completions": answer}) as url:
+        host = LocalHost(ws.root, ws.unit_name, url, name="a")
+        await host.connect()
+        try:
+            result = await gate_quietly(host, await host.read_unit(), timeout_s=60)
+        finally:
+            await host.stop()
+            await host.close()
     assert not result.passed
     assert result.note.startswith("the gate could not compare answers: ValueError: the answer to /v1/completions")
     assert result.note.endswith("is it an SGLang server?"), result.note

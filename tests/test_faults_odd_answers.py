@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from specdec_tui.loop.health_probe import probe_http
+from tests.loopback_http import serving
 
 
 @pytest.fixture(params=[[{"id": "m"}], "models", {"data": {"id": "m"}}, {"data": "m"}])
@@ -24,17 +25,8 @@ async def odd_server(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     async def server_info(_request: web.Request) -> web.Response:
         return web.json_response({"max_running_requests": 8})
 
-    app = web.Application()
-    app.router.add_get("/health", health)
-    app.router.add_get("/v1/models", models)
-    app.router.add_get("/server_info", server_info)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    async with serving(get={"/health": health, "/v1/models": models, "/server_info": server_info}) as url:
+        yield url
 
 
 async def test_a_models_answer_of_the_wrong_shape_names_no_model(odd_server: str) -> None:

@@ -5,7 +5,7 @@ Health pane says in words what is wrong, no traceback, and the keys stay live. T
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from specdec_tui.hosts.local.host import LocalHost
 from specdec_tui.hosts.local.workspace import demo_config, ensure_demo_workspace
 from specdec_tui.ui.app import SpecdecApp, make_app
 
+from .loopback_http import serving
 from .ui_helpers import FAST_PROFILE, started, wait_for
 
 
@@ -44,28 +45,15 @@ async def nested_info(request: web.Request) -> web.Response:
     return web.Response(text='{"speculative_algorithm": ' + "[" * 5000, content_type="application/json")
 
 
-async def serving(routes: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]]) -> AsyncIterator[str]:
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_get(path, handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-
-
 @pytest.fixture
 async def cutting_server() -> AsyncIterator[str]:
-    async for url in serving({"/health": cut_mid_answer}):
+    async with serving(get={"/health": cut_mid_answer}) as url:
         yield url
 
 
 @pytest.fixture
 async def nesting_server() -> AsyncIterator[str]:
-    async for url in serving({"/health": health_ok, "/v1/models": models, "/server_info": nested_info}):
+    async with serving(get={"/health": health_ok, "/v1/models": models, "/server_info": nested_info}) as url:
         yield url
 
 
