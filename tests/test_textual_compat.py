@@ -183,6 +183,22 @@ async def test_a_full_frame_is_the_text_a_terminal_receives() -> None:
     assert "words on screen" in frame and "\x1b[" in frame, CHANGED + "Screen._compositor.render_update(full=True) changed"
 
 
+async def test_a_frame_s_cells_are_its_characters_with_their_styles() -> None:
+    class Shown(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Input(value="words on screen")
+
+    app = Shown()
+    async with app.run_test(size=(40, 6)) as pilot:
+        await pilot.pause()
+        rows = compat.frame_cells(app)
+    assert len(rows) == 6 and all(len(row) == 40 for row in rows), CHANGED + "render_update(full=True)'s strips changed"
+    text = ["".join(char for char, _ in row) for row in rows]
+    line = next(i for i, row in enumerate(text) if "words on screen" in row)
+    styles = {style for char, style in rows[line] if char == "w"}
+    assert styles and all(style is not None and style.color is not None for style in styles), CHANGED
+
+
 def test_a_paste_with_colour_codes_is_one_paste_of_its_text() -> None:
     """`filter_paste_input` wraps `XTermParser.feed`: a coloured bracketed paste, even cut across reads, is one
     Paste event of its text, and keys around it stay keys (Textual alone sent the text after the first code as

@@ -23,6 +23,7 @@ from specdec_tui.ui.input_order import InputInOrder, is_click, is_typed
 
 if TYPE_CHECKING:
     from rich.style import Style
+    from textual._compositor import LayoutUpdate
     from textual.binding import Binding
     from textual.screen import Screen
     from textual.widgets import DataTable, Footer
@@ -185,15 +186,38 @@ def full_renders_counted(counts: list[int]) -> Iterator[None]:
         Compositor.render_full_update = original  # type: ignore[method-assign]
 
 
-def full_frame_text(app: App[Any]) -> str:
-    """For tests: what the app would write to a terminal for a full repaint of its screen, escape codes included
-    (the screen's private `_compositor`): what must hold no code that came from outside. No public API renders a
-    whole frame as the terminal receives it."""
+def _full_update(app: App[Any]) -> LayoutUpdate:
+    """The screen's whole frame as the compositor would send it for a full repaint (the private `_compositor`)."""
     from textual._compositor import LayoutUpdate
 
     update = app.screen._compositor.render_update(full=True)
     assert isinstance(update, LayoutUpdate)  # a full update is one, whatever the signature says
-    return update.render_segments(app.console)
+    return update
+
+
+def full_frame_text(app: App[Any]) -> str:
+    """For tests: what the app would write to a terminal for a full repaint of its screen, escape codes included
+    (the screen's private `_compositor`): what must hold no code that came from outside. No public API renders a
+    whole frame as the terminal receives it. Colour codes are not for comparing: Rich keeps a style's codes from the
+    first console that rendered it, whatever the colour system of the next (an earlier screenshot's truecolor, or
+    this console's 16 colours)."""
+    return _full_update(app).render_segments(app.console)
+
+
+def frame_cells(app: App[Any]) -> list[list[tuple[str, Style | None]]]:
+    """For tests: the screen's whole frame as rows of (character, its Rich style) per cell — what two widgets drawn
+    alike are compared by (their styles, not the escape codes that depend on which console rendered a style
+    first)."""
+    rows: list[list[tuple[str, Style | None]]] = []
+    for line in _full_update(app).strips:
+        row: list[tuple[str, Style | None]] = []
+        for strip in line:
+            for segment in strip:
+                if segment.control:
+                    continue
+                row.extend((char, segment.style) for char in segment.text)
+        rows.append(row)
+    return rows
 
 
 def filter_paste_input() -> None:
