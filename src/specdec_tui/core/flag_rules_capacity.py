@@ -70,7 +70,7 @@ def capacity_rules(flags: Flags, release: str = "0.5.23") -> list[Issue]:
         fraction = float(flags["mem-fraction-static"] or "")
     except (KeyError, ValueError):
         fraction = None
-    if fraction is not None and 0.95 < fraction < 1:
+    if fraction is not None and 0.95 < fraction <= 1:
         issues.append(Issue("warning", "mem-fraction-static", f"--mem-fraction-static {fraction:g} leaves little "
                             "memory for activations and CUDA graphs; startup or the first large batch may run "
                             "out of memory."))

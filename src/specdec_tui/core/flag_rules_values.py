@@ -15,7 +15,7 @@ def int_flag(flags: Flags, name: str) -> int | None:
         return None
 
 
-def float_flag(flags: Flags, name: str, default: float) -> float | None:
+def float_flag(flags: Flags, name: str, default: float | None) -> float | None:
     value = flags.get(name)
     try:
         return float(value) if value is not None else default

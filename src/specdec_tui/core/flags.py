@@ -21,6 +21,7 @@ from specdec_tui.core.flag_deprecations import REWRITES
 from specdec_tui.core.flag_issue import Issue, Level
 from specdec_tui.core.flag_rules import speculative_rules
 from specdec_tui.core.flag_rules_capacity import capacity_rules
+from specdec_tui.core.flag_rules_ranges import range_rules
 from specdec_tui.core.flag_table import (
     BUILTIN_ALGORITHMS,
     EAGLE_FAMILY,
@@ -127,6 +128,7 @@ def validate(flags: Mapping[str, str | None], schema: ReleaseSchema | None = Non
                                 "the following arguments are required: " + "/".join(option.option_strings)))
     issues.extend(speculative_rules(canonical, release.version))
     issues.extend(capacity_rules(canonical, release.version))
+    issues.extend(range_rules(canonical, release.version))
     issues.extend(specifier_rules(flags))  # what systemd does to a value before SGLang sees it
     return issues
 
