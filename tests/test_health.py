@@ -169,3 +169,23 @@ async def test_wait_ready_stops_on_a_failed_unit() -> None:
     with pytest.raises(NotHealthy, match="failed while starting") as info:
         await asyncio.wait_for(wait_ready(FailedHost(), f"http://127.0.0.1:{free_port()}", timeout_s=60), 10)  # type: ignore[arg-type]
     assert info.value.snapshot is not None and info.value.snapshot.state is HealthState.FAILING
+
+
+def test_facts_show_no_list_table_or_true_a_server_wrote_where_sglang_writes_text_or_a_number() -> None:
+    """A /server_info (or whatever answers on the port) with the wrong types was shown as Python's repr of them:
+    "speculative EAGLE steps={'x': [1]} topk=True", a model "['a', 'b']"."""
+    info = {
+        "served_model_name": ["a", "b"], "model_path": "Qwen/Qwen3-8B", "version": {"v": 1},
+        "speculative_algorithm": "EAGLE", "speculative_num_steps": {"x": [1]}, "speculative_eagle_topk": True,
+        "speculative_num_draft_tokens": 4, "max_total_num_tokens": "lots", "context_length": [4096],
+        "tp_size": [2], "dtype": "bfloat16", "attention_backend": None,
+        "internal_states": [{"effective_max_running_requests_per_dp": True}], "max_running_requests": 9,
+    }
+    facts = facts_from(info, (), None)
+    assert facts is not None
+    assert facts.model == "Qwen/Qwen3-8B" and facts.version == ""
+    assert facts.speculative == {"algorithm": "EAGLE", "num_draft_tokens": 4}
+    assert facts.speculative_words == "EAGLE draft=4"
+    assert facts.max_running_requests is None and facts.max_total_num_tokens is None and facts.context_len is None
+    assert facts.setup == {"model_path": "Qwen/Qwen3-8B", "dtype": "bfloat16"}
+    assert facts_from(None, ("",), None) is not None  # a model list of one blank id still says the server answered

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,30 +38,44 @@ def facts_from(server_info: dict[str, Any] | None, models: tuple[str, ...], max_
     states = info.get("internal_states") or [{}]
     state0 = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else {}
     mrr = state0.get("effective_max_running_requests_per_dp") or info.get("max_running_requests")
-    spec = {
-        key.removeprefix("speculative_"): info[key]
-        for key in ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
-        if info.get(key) is not None
-    }
+    spec = {key.removeprefix("speculative_"): value for key in SPECULATIVE_KEYS
+            if (value := _scalar(info.get(key))) is not None}
     return ServerFacts(
-        model=(models[0] if models else "") or str(info.get("served_model_name") or info.get("model_path") or ""),
-        max_running_requests=int(mrr) if isinstance(mrr, (int, float)) else None,
+        model=(models[0] if models else "") or _text(info.get("served_model_name")) or _text(info.get("model_path")),
+        max_running_requests=_int_or_none(mrr),
         max_total_num_tokens=_int_or_none(info.get("max_total_num_tokens")),
         context_len=max_model_len or _int_or_none(info.get("context_length")),
         speculative=spec,
-        version=str(info.get("version", "")),
-        setup={key: str(info[key]) for key in SETUP_KEYS if info.get(key) is not None},
+        version=_text(info.get("version")),
+        setup={key: text for key in SETUP_KEYS if (text := _text(info.get(key)))},
     )
 
 
+SPECULATIVE_KEYS = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
+                    "speculative_num_draft_tokens")
 # the /server_info fields that say what hardware setup and model numerics a figure was measured on (provenance)
 SETUP_KEYS = ("model_path", "tp_size", "dp_size", "pp_size", "dtype", "kv_cache_dtype", "quantization",
               "attention_backend", "mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs",
               "speculative_draft_model_path", "speculative_attention_mode", "device")
 
 
-def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _int_or_none(value: object) -> int | None:
+    number = _scalar(value)
+    return int(number) if isinstance(number, (int, float)) and math.isfinite(number) else None
+
+
+def _text(value: object) -> str:
+    scalar = _scalar(value)
+    return "" if scalar is None else str(scalar)
+
+
+def _scalar(value: object) -> str | int | float | None:
+    """A field of /server_info as one value to show, or None: SGLang writes these as text or numbers, so a list, a
+    table, true/false or null from a server (or whatever answers on its port) is not shown as Python's repr of it
+    ("steps={'x': [1]}")."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return value
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
@@ -144,7 +159,7 @@ async def probe_http(
             data = answer.get("data") if isinstance(answer, dict) else None  # a list, a string: no models
             if not isinstance(data, list):
                 data = []
-            models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
+            models = tuple(_text(m.get("id")) for m in data if isinstance(m, dict))
             if data and isinstance(data[0], dict):
                 max_len = _int_or_none(data[0].get("max_model_len"))
         if want_info:
