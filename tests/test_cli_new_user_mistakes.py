@@ -56,3 +56,14 @@ def test_a_demo_only_option_without_demo_is_refused_in_words_and_no_panel_opens(
     assert done.stderr.startswith(said), done.stderr
     assert "\x1b[" not in done.stdout, done.stdout[-300:]  # no panel drawn
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv", [("host", "status", "--host", "nosuch"), ("fleet", "status", "--host", "nosuch")])
+def test_a_host_that_does_not_exist_is_said_with_what_to_do_by_every_verb(argv: tuple[str, ...]) -> None:
+    """`fleet status --host nosuch` said only "no host named 'nosuch' in the config (configured: demo)"; the
+    other verbs say what to do as well."""
+    done = cli(*argv)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.startswith("specdec-tui: no host named 'nosuch' in the config (configured: "), done.stderr
+    assert "pick one of those with --host, or add a [hosts.<name>] table to the config" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

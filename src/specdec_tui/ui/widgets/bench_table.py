@@ -52,7 +52,7 @@ from specdec_tui.core.status_tone import Tone, delta_tone
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.text_bars import line_bar
 from specdec_tui.ui.widgets.alike_rows import AlikeRows
-from specdec_tui.ui.widgets.bench_columns import COLUMNS, GOODPUT, columns_for, row_keys
+from specdec_tui.ui.widgets.bench_columns import ACCEPT_PAIR_LEGEND, COLUMNS, GOODPUT, columns_for, row_keys
 from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 
 PENDING = "…"
@@ -339,7 +339,10 @@ class BenchTable(Vertical, AlikeRows):
             self._set_status(f"Benchmark cancelled after {len(self.results)} level(s).")
         else:
             summary = f" {pick(self.results.values(), self._limit).summary()}." if self.results else ""
-            legend = accept_source_legend(self.results.values())  # what the ctr/req/est marks mean
+            self._fit()  # the columns of this run's widths: the pair is explained only where its column shows
+            shown = self.size.width > 0 and "accept" in self.visible_columns  # (not yet laid out: not known)
+            pair = ACCEPT_PAIR_LEGEND if shown else None  # what "1.64/1.61" holds
+            legend = "; ".join(filter(None, (pair, accept_source_legend(self.results.values()))))  # and its mark
             self._set_status(f"Benchmark done: {len(self.results)} level(s).{summary}" + (f" ({legend})" if legend else ""))
         for concurrency in list(self._cells):
             if concurrency in self.results:
