@@ -111,3 +111,21 @@ async def test_panel_says_which_of_the_accept_pair_is_the_servers_and_which_the_
         assert "accept" in table.visible_columns
         assert ("(accept s/c = the server's / the client's (tokens per stream chunk); "
                 "accept: ctr = server counters)") in table.status, table.status
+
+
+async def test_at_80_columns_the_legend_names_no_column_the_table_does_not_show() -> None:
+    """newcomer44, the demo under tmux at 80×24: the table showed no "srv avg" column and its legend took two of
+    the chart's lines explaining "srv avg = /server_info avg_spec_accept_length, …"."""
+    app = BenchHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4])
+        for lv in WITH_SERVER_AVG:
+            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
+            table.apply_event(LevelDone(lv))
+        table.apply_event(RunDone(levels=list(WITH_SERVER_AVG)))
+        await pilot.pause()
+        assert "srv_avg" not in table.visible_columns and "accept" in table.visible_columns
+        assert "srv avg" not in table.status, table.status
+        assert table.status.endswith("(accept s/c = the server's / the client's (tokens per stream chunk); "
+                                     "accept: ctr = server counters)"), table.status

@@ -340,9 +340,11 @@ class BenchTable(Vertical, AlikeRows):
         else:
             summary = f" {pick(self.results.values(), self._limit).summary()}." if self.results else ""
             self._fit()  # the columns of this run's widths: the pair is explained only where its column shows
-            shown = self.size.width > 0 and "accept" in self.visible_columns  # (not yet laid out: not known)
-            pair = ACCEPT_PAIR_LEGEND if shown else None  # what "1.64/1.61" holds
-            legend = "; ".join(filter(None, (pair, accept_source_legend(self.results.values()))))  # and its mark
+            laid_out = self.size.width > 0  # (not yet laid out: which columns show is not known)
+            pair = ACCEPT_PAIR_LEGEND if laid_out and "accept" in self.visible_columns else None  # "1.64/1.61"
+            marks = accept_source_legend(self.results.values(),  # and "srv avg" only where its column shows
+                                         server_avg=not laid_out or "srv_avg" in self.visible_columns)
+            legend = "; ".join(filter(None, (pair, marks)))
             self._set_status(f"Benchmark done: {len(self.results)} level(s).{summary}" + (f" ({legend})" if legend else ""))
         for concurrency in list(self._cells):
             if concurrency in self.results:
