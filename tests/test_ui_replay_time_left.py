@@ -1,6 +1,6 @@
 """A replay of one trial says how long it has left once a level is done (newcomer44, the demo under tmux at 80×24:
 `R` on a session of one trial read "[1/1] replaying baseline · estimating the time left…" for its whole four
-minutes — the pace was taken from whole trials only). The real demo host, a real replay, the status line read as
+minutes — the pace was taken from whole trials only — and still after it ended). The real demo host, a real replay, the status line read as
 shown."""
 
 from __future__ import annotations
@@ -47,3 +47,5 @@ async def test_a_replay_of_one_trial_has_a_time_left_once_a_level_is_done(tmp_pa
         assert screen.outcome is None, f"the replay ended without an estimate: {screen.log_lines}"
         assert re.fullmatch(r"\[1/1\] replaying baseline · about (\d+ s|\d+ min \d\d s) left", status()), status()
         await wait_for(pilot, lambda: screen.outcome is not None, "the replay to end", steps=2400)
+        await pilot.pause()
+        assert status() == "replay done: 1 trial(s) replayed", status()  # it read "replaying baseline · estimating…"

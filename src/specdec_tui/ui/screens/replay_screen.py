@@ -168,6 +168,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
     def _done(self, outcome: ReplayOutcome) -> None:
         self.outcome = outcome
         self.running = False
+        self.say(f"replay done: {len(outcome.pairs)} trial(s) replayed")  # it kept "replaying …, estimating …"
         table = self.query_one("#replay-table", DataTable)
         for pair in outcome.pairs:
             self.replays[pair.original.id] = pair.replay
