@@ -44,7 +44,7 @@ async def test_panel_table_marks_each_levels_source() -> None:
         assert table.cell_text(16, "accept") == "–/2.71 est"
         table.apply_event(RunDone(levels=list(LEVELS)))
         await pilot.pause()
-        assert table.status.endswith("(accept: ctr = server counters, req = per-request details, "
+        assert table.status.endswith("; accept: ctr = server counters, req = per-request details, "
                                      "est = estimated from the stream)")
 
 
@@ -96,3 +96,36 @@ def test_headless_table_and_json_show_the_servers_own_average() -> None:
     assert SERVER_AVG_LEGEND in " ".join(text.split())
     assert level_json(WITH_SERVER_AVG[0])["accept_length"] == {
         "server": 3.71, "client": 3.70, "source": "server counters", "server_info_avg_spec_accept_length": 3.64}
+
+
+async def test_panel_says_which_of_the_accept_pair_is_the_servers_and_which_the_clients() -> None:
+    """newcomer44: "accept s/c 1.64/1.61 ctr" — the legend said what ctr meant, nothing said s/c was server/client."""
+    app = BenchHost()
+    async with app.run_test(size=(140, 30)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1])
+        table.apply_event(LevelStarted(concurrency=1, planned=4))
+        table.apply_event(LevelDone(LEVELS[0]))
+        table.apply_event(RunDone(levels=[LEVELS[0]]))
+        await pilot.pause()
+        assert "accept" in table.visible_columns
+        assert ("(accept s/c = the server's / the client's (tokens per stream chunk); "
+                "accept: ctr = server counters)") in table.status, table.status
+
+
+async def test_at_80_columns_the_legend_names_no_column_the_table_does_not_show() -> None:
+    """newcomer44, the demo under tmux at 80×24: the table showed no "srv avg" column and its legend took two of
+    the chart's lines explaining "srv avg = /server_info avg_spec_accept_length, …"."""
+    app = BenchHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(BenchTable)
+        table.start_run([1, 4])
+        for lv in WITH_SERVER_AVG:
+            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
+            table.apply_event(LevelDone(lv))
+        table.apply_event(RunDone(levels=list(WITH_SERVER_AVG)))
+        await pilot.pause()
+        assert "srv_avg" not in table.visible_columns and "accept" in table.visible_columns
+        assert "srv avg" not in table.status, table.status
+        assert table.status.endswith("(accept s/c = the server's / the client's (tokens per stream chunk); "
+                                     "accept: ctr = server counters)"), table.status

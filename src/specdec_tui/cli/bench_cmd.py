@@ -221,6 +221,13 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, BenchProfile]:
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise CliError(f"environment variable {api_key_env} holding the API key is not set")
+    if host_name and config is not None:
+        from specdec_tui.cli.host_profile import host_base_profile
+
+        # the host's profile as the panel's b, a sweep and a tune take it (the demo's own, else the config's
+        # default_profile): `bench --host demo` ran 256 tokens at temperature 0 where the panel ran 128 at 0.7,
+        # and `--record` put that trial beside the panel's in one session
+        return base_url, api_key, apply_overrides(host_base_profile(args, config, host_name), args)
     profile = BenchProfile()
     if profile_name:
         assert config is not None

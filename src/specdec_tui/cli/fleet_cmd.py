@@ -58,7 +58,8 @@ def run_status(args: argparse.Namespace) -> int:
     unknown = [n for n in names if n not in known]
     if unknown:
         raise CliError(f"no host named {', '.join(map(repr, unknown))} in the config "
-                       f"(configured: {', '.join(known) or 'none'})")
+                       f"(configured: {', '.join(known) or 'none'}) — pick one of those with --host, or add a "
+                       "[hosts.<name>] table to the config")
     if args.timeout <= 0:
         raise CliError("--timeout must be greater than 0")
 

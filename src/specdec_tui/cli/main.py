@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from specdec_tui import __version__
+from specdec_tui.cli.arg_mistakes import parse_command_line
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.terminal_codes import terminal_safe
 
@@ -91,7 +92,7 @@ def panel_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = panel_args(argv) or build_parser().parse_args(argv)
+    args = panel_args(argv) or parse_command_line(build_parser(), argv)
     try:
         if args.command is None:
             from specdec_tui.ui.gc_policy import hold_collections, resume_collections

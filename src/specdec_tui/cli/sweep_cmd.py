@@ -151,18 +151,9 @@ def parse_objective(text: str, floor_ratio: float, profile: BenchProfile) -> Obj
 
 def sweep_profile(args: argparse.Namespace, config: Config, host_name: str) -> BenchProfile:
     from specdec_tui.cli.bench_cmd import apply_overrides
-    from specdec_tui.hosts.local.workspace import DEMO_PROFILE, DEMO_PROFILES
+    from specdec_tui.cli.host_profile import host_base_profile
 
-    name = getattr(args, "profile", None)
-    if host_name == "demo":  # the demo's profiles by name, beside the config's
-        config = dataclasses.replace(config, profiles={**DEMO_PROFILES, **config.profiles})
-    if name:
-        if name not in config.profiles:
-            raise CliError(f"no benchmark profile {name!r} in the config (profiles: {', '.join(sorted(config.profiles))})")
-        base = config.profiles[name]
-    else:
-        base = DEMO_PROFILE if host_name == "demo" else config.profile()
-    return apply_overrides(base, args)
+    return apply_overrides(host_base_profile(args, config, host_name), args)
 
 
 def open_session(args: argparse.Namespace, host_name: str, unit: str, profile: BenchProfile) -> tuple[Session, Path]:

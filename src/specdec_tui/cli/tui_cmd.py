@@ -91,6 +91,8 @@ def offline_app(args: argparse.Namespace, config: Config) -> Any | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.demo:
+        refuse_demo_only_options(args)
     if args.demo and args.headless:
         return run_demo(args)
     from specdec_tui.ui.gc_policy import hold_collections, resume_collections
@@ -101,6 +103,18 @@ def run(args: argparse.Namespace) -> int:
         return _run_panel(args)
     finally:
         resume_collections()  # also when it never started (a config error said in words, an in-process caller)
+
+
+def refuse_demo_only_options(args: argparse.Namespace) -> None:
+    """`--headless` and `--nodes` mean something only with `--demo`: without it they were dropped in silence and the
+    panel opened (on a pipe, a screenful of escape codes) where the user asked for no UI or for a cluster."""
+    if args.headless:
+        raise CliError("--headless goes with --demo (`specdec-tui --demo --headless`, or `specdec-tui demo`); on a "
+                       "host of the config, run a headless verb instead: bench, sweep, tune, doctor "
+                       "(`specdec-tui --help` lists them)")
+    if getattr(args, "nodes", 1) not in (None, 1):
+        raise CliError("--nodes goes with --demo (`specdec-tui --demo --nodes N`); a real cluster is a "
+                       "[clusters.NAME] table in the config, opened with --host NAME")
 
 
 def _run_panel(args: argparse.Namespace) -> int:

@@ -37,13 +37,14 @@ _ACCEPT_SOURCE_SHORT = {
 }
 
 
-def accept_source_legend(levels: Iterable[LevelResult]) -> str | None:
-    """What the short marks next to the acceptance figures mean, for the marks the levels use."""
+def accept_source_legend(levels: Iterable[LevelResult], *, server_avg: bool = True) -> str | None:
+    """What the short marks next to the acceptance figures mean, for the marks the levels use; `server_avg`
+    False where the server's average is not shown (the panel's table at 80 columns)."""
     levels = list(levels)
     present = {lv.accept_source for lv in levels}
     used = [f"{src.short} = {src.value}" for src in AcceptSource if src in present]
     parts = ["accept: " + ", ".join(used)] if used else []
-    if any(lv.server_avg_accept_length is not None for lv in levels):
+    if server_avg and any(lv.server_avg_accept_length is not None for lv in levels):
         parts.append(SERVER_AVG_LEGEND)
     return "; ".join(parts) or None
 

@@ -8,6 +8,7 @@ replay module puts back the unit that ran before (also on cancel); the screen sa
 from __future__ import annotations
 
 import asyncio
+import time
 
 from rich.text import Text
 from textual import on, work
@@ -16,6 +17,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.core.compare import shown_label
+from specdec_tui.core.level_pace import LevelPace
 from specdec_tui.core.number_format import MISSING, fmt_delta, fmt_num
 from specdec_tui.core.session import Session, Trial
 from specdec_tui.core.status_tone import Tone, rich_style, status_tone
@@ -70,6 +72,8 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         self.status_by_id: dict[int, str] = {t.id: "pending" for t in self.todo}
         self.replays: dict[int, Trial] = {}
         self.current: int | None = None
+        self._step: tuple[int, int, str, tuple[int, ...]] | None = None  # index, total, words, the trial's levels
+        self.pace = LevelPace()  # its share done by its levels, for the time left (a lone trial had none)
 
     def compose(self) -> ComposeResult:
         yield Static(f"Replay {len(self.todo)} trial(s) of the session, each with its own unit and profile "
@@ -111,7 +115,10 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
         event = message.event
         self.current = event.original.id
         self._set_status(event.original.id, "starting")
-        self.say(self.step_words(event.index, event.total, f"replaying {shown_label(event.original)}"))
+        label = f"replaying {shown_label(event.original)}"
+        self.say(self.step_words(event.index, event.total, label))
+        self._step = (event.index, event.total, label, tuple(event.original.profile.concurrency))
+        self.pace.value_started()
 
     @on(tm.PhaseMessage)
     def _phase(self, message: tm.PhaseMessage) -> None:
@@ -123,13 +130,28 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
 
     @on(tm.LevelStartedMessage)
     def _level_started(self, message: tm.LevelStartedMessage) -> None:
+        self.pace.level_started(message.event.concurrency, time.monotonic())
         if self.current is not None:
             self._set_status(self.current, f"bench c={message.event.concurrency}")
 
+    @on(tm.LevelProgressMessage)
+    def _level_progress(self, message: tm.LevelProgressMessage) -> None:
+        self._show_time_left()
+
     @on(tm.LevelDoneMessage)
     def _level_done(self, message: tm.LevelDoneMessage) -> None:
+        self.pace.level_done(message.event.result.concurrency, time.monotonic())
         if self.current is not None:
             self._set_status(self.current, f"bench c={message.event.result.concurrency} done")
+        self._show_time_left()
+
+    def _show_time_left(self) -> None:
+        """The time left counting the levels of the trial on its way (the sweep's rule, core.level_pace): a replay
+        of one trial said "estimating the time left…" until it ended."""
+        if self._step is not None and self.running:
+            index, total, label, levels = self._step
+            share = self.pace.share(levels, 1, time.monotonic())
+            self.show_status(self.step_words(index, total, label, done=index + share))
 
     def show_cancelled(self) -> None:
         """The trial cut short says "cancelled" and those not reached "skipped" (they kept "bench c=4", "pending")."""
@@ -146,6 +168,7 @@ class ReplayScreen(TaskScreen[ReplayOutcome]):
     def _done(self, outcome: ReplayOutcome) -> None:
         self.outcome = outcome
         self.running = False
+        self.say(f"replay done: {len(outcome.pairs)} trial(s) replayed")  # it kept "replaying …, estimating …"
         table = self.query_one("#replay-table", DataTable)
         for pair in outcome.pairs:
             self.replays[pair.original.id] = pair.replay

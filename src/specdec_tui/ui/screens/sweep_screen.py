@@ -13,6 +13,7 @@ cancel or a failure); this screen says so, and applies the winner only when the 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -24,6 +25,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from specdec_tui.bench.validity import profile_sweep_warnings, trials_sweep_warnings
 from specdec_tui.core.config import Config
+from specdec_tui.core.level_pace import LevelPace
 from specdec_tui.core.number_format import MISSING, fmt_int, fmt_num
 from specdec_tui.core.session import Trial
 from specdec_tui.core.status_tone import Tone, rich_style, status_tone
@@ -84,7 +86,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.planned_by_level: dict[int, int] = {}  # requests each level measures, for "bench c=64 14/64"
         self.applied: str = ""  # what happened after "apply the winner?"
         self._step: tuple[int, int, str] | None = None  # the value on its way (one host): index, total, words
-        self._levels_done = 0  # of that value, over its runs: its share of the work done, for the time left
+        self.pace = LevelPace()  # the share of that value done, by the time its levels take (core.level_pace)
 
     @property
     def several(self) -> bool:
@@ -163,7 +165,8 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.current_by_host[event.host or host] = event.value
         self._set_status(event.value, f"{event.host}: starting" if self.several else "starting")
         self.say(self.step_words(event.index, event.total, event.label + (f" on {event.host}" if self.several else "")))
-        self._step, self._levels_done = (event.index, event.total, event.label), 0
+        self._step = (event.index, event.total, event.label)
+        self.pace.value_started()
 
     @on(tm.SweepHostFailedMessage)
     def _host_failed(self, message: tm.SweepHostFailedMessage) -> None:
@@ -184,6 +187,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
     @on(tm.LevelStartedMessage)
     def _level_started(self, message: tm.LevelStartedMessage) -> None:
         self.planned_by_level[message.event.concurrency] = message.event.planned
+        self.pace.level_started(message.event.concurrency, time.monotonic())
         self._level_status(message, f"bench c={message.event.concurrency}")
 
     @on(tm.LevelProgressMessage)
@@ -192,15 +196,21 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         planned = self.planned_by_level.get(event.concurrency, 0)  # 0: a level that runs for a duration
         # no "bench " before it: "bench c=64 40/64" was cut to "bench c=64 40/" at 80×24 ("bench c=64" came first)
         self._level_status(message, f"c={event.concurrency} {event.done}" + (f"/{planned}" if planned else ""))
+        self._show_time_left()  # it moves within a long level too (it stood still through c=64's minutes)
 
     @on(tm.LevelDoneMessage)
     def _level_done(self, message: tm.LevelDoneMessage) -> None:
         self._level_status(message, f"bench c={message.event.result.concurrency} done")
-        self._levels_done += 1
-        levels = len(self.runner.profile.concurrency) * self.plan.repeats
+        self.pace.level_done(message.event.result.concurrency, time.monotonic())
+        self._show_time_left()
+
+    def _show_time_left(self) -> None:
+        """The time left from the share of the value done, the first value's too (one host)."""
+        levels = self.runner.profile.concurrency
         if self._step is not None and not self.several and levels:
-            index, total, label = self._step  # the time left from the levels done, the first value's too
-            self.show_status(self.step_words(index, total, label, done=index + min(1.0, self._levels_done / levels)))
+            index, total, label = self._step
+            share = self.pace.share(levels, self.plan.repeats, time.monotonic())
+            self.show_status(self.step_words(index, total, label, done=index + share))
 
     def _level_status(self, message: tm.TaskMessage[object], status: str) -> None:
         _, current, where = self._host_of(message)

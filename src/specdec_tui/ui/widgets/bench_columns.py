@@ -25,6 +25,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("srv_avg", SERVER_AVG_LABEL),
     ("errors", "err"),
 )
+# The "accept s/c" column's two figures, said under the table once a run is done (a new user read "1.64/1.61" with
+# nothing telling which was which; the marks after them are core.results.accept_source_legend's)
+ACCEPT_PAIR_LEGEND = "accept s/c = the server's / the client's (tokens per stream chunk)"
 # What a narrow table keeps, first to last: the figures that answer "faster, and at what latency cost?"
 PRIORITY: tuple[str, ...] = (
     "c", "tok_s", "delta", "progress", "good_req", "good_tok", "ttft_p99", "itl_p50", "errors", "accept", "tpot_p50",

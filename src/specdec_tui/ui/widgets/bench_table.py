@@ -52,7 +52,7 @@ from specdec_tui.core.status_tone import Tone, delta_tone
 from specdec_tui.ui.cell_style import foreground_style
 from specdec_tui.ui.text_bars import line_bar
 from specdec_tui.ui.widgets.alike_rows import AlikeRows
-from specdec_tui.ui.widgets.bench_columns import COLUMNS, GOODPUT, columns_for, row_keys
+from specdec_tui.ui.widgets.bench_columns import ACCEPT_PAIR_LEGEND, COLUMNS, GOODPUT, columns_for, row_keys
 from specdec_tui.ui.widgets.focus_kept_table import FocusKeptTable
 
 PENDING = "…"
@@ -339,7 +339,12 @@ class BenchTable(Vertical, AlikeRows):
             self._set_status(f"Benchmark cancelled after {len(self.results)} level(s).")
         else:
             summary = f" {pick(self.results.values(), self._limit).summary()}." if self.results else ""
-            legend = accept_source_legend(self.results.values())  # what the ctr/req/est marks mean
+            self._fit()  # the columns of this run's widths: the pair is explained only where its column shows
+            laid_out = self.size.width > 0  # (not yet laid out: which columns show is not known)
+            pair = ACCEPT_PAIR_LEGEND if laid_out and "accept" in self.visible_columns else None  # "1.64/1.61"
+            marks = accept_source_legend(self.results.values(),  # and "srv avg" only where its column shows
+                                         server_avg=not laid_out or "srv_avg" in self.visible_columns)
+            legend = "; ".join(filter(None, (pair, marks)))
             self._set_status(f"Benchmark done: {len(self.results)} level(s).{summary}" + (f" ({legend})" if legend else ""))
         for concurrency in list(self._cells):
             if concurrency in self.results:
