@@ -19,7 +19,7 @@ from specdec_tui.bench import (
 from specdec_tui.bench.drive import SILENT_STALLS_TO_STOP
 from specdec_tui.bench.process_run import ProcessRun
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.results import LevelResult
+from specdec_tui.core.results import LevelResult, as_stored
 from tests.bench_servers import LIFETIME_ACCEPT, RunningServer, ServerSpec
 
 pytestmark = pytest.mark.timeout(60)
@@ -54,7 +54,7 @@ async def test_exact_tokens_and_timing_with_multi_token_chunks() -> None:
         assert lv.output_tokens == 6 * 20  # exact, from usage, though chunks carry 1–4 tokens
         assert not lv.estimated and lv.finish_reasons == {"length": 6}
         # pattern 1,3,2,4,1,3,2,4 → 8 chunks; 19 tokens after the first chunk over 7 gaps
-        assert lv.accept_length_client == pytest.approx(19 / 7)
+        assert lv.accept_length_client == as_stored(19 / 7)
         # the server counted 20 tokens in 5 verify steps per request, whatever the chunking
         assert lv.accept_length_server == pytest.approx(4.0)
         assert lv.accept_length_source == "server counters"
@@ -212,14 +212,14 @@ async def test_metrics_off_takes_the_per_request_details() -> None:
     async with RunningServer(ServerSpec(metrics=False, delay_s=0.002)) as srv:
         (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
     assert lv.accept_length_source == "per-request details"
-    assert lv.accept_length_server == pytest.approx(4.0) and lv.accept_length_client == pytest.approx(19 / 7)
+    assert lv.accept_length_server == pytest.approx(4.0) and lv.accept_length_client == as_stored(19 / 7)
 
 
 async def test_neither_counters_nor_details_says_estimated_from_the_stream() -> None:
     async with RunningServer(ServerSpec(metrics=False, spec_details=False, delay_s=0.002)) as srv:
         (lv,) = levels_of(await collect(srv.base_url, profile(max_tokens=20)))
     assert lv.accept_length_server is None
-    assert lv.accept_length_source == "estimated from the stream" and lv.accept_length == pytest.approx(19 / 7)
+    assert lv.accept_length_source == "estimated from the stream" and lv.accept_length == as_stored(19 / 7)
 
 
 async def test_each_level_gets_its_own_window_never_the_lifetime_average() -> None:
@@ -255,7 +255,7 @@ async def test_process_isolation_gives_the_same_results_as_the_thread() -> None:
     assert kinds[0] == "LevelStarted" and kinds[-1] == "RunDone"
     (lv,) = levels_of(events)
     assert lv.requests == 4 and lv.errors == 0 and lv.output_tokens == 4 * 20
-    assert lv.accept_length_client == pytest.approx(19 / 7) and lv.accept_length_server == pytest.approx(4.0)
+    assert lv.accept_length_client == as_stored(19 / 7) and lv.accept_length_server == pytest.approx(4.0)
 
 
 async def test_cancelling_a_process_run_closes_every_request() -> None:

@@ -7,6 +7,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from specdec_tui.bench.drive import drive_benchmark
 from specdec_tui.bench.events import BenchEvent, RunDone
 from specdec_tui.core.config import BenchProfile
@@ -36,8 +38,9 @@ async def test_goodput_counts_exactly_the_requests_meeting_every_target(tmp_path
         _, done = await _level(s.url, dataclasses.replace(base, slo=("ttft_p99=100ms",)))
         lv = done.levels[0]
         assert lv.requests == 40 and lv.good_requests == 30  # the 10 slow starts miss
-        assert lv.goodput_req_s is not None and abs(lv.goodput_req_s - 30 / lv.duration_s) < 1e-9
-        assert lv.goodput_tok_s is not None and abs(lv.goodput_tok_s - 30 * 6 / lv.duration_s) < 1e-6
+        # each figure is held to the session file's 6 significant digits (core.results.as_stored)
+        assert lv.goodput_req_s is not None and lv.goodput_req_s == pytest.approx(30 / lv.duration_s, rel=1e-5)
+        assert lv.goodput_tok_s is not None and lv.goodput_tok_s == pytest.approx(30 * 6 / lv.duration_s, rel=1e-5)
         assert lv.slo_missed and lv.slo_missed[0].startswith("ttft p99")
 
         _, done = await _level(s.url, dataclasses.replace(base, slo=("ttft_p99=100ms", "itl_p99=20ms")))

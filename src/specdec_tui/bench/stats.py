@@ -114,6 +114,7 @@ def build_level_result(records: Sequence[RequestRecord], inp: LevelInputs) -> Le
     if inp.slo:
         _apply_slo(res, samples, inp.slo)
     res.warnings = [*inp.warnings, *_level_warnings(records, failed, ok, inp, res.estimated, acceptance.source, details)]
+    res.round_as_stored()  # shown live as the session file will show it
     return res
 
 

@@ -110,6 +110,19 @@ class Dist:
         return cls(*values)
 
 
+STORED_DIGITS = 6  # significant digits a session file keeps of a figure
+
+
+def as_stored(value: float) -> float:
+    """`value` as a session file keeps it. A level's figures are held so from the moment they are measured: a
+    figure shown live (102.749996 → "102.7") and read back from the file (102.75 → "102.8") read differently."""
+    return float(f"{value:.{STORED_DIGITS}g}")
+
+
+def _stored_or_none(value: float | None) -> float | None:
+    return None if value is None or value != value or value in (float("inf"), float("-inf")) else as_stored(value)
+
+
 @dataclass(slots=True)
 class LevelResult:
     """One concurrency level of a benchmark run (the row the operator reads)."""
@@ -154,6 +167,17 @@ class LevelResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def round_as_stored(self) -> None:
+        """Every figure of the level to the precision its session file keeps (`as_stored`)."""
+        for name in ("duration_s", "output_tok_s", "achieved_concurrency"):
+            setattr(self, name, as_stored(getattr(self, name)))
+        for name in ("accept_length_server", "accept_length_client", "server_avg_accept_length", "rate",
+                     "goodput_req_s", "goodput_tok_s"):
+            setattr(self, name, _stored_or_none(getattr(self, name)))
+        for dist in (self.per_request_tok_s, self.ttft_ms, self.tpot_ms, self.itl_ms, self.chunk_itl_ms, self.e2e_ms):
+            dist.mean, dist.p50 = _stored_or_none(dist.mean), _stored_or_none(dist.p50)
+            dist.p90, dist.p99 = _stored_or_none(dist.p90), _stored_or_none(dist.p99)
 
     @property
     def measured(self) -> bool:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
-from specdec_tui.core.results import LevelResult, ServerFacts
+from specdec_tui.core.results import LevelResult, ServerFacts, as_stored
 from specdec_tui.core.session_cache import read_cache, write_cache
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
 
@@ -114,7 +114,7 @@ def _tidy(value: Any) -> Any:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None
-        return float(f"{value:.6g}")
+        return as_stored(value)
     if isinstance(value, dict):
         return {str(k): _tidy(v) for k, v in value.items() if v is not None and _tidy(v) is not None}
     if isinstance(value, (list, tuple)):
