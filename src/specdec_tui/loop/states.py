@@ -21,6 +21,10 @@ class Busy(StrEnum):
     RATE_SEARCH = "rate search"  # open-loop probes for the highest rate meeting the SLO (loop.rate_search)
 
 
+# the tasks that run many trials from a screen of their own, holding the loop from first step to last
+TASKS = frozenset({Busy.SWEEP, Busy.TUNE, Busy.REPLAY, Busy.RATE_SEARCH})
+
+
 class Step(StrEnum):
     """A step that can fail; `StepFailed` names it."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from textual.widgets import Input, Select, Tabs
 
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.loop.states import Busy
+from specdec_tui.loop.states import TASKS, Busy
 from specdec_tui.ui.panel_port import PanelPort
 
 if TYPE_CHECKING:
@@ -161,6 +161,14 @@ class HostActions:
                 return True
         return False
 
+    def _nothing_to_cancel(self) -> str:
+        busy = self.app.busy
+        if busy in TASKS:
+            return f"Nothing to cancel here: the {busy} is cancelled on its own screen."
+        if busy is not Busy.IDLE and busy is not Busy.BENCH:
+            return f"The {busy} goes on to its end: it is not stopped midway (esc and c stop a benchmark)."
+        return "Nothing to cancel: esc (or c) stops a running benchmark, and leaves a text field."
+
     def cancel(self) -> None:
         """Cancel the running benchmark; with none, leave the text field so single keys work again: the focus goes
         to the tab bar. Also when no widget has it (the flag form rebuilding its rows under the cursor): the
@@ -171,5 +179,7 @@ class HostActions:
             focused, main = self.app.focused, self.app.main_or_none
             if main is not None and (isinstance(focused, (Input, TextArea, Select)) or (focused is None and self.app.screen is main)):
                 main.query_one(Tabs).focus()
+            else:  # the footer offers the key at all times: pressed with nothing to stop, it says so
+                self.app.notify(self._nothing_to_cancel())
             return
         self.app.link.cancel_bench()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
-from specdec_tui.loop.states import Busy
+from specdec_tui.loop.states import TASKS, Busy
 from specdec_tui.ui.keymap import APP_BINDINGS, bound_actions
 from specdec_tui.ui.panel_state import PanelState
 
@@ -24,7 +24,6 @@ HOST_ACTION_BUSY = {"push": Busy.PUSH, "restart": Busy.RESTART, "rollback": Busy
                     "rate_search": Busy.RATE_SEARCH}
 # The long tasks that own the loop for minutes: while one runs the footer does not offer the host keys (they would
 # all be refused), and a host key pressed anyway still says why (`on_key`).
-TASKS = frozenset({Busy.SWEEP, Busy.TUNE, Busy.REPLAY, Busy.RATE_SEARCH})
 
 
 class PanelActions(PanelState):

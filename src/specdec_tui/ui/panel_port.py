@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen, ScreenResultCallbackType
 
     from specdec_tui.core.session import Session
+    from specdec_tui.loop.states import Busy
     from specdec_tui.loop.trial import TrialLoop
     from specdec_tui.ui.host_link import HostLink
     from specdec_tui.ui.screens.main_screen import MainScreen
@@ -31,6 +32,8 @@ class PanelPort(Protocol):
     def link(self) -> HostLink | None: ...
     @property
     def bench_running(self) -> bool: ...
+    @property
+    def busy(self) -> Busy: ...
     @property
     def has_unpushed_edit(self) -> bool: ...
     @property
