@@ -69,3 +69,24 @@ def test_stop_rules() -> None:
     assert stop_reason(stats[:2]) is None
     capacity = summarise({"3": [trial(234, 1, mrr=17)]}, Objective())
     assert "below the floor of 20" in stop_reason(capacity, min_running_requests=20)
+
+
+def sampled(c1_samples: list[float]) -> Trial:
+    one = trial(sum(c1_samples), 1000)
+    one.levels[0].tok_s_samples = c1_samples
+    one.levels[0].requests = len(c1_samples)
+    return one
+
+
+def test_a_pick_within_the_noise_is_called_a_pick_with_one_count_of_repeats_everywhere() -> None:
+    """The sweep's reasons said "1 wins" under a headline of "no clear difference", and its row "about 282 repeats
+    would tell" where the detail said "more than 99 repeats" (a new user's pass on the demo)."""
+    spread = [-6.0, -4.0, -2.0, -1.0, 1.0, 2.0, 4.0, 6.0]
+    runs = {"1": [sampled([100.0 + d for d in spread])], "2": [sampled([99.6 + d for d in spread])]}
+    choice = choose(runs)
+    assert choice.winner is not None and choice.winner.value == "1" and not choice.clear
+    assert "1 is the pick" in choice.reasons and not any("wins" in r for r in choice.reasons), choice.reasons
+    confidence = next(r for r in choice.reasons if r.startswith("confidence:"))
+    assert "more than 99 repeats each would tell" in confidence, confidence
+    assert choice.mark("1") == "pick: no clear difference, more than 99 repeats would tell"
+    assert choice.headline("speculative-num-steps").endswith("more than 99 repeats each would tell)")

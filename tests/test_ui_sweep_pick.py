@@ -42,7 +42,8 @@ async def test_a_sweep_within_noise_asks_to_apply_a_pick_anyway(tmp_path: Path) 
                                f"from {other}; "), question
         # how many repeats would tell them apart, or (the two figures read the same) that none would
         assert (said.startswith(f"Apply --mem-fraction-static {outcome.winner}? It shows no clear difference from "
-                                f"{other}; about ") and "repeats each would tell; apply anyway?" in said) or (
+                                f"{other}; ") and ("; about " in said or "; more than 99 " in said)
+                and "repeats each would tell; apply anyway?" in said) or (
             "; the figures are equal: no count of repeats would tell them apart; apply anyway?" in said), said
         assert "Apply the winner" not in question
         status = screen.cell_text(outcome.winner, "status")

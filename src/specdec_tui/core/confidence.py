@@ -164,6 +164,11 @@ def equal_as_shown(a: Interval, b: Interval) -> bool:
 EQUAL = "the figures are equal: no count of repeats would tell them apart"  # a sweep's pick says it so (sweep_rules)
 
 
+def repeats_words(need: int) -> str:
+    """"about 6", or "more than 99" past MANY_REPEATS (the one wording of a count of repeats: every view's)."""
+    return f"about {fmt_int(need)}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
+
+
 def equal_words(a: Interval, unit: str) -> str:
     return (f"no clear difference: the figures are equal ({fmt_fixed(a.estimate, 1)}{unit} each); no count of repeats "
             "would tell them apart")
@@ -176,8 +181,7 @@ def _within_noise(a: Interval, b: Interval, noise: RunNoise, unit: str) -> Verdi
     need = max(2, math.ceil(((a.half_width + b.half_width) / diff) ** 2)) if diff > 0 else MANY_REPEATS + 1
     if need > MANY_REPEATS and equal_as_shown(a, b):
         return Verdict(None, equal_words(a, unit), equal=True)  # the noise is named once, in the intervals' words
-    about = f"about {fmt_int(need)}" if need <= MANY_REPEATS else f"more than {MANY_REPEATS}"
-    return Verdict(None, f"no clear difference: within run-to-run noise ({noise.words}); {about} repeats each "
+    return Verdict(None, f"no clear difference: within run-to-run noise ({noise.words}); {repeats_words(need)} repeats each "
                          f"would tell a {fmt_sig(diff)}{unit} difference", need, "repeats")
 
 

@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from specdec_tui.core.confidence import DEFAULT_RUN_NOISE, EQUAL, Verdict, compare_samples, measured_run_noise
+from specdec_tui.core.confidence import (
+    DEFAULT_RUN_NOISE,
+    EQUAL,
+    Verdict,
+    compare_samples,
+    measured_run_noise,
+    repeats_words,
+)
 from specdec_tui.core.latency import queue_note
 from specdec_tui.core.number_format import fmt_fixed, fmt_int
 from specdec_tui.core.session import Trial
@@ -110,7 +117,7 @@ class SweepChoice:
         """"no clear difference from 2; about 6 repeats each would tell" ("" for a clear winner or none)."""
         if self.winner is None or self.clear:
             return ""
-        more = (f"; about {fmt_int(self.repeats_needed)} repeats each would tell" if self.repeats_needed
+        more = (f"; {repeats_words(self.repeats_needed)} repeats each would tell" if self.repeats_needed
                 else f"; {EQUAL}" if self.confidence is not None and self.confidence.equal
                 else "; no interval to tell them apart")
         return f"no clear difference from {self.runner_up}{more}"
@@ -121,7 +128,7 @@ class SweepChoice:
             return ""
         if self.clear:
             return "★ winner"
-        more = (f", about {fmt_int(self.repeats_needed)} repeats would tell" if self.repeats_needed
+        more = (f", {repeats_words(self.repeats_needed)} repeats would tell" if self.repeats_needed
                 else f", {EQUAL}" if self.confidence is not None and self.confidence.equal else "")
         return f"pick: no clear difference{more}"
 
@@ -195,11 +202,13 @@ def choose(trials_by_value: Mapping[str, Sequence[Trial]], objective: Objective 
     how = (f"median {best.median:.1f} − 1.4826 × MAD {best.mad:.1f}" if len(best.scores) > 1
            else spread_words(best))  # one run's MAD is 0.0: no formula that pretends to have measured it
     reasons.append(f"best conservative score: {best.value} at {best.conservative:.1f} ({how})")
-    if winner is not best:
-        reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it wins")
-    else:
-        reasons.append(f"{winner.value} wins")
     confidence = winner_confidence(winner, candidates, trials_by_value, objective)
+    # "wins" only for a clear winner (SweepChoice.clear): within the noise it is the pick, as the headline says
+    wins = "wins" if confidence is None or confidence.winner is not None else "is the pick"
+    if winner is not best:
+        reasons.append(f"{winner.value} is within 1% of it ({winner.conservative:.1f}) and smaller, so it {wins}")
+    else:
+        reasons.append(f"{winner.value} {wins}")
     if confidence is not None:
         reasons.append(f"confidence: {confidence.text}")
     if (cost := high_c_cost(winner, stats)) is not None:
