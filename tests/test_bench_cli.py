@@ -128,3 +128,18 @@ async def test_numbers_that_cannot_run_are_refused_before_any_request() -> None:
             code, out, err = await run_cli("--url", srv.base_url, "--concurrency", "1", flag, value)
             assert code == 1 and out == "" and f"{flag}: must be" in err and "Traceback" not in err, (flag, value, err)
         assert srv.stats.requests == 0
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+async def test_a_url_where_nothing_listens_is_said_once_before_any_table(as_json: bool) -> None:
+    """It drew a table of 32 refused requests, then said the reason in its caption, in a summary line and again
+    on exit (a new user's typo'd port)."""
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, out, err = await run_cli("--url", f"http://127.0.0.1:{port}", "--concurrency", "1",
+                                   *(["--json"] if as_json else []))
+    assert code == 1 and out == "", out
+    assert err.count("nothing accepts connections at") == 1 and "nothing was sent" in err and "Traceback" not in err

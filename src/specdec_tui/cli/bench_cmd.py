@@ -78,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "record", False) and (args.url or not getattr(args, "host", None)):
         raise CliError("--record needs --host NAME: the run is recorded with that host's unit in its session")
     base_url, api_key, profile = resolve(args)
+    from specdec_tui.loop.health_probe import server_probe
+
+    probe, facts = asyncio.run(server_probe(base_url, api_key))
+    if not probe.reachable:  # said once, before a table of 32 refused requests (a new user's `--url` typo)
+        raise CliError(f"nothing accepts connections at {base_url} ({probe.error}); nothing was sent — check that "
+                       "the server is up (`specdec-tui host status`) and the URL's port")
     if args.find_max_rate:
         from specdec_tui.cli.rate_search_out import run_rate_search
 
@@ -93,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def go() -> None:
         nonlocal done
-        from specdec_tui.loop.health_probe import server_facts
-
-        out.set_facts(await server_facts(base_url, api_key))
+        out.set_facts(facts)
         async for ev in run_benchmark(base_url, profile, api_key=api_key, model=args.model):
             if isinstance(ev, RunDone):
                 ev = dataclasses.replace(ev, error=run_error(ev, base_url))

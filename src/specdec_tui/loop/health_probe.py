@@ -185,9 +185,15 @@ def new_probe_client(api_key: str | None) -> httpx.AsyncClient:
 
 async def server_facts(base_url: str, api_key: str | None) -> ServerFacts | None:
     """What the server says about itself (/server_info, /v1/models), for its max running requests; None when it
-    does not answer (the benchmark then says why). One probe on a client of its own: the headless commands'."""
+    does not answer (the benchmark then says why)."""
+    return (await server_probe(base_url, api_key))[1]
+
+
+async def server_probe(base_url: str, api_key: str | None) -> tuple[HttpProbe, ServerFacts | None]:
+    """One probe on a client of its own (the headless commands'), and the facts it read: the probe says whether
+    anything accepts connections there at all."""
     import httpx
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), headers=auth_headers(api_key)) as client:
         probe = await probe_http(client, base_url)
-    return facts_from(probe.server_info, probe.models, probe.max_model_len)
+    return probe, facts_from(probe.server_info, probe.models, probe.max_model_len)
