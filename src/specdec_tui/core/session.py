@@ -1,12 +1,11 @@
 """The session file: every trial of a tuning run (unit, flags, server facts, results), in TOML.
 
-A session is what the operator of the seed kept in their head: step 1, 2, 3, 4 with their figures.
-It is saved after every trial (atomically, so a crash never leaves a broken file) and can be reopened,
-compared and replayed without a host.
-"""
+A session is what the operator of the seed kept in their head: step 1, 2, 3, 4 with their figures. It is saved
+after every trial (atomically, so a crash never leaves a broken file) and can be reopened, compared and replayed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import math
@@ -372,9 +371,10 @@ def load_session(path: Path | str) -> Session:
     stamp = disk_stamp(path)  # before the read: a file replaced meanwhile is merged at the next save
     cached = read_cache(path, stamp)
     if cached is not None:
-        session = session_from_doc(cached, str(path))
-        session.disk_stamp = stamp
-        return session
+        with contextlib.suppress(SessionError):  # a cache that does not read as a session: the TOML decides
+            session = session_from_doc(cached, str(path))
+            session.disk_stamp = stamp
+            return session
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:
