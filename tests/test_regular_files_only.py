@@ -80,3 +80,15 @@ def test_a_theme_file_that_is_a_fifo_is_a_theme_error_and_the_others_load() -> N
     count, *errors = run.stdout.splitlines()
     assert int(count) >= 2  # the bundled themes
     assert len(errors) == 1 and "pipe.toml" in errors[0] and "FIFO" in errors[0], errors
+
+
+def test_unit_show_check_and_diff_refuse_a_fifo_and_a_device_in_words(tmp_path: Path) -> None:
+    unit = Path(__file__).parent / "data" / "units" / "sglang-qwen.service"
+    os.mkfifo(tmp_path / "pipe.service")
+    os.symlink("/dev/zero", tmp_path / "zero.service")
+    for name, kind in (("pipe.service", "a FIFO (named pipe)"), ("zero.service", "a device")):
+        for argv in (["show", str(tmp_path / name)], ["check", str(tmp_path / name)],
+                     ["diff", str(unit), str(tmp_path / name)]):
+            run = _run("-m", "specdec_tui", "unit", *argv)
+            assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+            assert f"{name}: cannot read it (it is {kind}, not a regular file)" in run.stderr
