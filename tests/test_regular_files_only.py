@@ -92,3 +92,14 @@ def test_unit_show_check_and_diff_refuse_a_fifo_and_a_device_in_words(tmp_path: 
             run = _run("-m", "specdec_tui", "unit", *argv)
             assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
             assert f"{name}: cannot read it (it is {kind}, not a regular file)" in run.stderr
+
+
+def test_a_fifo_or_a_device_in_the_sessions_dir_holds_no_start() -> None:
+    """Every start asks which session the host is on (loop.current_session), reading the top of each *.toml in
+    the sessions dir: a FIFO there held `fleet status`, the panel and `demo` for ever, SIGTERM included."""
+    _real_session()
+    os.mkfifo(sessions_dir() / "pipe.toml")
+    os.symlink("/dev/zero", sessions_dir() / "zero.toml")
+    run = _run("-m", "specdec_tui", "fleet", "status")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert "demo" in run.stdout  # the fleet's one host, answered
