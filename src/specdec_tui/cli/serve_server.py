@@ -5,7 +5,10 @@ textual-serve lets any page, from any site, open its websocket and so drive the 
     websocket carries it in its path (`/ws/T`), and no websocket opens without it;
   - a websocket whose Origin is not the served page's own is refused (a page on another site has the wrong one,
     even when it learned the token);
-  - at most `max_panels` panels run at once (each is a whole process on this machine); more are refused.
+  - at most `max_panels` panels run at once (each is a whole process on this machine); more are refused;
+  - a request whose Host header is none of the served names is refused (a DNS-rebinding page's is its own name);
+  - a malformed request (a 200 KB header, a control character in one) is one line in the log, not aiohttp's
+    traceback with its locals drawn over the operator's terminal, once per request a stranger sends.
 When `serve` stops (Ctrl+C, SIGTERM) each open session is cancelled, which textual-serve answers by sending its
 panel "quit" and waiting for it to exit, so no panel (nor the demo's simulated server) outlives `serve`.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import secrets
 import signal
 from collections.abc import Iterable
@@ -23,7 +27,10 @@ from urllib.parse import urlsplit
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.server import Server, to_int
+
+from specdec_tui.core.terminal_codes import terminal_safe
 
 # How long the panels may take to quit (a demo panel stops its simulated server first) when `serve` stops.
 SESSION_STOP_TIMEOUT_S = 20.0
@@ -54,6 +61,20 @@ def allowed_origins(public_url: str, port: int, loopback: bool) -> frozenset[str
     return frozenset(origins)
 
 
+class MalformedRequestLine(logging.Filter):
+    """aiohttp's "Error handling request" for a request it could not parse, as one line without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            words = terminal_safe(str(error.message)).splitlines() or [""]
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.args = (remote, error.code, words[0][:120])
+            record.msg, record.exc_info, record.exc_text = "refused a malformed request from %s: %s %s", None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class PanelServer(Server):
     """A textual-serve Server behind a per-start token and an Origin check, with a bound on its panels,
     that stops its panels when it stops."""
@@ -63,6 +84,7 @@ class PanelServer(Server):
         super().__init__(command, **kwargs)
         self.token = token
         self.origins = frozenset(origins)
+        self.hosts = frozenset(origin.split("://", 1)[1] for origin in self.origins)  # as a Host header names them
         self.max_panels = max_panels
         self._sessions: set[asyncio.Task[Any]] = set()
 
@@ -73,8 +95,21 @@ class PanelServer(Server):
     def _token_ok(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        logging.getLogger("aiohttp.server").addFilter(MalformedRequestLine())
+
+    @web.middleware
+    async def known_host_only(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Only requests for a name this is served under (the origins' hosts): a page on another site whose name
+        was made to resolve to this address (DNS rebinding) sends its own name."""
+        if request.host.lower() not in self.hosts:
+            raise web.HTTPMisdirectedRequest(text="specdec-tui serve answers only at the URL it printed\n")
+        response: web.StreamResponse = await handler(request)
+        return response
+
     async def _make_app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[self.known_host_only])
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
         app.add_routes([
             web.get("/", self.handle_index, name="index"),

@@ -64,9 +64,12 @@ def session_path(name: str) -> Path:
     """A path as given, else a file of that name (with or without .toml) in the sessions dir."""
     from specdec_tui.core.paths import sessions_dir
 
-    for candidate in (Path(name), sessions_dir() / name, sessions_dir() / f"{name}.toml"):
+    candidates = (Path(name), sessions_dir() / name, sessions_dir() / f"{name}.toml")
+    for candidate in candidates:
         if candidate.is_file():
             return candidate
+    if (there := next((c for c in candidates if c.exists()), None)) is not None:  # a FIFO, a device, a directory
+        return there  # load_session says what it is instead
     raise CliError(f"no session file {name!r} (looked here and in {sessions_dir()}); "
                    "`specdec-tui session list` shows the saved ones")
 

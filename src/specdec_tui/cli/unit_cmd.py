@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
 from specdec_tui.cli.common import add_target_options
 from specdec_tui.cli.errors import CliError
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.flags import Issue, spec_for, validate_unit
 from specdec_tui.core.json_out import json_text
+from specdec_tui.core.regular_file import open_regular
 from specdec_tui.core.sglang_schema.schema import ReleaseSchema
 from specdec_tui.core.systemd_quote import join_args
 from specdec_tui.core.terminal_codes import terminal_safe
@@ -68,13 +68,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def read_unit_text(path: str) -> str:
     """The file's text, exactly (no newline translation); CliError in words when it cannot be read."""
     try:
-        data = Path(path).read_bytes()
+        with open_regular(path) as f:  # a FIFO held `unit show` for ever, /dev/zero was read until memory ran out
+            data = f.read()
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise CliError(f"{path}: is a directory, not a unit file") from None
     except OSError as err:
-        raise CliError(f"{path}: cannot read it ({err.strerror})") from None
+        raise CliError(f"{path}: cannot read it ({err.strerror}); give the unit file's path") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

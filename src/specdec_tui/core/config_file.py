@@ -12,6 +12,7 @@ from specdec_tui.core.config import SCHEMA_VERSION, Config
 from specdec_tui.core.config_errors import ConfigError
 from specdec_tui.core.config_reader import ConfigReader
 from specdec_tui.core.config_toml_keys import key_at_line, scan_keys
+from specdec_tui.core.regular_file import read_regular_text
 
 CONFIG_ENV_VAR = "SPECDEC_TUI_CONFIG"
 
@@ -29,13 +30,17 @@ def find_config_path(cli_value: str | None) -> Path | None:
     return default if default.is_file() else None
 
 
+# A config of 50 hosts is some 20 KB: a file far past that is not a config (and would be read whole).
+CONFIG_MAX_BYTES = 16 * 1024 * 1024
+
+
 def load_config(path: Path | str | None) -> Config:
     """No path → the defaults. A path that names no file is an error (the user asked for it)."""
     if path is None:
         return Config()
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, max_bytes=CONFIG_MAX_BYTES)
     except FileNotFoundError:
         raise ConfigError(str(path), None, "", "no such file; copy config.example.toml there or drop --config") from None
     except (OSError, UnicodeDecodeError) as err:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from specdec_tui.core.compare import shown_label
 from specdec_tui.core.session import Session
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.trade_off import X_AXIS_NAME, best_axis_name, pareto_front, trade_off_points
 
 if TYPE_CHECKING:
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
 # as one unlabelled collection: a legend or a label per trial of a 10,000-trial session took matplotlib minutes
 # (and showed nothing readable).
 LABELLED_TRIALS = 12
+
+
+def _literal(text: str) -> str:
+    """A trial's label as matplotlib text that reads as typed: a `$` escaped (two of them began mathtext, where
+    "$x^{$" or an unknown macro raised from savefig and ended the report with a traceback, and "$5 to $7" lost its
+    dollars), and no control or bidi character (they are the session's, from outside)."""
+    return terminal_safe(text).replace("$", r"\$")
+
 
 @contextmanager
 def _figure(title: str) -> Iterator[Figure]:
@@ -55,7 +64,7 @@ def tok_s_chart_svg(session: Session) -> str:
         for trial in named:
             levels = sorted(trial.levels, key=lambda lv: lv.concurrency)
             ax.plot([lv.concurrency for lv in levels], [lv.output_tok_s for lv in levels], marker="o",
-                    label=f"#{trial.id} {shown_label(trial)}")
+                    label=_literal(f"#{trial.id} {shown_label(trial)}"))
         ax.set_xscale("log", base=2)
         concurrencies = sorted({lv.concurrency for t in session.trials for lv in t.levels})
         if concurrencies:
@@ -94,7 +103,7 @@ def draw_trade_off(fig: Figure, session: Session) -> None:
         ax.scatter([p.c1_tok_s], [p.best_tok_s], s=60 if on_front else 30, marker="D" if on_front else "o",
                    color="tab:orange" if on_front else "tab:blue", zorder=3)
         right = p.c1_tok_s > middle
-        ax.annotate(f"#{p.trial_id} {p.label}", (p.c1_tok_s, p.best_tok_s), textcoords="offset points",
+        ax.annotate(_literal(f"#{p.trial_id} {p.label}"), (p.c1_tok_s, p.best_tok_s), textcoords="offset points",
                     xytext=(-5 if right else 5, 4), ha="right" if right else "left", fontsize=8)
     edge = sorted((p for p in points if p.trial_id in front), key=lambda p: p.c1_tok_s)
     if len(edge) > 1:

@@ -3,7 +3,7 @@ and both charts inline as SVG. Nothing is fetched when it opens (no scripts, fon
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as html_escape
 
 from specdec_tui.core.compare import (
     best_by_concurrency,
@@ -20,6 +20,7 @@ from specdec_tui.core.provenance import provenance_line
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session
 from specdec_tui.core.status_tone import HTML_COLOUR, Tone, status_tone
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
 STYLE = """
@@ -32,6 +33,13 @@ tr.tone-bad td {{ color: {HTML_COLOUR[Tone.BAD]}; }}""" + """ tr.front td:first-
 .charts { display: flex; flex-wrap: wrap; gap: 1em; } .charts figure { margin: 0; flex: 1 1 480px; }
 .charts svg { width: 100%; height: auto; } .warn { color: #9a6700; } code { background: #f3f4f6; padding: 0 .2em; }
 """
+
+
+def escape(text: str) -> str:
+    """Text for the page: HTML-escaped, and words only. A label, host or unit name is the session's, from outside:
+    its escape codes, NUL and CR are no HTML, and a bidi override (U+202E) turned the rest of a cell around in the
+    browser, so a value could read as another (core.terminal_codes)."""
+    return html_escape(terminal_safe(text))
 
 
 def session_html(session: Session) -> str:

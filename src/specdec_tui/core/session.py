@@ -1,12 +1,11 @@
 """The session file: every trial of a tuning run (unit, flags, server facts, results), in TOML.
 
-A session is what the operator of the seed kept in their head: step 1, 2, 3, 4 with their figures.
-It is saved after every trial (atomically, so a crash never leaves a broken file) and can be reopened,
-compared and replayed without a host.
-"""
+A session is what the operator of the seed kept in their head: step 1, 2, 3, 4 with their figures. It is saved
+after every trial (atomically, so a crash never leaves a broken file) and can be reopened, compared and replayed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import math
@@ -20,6 +19,7 @@ from typing import Any, Literal
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.redact import redact_flags, redact_text
+from specdec_tui.core.regular_file import read_regular_text
 from specdec_tui.core.results import LevelResult, ServerFacts, as_stored
 from specdec_tui.core.session_cache import read_cache, write_cache
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
@@ -370,13 +370,13 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
 def load_session(path: Path | str) -> Session:
     path = Path(path)
     stamp = disk_stamp(path)  # before the read: a file replaced meanwhile is merged at the next save
-    cached = read_cache(path, stamp)
-    if cached is not None:
-        session = session_from_doc(cached, str(path))
-        session.disk_stamp = stamp
-        return session
+    if (cached := read_cache(path, stamp)) is not None:
+        with contextlib.suppress(SessionError):  # a cache that does not read as a session: the TOML decides
+            session = session_from_doc(cached, str(path))
+            session.disk_stamp = stamp
+            return session
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError as err:
         raise SessionError(f"{path}: no such session file") from err
     except UnicodeDecodeError as err:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdec_tui.core.atomic_file import write_atomic
+from specdec_tui.core.regular_file import open_regular
 from specdec_tui.core.session_merge import DiskStamp
 
 CACHE_VERSION = 2
@@ -237,7 +238,7 @@ def read_cached(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     import orjson
 
     try:
-        with open(cache_path(path), "rb") as f:
+        with open_regular(cache_path(path)) as f:
             if os.fstat(f.fileno()).st_size == 0:
                 return None
             data = f.read()
@@ -268,7 +269,7 @@ def read_first(path: Path, stamp: DiskStamp | None) -> CachedSession | None:
     import orjson
 
     try:
-        with open(cache_path(path), "rb") as f:
+        with open_regular(cache_path(path)) as f:
             top = orjson.loads(f.readline())
     except (OSError, orjson.JSONDecodeError):
         return None
@@ -293,7 +294,7 @@ def read_first_and_last(path: Path, stamp: DiskStamp | None) -> CachedSession | 
     import orjson
 
     try:
-        with open(cache_path(path), "rb") as f:
+        with open_regular(cache_path(path)) as f:
             top = orjson.loads(f.readline())
             size = f.seek(0, os.SEEK_END)
             tail, back = b"", 0

@@ -5,6 +5,7 @@ a 10,000-trial `session show` built ~300,000 result objects to list 200 trials (
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,14 +70,14 @@ def load_index(path: Path) -> SessionIndex:
     if cached is not None:
         try:
             return _from_cache(path, cached)
-        except (SessionError, KeyError, TypeError, ValueError, AttributeError):
+        except (SessionError, KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
             pass  # a cache that does not read as it should: the TOML decides
     session = load_session(path)
     cached = read_cached(path, session.disk_stamp)
     if cached is not None:
         try:
             return _from_cache(path, cached)
-        except (SessionError, KeyError, TypeError, ValueError, AttributeError):
+        except (SessionError, KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
             pass
     return index_of_session(session, path)
 
@@ -90,7 +91,7 @@ def load_listing(path: Path) -> SessionIndex:
     if cached is not None:
         try:
             return _from_cache(path, cached)
-        except (SessionError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+        except (SessionError, KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
             pass  # a first line that does not read as it should: the TOML decides
     return load_index(path)
 
@@ -113,10 +114,11 @@ def _from_cache(path: Path, cached: CachedSession) -> SessionIndex:
 
     def fetch(positions: Sequence[int]) -> list[Trial]:
         docs = cached.trial_docs(positions)
-        if docs is None:  # a damaged line: the TOML is the record
-            whole = load_session(path)
-            return [whole.trials[i] for i in positions]
-        return [trial_from_doc(doc, f"{source}: trial #{i + 1}") for i, doc in zip(positions, docs, strict=True)]
+        with contextlib.suppress(SessionError):  # a line that is no trial: as a damaged one, the TOML decides
+            if docs is not None:
+                return [trial_from_doc(doc, f"{source}: trial #{i + 1}") for i, doc in zip(positions, docs, strict=True)]
+        whole = load_session(path)  # a damaged line: the TOML is the record
+        return [whole.trials[i] for i in positions]
 
     return SessionIndex(path, header, headlines, fetch)
 

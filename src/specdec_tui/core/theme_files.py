@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdec_tui.core.regular_file import read_regular_text
+
 __all__ = ["ThemeSpec", "ThemeFileError", "bundled_theme_dir", "user_theme_dir", "load_theme_files", "is_color"]
 
 COLOR_FIELDS = (
@@ -183,9 +185,13 @@ def _validate(data: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+# A theme is some thirty colours: a file far past that is not a theme (a FIFO or a device is no file at all).
+THEME_MAX_BYTES = 1024 * 1024
+
+
 def _load_one(path: Path) -> ThemeSpec | ThemeFileError:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, max_bytes=THEME_MAX_BYTES)
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         match = re.search(r"line (\d+)", str(err))

@@ -4,10 +4,12 @@ file name of its own. Apart from the saved-sessions list (`loop.sessions`, which
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from specdec_tui.core import paths
 from specdec_tui.core.config import BenchProfile
+from specdec_tui.core.regular_file import open_regular
 from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
 
 
@@ -31,8 +33,8 @@ def current_session_of(host: str, directory: Path) -> Path | None:
 
 def _session_host(path: Path) -> str:
     """The `host = "..."` line near the top of a session file, without parsing the whole file."""
-    try:
-        with path.open(encoding="utf-8") as f:
+    try:  # a regular file only: a FIFO named *.toml held every start (SIGTERM too), /dev/zero's one line no end
+        with io.TextIOWrapper(open_regular(path), encoding="utf-8") as f:
             for _, line in zip(range(40), f, strict=False):
                 if line.startswith("host = "):
                     return line.split("=", 1)[1].strip().strip('"')

@@ -114,8 +114,10 @@ class BenchTable(Vertical, AlikeRows):
             if key in self.visible_columns:
                 table.add_column(label, key=key)
         yield table
-        yield Static(self.status, id="bench-status")
-        yield Static("", id="bench-warnings", classes="-empty")
+        # Words, not markup: the status names a stored trial by its label and says a server's error, the warnings
+        # quote what the server and the run said; "[link=javascript:x]" in a label raised MarkupError at open.
+        yield Static(self.status, id="bench-status", markup=False)
+        yield Static("", id="bench-warnings", classes="-empty", markup=False)
 
     @property
     def table(self) -> DataTable[Text | str]:

@@ -21,6 +21,7 @@ from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from specdec_tui.core.results import LevelResult
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.ui.widgets.chart_ticks import PLOT_FRAME_ROWS, nice_ticks, tick_labels
 
 MAX_LINES = 8  # more curves than this is unreadable in a terminal: keep the newest
@@ -55,6 +56,9 @@ class TokChart(PlotextPlot):
         # the chart is drawn again only when what it plots changed: the panel asks at every change of the session
         # and of a benchmark (a status, a push, a level of another trial), ~2 ms of plotext each, in a sweep twice a
         # level (issue 34)
+        # a label is the session's (outside text): plotext's output is read back as ANSI, so its escape codes
+        # coloured the legend and an OSC's text ("0;PWNED") showed
+        trials = [(terminal_safe(label), levels) for label, levels in trials]
         newest = next((levels for _, levels in reversed(trials) if levels), [])
         by_rate = bool(newest) and all(lv.rate is not None for lv in newest)
         points = [(label, sorted((_x(lv), lv.output_tok_s if lv.measured else math.nan) for lv in levels

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
+from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.trade_off import X_AXIS_NAME, TradeOffPoint, best_axis_name
 from specdec_tui.ui.widgets.chart_ticks import PLOT_FRAME_ROWS, nice_ticks, tick_labels
 
@@ -118,7 +119,7 @@ class TradeOffChart(PlotextPlot):
             # one character cell beside the point, in data units, so the label never covers its marker
             cell = (x_range[1] - x_range[0]) / max(self.size.width - 12, 10)
             plt.scatter([chosen.c1_tok_s], [chosen.best_tok_s], marker="●", color=SELECTED_COLOR)
-            plt.text(f"#{chosen.trial_id} {chosen.label}", chosen.c1_tok_s + (-cell if right_half else cell) * 1.5,
+            plt.text(terminal_safe(f"#{chosen.trial_id} {chosen.label}"), chosen.c1_tok_s + (-cell if right_half else cell) * 1.5,
                      chosen.best_tok_s, color=SELECTED_COLOR, alignment="right" if right_half else "left")
         self.refresh()
 
