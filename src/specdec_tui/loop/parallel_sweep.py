@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 
 from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import SweepHost, run_sweep, settle_quietly, sweep_hosts
 from specdec_tui.loop.sweep_plan import EventSink, SweepError, SweepOutcome, SweepPlan, plan_units
 from specdec_tui.loop.trial import TrialLoop
@@ -113,6 +115,14 @@ async def run_parallel_sweep(runners: Sequence[TrialLoop], plan: SweepPlan, *,
         refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
     except SameServer as err:
         raise SweepError(str(err)) from None
+    with ExitStack() as held:  # every host held from before its unit is read (loop.busy, loop.host_hold)
+        for runner in runners:
+            held.enter_context(runner.task(Busy.SWEEP))
+        return await _sweep_held(runners, names, plan, on_event)
+
+
+async def _sweep_held(runners: Sequence[TrialLoop], names: list[str], plan: SweepPlan,
+                      on_event: EventSink | None) -> SweepOutcome:
     bases = await asyncio.gather(*(_read_unit(r) for r in runners))
     units: list[tuple[str, dict[str, str]]] = []
     for name, base in zip(names, bases, strict=True):
@@ -132,7 +142,8 @@ async def sweep_running_units(runners: Sequence[TrialLoop], plan: SweepPlan, *,
     """The sweep the panel's screen and `specdec-tui sweep` both run: on one host from the unit it runs now
     (`loop.sweep.run_sweep`), on several at once (`run_parallel_sweep`)."""
     if len(runners) == 1:
-        return await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
+        with runners[0].task(Busy.SWEEP):  # held before its unit is read: nothing slips in between
+            return await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
     return await run_parallel_sweep(runners, plan, on_event=on_event)
 
 
