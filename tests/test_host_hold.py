@@ -24,8 +24,11 @@ from specdec_tui.loop.busy import Refused
 from specdec_tui.loop.host_hold import holder_of
 from specdec_tui.loop.parallel_sweep import sweep_running_units
 from specdec_tui.loop.states import Busy
+from specdec_tui.loop.sweep_form import SweepForm, plan_from_form
 from specdec_tui.loop.sweep_plan import OnHost, SweepPlan, SweepValueStarted
 from specdec_tui.loop.trial import TrialLoop
+from specdec_tui.ui.screens.confirm_screen import ConfirmScreen
+from specdec_tui.ui.screens.sweep_screen import SweepScreen
 
 from .ui_helpers import demo_app, demo_idle, record_notifications, wait_for
 
@@ -139,3 +142,89 @@ async def test_the_panel_refuses_b_and_r_on_a_host_another_terminal_s_sweep_hold
         await wait_for(pilot, lambda: app.busy is Busy.BENCH or len(seen) > after, "the benchmark to start")
         assert not any("held" in n for n in seen[after:]), seen[after:]
         assert app.busy is Busy.BENCH or len(app.session.trials) > trials  # it ran (the demo server may be gone)
+
+
+async def test_applying_a_sweep_s_winner_holds_the_host_until_it_runs_it(tmp_path: Path) -> None:
+    """"Apply the winner?" — yes: the winner is pushed and the host restarted after the sweep let go of the loop. The
+    push went straight to the host, so in that moment the panel was idle and b started a benchmark on the unit being
+    replaced. The host's first answer is held open here: the apply holds the host, b is refused in words, and the
+    host is let go once it runs the winner."""
+    app = demo_app(tmp_path)
+    seen = record_notifications(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await demo_idle(pilot)
+        loop = app.trial_loop
+        assert loop is not None
+        app.push_screen(SweepScreen(loop, plan_from_form(SweepForm(STEPS, "1,3", "1", "c1"), app.config.profile())))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-question")),
+                       "the apply question", steps=2400)
+        release, read_unit = asyncio.Event(), loop.host.read_unit
+
+        async def slow_read() -> str:
+            await release.wait()
+            return await read_unit()
+
+        loop.host.read_unit = slow_read  # type: ignore[method-assign]
+        await pilot.press("y")
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        await wait_for(pilot, lambda: any("applying the winner" in line for line in screen.log_lines), "the apply")
+        said = len(seen)
+        await pilot.press("b")
+        await wait_for(pilot, lambda: len(seen) > said or app.bench_running or "Wait for the sweep to finish before a benchmark." in seen,
+                       "b answered")
+        assert not app.bench_running, "a benchmark started while the winner was being applied"
+        assert seen[said:] == ["Wait for the sweep to finish before a benchmark."], seen[said:]
+        release.set()
+        await wait_for(pilot, lambda: "now runs the" in screen.applied, "the winner applied", steps=2400)
+        await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the host let go")
+        assert loop.refusal(Busy.BENCH) is None
+
+
+async def test_a_on_a_tune_across_two_hosts_holds_the_panel_s_host_until_the_other_runs_the_choice(
+        tmp_path: Path) -> None:
+    """`a` after a tune on demo and b: the choice goes onto b first, then the panel pushes its own host. Meanwhile the
+    panel was idle — b started a benchmark on demo — and escape closed the screen, cutting b's push half-way. b's
+    first answer is held open here: b is refused in words, escape waits and says so, and once b runs the choice the
+    screen goes and the panel pushes its own host."""
+    from dataclasses import replace
+
+    from specdec_tui.hosts.local.workspace import demo_host_config
+    from specdec_tui.loop.tune_space import unit_for
+    from specdec_tui.ui.screens.tune_screen import TuneScreen
+
+    from .ui_helpers import demo_ready, start_tune
+
+    app = demo_app(tmp_path, session_path=tmp_path / "session.toml")
+    other = ensure_demo_workspace(tmp_path / "b", time_scale=200.0)
+    app.config = replace(app.config, hosts={**app.config.hosts, "b": replace(
+        demo_host_config(other), name="b", address="local", workspace=str(other.root))})
+    before = other.unit_path.read_text()
+    seen = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await demo_ready(pilot, seen)
+        screen = await start_tune(pilot, app, "speculative-num-steps=0,3", "ttft_p99=5s", "4", hosts="demo, b")
+        await wait_for(pilot, lambda: screen.outcome is not None or not screen.running, "the tune's end", steps=2400)
+        assert screen.outcome is not None and screen.outcome.promoted is not None and screen.others is not None
+        (b_loop,) = screen.others.loops
+        release, read_unit = asyncio.Event(), b_loop.host.read_unit
+
+        async def slow_read() -> str:
+            await release.wait()
+            return await read_unit()
+
+        b_loop.host.read_unit = slow_read  # type: ignore[method-assign]
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "pushing the choice on b too" in str(screen.query_one("#tune-status").render()),
+                       "the push on b")
+        said = len(seen)
+        await pilot.press("b")
+        await wait_for(pilot, lambda: len(seen) > said or app.bench_running, "b answered")
+        assert not app.bench_running, "a benchmark started on demo while the choice was being pushed on b"
+        assert seen[said:] == ["Wait for the tune to finish before a benchmark."], seen[said:]
+        await pilot.press("escape")
+        assert isinstance(app.screen, TuneScreen)
+        assert "pushing the choice on b: wait until it runs there" in str(app.screen.query_one("#tune-status").render())
+        release.set()
+        await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "the choice on b", steps=2400)
+        assert other.unit_path.read_text() == unit_for(before, dict(screen.outcome.promoted))

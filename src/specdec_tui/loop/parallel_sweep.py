@@ -25,6 +25,7 @@ from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.busy import Refused
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
 from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import SweepHost, run_sweep, settle_quietly, sweep_hosts
@@ -149,13 +150,18 @@ async def sweep_running_units(runners: Sequence[TrialLoop], plan: SweepPlan, *,
 
 async def apply_winner(runners: Sequence[TrialLoop], value: str, units_by_host: dict[str, dict[str, str]],
                        on_event: Callable[[str, object], None]) -> list[tuple[str, str]]:
-    """Every host of a sweep onto the winner's unit (its own edit of it: its own port), at once. Each host's name
-    and what failed there in words ("" when it runs the winner); `on_event(host, event)` gets its steps."""
+    """Every host of a sweep onto the winner's unit (its own edit of it: its own port), at once, each held as by the
+    sweep until it runs it (the sweep let go when it ended). Each host's name and what failed there in words (""
+    when it runs the winner); `on_event(host, event)` gets its steps."""
 
     async def settle(runner: TrialLoop) -> tuple[str, str]:
         name = runner.host.info.name
-        problem = await settle_quietly(runner, units_by_host[name][value], lambda e: on_event(name, e),
-                                       f"applying the winner {value}")
+        try:
+            with runner.task(Busy.SWEEP):  # held until it runs the winner: the push goes to the host, not a step
+                problem = await settle_quietly(runner, units_by_host[name][value], lambda e: on_event(name, e),
+                                               f"applying the winner {value}")
+        except Refused as err:
+            problem = f"not applied: {err}"
         return name, problem
 
     return list(await asyncio.gather(*(settle(runner) for runner in runners)))

@@ -305,11 +305,14 @@ async def _read(runner: TrialLoop) -> str:
         raise SpaceError(f"{runner.host.info.name}: its unit could not be read: {in_words(err)}") from None
 
 
-async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promoted: Point) -> list[str]:
+async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promoted: Point, *,
+                      holding: TrialLoop | None = None) -> list[str]:
     """`a` on a tune across several hosts: the choice onto each of `runners` (the panel's own host is pushed by
     the panel, as any push), each as its own edit of the unit it ran when the tune began (`bases`, by host name:
     its own port and paths), through the ordinary push with its check that the host's unit is still that one
-    (changed since, by another terminal: nothing is pushed there). At once; the problems in words, one a host."""
+    (changed since, by another terminal: nothing is pushed there). At once, each host held as by the tune until it
+    runs the choice, and `holding` (the panel's own host, pushed after) with them; the problems in words, one a
+    host (`holding` busy: nothing is pushed, said once)."""
     from specdec_tui.loop.busy import Refused
     from specdec_tui.loop.unit_checks import WorkflowError
 
@@ -319,9 +322,16 @@ async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promo
         if base is None:
             return f"{name}: its unit was not read when the tune began; nothing pushed"
         try:
-            trial = await runner.push_and_restart(unit_for(base, dict(promoted)), expected=base)
+            with runner.task(Busy.TUNE):  # held until it runs the choice, as by the tune
+                trial = await runner.push_and_restart(unit_for(base, dict(promoted)), expected=base)
         except (Refused, WorkflowError, HostError) as err:
             return f"{name}: {in_words(err)}"
         return f"{name}: {trial.failure}" if trial.status == "failed" else ""
 
-    return [problem for problem in await asyncio.gather(*(one(r) for r in runners)) if problem]
+    with ExitStack() as held:
+        if holding is not None:
+            try:
+                held.enter_context(holding.task(Busy.TUNE))
+            except Refused as err:
+                return [f"nothing pushed: {err}"]
+        return [problem for problem in await asyncio.gather(*(one(r) for r in runners)) if problem]
