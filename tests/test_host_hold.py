@@ -228,3 +228,26 @@ async def test_a_on_a_tune_across_two_hosts_holds_the_panel_s_host_until_the_oth
         release.set()
         await wait_for(pilot, lambda: not isinstance(app.screen, TuneScreen), "the choice on b", steps=2400)
         assert other.unit_path.read_text() == unit_for(before, dict(screen.outcome.promoted))
+
+
+def test_another_command_s_sweep_or_rollback_on_a_held_host_is_refused_in_words_and_changes_nothing(tmp_path: Path) -> None:
+    """Two processes on one host: while a tune here holds demo, `specdec-tui sweep --host demo` and `host rollback`
+    in another process stop before they change anything, saying which task holds demo, where and how to stop it."""
+    from specdec_tui.loop.host_hold import holding
+
+    ws = ensure_demo_workspace(tmp_path / "demo", time_scale=200)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts.demo]\naddress = "local"\nworkspace = "{ws.root}"\n')
+    host = LocalHost(ws.root, ws.unit_name, ws.base_url, name="demo")
+    asyncio.run(host.push(ws.unit_path.read_text().replace("--speculative-num-steps 1", "--speculative-num-steps 2")))
+    before = ws.unit_path.read_bytes()  # with a backup for `host rollback` to restore
+    assert b"--speculative-num-steps 2" in before
+    with holding(host.info, "tune"):
+        done = subprocess.run([sys.executable, "-m", "specdec_tui", "sweep", "--config", str(config), "--host", "demo",
+                               "--values", "1,2", "--repeats", "1"], capture_output=True, text=True, timeout=120)
+        undo = subprocess.run([sys.executable, "-m", "specdec_tui", "host", "rollback", "--config", str(config),
+                               "--host", "demo"], capture_output=True, text=True, timeout=120)
+    for ran in (done, undo):
+        assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
+        assert f"demo is held by a tune of another specdec-tui (process {os.getpid()}" in ran.stderr, ran.stderr
+    assert ws.unit_path.read_bytes() == before
