@@ -175,10 +175,14 @@ async def test_applying_a_sweep_s_winner_holds_the_host_until_it_runs_it(tmp_pat
                        "b answered")
         assert not app.bench_running, "a benchmark started while the winner was being applied"
         assert seen[said:] == ["Wait for the sweep to finish before a benchmark."], seen[said:]
+        await pilot.press("escape")  # cut the apply half-way before, and the screen could not be closed after
+        assert app.screen is screen and screen.log_lines[-1] == "applying the winner: wait until every host runs it…"
         release.set()
         await wait_for(pilot, lambda: "now runs the" in screen.applied, "the winner applied", steps=2400)
         await wait_for(pilot, lambda: app.busy is Busy.IDLE, "the host let go")
         assert loop.refusal(Busy.BENCH) is None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SweepScreen), "the screen closed")
 
 
 async def test_a_on_a_tune_across_two_hosts_holds_the_panel_s_host_until_the_other_runs_the_choice(
