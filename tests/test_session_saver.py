@@ -4,6 +4,9 @@ said in words to whoever saves or flushes next."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -260,3 +263,56 @@ def test_a_saver_writes_every_change_with_copies_kept_between_saves(tmp_path: Pa
     saved = load_session(path)
     assert saved.trials[10].notes == "fast" and [lv.concurrency for lv in saved.trials[20].levels] == [1, 4]
     assert len(saved.trials) == 50
+
+
+async def test_the_saves_of_one_frame_make_one_snapshot_and_the_file_holds_the_last(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level's end and its trial's (and a parallel sweep's hosts) save within one frame: each save walked every
+    trial on the panel's thread (0.5–1.5 ms at 1,000 trials). `save_soon` takes one snapshot at the frame's end, of
+    the newest state; a flush right after the saves (the panel's exit, ctrl+s) takes it at once, never losing it."""
+    from specdec_tui.loop import session_saver
+
+    taken: list[int] = []
+    real = session_saver.snapshot
+
+    def counted(session: Session, earlier: Copied | None = None) -> Session:
+        taken.append(len(session.trials))
+        return real(session, earlier)
+
+    monkeypatch.setattr(session_saver, "snapshot", counted)
+    path = tmp_path / "s.toml"
+    session = Session(host="h", unit="u.service")
+    saver = saver_for(path)
+    for i in range(1, 4):
+        session.add(Trial(id=i, unit_text=UNIT, status="ok"))
+        saver.save_soon(session)
+    assert taken == [] and not saver.idle  # nothing walked yet, and nobody takes the file for written
+    await asyncio.sleep(0.1)
+    assert taken == [3]  # one snapshot, of the newest state
+    saver.flush(timeout_s=30)
+    assert [t.id for t in load_session(path).trials] == [1, 2, 3]
+    session.add(Trial(id=4, unit_text=UNIT, status="ok"))
+    saver.save_soon(session)
+    saver.flush(timeout_s=30)  # before the frame's end: the flush takes the deferred save itself
+    assert taken == [3, 4] and [t.id for t in load_session(path).trials] == [1, 2, 3, 4]
+    await asyncio.sleep(0.1)
+    assert taken == [3, 4]  # the frame's end found nothing left to do
+
+
+def test_a_save_deferred_when_the_process_ends_is_written_by_the_exit(tmp_path: Path) -> None:
+    """The event loop ends within the frame of a `save_soon` (the panel quit right after a level): the interpreter's
+    exit writes it (`session_saver._flush_all`), the file holds the last trial."""
+    path = tmp_path / "s.toml"
+    code = ("import asyncio, sys\n"
+            "from pathlib import Path\n"
+            "from specdec_tui.core.session import Session, Trial\n"
+            "from specdec_tui.loop.session_saver import saver_for\n"
+            "async def main():\n"
+            "    session = Session(host='h', unit='u.service')\n"
+            "    for i in (1, 2):\n"
+            f"        session.add(Trial(id=i, unit_text={UNIT!r}, status='ok'))\n"
+            "        saver_for(Path(sys.argv[1])).save_soon(session)\n"
+            "asyncio.run(main())\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert [t.id for t in load_session(path).trials] == [1, 2]

@@ -123,6 +123,16 @@ def test_a_tune_killed_mid_launch_resumes_without_repeating_its_launches(tmp_pat
     assert second.returncode == 0, second.stderr
     result = json.loads(second.stdout.splitlines()[-1])
     assert "2 launch(es) resumed from the session" in second.stderr
+    # each resumed launch listed as a new one is, with what it measured (it said "2 resumed" and no more)
+    first_landed = [line for line in seen.splitlines() if line.startswith("  ") and not line.startswith("  ·")
+                    and "best so far" not in line][:2]
+    lines = second.stderr.splitlines()
+    for number, line in enumerate(first_landed, 1):
+        label = line.strip().split(":")[0].removesuffix(" on a")  # the landed line names its host
+        header = f"[{number}/5] {label} (resumed from the session)"  # of 6: one kept to check the tiers
+        assert header in lines, second.stderr
+        at = lines.index(header)
+        assert lines[at + 1] == line, (lines[at + 1], line)
     assert result["resumed"] == 2 and result["launches"] <= 6
     done = [t for t in tagged(session) if t[1] in ("ok", "failed")]
     assert len(done) == result["launches"]

@@ -72,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
     host = open_cli_host(config, name, keep_running=True)
     target = Target(name, config.host_settings(name))
     action: Callable[[Host, argparse.Namespace, Target], Awaitable[int]] = HANDLERS[args.host_command]
+    from specdec_tui.loop.busy import Refused
+
     try:
         return asyncio.run(_with_host(host, args, target, action))
-    except HostError as err:
+    except (HostError, Refused) as err:  # Refused: `rollback` on a host a sweep or tune holds (loop.host_hold)
         raise CliError(str(err)) from None
 
 

@@ -224,6 +224,7 @@ def _printer(args: argparse.Namespace, several: bool) -> Callable[[object], None
 async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts: list[Host], profile: BenchProfile,
                plan: Any) -> int:
     from specdec_tui.hosts.errors import HostError
+    from specdec_tui.loop.busy import Refused
     from specdec_tui.loop.health import NotHealthy
     from specdec_tui.loop.host_group import ConnectFailed, HostGroup, with_host
     from specdec_tui.loop.parallel_sweep import sweep_running_units
@@ -241,7 +242,7 @@ async def _run(args: argparse.Namespace, config: Config, names: list[str], hosts
                      f"({plan.repeats} run(s) each, concurrency {','.join(map(str, profile.concurrency))}); "
                      f"session {path}")
             outcome = await sweep_running_units(runners, plan, on_event=on_event)
-    except SweepError as err:
+    except (SweepError, Refused) as err:  # Refused: a host held by another task (loop.host_hold)
         raise CliError(str(err)) from None
     except ConnectFailed as err:
         raise CliError(with_host(err, str(err))) from None

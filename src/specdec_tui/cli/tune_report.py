@@ -15,6 +15,7 @@ from specdec_tui.loop.correctness_gate import verdict_lines
 from specdec_tui.loop.sweep_plan import OnHost
 from specdec_tui.loop.tune import AdaptiveCheckStarted, LaunchLanded, LaunchStarted, TuneOutcome, TuneStarted
 from specdec_tui.loop.tune_adaptive import AdaptiveCheck
+from specdec_tui.loop.tune_search import Standing
 
 
 class Printer:
@@ -29,6 +30,11 @@ class Printer:
             resumed = f"; {event.resumed} launch(es) resumed from the session" if event.resumed else ""
             progress(f"{event.candidates} configurations to search, {len(event.refused)} refused by the release's "
                      f"rules{resumed}")
+            for number, result in enumerate(event.prior, 1):  # each as a new launch is listed: the whole search
+                progress(f"[{number}/{event.budget}] {point_label(result.point)} (resumed from the session)")
+                progress("  " + landed_line(result))
+            if event.standing is not None:
+                self._standing(event.standing)
         elif isinstance(event, LaunchStarted):
             on = f" on {event.host}" if self.several else ""
             again = " (again)" if event.repeat else ""
@@ -38,8 +44,7 @@ class Printer:
             if event.spared:
                 progress(f"  predicted to fail, not launched: {', '.join(c.label for c in event.spared)}")
             if event.standing is not None:
-                s = event.standing
-                progress(f"  best so far: {point_label(s.point)} {s.goodput:,.1f} tok/s at c={s.level}")
+                self._standing(event.standing)
         elif isinstance(event, AdaptiveCheckStarted):
             progress(f"checking the schedule as adaptive speculation ({event.config_file}) with one more launch")
         elif isinstance(event, AdaptiveCheck):
@@ -49,6 +54,11 @@ class Printer:
                 progress(line.replace("  · ", f"  · {event.host}: ", 1))
         elif (line := self.phase_line(event)) is not None:
             progress(line)
+
+
+    @staticmethod
+    def _standing(s: Standing) -> None:
+        progress(f"  best so far: {point_label(s.point)} {s.goodput:,.1f} tok/s at c={s.level}")
 
 
 def landed_line(r: LaunchResult) -> str:

@@ -4,7 +4,7 @@ for anything else, and every event sent to the loop's sink and to the listeners 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -28,9 +28,11 @@ def _ignore(_event: LoopEvent) -> None:
     return None
 
 
-# Set inside a sweep or replay: the steps it runs belong to it (the busy state stays SWEEP/REPLAY), while an
-# intent from anywhere else (another worker, another key) is still refused.
-_IN_TASK: ContextVar[bool] = ContextVar("specdec_in_task", default=False)
+# Inside a sweep, tune or replay: the loops it holds (their ids). Their steps belong to it (the busy state stays
+# SWEEP/TUNE/REPLAY), while an intent from anywhere else (another worker, another key) is still refused. By loop,
+# not one flag: a task on several hosts claims each host's loop in turn, and a flag set by the first claim let the
+# others' claims through unmarked (their loops stayed idle while the task drove them).
+_IN_TASK: ContextVar[frozenset[int]] = ContextVar("specdec_in_task", default=frozenset())
 
 
 @dataclass
@@ -54,8 +56,8 @@ class BusyState:
 
     @contextmanager
     def _claimed(self, what: Busy) -> Iterator[None]:
-        """Hold the busy state for `what`, or raise Refused; inside a sweep/replay its steps just run."""
-        if _IN_TASK.get():
+        """Hold the busy state for `what`, or raise Refused; inside a task holding this loop its steps just run."""
+        if id(self) in _IN_TASK.get():
             yield
             return
         why = self.refusal(what)
@@ -69,13 +71,21 @@ class BusyState:
 
     @contextmanager
     def task(self, what: Busy) -> Iterator[None]:
-        """`with loop.task(Busy.SWEEP):` — a sweep or replay owns the loop until the block ends."""
-        with self._claimed(what):
-            token = _IN_TASK.set(True)
+        """`with loop.task(Busy.SWEEP):` — a sweep, tune or replay owns the loop (and its host: `task_hold`) until
+        the block ends."""
+        if id(self) in _IN_TASK.get():
+            yield
+            return
+        with self._claimed(what), self.task_hold(what):
+            token = _IN_TASK.set(_IN_TASK.get() | {id(self)})
             try:
                 yield
             finally:
                 _IN_TASK.reset(token)
+
+    def task_hold(self, what: Busy) -> AbstractContextManager[None]:
+        """What a task holds beside this loop while it runs (a loop with a host: the host, `loop.host_hold`)."""
+        return nullcontext()
 
     @contextmanager
     def listening(self, on_event: EventSink | None) -> Iterator[None]:

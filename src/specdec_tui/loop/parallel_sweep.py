@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 
 from specdec_tui.core.flags import canonical_name
 from specdec_tui.core.unit import UnitFile
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.errors import HostError
+from specdec_tui.loop.busy import Refused
 from specdec_tui.loop.same_server import SameServer, refuse_same_server
+from specdec_tui.loop.states import Busy
 from specdec_tui.loop.sweep import SweepHost, run_sweep, settle_quietly, sweep_hosts
 from specdec_tui.loop.sweep_plan import EventSink, SweepError, SweepOutcome, SweepPlan, plan_units
 from specdec_tui.loop.trial import TrialLoop
@@ -113,6 +116,14 @@ async def run_parallel_sweep(runners: Sequence[TrialLoop], plan: SweepPlan, *,
         refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
     except SameServer as err:
         raise SweepError(str(err)) from None
+    with ExitStack() as held:  # every host held from before its unit is read (loop.busy, loop.host_hold)
+        for runner in runners:
+            held.enter_context(runner.task(Busy.SWEEP))
+        return await _sweep_held(runners, names, plan, on_event)
+
+
+async def _sweep_held(runners: Sequence[TrialLoop], names: list[str], plan: SweepPlan,
+                      on_event: EventSink | None) -> SweepOutcome:
     bases = await asyncio.gather(*(_read_unit(r) for r in runners))
     units: list[tuple[str, dict[str, str]]] = []
     for name, base in zip(names, bases, strict=True):
@@ -132,19 +143,25 @@ async def sweep_running_units(runners: Sequence[TrialLoop], plan: SweepPlan, *,
     """The sweep the panel's screen and `specdec-tui sweep` both run: on one host from the unit it runs now
     (`loop.sweep.run_sweep`), on several at once (`run_parallel_sweep`)."""
     if len(runners) == 1:
-        return await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
+        with runners[0].task(Busy.SWEEP):  # held before its unit is read: nothing slips in between
+            return await run_sweep(runners[0], await runners[0].read_running(), plan, on_event=on_event)
     return await run_parallel_sweep(runners, plan, on_event=on_event)
 
 
 async def apply_winner(runners: Sequence[TrialLoop], value: str, units_by_host: dict[str, dict[str, str]],
                        on_event: Callable[[str, object], None]) -> list[tuple[str, str]]:
-    """Every host of a sweep onto the winner's unit (its own edit of it: its own port), at once. Each host's name
-    and what failed there in words ("" when it runs the winner); `on_event(host, event)` gets its steps."""
+    """Every host of a sweep onto the winner's unit (its own edit of it: its own port), at once, each held as by the
+    sweep until it runs it (the sweep let go when it ended). Each host's name and what failed there in words (""
+    when it runs the winner); `on_event(host, event)` gets its steps."""
 
     async def settle(runner: TrialLoop) -> tuple[str, str]:
         name = runner.host.info.name
-        problem = await settle_quietly(runner, units_by_host[name][value], lambda e: on_event(name, e),
-                                       f"applying the winner {value}")
+        try:
+            with runner.task(Busy.SWEEP):  # held until it runs the winner: the push goes to the host, not a step
+                problem = await settle_quietly(runner, units_by_host[name][value], lambda e: on_event(name, e),
+                                               f"applying the winner {value}")
+        except Refused as err:
+            problem = f"not applied: {err}"
         return name, problem
 
     return list(await asyncio.gather(*(settle(runner) for runner in runners)))

@@ -4,6 +4,7 @@ told in words which file failed, why, and where the trials are now. No finished 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import tempfile
 import time
@@ -64,6 +65,8 @@ def flush_or_rescue(savers: Sequence[SessionSaver], timeout_s: float) -> list[st
     deadline = time.monotonic() + timeout_s
     said = []
     for saver in savers:
+        with contextlib.suppress(SessionError):  # a failure is `failing`, said below
+            saver.take_deferred()  # a `save_soon` of the frame the process ended in
         while not saver.idle and not saver.failing and time.monotonic() < deadline:
             time.sleep(0.05)
         if saver.failing and (saver.rescued is None or saver.rescued is not saver.latest):  # each snapshot said once

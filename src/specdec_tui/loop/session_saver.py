@@ -31,6 +31,7 @@ from specdec_tui.core.session_merge import DiskStamp, disk_stamp, session_lock
 from specdec_tui.loop.session_text import Mark, SessionText, marks
 
 RETRY_S = 1.0  # a failed write is tried again after this long (or at once on a newer save)
+FRAME_S = 1 / 60  # `save_soon`: the saves of one frame make one snapshot (each walks every trial on the caller's thread)
 _SAVERS: dict[Path, SessionSaver] = {}
 _SAVERS_LOCK = threading.Lock()
 
@@ -110,6 +111,7 @@ class SessionSaver:
         self._copies = Copied()  # the trials' copies in the last snapshot (`snapshot`)
         self._copies_lock = threading.Lock()  # callers on two threads (a headless verb and an exit flush) take turns
         self.writes = 0  # files written (a burst of saves makes fewer)
+        self._soon: Session | None = None  # `save_soon`'s session, not yet snapshotted (`take_deferred` does it)
 
     def save(self, session: Session) -> None:
         """Have `session` (as it is now) written soon; raises an earlier write's error (after handing this one over)."""
@@ -125,6 +127,37 @@ class SessionSaver:
                 pass  # the write says it in words
         self._hand_over(session, self._snapshot(session), prime=False)
         self._raise_error()
+
+    def save_soon(self, session: Session) -> None:
+        """`save` once at the end of this frame for every call made in it (a level's end and its trial's come
+        together; a parallel sweep's hosts too): one snapshot, one stat. On an event loop; with none, `save` now.
+        `flush`, the exit's flush and `idle` see a deferred save as pending; raises an earlier write's error."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.save(session)
+            return
+        with self._lock:
+            first, self._soon = self._soon is None, session
+        if first:
+            loop.call_later(FRAME_S, self._deferred_now)
+        self._raise_error()
+
+    def _deferred_now(self) -> None:
+        try:
+            self.take_deferred()
+        except SessionError:
+            pass  # kept in `failing` until a write succeeds: the trial loop's watch says it (`TrialLoop._follow_saver`)
+
+    def take_deferred(self) -> None:
+        """Hand a deferred `save_soon` over now (a flush, the exit), on the thread that changes the session, or
+        once nothing does (the loop has ended); nothing when there is none."""
+        with self._lock:
+            session, self._soon = self._soon, None
+        if session is not None:
+            self.save(session)
 
     def prime(self, session: Session) -> None:
         """Have the writer thread make `session`'s text without writing it, so its trials' tables are kept before
@@ -156,6 +189,7 @@ class SessionSaver:
         """Wait until the newest session saved is on disk; raises a write's error (SessionError, in words) as soon
         as the newest save's write failed (it is retried meanwhile: `failing`)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self.take_deferred()
         with self._lock:
             newest = self._handed
         while not self._idle.wait(0.05):
@@ -176,8 +210,8 @@ class SessionSaver:
 
     @property
     def idle(self) -> bool:
-        """Nothing is waiting to be written (no save on its way, no failed write being retried)."""
-        return self._idle.is_set()
+        """Nothing is waiting to be written (no save deferred or on its way, no failed write being retried)."""
+        return self._idle.is_set() and self._soon is None
 
     def _adopt_file(self, session: Session) -> bool:
         """`prime` from the file itself when `session` is what it holds (read or written as it is on disk now): its

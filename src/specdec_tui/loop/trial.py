@@ -131,8 +131,10 @@ class TrialLoop(TrialHostSteps):
         if self.session_path is not None:
             saver = saver_for(self.session_path)
             try:
-                saver.save(self.session)
-                if not self.save_in_background:
+                if self.save_in_background:
+                    saver.save_soon(self.session)  # the panel: saves of one frame make one snapshot
+                else:
+                    saver.save(self.session)
                     saver.flush()
             except SessionError as err:  # the trial goes on; its results stay in memory and are saved when it can be
                 self._say_save(str(err))

@@ -4,7 +4,8 @@ release. `loop.trial.TrialLoop` holds the fields named here and builds trials an
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from specdec_tui.core.session import Trial
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import FileReader, Host, PushResult, RestartResult
 from specdec_tui.hosts.errors import HostError
-from specdec_tui.loop.busy import BusyState
+from specdec_tui.loop.busy import BusyState, Refused
 from specdec_tui.loop.events import Healthy, Phase, ReleaseLearned, Restarted, RolledBack, UnitLoaded
 from specdec_tui.loop.health import HealthSnapshot, HealthWatch, NotHealthy
 from specdec_tui.loop.states import Busy, UnitChange
@@ -34,6 +35,29 @@ class TrialHostSteps(BusyState):
     facts: ServerFacts | None
     _health: HealthWatch | None
     release: Release | None
+
+    def refusal(self, what: Busy) -> str | None:
+        """The loop's own busy state first; idle, a sweep or tune that holds this host through another loop (another
+        of this panel's tasks' hosts, another terminal's `specdec-tui sweep`) refuses it too (`loop.host_hold`)."""
+        why = super().refusal(what)
+        if why is not None or self.busy is not Busy.IDLE:
+            return why
+        from specdec_tui.loop.host_hold import holder_of
+
+        holder = holder_of(self.host.info)
+        return None if holder is None else f"Not a {what.value}: {holder.words(self.host.info.name)}"
+
+    @contextmanager
+    def task_hold(self, what: Busy) -> Iterator[None]:
+        """A task holds its host for as long as it runs, for every other loop on it in any process (the lock is
+        let go when the task ends, fails or is cancelled, and by the kernel if the process dies)."""
+        from specdec_tui.loop.host_hold import HostHeld, holding
+
+        try:
+            with holding(self.host.info, what.value):
+                yield
+        except HostHeld as held:
+            raise Refused(f"Not a {what.value}: {held.holder.words(self.host.info.name)}") from None
 
     @property
     def health(self) -> HealthWatch:

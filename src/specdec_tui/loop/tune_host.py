@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -163,15 +163,9 @@ class HostLauncher:
 
 async def _starting_units(runners: Sequence[TrialLoop], tid: str) -> tuple[list[Before | None], list[str]]:
     """Each host's recorded unit to end on (a resumed tune's, else None) and the unit its candidates are made
-    from. Refuses, before any launch, a host named twice, two names for one server (they would launch two
-    candidates into one unit at once: loop.same_server) and units that differ but for --host/--port."""
+    from. Refuses, before any launch, units that differ but for --host/--port (`_refuse_names` has refused the
+    rest)."""
     names = [r.host.info.name for r in runners]
-    if len(set(names)) != len(names):
-        raise SpaceError("a host is named twice; give each host once")
-    try:
-        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
-    except SameServer as err:
-        raise SpaceError(str(err)) from None
     found_first = await asyncio.gather(*(_read(r) for r in runners))
     # a resumed tune's hosts may run one of its launches: its base (and the unit it ends on) is the recorded one
     recorded = [_resumable(runners[0].session, tid, name, found)
@@ -192,12 +186,37 @@ def own_unit(base_text: str, candidate: Candidate) -> str:
     return unit_for(base_text, dict(candidate.point))
 
 
+def _refuse_names(runners: Sequence[TrialLoop]) -> None:
+    """A host named twice, or two names for one server (they would launch two candidates into one unit at once:
+    loop.same_server): refused before any host is claimed or read."""
+    names = [r.host.info.name for r in runners]
+    if len(set(names)) != len(names):
+        raise SpaceError("a host is named twice; give each host once")
+    try:
+        refuse_same_server([(r.host.info.name, r.host.info) for r in runners])
+    except SameServer as err:
+        raise SpaceError(str(err)) from None
+
+
 async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None = None,
                         adaptive_file: Path | None = None, correctness_gate: bool = False) -> TuneOutcome:
     """Tune on every host of `runners` at once (they share one session). Raises SpaceError/UnitsDiffer before
     any launch. Each host ends on the unit it ran before (also on cancel). With `adaptive_file`, a schedule that
     names steps is written there and, where the release has adaptive speculation and the hosts are local (the
-    server can read the file), checked by one more launch (`loop.tune_adaptive`)."""
+    server can read the file), checked by one more launch (`loop.tune_adaptive`).
+
+    Every host is held from before its unit is read to the end (`loop.busy`, `loop.host_hold`): another loop on
+    one of them — another panel, another command — is refused meanwhile, in words naming the tune."""
+    _refuse_names(runners)
+    with ExitStack() as held:
+        for runner in runners:
+            held.enter_context(runner.task(Busy.TUNE))
+        return await _tune_held(runners, plan, on_event=on_event, adaptive_file=adaptive_file,
+                                correctness_gate=correctness_gate)
+
+
+async def _tune_held(runners: Sequence[TrialLoop], plan: TunePlan, *, on_event: EventSink | None,
+                     adaptive_file: Path | None, correctness_gate: bool) -> TuneOutcome:
     emit = on_event or (lambda _event: None)
     first = runners[0]
     tid = tune_id(plan, first.profile.name)
@@ -208,7 +227,6 @@ async def run_host_tune(runners: Sequence[TrialLoop], plan: TunePlan, *, on_even
     async with AsyncExitStack() as stack:
         befores = []
         for runner, before in zip(runners, recorded, strict=True):
-            stack.enter_context(runner.task(Busy.TUNE))
             saved = runner.auto_rollback
             runner.auto_rollback = True
             stack.callback(setattr, runner, "auto_rollback", saved)
@@ -287,11 +305,14 @@ async def _read(runner: TrialLoop) -> str:
         raise SpaceError(f"{runner.host.info.name}: its unit could not be read: {in_words(err)}") from None
 
 
-async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promoted: Point) -> list[str]:
+async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promoted: Point, *,
+                      holding: TrialLoop | None = None) -> list[str]:
     """`a` on a tune across several hosts: the choice onto each of `runners` (the panel's own host is pushed by
     the panel, as any push), each as its own edit of the unit it ran when the tune began (`bases`, by host name:
     its own port and paths), through the ordinary push with its check that the host's unit is still that one
-    (changed since, by another terminal: nothing is pushed there). At once; the problems in words, one a host."""
+    (changed since, by another terminal: nothing is pushed there). At once, each host held as by the tune until it
+    runs the choice, and `holding` (the panel's own host, pushed after) with them; the problems in words, one a
+    host (`holding` busy: nothing is pushed, said once)."""
     from specdec_tui.loop.busy import Refused
     from specdec_tui.loop.unit_checks import WorkflowError
 
@@ -301,9 +322,16 @@ async def push_choice(runners: Sequence[TrialLoop], bases: dict[str, str], promo
         if base is None:
             return f"{name}: its unit was not read when the tune began; nothing pushed"
         try:
-            trial = await runner.push_and_restart(unit_for(base, dict(promoted)), expected=base)
+            with runner.task(Busy.TUNE):  # held until it runs the choice, as by the tune
+                trial = await runner.push_and_restart(unit_for(base, dict(promoted)), expected=base)
         except (Refused, WorkflowError, HostError) as err:
             return f"{name}: {in_words(err)}"
         return f"{name}: {trial.failure}" if trial.status == "failed" else ""
 
-    return [problem for problem in await asyncio.gather(*(one(r) for r in runners)) if problem]
+    with ExitStack() as held:
+        if holding is not None:
+            try:
+                held.enter_context(holding.task(Busy.TUNE))
+            except Refused as err:
+                return [f"nothing pushed: {err}"]
+        return [problem for problem in await asyncio.gather(*(one(r) for r in runners)) if problem]

@@ -85,6 +85,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         self.current_by_host: dict[str, str] = {}  # the value each host runs now
         self.planned_by_level: dict[int, int] = {}  # requests each level measures, for "bench c=64 14/64"
         self.applied: str = ""  # what happened after "apply the winner?"
+        self.applying = False  # its pushes on their way: escape waits (a cancel left a host half-restarted)
         self._step: tuple[int, int, str] | None = None  # the value on its way (one host): index, total, words
         self.pace = LevelPace()  # the share of that value done, by the time its levels take (core.level_pace)
 
@@ -149,6 +150,11 @@ class SweepScreen(TaskScreen[SweepOutcome]):
         settled = await apply_winner(self.loops, value, units_by_host, post)
         problems = [f"{name}: {problem}" if self.several else problem for name, problem in settled if problem]
         self.post_message(Settled(value, "; ".join(problems)))
+
+    def action_close(self) -> None:
+        if self.applying:  # cancelled, the apply left a host half-restarted and the screen running for good
+            return self.say("applying the winner: wait until every host runs it…")
+        super().action_close()
 
     async def on_unmount(self) -> None:
         await self.others.close()  # the other hosts' connections; the panel's own host stays open
@@ -248,7 +254,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
 
     @on(Settled)
     def _settled(self, message: Settled) -> None:
-        self.running = False
+        self.running = self.applying = False
         hosts = "Every host now runs" if self.several else "The host now runs"
         if message.problem:
             self.applied = f"The winner was not applied: {message.problem}"
@@ -280,7 +286,7 @@ class SweepScreen(TaskScreen[SweepOutcome]):
 
             def answer(yes: bool | None) -> None:
                 if yes:
-                    self.running = True
+                    self.running = self.applying = True
                     self.say(f"applying the winner {winner}…")
                     self.apply_winner_worker(winner, outcome.units_by_host)
 

@@ -88,7 +88,7 @@ class TuneScreen(Screen[object]):
         self.configured = sorted(config.hosts) if config is not None else []
         self.hosts: tuple[str, ...] = (runner.host.info.name,)
         self.defaults = (space, slo, str(budget))
-        self.running = False
+        self.running = self.pushing = False  # pushing: `a` puts the choice on the other hosts (escape waits for it)
         self.cancelling = False  # escape was pressed: the tune is putting back the unit that ran before
         self.plan: TunePlan | None = None
         self.outcome: TuneOutcome | None = None
@@ -148,12 +148,10 @@ class TuneScreen(Screen[object]):
             if self.configured:
                 self.hosts = form_hosts(hosts, self.configured, self.runner.host.info.name)
         except (ValueError, WorkflowError) as err:
-            self._say("status", f"Cannot start: {err}")
-            return
+            return self._say("status", f"Cannot start: {err}")
         why = self.runner.refusal(Busy.TUNE)
         if why is not None:
-            self._say("status", why)
-            return
+            return self._say("status", why)
         for widget in self.query("#tune-form Input").results(Input):
             widget.disabled = True
         self.running, self.started = True, time.monotonic()
@@ -354,14 +352,14 @@ class TuneScreen(Screen[object]):
     def action_apply(self) -> None:
         o = self.outcome
         if self.running or o is None or o.best is None:
-            self._say("status", "Nothing to push yet: the tune has not chosen a configuration.")
-            return
+            return self._say("status", "Nothing to push yet: the tune has not chosen a configuration.")
         if o.promoted is None:
-            self._say("status", "Not pushed: the choice failed the correctness gate (see above).")
-            return
+            return self._say("status", "Not pushed: the choice failed the correctness gate (see above).")
         if self.others is not None and self.others.loops:
-            self._say("status", f"pushing the choice on {', '.join(self.hosts[1:])} too…")
-            self._push_others(o.promoted)
+            if not self.pushing:  # a second a would cancel the first push half-way
+                self.pushing = True
+                self._say("status", f"pushing the choice on {', '.join(self.hosts[1:])} too…")
+                self._push_others(o.promoted)
             return
         self._dismiss_with_choice()
 
@@ -376,8 +374,8 @@ class TuneScreen(Screen[object]):
     async def _push_others(self, promoted: Point) -> None:
         from specdec_tui.loop.tune_host import push_choice
 
-        loops = self.others.loops if self.others is not None else []
-        self.post_message(TuneOthersPushed(await push_choice(loops, self.bases, promoted)))
+        loops = self.others.loops if self.others is not None else []  # the panel's host held meanwhile: keys wait
+        self.post_message(TuneOthersPushed(await push_choice(loops, self.bases, promoted, holding=self.runner)))
 
     @on(TuneOthersPushed)
     def _others_pushed(self, message: TuneOthersPushed) -> None:
@@ -391,6 +389,8 @@ class TuneScreen(Screen[object]):
             await self.others.close()  # the other hosts' connections; the panel's own host stays open
 
     def action_close(self) -> None:
+        if self.pushing:  # a cancel would leave a host half-restarted, its connection closed under it
+            return self._say("status", f"pushing the choice on {', '.join(self.hosts[1:])}: wait until it runs there…")
         if self.running:
             self.cancelling = True
             self._say("status", "cancelling: the tune puts back the unit that ran before…")
