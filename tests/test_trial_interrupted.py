@@ -35,8 +35,10 @@ from specdec_tui.core.session import Session, save_session
 from specdec_tui.core.trial_writer import this_writer
 from specdec_tui.core.session import Trial
 path = Path(sys.argv[1])
-trial = Trial(id=1, unit_text="u", label="steps=3", writer=this_writer(), levels=[LevelResult(concurrency=4, requests=8)])
-save_session(Session(host="h", unit="u.service", trials=[trial]), path)
+earlier = [Trial(id=i, unit_text="u", status="ok") for i in range(1, int(sys.argv[2]) + 1)]
+trial = Trial(id=len(earlier) + 1, unit_text="u", label="steps=3", writer=this_writer(),
+              levels=[LevelResult(concurrency=4, requests=8)])
+save_session(Session(host="h", unit="u.service", trials=[*earlier, trial]), path)
 print("saved", flush=True)
 time.sleep(600)
 """
@@ -46,8 +48,9 @@ def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "specdec_tui", *argv], capture_output=True, text=True, timeout=120)
 
 
-def start_writer(path: Path) -> subprocess.Popen[str]:
-    child = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+def start_writer(path: Path, earlier: int = 0) -> subprocess.Popen[str]:
+    """The writer's trial comes after `earlier` finished ones."""
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(earlier)], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdout.readline() == "saved\n"
     return child
 
@@ -108,18 +111,25 @@ def test_a_demo_killed_mid_benchmark_is_shown_as_interrupted_with_the_levels_it_
     assert "trial 1 cancelled: interrupted: the process that ran it ended without finishing it (killed?)" in shown.stdout
 
 
-async def test_the_panel_says_once_a_trial_was_interrupted_and_the_next_start_says_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("earlier", [0, 2])  # 2: the panel opens with the newest trial, the rest read after
+async def test_the_panel_says_once_a_trial_was_interrupted_and_the_next_start_says_nothing(
+        tmp_path: Path, earlier: int) -> None:
     path = tmp_path / "s.toml"
-    kill(start_writer(path))
+    kill(start_writer(path, earlier))
     said: list[list[str]] = []
     for _ in range(2):  # this start, then the next
         app = offline_app(argparse.Namespace(sessions=False, session=str(path), host=None), Config())
         notes = record_notifications(app)
+        assert (app.trials_to_load is not None) == (earlier > 0)  # 2: opened with its newest trial only
         async with app.run_test(size=(140, 40)) as pilot:
+            for _ in range(200):
+                if app.session_load is None or app.session_load.done:
+                    break
+                await pilot.pause(0.05)
             await pilot.pause()
-            row = app.session.trials[0]
+            row = app.session.trials[-1]
             assert (row.status, [lv.concurrency for lv in row.levels]) == ("cancelled", [4])
         said.append([n for n in notes if "interrupted" in n])
-    assert said == [["Trial 1 (steps=3) was interrupted: the process that ran it ended without finishing it "
+    assert said == [[f"Trial {earlier + 1} (steps=3) was interrupted: the process that ran it ended without finishing it "
                      "(killed?); the 1 level it finished is kept, recorded as cancelled."], []]
     assert 'status = "running"' not in path.read_text()
