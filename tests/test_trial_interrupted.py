@@ -133,3 +133,17 @@ async def test_the_panel_says_once_a_trial_was_interrupted_and_the_next_start_sa
     assert said == [[f"Trial {earlier + 1} (steps=3) was interrupted: the process that ran it ended without finishing it "
                      "(killed?); the 1 level it finished is kept, recorded as cancelled."], []]
     assert 'status = "running"' not in path.read_text()
+
+
+def test_a_writer_that_ends_as_it_should_leaves_no_lock_file_and_a_killed_one_leaves_its_own() -> None:
+    from specdec_tui.core.trial_writer import writers_dir
+
+    code = "from specdec_tui.core.trial_writer import this_writer; print(this_writer(), flush=True)"
+    ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert ended.stdout.strip() and not list(writers_dir().glob(f"{ended.stdout.strip()}.lock"))
+    child = subprocess.Popen([sys.executable, "-c", code + "; import time; time.sleep(600)"], stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout is not None
+    name = child.stdout.readline().strip()
+    kill(child)
+    assert [p.name for p in writers_dir().iterdir()] == [f"{name}.lock"]

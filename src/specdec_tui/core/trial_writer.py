@@ -9,6 +9,8 @@ written — a live trial is never called dead."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import fcntl
 import os
 import secrets
@@ -50,8 +52,18 @@ def this_writer() -> str:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held, by the open fd, until the process ends
     except OSError:
         name = ""
+    else:
+        atexit.register(_let_go, pid, _lock_file(name))
     _held[pid] = name
     return name
+
+
+def _let_go(pid: int, path: Path) -> None:
+    """A process that ends as it should takes its file away (its trials have ended): only a killed one's stay.
+    Not a forked child's exit: the file is its parent's."""
+    if os.getpid() == pid:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def writer_gone(name: str) -> bool:
