@@ -9,6 +9,7 @@ back (replay of a saved trial) gets the key restored from the running unit (`res
 from __future__ import annotations
 
 import re
+from typing import Any
 
 REDACTED = "<redacted>"
 SECRET_FLAGS = ("api-key", "admin-api-key")
@@ -36,6 +37,17 @@ def redact_text(text: str) -> str:
 
 def redact_flags(flags: dict[str, str | None]) -> dict[str, str | None]:
     return {name: (REDACTED if name in SECRET_FLAGS and value is not None else value) for name, value in flags.items()}
+
+
+def redact_strings(value: Any) -> Any:
+    """`value` with every string in it masked (`redact_text`), for the free-form tables of a trial."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_strings(v) for v in value]
+    return value
 
 
 def has_redacted(text: str) -> bool:

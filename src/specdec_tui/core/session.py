@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 from specdec_tui.core.atomic_file import write_atomic
 from specdec_tui.core.config import BenchProfile
-from specdec_tui.core.redact import redact_flags, redact_text
+from specdec_tui.core.redact import redact_flags, redact_strings, redact_text
 from specdec_tui.core.regular_file import read_regular_text
 from specdec_tui.core.results import LevelResult, ServerFacts, as_stored
 from specdec_tui.core.session_cache import read_cache, write_cache
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
+from specdec_tui.core.trial_writer import INTERRUPTED, interrupted
 
 SCHEMA_VERSION = 1
 
@@ -69,6 +70,7 @@ class Trial:
     tool_version: str = field(default_factory=tool_version)  # the specdec-tui that measured it ("" in older files)
     file_env: dict[str, str] = field(default_factory=dict)  # behaviour-changing vars of its EnvironmentFile=s, read on the host
     env_files: dict[str, str] = field(default_factory=dict)  # each EnvironmentFile= path → "read" or why it was not
+    writer: str = ""  # the process running it (`core.trial_writer`): a running trial whose writer ended is interrupted
 
     def level(self, concurrency: int) -> LevelResult | None:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
@@ -89,12 +91,19 @@ class Session:
     created: datetime = field(default_factory=utcnow)
     notes: str = ""
     disk_stamp: DiskStamp | None = field(default=None, compare=False, repr=False)  # the file as last read/written
+    interrupted: list[int] = field(default_factory=list, compare=False, repr=False)  # read so now (core.trial_writer)
 
     def next_trial_id(self) -> int:
         return max((t.id for t in self.trials), default=0) + 1
 
     def trial(self, trial_id: int) -> Trial | None:
         return next((t for t in self.trials if t.id == trial_id), None)
+
+    def add_read(self, trial: Trial, doc: dict[str, Any]) -> None:
+        """Append a trial read from `doc`, noting it in `interrupted` when its file says running and it is not."""
+        self.trials.append(trial)
+        if doc.get("status") == "running" and trial.status != "running":
+            self.interrupted.append(trial.id)
 
     def add(self, trial: Trial) -> Trial:
         """Add or replace (same id) a trial, keeping the order they were started in."""
@@ -138,6 +147,8 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
     if trial.label:
         doc["label"] = trial.label
     doc["status"] = trial.status
+    if trial.writer and trial.status == "running":
+        doc["writer"] = trial.writer
     if trial.host:
         doc["host"] = trial.host
     doc["started_at"] = trial.started_at
@@ -154,26 +165,15 @@ def _trial_doc(trial: Trial) -> dict[str, Any]:
         doc["levels"] = [_compact(lv.to_dict()) for lv in trial.levels]
     doc["flags"] = _flags_value(redact_flags(trial.flags))  # API keys never reach the file
     if trial.sweep:  # a tune's tag holds the unit that ran before it: its keys are masked as unit_text's are
-        doc["sweep"] = _tidy(_redacted(trial.sweep))
+        doc["sweep"] = _tidy(redact_strings(trial.sweep))
     doc["profile"] = _tidy(asdict(trial.profile))
     if trial.facts is not None:
         doc["facts"] = _compact(trial.facts.to_dict())
     if trial.tool_version:
         doc["tool_version"] = trial.tool_version
     if trial.env_files:
-        doc["env_files"], doc["file_env"] = dict(trial.env_files), _redacted(dict(trial.file_env))
+        doc["env_files"], doc["file_env"] = dict(trial.env_files), redact_strings(dict(trial.file_env))
     return doc
-
-
-def _redacted(value: Any) -> Any:
-    """`value` with every string in it masked (`core.redact.redact_text`), for the free-form tables of a trial."""
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def session_doc(session: Session) -> dict[str, Any]:
@@ -315,6 +315,10 @@ def trial_from_doc(d: Any, where: str, last_profile: list[tuple[dict[str, Any], 
         raise SessionError(f"{where}: malformed trial ({type(err).__name__}: {err})") from err
     if trial.status not in ("running", "ok", "failed", "cancelled"):
         raise SessionError(f"{where}: unknown status {trial.status!r}")
+    if interrupted(trial.status, writer := str(d.get("writer", ""))):  # its process ended: its levels are kept
+        trial.status, trial.failure = "cancelled", INTERRUPTED
+    elif trial.status == "running":
+        trial.writer = writer
     return trial
 
 
@@ -363,7 +367,7 @@ def session_from_doc(doc: dict[str, Any], source: str) -> Session:
         raise SessionError(f"{source}: malformed session header: {err}") from err
     last_profile: list[tuple[dict[str, Any], BenchProfile]] = []
     for i, raw in enumerate(trials_raw, start=1):
-        session.trials.append(trial_from_doc(raw, f"{source}: trial #{i}", last_profile))
+        session.add_read(trial_from_doc(raw, f"{source}: trial #{i}", last_profile), raw)
     return session
 
 
@@ -388,12 +392,3 @@ def load_session(path: Path | str) -> Session:
     session.disk_stamp = stamp
     write_cache(path, doc, stamp)  # the next read of this file is fast
     return session
-
-
-def default_session_path(host: str, when: datetime | None = None) -> Path:
-    """A new session file in the data dir, named by host and start time."""
-    from specdec_tui.core.paths import sessions_dir
-
-    when = when or utcnow()
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host) or "session"
-    return sessions_dir() / f"{when:%Y%m%d-%H%M%S}-{safe}.toml"

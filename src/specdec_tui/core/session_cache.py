@@ -35,7 +35,7 @@ def headline_row(trial: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"id": trial.get("id"), "status": trial.get("status", "ok"),
                            "lv": [[lv.get("concurrency"), lv.get("output_tok_s", 0.0)] for lv in trial.get("levels", [])
                                   if isinstance(lv, dict)]}
-    for key in ("label", "replay_of", "sweep"):
+    for key in ("label", "replay_of", "sweep", "writer"):  # writer: only a running trial's (core.trial_writer)
         if key in trial:
             row[key] = trial[key]
     if isinstance(trial.get("sweep"), dict) and not isinstance(trial["sweep"].get("id"), int):

@@ -24,6 +24,7 @@ from specdec_tui.core.session import (
 )
 from specdec_tui.core.session_cache import CachedSession, index_of, read_cached, read_first, read_first_and_last
 from specdec_tui.core.session_merge import disk_stamp
+from specdec_tui.core.trial_writer import interrupted
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,8 @@ def _from_cache(path: Path, cached: CachedSession) -> SessionIndex:
 def _headline(row: dict[str, Any], profiles: list[BenchProfile]) -> TrialHeadline:
     levels = tuple(LevelHeadline(int(c), float(v)) for c, v in row.get("lv", []))
     replay_of = row.get("replay_of")
-    return TrialHeadline(id=int(row["id"]), status=str(row.get("status", "ok")), label=str(row.get("label", "")),
+    status = "cancelled" if interrupted(str(row.get("status", "ok")), str(row.get("writer", ""))) else None
+    return TrialHeadline(id=int(row["id"]), status=status or str(row.get("status", "ok")), label=str(row.get("label", "")),
                          profile=profiles[int(row["p"])], levels=levels,
                          replay_of=None if replay_of is None else int(replay_of), sweep=dict(row.get("sweep", {})),
                          flags={str(k): (None if v is True else str(v)) for k, v in dict(row.get("flags", {})).items()})
@@ -146,7 +148,7 @@ def read_head(path: Path) -> tuple[Session, int] | None:
         docs = cached.trial_docs([count - 1])
         if docs is None:
             return None
-        session.trials.append(trial_from_doc(docs[0], f"{path}: trial #{count}"))
+        session.add_read(trial_from_doc(docs[0], f"{path}: trial #{count}"), docs[0])
     except SessionError:
         return None
     return session, count

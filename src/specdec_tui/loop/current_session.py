@@ -5,12 +5,13 @@ file name of its own. Apart from the saved-sessions list (`loop.sessions`, which
 from __future__ import annotations
 
 import io
+from datetime import datetime
 from pathlib import Path
 
 from specdec_tui.core import paths
 from specdec_tui.core.config import BenchProfile
 from specdec_tui.core.regular_file import open_regular
-from specdec_tui.core.session import Session, SessionError, default_session_path, load_session
+from specdec_tui.core.session import Session, SessionError, load_session, utcnow
 
 
 def current_session_of(host: str, directory: Path) -> Path | None:
@@ -78,6 +79,13 @@ def other_time_scale(session: Session, host: str) -> str | None:
         if ran != now:
             return f"{ran:g}"
     return None
+
+
+def default_session_path(host: str, when: datetime | None = None) -> Path:
+    """A new session file in the data dir, named by host and start time."""
+    when = when or utcnow()
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host) or "session"
+    return paths.sessions_dir() / f"{when:%Y%m%d-%H%M%S}-{safe}.toml"
 
 
 def unused_session_path(host: str, directory: Path) -> Path:

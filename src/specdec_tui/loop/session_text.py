@@ -18,6 +18,7 @@ from typing import cast
 from specdec_tui.core.session import SCHEMA_VERSION, Session, Trial, _has_carriage_return, _tidy, _trial_doc
 from specdec_tui.core.session_cache import CachedSession, IndexedPart, indexed_part, read_cached, trial_part
 from specdec_tui.core.session_merge import disk_stamp
+from specdec_tui.core.trial_writer import INTERRUPTED
 
 Mark = tuple[object, ...]
 
@@ -29,6 +30,12 @@ def mark(trial: Trial) -> Mark:
     return (trial.status, len(trial.levels), trial.failure, trial.notes, trial.label, id(trial.facts),
             trial.pushed_at, trial.host, id(trial.unit_text), id(trial.profile), trial.replay_of, trial.id,
             id(trial.flags), id(trial.sweep), trial.started_at)
+
+
+def file_mark(trial: Trial) -> Mark:
+    """`mark` of a trial whose table is cut out of its file; none that matches for one read as interrupted
+    (`core.trial_writer`): its file says "running", so the next save writes it as it is now."""
+    return () if trial.failure == INTERRUPTED else mark(trial)
 
 
 def marks(trials: Sequence[Trial]) -> list[Mark]:
@@ -148,7 +155,7 @@ class SessionText:
             return False
         if cached is not None and len(cached.index) != len(tables):
             cached = None
-        self._trials = {trial.id: (mark(trial), ("\n" + table).encode(), _part_of(cached, n))
+        self._trials = {trial.id: (file_mark(trial), ("\n" + table).encode(), _part_of(cached, n))
                         for n, (table, trial) in enumerate(zip(tables, held, strict=True))}
         self._last = None
         return True
@@ -175,6 +182,6 @@ class SessionText:
             if not _is_table_of(table, trial):
                 return
             if disk.trials[n] is trial or disk.trials[n] == trial:
-                kept[trial.id] = (mark(trial), ("\n" + table).encode(), _part_of(cached, n))
+                kept[trial.id] = (file_mark(trial), ("\n" + table).encode(), _part_of(cached, n))
         self._trials = {**self._trials, **kept}
         self._last = None

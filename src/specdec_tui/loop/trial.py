@@ -21,6 +21,7 @@ from specdec_tui.core.compare import change_label
 from specdec_tui.core.config import BenchProfile, Config
 from specdec_tui.core.results import ServerFacts
 from specdec_tui.core.session import Session, SessionError, Trial, utcnow
+from specdec_tui.core.trial_writer import this_writer
 from specdec_tui.core.words import in_words
 from specdec_tui.hosts.base import Host
 from specdec_tui.hosts.errors import HostError
@@ -109,7 +110,7 @@ class TrialLoop(TrialHostSteps):
         if label == "same flags" and earlier is None:
             label = "baseline"  # the host's first trial, of the unit it ran: nothing changed yet
         trial = Trial(id=self.session.next_trial_id(), unit_text=text, flags=flags, profile=profile or self.profile,
-                      label=label, host=self.host.info.name)
+                      label=label, host=self.host.info.name, writer=this_writer())
         if not self.session.trials:  # a session's [profile] is the one its trials ran, not a default no trial ran
             self.session.profile = trial.profile
         self.session.add(trial)

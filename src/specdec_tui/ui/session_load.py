@@ -9,6 +9,7 @@ writes the part over the whole."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -81,6 +82,7 @@ class SessionLoad:
             self.session.disk_stamp = whole.disk_stamp
         app.sub_title = self._sub_title
         app.show_trials()
+        say_interrupted(app, [i for i in whole.interrupted if i not in self.session.interrupted])
         if app.session_path is not None:
             from specdec_tui.loop.session_saver import saver_for
 
@@ -101,3 +103,21 @@ class SessionLoad:
             app.trial_loop.session_path = None
         app.notify(f"The session's other trials could not be read: {err}. Trials run now are not saved; the file "
                    "is left as it is.", severity="error", timeout=30)
+
+
+def say_interrupted(app: LoadingPanel, ids: list[int]) -> None:
+    """Say once, at the start that found them, the trials read as interrupted (`core.trial_writer`), and save
+    them so: the file said "running" and the next start says nothing more."""
+    trials = [t for t in app.session.trials if t.id in ids]
+    if not trials:
+        return
+    from rich.markup import escape
+
+    from specdec_tui.core.trial_writer import interrupted_words
+
+    app.notify(escape(interrupted_words(trials)), severity="warning", timeout=30)
+    if app.session_path is not None:
+        from specdec_tui.loop.session_saver import saver_for
+
+        with contextlib.suppress(SessionError):  # a file that takes no save: the next start says it again
+            saver_for(app.session_path).save_soon(app.session)
