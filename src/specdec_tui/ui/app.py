@@ -195,17 +195,11 @@ class SpecdecApp(InputInOrderApp, PanelActions):
             for problem in keymap_problems(self.effective_keymap, self.binding_scopes().values()):
                 self.notify(problem, severity="warning", timeout=10)
         self.show_trials()
-        if self.session.interrupted:  # a trial whose process was killed (core.trial_writer): said once, here
-            from specdec_tui.ui.session_load import say_interrupted
-
-            say_interrupted(self, self.session.interrupted)
         if self.settles_heap:
             self.call_after_refresh(self._settle_heap)  # every tab is built: what start-up made lives on
-        if self.trials_to_load is not None and self.session_path is not None:  # the rest of a long session
-            from specdec_tui.ui.session_load import SessionLoad
+        from specdec_tui.ui.session_load import load_rest
 
-            self.session_load = SessionLoad(self, self.session_path, self.trials_to_load)
-            self.session_load.start()
+        self.session_load = load_rest(self, self.trials_to_load)  # killed trials said; the rest of a long session
         self.sessions.start()
         if self.link is not None:
             self.link.connect()

@@ -105,6 +105,18 @@ class SessionLoad:
                    "is left as it is.", severity="error", timeout=30)
 
 
+def load_rest(app: LoadingPanel, count: int | None) -> SessionLoad | None:
+    """Once every tab is built: the trials read as interrupted said (once), and the rest of a long session (`count`
+    trials, None when it opened whole) read on a thread; the load, when one started."""
+    if app.session.interrupted:
+        say_interrupted(app, app.session.interrupted)
+    if count is None or app.session_path is None:
+        return None
+    load = SessionLoad(app, app.session_path, count)
+    load.start()
+    return load
+
+
 def say_interrupted(app: LoadingPanel, ids: list[int]) -> None:
     """Say once, at the start that found them, the trials read as interrupted (`core.trial_writer`), and save
     them so: the file said "running" and the next start says nothing more."""
