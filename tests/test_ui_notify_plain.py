@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from textual.widgets._toast import Toast
 
+from specdec_tui.core.paths import sessions_dir
 from specdec_tui.core.session import Trial
+from specdec_tui.ui.screens.sessions_screen import SessionsScreen
 
 from .ui_helpers import OFFLINE_UNIT, offline_app, started, wait_for
 
@@ -34,4 +36,22 @@ async def test_a_trial_picked_whose_flag_values_and_label_hold_markup_is_told_in
         assert "[/]" in told, told
         assert "[b]4[/b]" in told, told
         assert "[link=x]bold[/link]" in told, told
+        assert app.is_running
+
+
+async def test_a_screen_s_notification_of_a_session_file_named_with_markup_shows_its_name() -> None:
+    """A screen's `notify` (Textual's `Widget.notify` asks for markup by default) goes the same way."""
+    directory = sessions_dir()
+    directory.mkdir(parents=True)
+    (directory / "20260301-[link=x]box[b].toml").write_text('host = "box"\nversion = 999\n', encoding="utf-8")
+    app = offline_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await started(pilot)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "the sessions screen")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("Cannot open" in t for t in toast_texts(app)), "the toast")
+        await pilot.pause()
+        told = " ".join(toast_texts(app))
+        assert "[link=x]box[b]" in told, told
         assert app.is_running
