@@ -3,8 +3,6 @@ and both charts inline as SVG. Nothing is fetched when it opens (no scripts, fon
 
 from __future__ import annotations
 
-from html import escape as html_escape
-
 from specdec_tui.core.compare import (
     best_by_concurrency,
     best_confidence,
@@ -13,6 +11,7 @@ from specdec_tui.core.compare import (
     summary_rows,
     trial_notes,
 )
+from specdec_tui.core.export_text import html_text
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.number_format import fmt_fixed
 from specdec_tui.core.profile_words import session_settings
@@ -20,7 +19,6 @@ from specdec_tui.core.provenance import provenance_line
 from specdec_tui.core.report_charts import tok_s_chart_svg, trade_off_chart_svg
 from specdec_tui.core.session import Session
 from specdec_tui.core.status_tone import HTML_COLOUR, Tone, status_tone
-from specdec_tui.core.terminal_codes import terminal_safe
 from specdec_tui.core.trade_off import pareto_front, trade_off_points
 
 STYLE = """
@@ -38,8 +36,8 @@ tr.tone-bad td {{ color: {HTML_COLOUR[Tone.BAD]}; }}""" + """ tr.front td:first-
 def escape(text: str) -> str:
     """Text for the page: HTML-escaped, and words only. A label, host or unit name is the session's, from outside:
     its escape codes, NUL and CR are no HTML, and a bidi override (U+202E) turned the rest of a cell around in the
-    browser, so a value could read as another (core.terminal_codes)."""
-    return html_escape(terminal_safe(text))
+    browser, so a value could read as another (core.terminal_codes; one owner: core.export_text)."""
+    return html_text(text)
 
 
 def session_html(session: Session) -> str:

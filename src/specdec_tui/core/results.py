@@ -63,18 +63,22 @@ _FIGURES = frozenset({"duration_s", "output_tok_s", "achieved_concurrency", "acc
 _DISTS = frozenset({"per_request_tok_s", "ttft_ms", "tpot_ms", "itl_ms", "chunk_itl_ms", "e2e_ms"})
 
 
+class FigureError(ValueError):
+    """A saved figure that is no figure, said in words (the session reader shows them as they are)."""
+
+
 def figure(name: str, value: Any, *, whole: bool = False) -> Any:
     """`value` when it is a plausible figure of a saved level; ValueError saying why not (a string, a negative,
     an overflowing or non-finite number), which the session reader turns into words with the file and trial."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} = {value!r} is not a number")
+        raise FigureError(f"{name} = {value!r} is not a number")
     if not 0 <= value <= MAX_FIGURE:  # also false for NaN
-        raise ValueError(f"{name} = {value!r} is out of range (0 to {MAX_FIGURE:g})")
+        raise FigureError(f"{name} = {value!r} is out of range (0 to {MAX_FIGURE:g})")
     if whole:
         if value != int(value):
-            raise ValueError(f"{name} = {value!r} is not a whole number")
+            raise FigureError(f"{name} = {value!r} is not a whole number")
         return int(value)
     return value
 
@@ -208,7 +212,7 @@ class LevelResult:
                 try:
                     kw[k] = Dist.from_dict(v)
                 except ValueError as err:
-                    raise ValueError(f"{k}: {err}") from None
+                    raise FigureError(f"{k}: {err}") from None
             elif k == "good_requests":
                 kw[k] = None if v is None else figure(k, v, whole=True)
             elif k == "workload":

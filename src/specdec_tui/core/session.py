@@ -22,6 +22,7 @@ from specdec_tui.core.redact import redact_flags, redact_strings, redact_text
 from specdec_tui.core.regular_file import read_regular_text
 from specdec_tui.core.results import LevelResult, ServerFacts, as_stored
 from specdec_tui.core.session_cache import read_cache, write_cache
+from specdec_tui.core.session_damage import toml_problem, trial_problem
 from specdec_tui.core.session_merge import DiskStamp, disk_stamp, merge_into, same_session, session_lock
 from specdec_tui.core.trial_writer import INTERRUPTED, interrupted
 
@@ -287,32 +288,9 @@ def trial_from_doc(d: Any, where: str, last_profile: list[tuple[dict[str, Any], 
     if not isinstance(d, dict):
         raise SessionError(f"{where}: a [[trials]] entry must be a table")
     try:
-        flags = {str(k): (None if v is True else str(v)) for k, v in dict(d.get("flags", {})).items()}
-        trial = Trial(
-            id=int(d["id"]),
-            unit_text=str(d.get("unit_text", "")),
-            flags=flags,
-            started_at=_as_datetime(d.get("started_at", utcnow()), where),
-            pushed_at=_as_datetime(d["pushed_at"], where) if "pushed_at" in d else None,
-            status=str(d.get("status", "ok")),  # type: ignore[arg-type]
-            failure=str(d.get("failure", "")),
-            facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
-            profile=profile_from_doc(d.get("profile"), where, last_profile),
-            levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
-            notes=str(d.get("notes", "")),
-            label=str(d.get("label", "")),
-            replay_of=int(d["replay_of"]) if "replay_of" in d else None,
-            sweep=dict(d.get("sweep", {})),
-            host=str(d.get("host", "")),
-            uid=str(d.get("uid", "")),
-            tool_version=str(d.get("tool_version", "")),
-            file_env={str(k): str(v) for k, v in dict(d.get("file_env", {})).items()},
-            env_files={str(k): str(v) for k, v in dict(d.get("env_files", {})).items()},
-        )
-    except SessionError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise SessionError(f"{where}: malformed trial ({type(err).__name__}: {err})") from err
+        trial = _built_trial(d, where, last_profile)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:  # said as the part at fault, never Python's words
+        raise SessionError(f"{where}: malformed trial: {trial_problem(d, lambda part: _built_trial(part, where, None))}") from err
     if trial.status not in ("running", "ok", "failed", "cancelled"):
         raise SessionError(f"{where}: unknown status {trial.status!r}")
     if interrupted(trial.status, writer := str(d.get("writer", ""))):  # its process ended: its levels are kept
@@ -320,6 +298,30 @@ def trial_from_doc(d: Any, where: str, last_profile: list[tuple[dict[str, Any], 
     elif trial.status == "running":
         trial.writer = writer
     return trial
+
+
+def _built_trial(d: dict[str, Any], where: str, last_profile: list[tuple[dict[str, Any], BenchProfile]] | None) -> Trial:
+    return Trial(
+        id=int(d["id"]),
+        unit_text=str(d.get("unit_text", "")),
+        flags={str(k): (None if v is True else str(v)) for k, v in dict(d.get("flags", {})).items()},
+        started_at=_as_datetime(d.get("started_at", utcnow()), where),
+        pushed_at=_as_datetime(d["pushed_at"], where) if "pushed_at" in d else None,
+        status=str(d.get("status", "ok")),  # type: ignore[arg-type]
+        failure=str(d.get("failure", "")),
+        facts=ServerFacts.from_dict(dict(d["facts"])) if isinstance(d.get("facts"), dict) else None,
+        profile=profile_from_doc(d.get("profile"), where, last_profile),
+        levels=[LevelResult.from_dict(dict(lv)) for lv in d.get("levels", [])],
+        notes=str(d.get("notes", "")),
+        label=str(d.get("label", "")),
+        replay_of=int(d["replay_of"]) if "replay_of" in d else None,
+        sweep=dict(d.get("sweep", {})),
+        host=str(d.get("host", "")),
+        uid=str(d.get("uid", "")),
+        tool_version=str(d.get("tool_version", "")),
+        file_env={str(k): str(v) for k, v in dict(d.get("file_env", {})).items()},
+        env_files={str(k): str(v) for k, v in dict(d.get("env_files", {})).items()},
+    )
 
 
 def loads_session(text: str, source: str = "<session>") -> Session:
@@ -330,10 +332,8 @@ def loads_session(text: str, source: str = "<session>") -> Session:
 def parse_toml(text: str, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)  # stdlib: ~10x faster than tomlkit on a long session
-    except (tomllib.TOMLDecodeError, ValueError) as err:
-        raise SessionError(f"{source}: not valid TOML: {err}") from err
-    except Exception as err:  # hostile input may raise other errors; keep the contract
-        raise SessionError(f"{source}: not valid TOML: {err}") from err
+    except Exception as err:  # hostile input raises more than TOMLDecodeError (RecursionError, long numbers)
+        raise SessionError(f"{source}: {toml_problem(err, text)}") from err
 
 
 def session_from_doc(doc: dict[str, Any], source: str) -> Session:

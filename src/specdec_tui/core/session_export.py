@@ -17,6 +17,7 @@ from specdec_tui.core.compare import (
     trial_label,
     trial_notes,
 )
+from specdec_tui.core.export_text import json_inert, md_code, md_text
 from specdec_tui.core.json_out import json_text
 from specdec_tui.core.latency import BEST_HEADER, QUEUE_LEGEND, trial_limit, trial_pick
 from specdec_tui.core.number_format import fmt_fixed
@@ -79,18 +80,14 @@ def to_csv(session: Session) -> str:
 
 def to_json(session: Session) -> str:
     data = asdict(session)
-    return json_text(data, indent=True, non_str_keys=True) + "\n"
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return json_inert(json_text(data, indent=True, non_str_keys=True)) + "\n"
 
 
 def to_markdown(session: Session) -> str:
     cs = concurrencies_of(session)
-    lines = [f"# Speculative decoding session: {session.host or 'host'} / {session.unit or 'unit'}", ""]
+    lines = [f"# Speculative decoding session: {md_text(session.host or 'host')} / {md_text(session.unit or 'unit')}", ""]
     lines.append(f"Started {session.created:%Y-%m-%d %H:%M} UTC, {len(session.trials)} trial(s); "
-                 f"{_md_escape(session_settings(session))}.")
+                 f"{md_text(session_settings(session))}.")
     lines.append("")
     lines.append("## Output tok/s per concurrency")
     lines.append("")
@@ -103,7 +100,7 @@ def to_markdown(session: Session) -> str:
         limit = trial_limit(row.trial)
         marks = {c: limit.mark(c) if row.tok_s[c] is not None else "" for c in cs}
         queued = queued or any(marks.values())
-        cells = [str(row.trial.id), _md_escape(shown_label(row.trial)), row.trial.status,
+        cells = [str(row.trial.id), md_text(shown_label(row.trial)), row.trial.status,
                  str(row.max_running_requests or "–"), fmt_fixed(row.accept_length, 2),
                  *[fmt_fixed(row.tok_s[c]) + (f" {marks[c]}" if marks[c] else "") for c in cs],
                  trial_pick(row.trial).best_words(), str(row.errors)]
@@ -118,25 +115,25 @@ def to_markdown(session: Session) -> str:
         lines.append("## Best")
         lines.append("")
         if best1:
-            lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} `{_md_escape(shown_label(best1))}` "
+            lines.append(f"- single-stream (c={cs[0]}): trial {best1.id} {md_code(shown_label(best1))} "
                          f"at {fmt_fixed(best1.level(cs[0]).output_tok_s)} tok/s")  # type: ignore[union-attr]
         if best_max and len(cs) > 1:
-            lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} `{_md_escape(shown_label(best_max))}` "
+            lines.append(f"- throughput (c={cs[-1]}): trial {best_max.id} {md_code(shown_label(best_max))} "
                          f"at {fmt_fixed(best_max.level(cs[-1]).output_tok_s)} tok/s"  # type: ignore[union-attr]
                          + (f" ({trial_limit(best_max).note(cs[-1])})" if trial_limit(best_max).note(cs[-1]) else ""))
         for trial in session.trials:
             if trial.levels:
-                lines.append(f"- trial {trial.id} `{_md_escape(shown_label(trial))}`: {trial_pick(trial).summary()}")
+                lines.append(f"- trial {trial.id} {md_code(shown_label(trial))}: {trial_pick(trial).summary()}")
         lines.append("")
     lines.append("## Flags per trial")
     lines.append("")
     for note in trial_notes(session):
-        change = f"`{_md_escape(note.change)}`" if note.first else _md_escape(note.change)
+        change = md_code(note.change) if note.first else md_text(note.change)
         lines.append(f"- trial {note.trial.id}: {change}")
-        lines.append(f"  - ran with {_md_escape(note.settings)}")
+        lines.append(f"  - ran with {md_text(note.settings)}")
         if note.failure:
-            lines.append(f"  - failed: {_md_escape(note.failure)}")
-        lines.extend(f"  - ⚠ {_md_escape(warning)}" for warning in note.warnings)
+            lines.append(f"  - failed: {md_text(note.failure)}")
+        lines.extend(f"  - ⚠ {md_text(warning)}" for warning in note.warnings)
     lines.append("")
     return "\n".join(lines)
 

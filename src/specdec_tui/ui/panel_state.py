@@ -26,6 +26,7 @@ from specdec_tui.ui.session_side import session_scopes
 from specdec_tui.ui.textual_compat import css_updates
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
     from textual.theme import Theme
 
     from specdec_tui.core.sglang.stats import LogStats
@@ -57,6 +58,14 @@ class PanelState(App[None]):
     _host_link: HostLink | None
     _start_refresh_at: int | None
     _saved_theme: str
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification of the panel (a widget's or screen's `notify` comes here too), as plain text: its
+        words come from outside often enough (labels and flag values of a session, host names, a server's or a
+        host's error words, paths) that a "[/]" ended the panel (MarkupError) and a "[b]" restyled it. `markup`
+        is taken for the signature only: `Widget.notify` passes True by default."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def show_loop_event(self, event: LoopEvent) -> None:
         raise NotImplementedError  # SpecdecApp's: the link hands it every loop event
