@@ -123,11 +123,9 @@ def say_interrupted(app: LoadingPanel, ids: list[int]) -> None:
     trials = [t for t in app.session.trials if t.id in ids]
     if not trials:
         return
-    from rich.markup import escape
-
     from specdec_tui.core.trial_writer import interrupted_words
 
-    app.notify(escape(interrupted_words(trials)), severity="warning", timeout=30)
+    app.notify(interrupted_words(trials), severity="warning", timeout=30)  # plain text (PanelState.notify)
     if app.session_path is not None:
         from specdec_tui.loop.session_saver import saver_for
 
