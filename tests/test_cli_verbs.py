@@ -19,7 +19,7 @@ import pytest
 import specdec_tui.cli
 from specdec_tui.core.paths import demo_dir
 from specdec_tui.core.unit import UnitFile
-from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace, free_port
+from specdec_tui.hosts.local.workspace import DemoWorkspace, ensure_demo_workspace
 from specdec_tui.loop.health import wait_ready
 from tests.bench_servers import RunningServer, ServerSpec
 
@@ -214,10 +214,22 @@ def test_bench_right_after_restart_waits_until_the_server_is_ready(demo: DemoWor
     assert done.returncode == 1 and "not running" in done.stderr and "host restart --host demo" in done.stderr
 
 
-def test_a_run_whose_requests_all_failed_exits_non_zero_with_the_reason() -> None:
-    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    done = cli("bench", "--url", url, "--json", "--concurrency", "1,2", "--requests", "2", "--max-tokens", "8",
-               timeout=60)
+async def test_a_run_whose_requests_all_failed_exits_non_zero_with_the_reason() -> None:
+    """A server that answers every completion with HTTP 500 (a URL where nothing listens is refused before any
+    request: tests/test_bench_cli.py)."""
+    from aiohttp import web
+
+    from tests.loopback_http import serving
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "m"}]})
+
+    async def broken(_: web.Request) -> web.Response:
+        return web.Response(status=500, text="boom")
+
+    async with serving(get={"/v1/models": models}, post={"/v1/completions": broken}) as url:
+        done = await asyncio.to_thread(cli, "bench", "--url", url, "--json", "--concurrency", "1,2", "--requests",
+                                       "2", "--max-tokens", "8", timeout=60)
     assert done.returncode == 1, done.stdout
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["error"] and "all 4 requests failed" in summary["error"] and url in summary["error"]
