@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from textual.app import App, ComposeResult
 
@@ -70,15 +72,20 @@ SERVER_AVG_LEGEND = ("srv avg = /server_info avg_spec_accept_length, the server'
                      '(bench_serving\'s "Accept length")')
 
 
+def show_run(table: BenchTable, levels: Sequence[LevelResult]) -> None:
+    """A run of `levels` as the engine's events reach the panel's table."""
+    table.start_run([lv.concurrency for lv in levels])
+    for lv in levels:
+        table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
+        table.apply_event(LevelDone(lv))
+    table.apply_event(RunDone(levels=list(levels)))
+
+
 async def test_panel_table_shows_the_servers_own_average_beside_the_levels_figure() -> None:
     app = BenchHost()
     async with app.run_test(size=(160, 30)) as pilot:
         table = app.query_one(BenchTable)
-        table.start_run([1, 4])
-        for lv in WITH_SERVER_AVG:
-            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
-            table.apply_event(LevelDone(lv))
-        table.apply_event(RunDone(levels=list(WITH_SERVER_AVG)))
+        show_run(table, WITH_SERVER_AVG)
         await pilot.pause()
         assert table.cell_text(1, "accept") == "3.71/3.70 ctr" and table.cell_text(1, "srv_avg") == "3.64"
         assert table.cell_text(4, "srv_avg") == "3.58"
@@ -103,10 +110,7 @@ async def test_panel_says_which_of_the_accept_pair_is_the_servers_and_which_the_
     app = BenchHost()
     async with app.run_test(size=(140, 30)) as pilot:
         table = app.query_one(BenchTable)
-        table.start_run([1])
-        table.apply_event(LevelStarted(concurrency=1, planned=4))
-        table.apply_event(LevelDone(LEVELS[0]))
-        table.apply_event(RunDone(levels=[LEVELS[0]]))
+        show_run(table, LEVELS[:1])
         await pilot.pause()
         assert "accept" in table.visible_columns
         assert ("(accept s/c = the server's / the client's (tokens per stream chunk); "
@@ -119,11 +123,7 @@ async def test_at_80_columns_the_legend_names_no_column_the_table_does_not_show(
     app = BenchHost()
     async with app.run_test(size=(80, 24)) as pilot:
         table = app.query_one(BenchTable)
-        table.start_run([1, 4])
-        for lv in WITH_SERVER_AVG:
-            table.apply_event(LevelStarted(concurrency=lv.concurrency, planned=4))
-            table.apply_event(LevelDone(lv))
-        table.apply_event(RunDone(levels=list(WITH_SERVER_AVG)))
+        show_run(table, WITH_SERVER_AVG)
         await pilot.pause()
         assert "srv_avg" not in table.visible_columns and "accept" in table.visible_columns
         assert "srv avg" not in table.status, table.status

@@ -115,9 +115,14 @@ def test_the_page_connects_its_websocket_back_to_the_bound_address(bind: str, ur
         assert websocket is not None and websocket[1] == f"ws://{url_host}:{port}/ws/{token[1]}"
         assert "WARNING" not in log.read_text(errors="replace")  # loopback: no public warning
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_serve(proc)
+
+
+def stop_serve(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as an operator's Ctrl-C would; killed if it has not ended within 15 s (the test then says why)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)

@@ -6,7 +6,6 @@ operator's terminal gets one line per malformed request, never aiohttp's traceba
 from __future__ import annotations
 
 import re
-import signal
 import socket
 import subprocess
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from specdec_tui.hosts.local.workspace import free_port
+from tests.test_serve_cli import stop_serve
 from tests.tmux_session import program
 
 pytestmark = pytest.mark.timeout(120)
@@ -43,12 +43,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         assert token is not None, log.read_text(errors="replace")
         yield Served(port, token[1], log)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_serve(proc)
 
 
 def raw(port: int, request: bytes) -> tuple[int, bytes]:
