@@ -81,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
     from specdec_tui.loop.health_probe import server_probe
 
     probe, facts = asyncio.run(server_probe(base_url, api_key))
-    if not probe.reachable:  # said once, before a table of 32 refused requests (a new user's `--url` typo)
+    # a --url where nothing listens: said once, before a table of 32 refused requests (a new user's typo'd port).
+    # Not for --host: a local host's server was waited for above, and an SSH host's may be starting (`host
+    # restart` returns at once): its run goes on as before and says in words if every request failed
+    if args.url and not probe.reachable:
         raise CliError(f"nothing accepts connections at {base_url} ({probe.error}); nothing was sent — check that "
                        "the server is up (`specdec-tui host status`) and the URL's port")
     if args.find_max_rate:
